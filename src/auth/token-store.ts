@@ -1,0 +1,61 @@
+import type { Executor } from '../db/database.ts';
+import { isUuid } from '../db/errors.ts';
+import type { IdentityAccessToken } from '../db/schema.ts';
+
+export interface NewIdentityToken {
+  identityId: string;
+  authMethod: string;
+  name: string | null;
+  accessTokenTtl: number;
+  accessTokenMaxTtl: number;
+  accessTokenNumUsesLimit: number;
+}
+
+export async function insertIdentityToken(db: Executor, values: NewIdentityToken): Promise<IdentityAccessToken> {
+  return db.insertInto('identityAccessTokens').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The token row together with the identity and its organization membership. */
+export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) {
+  if (!isUuid(tokenId)) return undefined;
+  return db
+    .selectFrom('identityAccessTokens as t')
+    .innerJoin('identities as i', 'i.id', 't.identityId')
+    .leftJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')
+    .select([
+      't.id',
+      't.identityId',
+      't.authMethod',
+      't.accessTokenTtl',
+      't.accessTokenMaxTtl',
+      't.accessTokenNumUses',
+      't.accessTokenNumUsesLimit',
+      't.accessTokenLastRenewedAt',
+      't.isAccessTokenRevoked',
+      't.createdAt',
+      'i.name as identityName',
+      'm.orgId',
+      'm.role as orgRole',
+    ])
+    .where('t.id', '=', tokenId)
+    .executeTakeFirst();
+}
+
+/**
+ * Counts one use. With a use limit, the increment succeeds only while uses
+ * remain, so concurrent requests cannot exceed the limit.
+ */
+export async function countTokenUse(db: Executor, tokenId: string, limit: number): Promise<boolean> {
+  let query = db
+    .updateTable('identityAccessTokens')
+    .set((eb) => ({ accessTokenNumUses: eb('accessTokenNumUses', '+', 1), accessTokenLastUsedAt: new Date() }))
+    .where('id', '=', tokenId)
+    .where('isAccessTokenRevoked', '=', false);
+  if (limit > 0) query = query.where('accessTokenNumUses', '<', limit);
+  const result = await query.executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteIdentityToken(db: Executor, tokenId: string): Promise<void> {
+  await db.deleteFrom('identityAccessTokens').where('id', '=', tokenId).execute();
+}

@@ -1,0 +1,70 @@
+import slugify from '@sindresorhus/slugify';
+import type { Kysely } from 'kysely';
+import type { AuthService } from '../auth/auth-service.ts';
+import { hashPassword } from '../crypto/passwords.ts';
+import type { DB } from '../db/schema.ts';
+import { BadRequestError } from '../errors.ts';
+import { insertIdentity } from '../identities/identity-store.ts';
+import { insertIdentityOrgMembership, insertOrganization, insertUserOrgMembership } from '../orgs/org-store.ts';
+import { insertUser, publicUser } from '../users/user-store.ts';
+
+export interface BootstrapInput {
+  email: string;
+  password: string;
+  organization: string;
+}
+
+export const ADMIN_IDENTITY_NAME = 'coffer-admin';
+
+/**
+ * First start of an empty instance: the admin user, the organization and an
+ * org-admin machine identity with a non-expiring (revocable) access token.
+ */
+export class BootstrapService {
+  readonly #db: Kysely<DB>;
+  readonly #auth: AuthService;
+
+  constructor(db: Kysely<DB>, auth: AuthService) {
+    this.#db = db;
+    this.#auth = auth;
+  }
+
+  async bootstrap(input: BootstrapInput) {
+    const passwordHash = await hashPassword(input.password);
+    return this.#db.transaction().execute(async (trx) => {
+      const claimed = await trx
+        .insertInto('instanceState')
+        .values({ id: 1 })
+        .onConflict((conflict) => conflict.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (!claimed) throw new BadRequestError('This instance has already been set up', 'BootstrapError');
+
+      const organization = await insertOrganization(trx, { name: input.organization, slug: slugify(input.organization) || 'org' });
+      const user = await insertUser(trx, { email: input.email, username: input.email, firstName: null, lastName: null, passwordHash });
+      await insertUserOrgMembership(trx, { orgId: organization.id, userId: user.id, role: 'admin', status: 'accepted', inviteEmail: null });
+      const identity = await insertIdentity(trx, { name: ADMIN_IDENTITY_NAME, authMethod: 'token-auth' });
+      await insertIdentityOrgMembership(trx, { orgId: organization.id, identityId: identity.id, role: 'admin' });
+      const token = await this.#auth.issueIdentityToken(trx, {
+        identityId: identity.id,
+        authMethod: 'token-auth',
+        name: 'bootstrap',
+        accessTokenTtl: 0,
+        accessTokenMaxTtl: 0,
+        accessTokenNumUsesLimit: 0,
+      });
+      return {
+        message: 'Successfully bootstrapped instance',
+        user: publicUser(user),
+        organization: {
+          id: organization.id,
+          name: organization.name,
+          slug: organization.slug,
+          createdAt: organization.createdAt.toISOString(),
+          updatedAt: organization.updatedAt.toISOString(),
+        },
+        identity: { id: identity.id, name: identity.name, credentials: { token: token.accessToken } },
+      };
+    });
+  }
+}

@@ -1,0 +1,43 @@
+import { EventEmitter } from 'node:events';
+import { sql } from 'kysely';
+import type { Executor } from '../db/database.ts';
+
+export const CHANGE_CHANNEL = 'coffer_changes';
+/** Serialises change_log inserts until commit, so revisions become visible in order. */
+const CHANGE_LOCK_KEY = 0x636f6663686e;
+
+export type ChangeKind =
+  | 'secret'
+  | 'folder'
+  | 'import'
+  | 'environment-created'
+  | 'environment-updated'
+  | 'environment-deleted'
+  | 'project-deleted';
+
+export interface Change {
+  projectId: string;
+  environmentId: string | null;
+  environmentSlug: string | null;
+  secretPath: string | null;
+  kind: ChangeKind;
+}
+
+/**
+ * Records changes in the caller's transaction and tells in-process subscribers
+ * after commit; other replicas hear the NOTIFY sent at commit.
+ */
+export class ChangeFeed extends EventEmitter<{ committed: [] }> {
+  /** Call inside the mutation's transaction, as its last write. */
+  async record(db: Executor, changes: Change[]): Promise<void> {
+    if (changes.length === 0) return;
+    await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
+    await db.insertInto('changeLog').values(changes).execute();
+    await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
+  }
+
+  /** Call after the transaction that recorded changes has committed. */
+  committed(): void {
+    this.emit('committed');
+  }
+}

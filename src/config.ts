@@ -1,0 +1,90 @@
+import { z } from 'zod';
+
+/** Every setting: its environment variable, its command-line flag and its rule. */
+const settings = {
+  host: { env: 'COFFER_HOST', flag: 'host' },
+  port: { env: 'COFFER_PORT', flag: 'port' },
+  probePort: { env: 'COFFER_PROBE_PORT', flag: 'probe-port' },
+  databaseUrl: { env: 'DATABASE_URL', flag: 'database-url' },
+  dataDir: { env: 'COFFER_DATA_DIR', flag: 'data-dir' },
+  encryptionKey: { env: 'COFFER_ENCRYPTION_KEY', flag: 'encryption-key' },
+  authSecret: { env: 'COFFER_AUTH_SECRET', flag: 'auth-secret' },
+  logLevel: { env: 'COFFER_LOG_LEVEL', flag: 'log-level' },
+  auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days' },
+  trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies' },
+} as const;
+
+type SettingName = keyof typeof settings;
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const base64Key32 = z
+  .string()
+  .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+
+const configSchema = z
+  .object({
+    host: z.string().min(1).default('127.0.0.1'),
+    port: port.default(8080),
+    probePort: port.default(8081),
+    databaseUrl: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .optional(),
+    dataDir: z.string().min(1).default('./.coffer-data'),
+    encryptionKey: base64Key32.optional(),
+    authSecret: z.string().min(32, 'must be at least 32 characters (openssl rand -base64 48)').optional(),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    auditRetentionDays: z.coerce.number().int().min(1).max(36500).default(90),
+    trustedProxies: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
+  })
+  .superRefine((config, context) => {
+    if (!config.databaseUrl) return;
+    for (const name of ['encryptionKey', 'authSecret'] as const) {
+      if (!config[name]) {
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is required when DATABASE_URL is set (only the embedded database generates one)',
+        });
+      }
+    }
+  });
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = Partial<Record<SettingName, string | number | undefined>>;
+
+export class ConfigError extends Error {}
+
+function describeSetting(name: SettingName): string {
+  const { env, flag } = settings[name];
+  return `${env} (--${flag})`;
+}
+
+/** Validates raw settings; a failure names every bad setting. */
+export function parseConfig(input: ConfigInput): Config {
+  const result = configSchema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path[0] as SettingName | undefined;
+    return `${name ? describeSetting(name) : 'configuration'}: ${issue.message}`;
+  });
+  throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
+}
+
+/** Command-line flags for every setting, in node:util parseArgs form. */
+export const configFlags = Object.fromEntries(Object.values(settings).map(({ flag }) => [flag, { type: 'string' as const }]));
+
+/** Reads settings from the environment, overridden by parsed command-line flags. */
+export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
+  const input: ConfigInput = {};
+  for (const [name, { env: envName, flag }] of Object.entries(settings) as [SettingName, (typeof settings)[SettingName]][]) {
+    const fromFlag = flags[flag];
+    const value = typeof fromFlag === 'string' ? fromFlag : env[envName];
+    if (value !== undefined && value !== '') input[name] = value;
+  }
+  return parseConfig(input);
+}

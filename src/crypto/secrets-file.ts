@@ -1,0 +1,28 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface GeneratedKeys {
+  encryptionKey: string;
+  authSecret: string;
+  /** True when this call created the file. */
+  created: boolean;
+  path: string;
+}
+
+/**
+ * Embedded mode without configured keys: generate them once into the data
+ * directory (mode 0600) and reuse them on every later start.
+ */
+export function loadOrCreateKeysFile(dataDir: string): GeneratedKeys {
+  const path = join(dataDir, 'keys.json');
+  if (existsSync(path)) {
+    const stored = JSON.parse(readFileSync(path, 'utf8')) as { encryptionKey?: string; authSecret?: string };
+    if (!stored.encryptionKey || !stored.authSecret) throw new Error(`${path} is incomplete; restore it from a backup`);
+    return { encryptionKey: stored.encryptionKey, authSecret: stored.authSecret, created: false, path };
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
+  writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  return { ...keys, created: true, path };
+}

@@ -1,0 +1,46 @@
+import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
+
+export type AuthTokenType = 'identityAccessToken' | 'accessToken';
+
+export interface AccessTokenClaims extends JWTPayload {
+  authTokenType: AuthTokenType;
+  identityId?: string;
+  identityAccessTokenId?: string;
+  userId?: string;
+  tokenVersionId?: string;
+}
+
+export type TokenVerdict =
+  | { ok: true; claims: AccessTokenClaims }
+  | { ok: false; reason: 'expired' | 'malformed' | 'invalid' };
+
+/** Signs and verifies HS256 access tokens with COFFER_AUTH_SECRET. */
+export class TokenSigner {
+  readonly #key: Uint8Array;
+
+  constructor(secret: string) {
+    this.#key = new TextEncoder().encode(secret);
+  }
+
+  async sign(claims: AccessTokenClaims, expiresInSeconds: number): Promise<string> {
+    const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt();
+    if (expiresInSeconds > 0) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresInSeconds);
+    return jwt.sign(this.#key);
+  }
+
+  async verify(token: string): Promise<TokenVerdict> {
+    try {
+      const { payload } = await jwtVerify<AccessTokenClaims>(token, this.#key, { algorithms: ['HS256'] });
+      if (payload.authTokenType !== 'identityAccessToken' && payload.authTokenType !== 'accessToken') {
+        return { ok: false, reason: 'invalid' };
+      }
+      return { ok: true, claims: payload };
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) return { ok: false, reason: 'expired' };
+      if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSEError) {
+        return { ok: false, reason: error instanceof errors.JWSSignatureVerificationFailed ? 'invalid' : 'malformed' };
+      }
+      return { ok: false, reason: 'malformed' };
+    }
+  }
+}

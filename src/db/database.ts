@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { CamelCasePlugin, Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.ts';
+
+export type Backend = 'postgres' | 'pglite';
+/** Anything a store can run SQL on: the database or an open transaction. */
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+export interface Database {
+  readonly db: Kysely<DB>;
+  readonly backend: Backend;
+  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Runs a multi-statement SQL script (simple query protocol) on a connection
+   * held by the caller. PGlite has a single connection, so it runs there.
+   */
+  execScript(connection: Executor, script: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+// Counts and revisions are int8; they stay far below 2^53.
+pg.types.setTypeParser(INT8_OID, (value) => Number(value));
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+}
+
+function openPostgres(connectionString: string, max: number): Database {
+  const pool = new pg.Pool({ connectionString, max, application_name: 'coffer' });
+  // An idle client losing its server connection must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] });
+  return {
+    db,
+    backend: 'postgres',
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString, application_name: 'coffer-listen' });
+      client.on('error', () => {});
+      await client.connect();
+      client.on('notification', (message) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      return async () => {
+        await client.end().catch(() => {});
+      };
+    },
+    async execScript(connection, script) {
+      await sql.raw(script).execute(connection);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const pglite = await PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), plugins: [new CamelCasePlugin()] });
+  return {
+    db,
+    backend: 'pglite',
+    async listen(channel, onNotify) {
+      const unsubscribe = await pglite.listen(channel, onNotify);
+      return async () => unsubscribe();
+    },
+    async execScript(_connection, script) {
+      await pglite.exec(script);
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,201 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+
+/** Column types as Kysely sees them (camelCase; the CamelCasePlugin maps to snake_case). */
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface InstanceStateTable {
+  id: number;
+  bootstrappedAt: Generated<Date>;
+}
+
+export interface OrganizationsTable {
+  id: Generated<string>;
+  name: string;
+  slug: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  username: string;
+  firstName: string | null;
+  lastName: string | null;
+  passwordHash: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface OrgMembershipsTable {
+  id: Generated<string>;
+  orgId: string;
+  userId: string | null;
+  role: string;
+  status: Generated<string>;
+  inviteEmail: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentitiesTable {
+  id: Generated<string>;
+  name: string;
+  authMethod: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityOrgMembershipsTable {
+  id: Generated<string>;
+  orgId: string;
+  identityId: string;
+  role: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityAccessTokensTable {
+  id: Generated<string>;
+  identityId: string;
+  authMethod: string;
+  name: string | null;
+  accessTokenTtl: Generated<number>;
+  accessTokenMaxTtl: Generated<number>;
+  accessTokenNumUses: Generated<number>;
+  accessTokenNumUsesLimit: Generated<number>;
+  accessTokenLastUsedAt: Date | null;
+  accessTokenLastRenewedAt: Date | null;
+  isAccessTokenRevoked: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ProjectsTable {
+  id: Generated<string>;
+  name: string;
+  slug: string;
+  autoCapitalization: Generated<boolean>;
+  orgId: string;
+  version: Generated<number>;
+  upgradeStatus: string | null;
+  pitVersionLimit: Generated<number>;
+  kmsCertificateKeyId: string | null;
+  auditLogsRetentionDays: number | null;
+  encryptedDataKey: Buffer | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ProjectEnvironmentsTable {
+  id: Generated<string>;
+  name: string;
+  slug: string;
+  position: number;
+  projectId: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface SecretFoldersTable {
+  id: Generated<string>;
+  name: string;
+  version: Generated<number>;
+  envId: string;
+  parentId: string | null;
+  isReserved: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ProjectMembershipsTable {
+  id: Generated<string>;
+  projectId: string;
+  userId: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityProjectMembershipsTable {
+  id: Generated<string>;
+  projectId: string;
+  identityId: string;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ProjectMembershipRolesTable {
+  id: Generated<string>;
+  projectMembershipId: string | null;
+  identityProjectMembershipId: string | null;
+  role: string;
+  customRoleId: string | null;
+  isTemporary: Generated<boolean>;
+  temporaryMode: string | null;
+  temporaryRange: string | null;
+  temporaryAccessStartTime: Date | null;
+  temporaryAccessEndTime: Date | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface AuditLogsTable {
+  id: Generated<string>;
+  actor: string;
+  actorMetadata: Json;
+  ipAddress: string | null;
+  eventType: string;
+  eventMetadata: Json;
+  userAgent: string | null;
+  userAgentType: string | null;
+  expiresAt: Date | null;
+  orgId: string | null;
+  projectId: string | null;
+  projectName: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ChangeLogTable {
+  revision: Generated<number>;
+  projectId: string;
+  environmentId: string | null;
+  environmentSlug: string | null;
+  secretPath: string | null;
+  kind: string;
+  createdAt: Timestamp;
+}
+
+export interface SchemaMigrationsTable {
+  name: string;
+  appliedAt: Timestamp;
+}
+
+export interface DB {
+  instanceState: InstanceStateTable;
+  organizations: OrganizationsTable;
+  users: UsersTable;
+  orgMemberships: OrgMembershipsTable;
+  identities: IdentitiesTable;
+  identityOrgMemberships: IdentityOrgMembershipsTable;
+  identityAccessTokens: IdentityAccessTokensTable;
+  projects: ProjectsTable;
+  projectEnvironments: ProjectEnvironmentsTable;
+  secretFolders: SecretFoldersTable;
+  projectMemberships: ProjectMembershipsTable;
+  identityProjectMemberships: IdentityProjectMembershipsTable;
+  projectMembershipRoles: ProjectMembershipRolesTable;
+  auditLogs: AuditLogsTable;
+  changeLog: ChangeLogTable;
+  schemaMigrations: SchemaMigrationsTable;
+}
+
+export type Organization = Selectable<OrganizationsTable>;
+export type User = Selectable<UsersTable>;
+export type Identity = Selectable<IdentitiesTable>;
+export type IdentityAccessToken = Selectable<IdentityAccessTokensTable>;
+export type Project = Selectable<ProjectsTable>;
+export type Environment = Selectable<ProjectEnvironmentsTable>;
+export type Folder = Selectable<SecretFoldersTable>;
+export type NewAuditLog = Insertable<AuditLogsTable>;

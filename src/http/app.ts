@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import formBody from '@fastify/formbody';
+import swagger from '@fastify/swagger';
+import scalar from '@scalar/fastify-api-reference';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Services } from '../services/container.ts';
+import { requireAuthentication } from './authenticate.ts';
+import { registerErrorHandling } from './error-handler.ts';
+import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
+import { environmentRoutes } from './routes/environments.routes.ts';
+import { folderRoutes } from './routes/folders.routes.ts';
+import { projectRoutes } from './routes/projects.routes.ts';
+import { systemRoutes } from './routes/system.routes.ts';
+
+export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
+
+export interface AppOptions {
+  logger: FastifyBaseLogger;
+  /** Addresses/CIDRs whose X-Forwarded-For is believed. */
+  trustedProxies: string[];
+}
+
+export interface ApiApp {
+  app: ZodApp;
+  metrics: HttpMetrics;
+}
+
+/** Route groups that need an access token, in registration order. */
+const protectedRouteGroups = [projectRoutes, environmentRoutes, folderRoutes];
+
+export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
+  const app = Fastify({
+    loggerInstance: options.logger,
+    genReqId: () => `req-${randomUUID()}`,
+    trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  const metrics = registerHttpMetrics(app);
+  await app.register(formBody);
+  await registerDocs(app);
+
+  systemRoutes(app, services);
+  await app.register(async (scope) => {
+    const zodScope = scope.withTypeProvider<ZodTypeProvider>();
+    requireAuthentication(zodScope, services.auth);
+    for (const routes of protectedRouteGroups) routes(zodScope, services);
+  });
+  return { app, metrics };
+}
+
+async function registerDocs(app: ZodApp): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Coffer API',
+        description: 'Secrets API, wire-compatible with the Infisical REST API for the operations it covers.',
+        version: '0.1.0',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(scalar, { routePrefix: '/api/docs' });
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Actor, detectUserAgentType, type RequestOrigin } from '../actor/actor.ts';
+import type { AuthService } from '../auth/auth-service.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication hook on every protected route. */
+    actor: Actor;
+  }
+}
+
+export function requestOrigin(request: FastifyRequest): RequestOrigin {
+  const userAgent = request.headers['user-agent'] ?? null;
+  return { ip: request.ip ?? null, userAgent, userAgentType: detectUserAgentType(userAgent) };
+}
+
+/** Adds a hook to this plugin scope that resolves the bearer token into `request.actor`. */
+export function requireAuthentication(app: FastifyInstance, auth: AuthService): void {
+  app.addHook('onRequest', async (request) => {
+    request.actor = await auth.authenticate(request.headers.authorization, requestOrigin(request));
+  });
+}

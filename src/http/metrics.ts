@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export interface HttpMetrics {
+  registry: Registry;
+}
+
+/** Request counts and latency by route template and status, on the app's own registry. */
+export function registerHttpMetrics(app: FastifyInstance): HttpMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'coffer_' });
+  const labelNames = ['method', 'route', 'status_code'] as const;
+  const requests = new Counter({ name: 'coffer_http_requests_total', help: 'HTTP requests served', labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'coffer_http_request_duration_seconds',
+    help: 'HTTP request latency',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+  return { registry };
+}

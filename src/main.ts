@@ -1,0 +1,118 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { configFlags, loadConfig } from './config.ts';
+import { buildApiApp } from './http/app.ts';
+import { buildProbeApp } from './http/probe-app.ts';
+import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
+
+export const VERSION = '0.1.0';
+
+const USAGE = `Usage: coffer <command> [flags]
+
+Commands:
+  serve       Run the API (COFFER_PORT) and probes (COFFER_PROBE_PORT)
+  migrate     Apply pending database migrations and exit
+  bootstrap   Create the admin user, organization and admin identity token
+              --email <email> --password <password> --organization <name> [--json]
+              (or COFFER_BOOTSTRAP_EMAIL / _PASSWORD / _ORGANIZATION)
+  version     Print the version
+
+Settings (flag or environment variable):
+  --host COFFER_HOST (127.0.0.1)           --port COFFER_PORT (8080)
+  --probe-port COFFER_PROBE_PORT (8081)    --database-url DATABASE_URL (embedded PGlite when unset)
+  --data-dir COFFER_DATA_DIR (./.coffer-data)
+  --encryption-key COFFER_ENCRYPTION_KEY   --auth-secret COFFER_AUTH_SECRET
+  --log-level COFFER_LOG_LEVEL (info)      --audit-retention-days COFFER_AUDIT_RETENTION_DAYS (90)
+  --trusted-proxies COFFER_TRUSTED_PROXIES (comma-separated addresses or CIDRs)
+`;
+
+const commandFlags = {
+  email: { type: 'string' },
+  password: { type: 'string' },
+  organization: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: { ...configFlags, ...commandFlags }, allowPositionals: true });
+  const command = positionals[0];
+  if (values.help || !command || command === 'help') {
+    process.stdout.write(USAGE);
+    return;
+  }
+  switch (command) {
+    case 'version':
+      process.stdout.write(`coffer ${VERSION}\n`);
+      return;
+    case 'serve':
+      return serve(values);
+    case 'migrate':
+      return migrateCommand(values);
+    case 'bootstrap':
+      return bootstrapCommand(values);
+    default:
+      throw new Error(`unknown command '${command}'\n\n${USAGE}`);
+  }
+}
+
+async function serve(flags: Record<string, unknown>): Promise<void> {
+  const config = loadConfig(flags);
+  const logger = createLogger(config);
+  const services = await startServices(config, logger);
+  const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
+  const probes = buildProbeApp(services, metrics.registry);
+  await app.listen({ host: config.host, port: config.port });
+  await probes.listen({ host: config.host, port: config.probePort });
+  logger.info({ api: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/api/docs`, probes: config.probePort }, 'coffer is serving');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await Promise.allSettled([app.close(), probes.close()]);
+    await services.database.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+async function migrateCommand(flags: Record<string, unknown>): Promise<void> {
+  const config = loadConfig(flags);
+  const logger = createLogger(config);
+  const database = await openMigratedDatabase(config, logger);
+  await database.close();
+}
+
+const bootstrapInput = z.object({
+  email: z.email('--email must be an email address'),
+  password: z.string().min(8, '--password must be at least 8 characters'),
+  organization: z.string().trim().min(1, '--organization is required'),
+});
+
+async function bootstrapCommand(flags: Record<string, unknown>): Promise<void> {
+  const parsed = bootstrapInput.safeParse({
+    email: flags.email ?? process.env.COFFER_BOOTSTRAP_EMAIL,
+    password: flags.password ?? process.env.COFFER_BOOTSTRAP_PASSWORD,
+    organization: flags.organization ?? process.env.COFFER_BOOTSTRAP_ORGANIZATION,
+  });
+  if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('; '));
+  const config = loadConfig(flags);
+  const logger = createLogger(config);
+  const services = await startServices(config, logger);
+  try {
+    const result = await services.bootstrap.bootstrap(parsed.data);
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    } else {
+      process.stdout.write(
+        `Bootstrapped organization '${result.organization.name}' (${result.organization.id}) with admin ${result.user.email}.\n` +
+          `Admin identity '${result.identity.name}' (${result.identity.id}) access token:\n${result.identity.credentials.token}\n`,
+      );
+    }
+  } finally {
+    await services.database.close();
+  }
+}

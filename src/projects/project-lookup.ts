@@ -1,0 +1,17 @@
+import type { Executor } from '../db/database.ts';
+import type { Project } from '../db/schema.ts';
+import { NotFoundError } from '../errors.ts';
+import { findProjectById, lockProject } from './project-store.ts';
+
+export async function requireProject(db: Executor, id: string): Promise<Project> {
+  const project = await findProjectById(db, id);
+  if (!project) throw new NotFoundError(`Project with ID '${id}' not found`);
+  return project;
+}
+
+/** Like requireProject, and holds the row lock until the transaction ends. */
+export async function requireLockedProject(db: Executor, id: string): Promise<Project> {
+  const project = await lockProject(db, id);
+  if (!project) throw new NotFoundError(`Project with ID '${id}' not found`);
+  return project;
+}

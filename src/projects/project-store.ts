@@ -1,0 +1,61 @@
+import type { Executor } from '../db/database.ts';
+import { isUuid } from '../db/errors.ts';
+import type { Project } from '../db/schema.ts';
+
+export async function insertProject(db: Executor, values: { name: string; slug: string; orgId: string }): Promise<Project> {
+  return db.insertInto('projects').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function setProjectDataKey(db: Executor, projectId: string, encryptedDataKey: Buffer): Promise<void> {
+  await db.updateTable('projects').set({ encryptedDataKey }).where('id', '=', projectId).execute();
+}
+
+export async function findProjectById(db: Executor, id: string): Promise<Project | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function findProjectBySlug(db: Executor, orgId: string, slug: string): Promise<Project | undefined> {
+  return db.selectFrom('projects').selectAll().where('orgId', '=', orgId).where('slug', '=', slug).executeTakeFirst();
+}
+
+/** Locks the project row for the rest of the transaction; serialises environment changes. */
+export async function lockProject(db: Executor, id: string): Promise<Project | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function listProjectsOfOrg(db: Executor, orgId: string): Promise<Project[]> {
+  return db.selectFrom('projects').selectAll().where('orgId', '=', orgId).orderBy('name').orderBy('id').execute();
+}
+
+export async function updateProject(
+  db: Executor,
+  id: string,
+  changes: { name?: string; autoCapitalization?: boolean },
+): Promise<Project> {
+  return db
+    .updateTable('projects')
+    .set({ ...changes, updatedAt: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function deleteProject(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('projects').where('id', '=', id).execute();
+}
+
+export async function addIdentityProjectAdmin(db: Executor, projectId: string, identityId: string): Promise<void> {
+  const membership = await db
+    .insertInto('identityProjectMemberships')
+    .values({ projectId, identityId })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  await db.insertInto('projectMembershipRoles').values({ identityProjectMembershipId: membership.id, role: 'admin' }).execute();
+}
+
+export async function addUserProjectAdmin(db: Executor, projectId: string, userId: string): Promise<void> {
+  const membership = await db.insertInto('projectMemberships').values({ projectId, userId }).returning('id').executeTakeFirstOrThrow();
+  await db.insertInto('projectMembershipRoles').values({ projectMembershipId: membership.id, role: 'admin' }).execute();
+}

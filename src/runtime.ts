@@ -1,0 +1,42 @@
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { loggerOptions } from './logger.ts';
+import { createServices, type SecurityKeys, type Services } from './services/container.ts';
+
+export function createLogger(config: Config): Logger {
+  return pino(loggerOptions(config.logLevel));
+}
+
+/**
+ * The root key and token secret: from the configuration, or in embedded mode
+ * generated once into the data directory.
+ */
+export function resolveKeys(config: Config, logger: Logger): SecurityKeys {
+  if (config.encryptionKey && config.authSecret) return { encryptionKey: config.encryptionKey, authSecret: config.authSecret };
+  const stored = loadOrCreateKeysFile(config.dataDir);
+  logger.warn(
+    { path: stored.path, generated: stored.created },
+    'COFFER_ENCRYPTION_KEY / COFFER_AUTH_SECRET not set: using keys kept in the data directory. Set both for production and back them up.',
+  );
+  return {
+    encryptionKey: config.encryptionKey ?? stored.encryptionKey,
+    authSecret: config.authSecret ?? stored.authSecret,
+  };
+}
+
+/** Opens the configured database and applies pending migrations. */
+export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const applied = await migrate(database);
+  logger.info({ backend: database.backend, applied }, 'database ready');
+  return database;
+}
+
+export async function startServices(config: Config, logger: Logger): Promise<Services> {
+  const keys = resolveKeys(config, logger);
+  const database = await openMigratedDatabase(config, logger);
+  return createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
+}

@@ -1,0 +1,45 @@
+import { AuditService } from '../audit/audit-service.ts';
+import { AuthService } from '../auth/auth-service.ts';
+import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
+import { ChangeFeed } from '../changes/change-feed.ts';
+import { Keyring } from '../crypto/keyring.ts';
+import { TokenSigner } from '../crypto/tokens.ts';
+import type { Database } from '../db/database.ts';
+import { EnvironmentService } from '../environments/environment-service.ts';
+import { FolderService } from '../folders/folder-service.ts';
+import { PermissionService } from '../permissions/permission-service.ts';
+import { ProjectService } from '../projects/project-service.ts';
+
+export interface SecurityKeys {
+  /** 32 bytes, base64. */
+  encryptionKey: string;
+  authSecret: string;
+}
+
+export interface ServiceOptions {
+  auditRetentionDays: number;
+}
+
+/** The composition root: every service, wired once per process. */
+export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
+  const { db } = database;
+  const deps = {
+    db,
+    permissions: new PermissionService(),
+    audit: new AuditService(options.auditRetentionDays),
+    changes: new ChangeFeed(),
+    keyring: new Keyring(Buffer.from(keys.encryptionKey, 'base64')),
+  };
+  const auth = new AuthService(db, new TokenSigner(keys.authSecret));
+  return {
+    database,
+    ...deps,
+    auth,
+    bootstrap: new BootstrapService(db, auth),
+    projects: new ProjectService(deps),
+    environments: new EnvironmentService(deps),
+    folders: new FolderService(deps),
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;

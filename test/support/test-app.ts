@@ -1,0 +1,133 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/migrate.ts';
+import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
+import { loggerOptions } from '../../src/logger.ts';
+import { createServices, type Services } from '../../src/services/container.ts';
+import { adminQuery, databaseUrl } from './postgres-server.ts';
+
+export type Backend = 'pglite' | 'postgres';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, unknown>;
+}
+
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp {
+  backend: Backend;
+  app: ZodApp;
+  services: Services;
+  database: Database;
+  /** Every log line the app wrote, as JSON text. */
+  logs: string[];
+  request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+export function currentBackend(): Backend {
+  const backend = process.env.COFFER_TEST_BACKEND;
+  if (backend !== 'pglite' && backend !== 'postgres') throw new Error('COFFER_TEST_BACKEND must be pglite or postgres');
+  return backend;
+}
+
+async function openTestDatabase(backend: Backend): Promise<Database> {
+  if (backend === 'pglite') {
+    const database = await openDatabase({ dataDir: 'memory://' });
+    await migrate(database);
+    return database;
+  }
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  return openDatabase({ databaseUrl: databaseUrl(adminUrl, name), dataDir: '', poolSize: 5 });
+}
+
+/** A fresh, empty, migrated instance of the service for one test file. */
+export async function startTestApp(): Promise<TestApp> {
+  const backend = currentBackend();
+  const database = await openTestDatabase(backend);
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = pino(loggerOptions('debug'), sink);
+  const services = createServices(
+    database,
+    { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') },
+    { auditRetentionDays: 90 },
+  );
+  const { app } = await buildApiApp(services, { logger, trustedProxies: [] });
+  await app.ready();
+
+  async function request<T>(method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const response = await app.inject({
+      method: method as 'GET',
+      url,
+      query: options.query,
+      headers,
+      ...(options.body === undefined ? {} : { payload: options.body as object }),
+    });
+    const text = response.body;
+    return { status: response.statusCode, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+  }
+
+  return {
+    backend,
+    app,
+    services,
+    database,
+    logs,
+    request,
+    async close() {
+      await app.close();
+      await database.close();
+    },
+  };
+}
+
+/** Bootstraps the instance and returns the admin identity's token and ids. */
+export async function bootstrap(app: TestApp, organization = 'Acme') {
+  const response = await app.request('POST', '/api/v1/admin/bootstrap', {
+    body: { email: 'admin@example.com', password: 'correct horse battery', organization },
+  });
+  if (response.status !== 200) throw new Error(`bootstrap failed: ${JSON.stringify(response.body)}`);
+  return {
+    token: response.body.identity.credentials.token as string,
+    orgId: response.body.organization.id as string,
+    identityId: response.body.identity.id as string,
+    userId: response.body.user.id as string,
+  };
+}
+
+/**
+ * Every row of every table, as text; two snapshots are equal exactly when the
+ * database holds the same data.
+ */
+export async function snapshotDatabase(database: Database): Promise<Record<string, string[]>> {
+  const tables = await sql<{ name: string }>`
+    SELECT table_name AS name FROM information_schema.tables
+    WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(database.db);
+  const snapshot: Record<string, string[]> = {};
+  for (const { name } of tables.rows) {
+    const rows = await sql<{ row: string }>`SELECT row_to_json(t)::text AS row FROM ${sql.table(name)} t`.execute(database.db);
+    snapshot[name] = rows.rows.map((entry) => entry.row).sort();
+  }
+  return snapshot;
+}

@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * One suite, several projects: the API and storage tests run once on embedded
+ * PGlite and once on PostgreSQL; cluster tests get a real kube-apiserver.
+ */
+const apiTests = ['test/api/**/*.test.ts'];
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'pglite', include: apiTests, env: { COFFER_TEST_BACKEND: 'pglite' } } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: apiTests,
+          env: { COFFER_TEST_BACKEND: 'postgres' },
+          globalSetup: ['test/support/postgres-global-setup.ts'],
+        },
+      },
+      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000 } },
+    ],
+  },
+});
