@@ -81,7 +81,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
 
 async function migrateCommand(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
-  const logger = createLogger(config);
+  const logger = createLogger(config, 2);
   const database = await openMigratedDatabase(config, logger);
   await database.close();
 }
@@ -100,7 +100,7 @@ async function bootstrapCommand(flags: Record<string, unknown>): Promise<void> {
   });
   if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('; '));
   const config = loadConfig(flags);
-  const logger = createLogger(config);
+  const logger = createLogger(config, 2);
   const services = await startServices(config, logger);
   try {
     const result = await services.bootstrap.bootstrap(parsed.data);

@@ -6,8 +6,9 @@ import { migrate } from './db/migrate.ts';
 import { loggerOptions } from './logger.ts';
 import { createServices, type SecurityKeys, type Services } from './services/container.ts';
 
-export function createLogger(config: Config): Logger {
-  return pino(loggerOptions(config.logLevel));
+/** `serve` logs to stdout; one-shot commands log to stderr so their stdout stays parseable. */
+export function createLogger(config: Config, fd: 1 | 2 = 1): Logger {
+  return pino(loggerOptions(config.logLevel), pino.destination({ fd, sync: true }));
 }
 
 /**

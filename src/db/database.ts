@@ -22,6 +22,7 @@ export interface Database {
 }
 
 const INT8_OID = 20;
+const BYTEA_OID = 17;
 // Counts and revisions are int8; they stay far below 2^53.
 pg.types.setTypeParser(INT8_OID, (value) => Number(value));
 
@@ -65,7 +66,13 @@ function openPostgres(connectionString: string, max: number): Database {
 
 async function openPglite(dataDir: string): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const pglite = await PGlite.create(dataDir, { parsers: { [INT8_OID]: (value: string) => Number(value) } });
+  const pglite = await PGlite.create(dataDir, {
+    parsers: {
+      [INT8_OID]: (value: string) => Number(value),
+      // Same type as node-postgres gives: a Buffer, from bytea's hex text form.
+      [BYTEA_OID]: (value: string) => Buffer.from(value.slice(2), 'hex'),
+    },
+  });
   const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), plugins: [new CamelCasePlugin()] });
   return {
     db,

@@ -74,9 +74,14 @@ export async function startTestApp(): Promise<TestApp> {
   const { app } = await buildApiApp(services, { logger, trustedProxies: [] });
   await app.ready();
 
+  // Every credential the tests sent; close() fails the file if any reached a log line.
+  const credentials = new Set<string>();
+
   async function request<T>(method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
+    const bearer = headers.authorization?.split(' ')[1];
+    if (bearer && bearer.length > 16) credentials.add(bearer);
     const response = await app.inject({
       method: method as 'GET',
       url,
@@ -98,6 +103,8 @@ export async function startTestApp(): Promise<TestApp> {
     async close() {
       await app.close();
       await database.close();
+      const leaked = [...credentials].filter((credential) => logs.some((line) => line.includes(credential)));
+      if (leaked.length > 0) throw new Error(`${leaked.length} access token(s) appeared in the service's logs`);
     },
   };
 }

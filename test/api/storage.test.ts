@@ -1,0 +1,82 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
+import { openDatabase } from '../../src/db/database.ts';
+import { listMigrations, migrate, pendingMigrations } from '../../src/db/migrate.ts';
+import { buildProbeApp } from '../../src/http/probe-app.ts';
+import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
+import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
+import { Registry } from 'prom-client';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => app?.close());
+
+test('every shipped migration is applied, and applying again does nothing', async () => {
+  expect(await pendingMigrations(app.database.db)).toEqual([]);
+  expect(await migrate(app.database)).toEqual([]);
+  const applied = await app.database.db.selectFrom('schemaMigrations').select('name').orderBy('name').execute();
+  expect(applied.map((row) => row.name)).toEqual(listMigrations().map((migration) => migration.name));
+});
+
+test('replicas migrating an empty PostgreSQL database at once apply each migration exactly once', async () => {
+  if (app.backend === 'pglite') {
+    // One process owns an embedded database; a second migrate on it is a no-op.
+    expect(await Promise.all([migrate(app.database), migrate(app.database)])).toEqual([[], []]);
+    return;
+  }
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  const replicas = await Promise.all([1, 2, 3].map(() => openDatabase({ databaseUrl: databaseUrl(adminUrl, name), dataDir: '' })));
+  try {
+    const results = await Promise.all(replicas.map((replica) => migrate(replica)));
+    expect(results.flat().sort()).toEqual(listMigrations().map((migration) => migration.name));
+    const applied = await replicas[0]!.db.selectFrom('schemaMigrations').select('name').execute();
+    expect(applied).toHaveLength(listMigrations().length);
+  } finally {
+    await Promise.all(replicas.map((replica) => replica.close()));
+  }
+});
+
+test('a failing migration is rolled back and reported', async () => {
+  const before = await app.database.db.selectFrom('schemaMigrations').select('name').execute();
+  await expect(
+    migrate(app.database, [...listMigrations(), { name: '9999_broken', sql: 'CREATE TABLE half_done (id int); SELECT no_such_column FROM half_done;' }]),
+  ).rejects.toThrow(/migration 9999_broken failed/);
+  expect(await app.database.db.selectFrom('schemaMigrations').select('name').execute()).toEqual(before);
+  expect(await pendingMigrations(app.database.db, [{ name: '9999_broken', sql: '' }])).toEqual(['9999_broken']);
+  // The table from the failed script does not exist: the whole migration rolled back.
+  await expect(app.database.db.selectFrom('halfDone' as never).selectAll().execute()).rejects.toThrow();
+});
+
+test('readiness follows the database and the migrations', async () => {
+  await bootstrap(app);
+  const probes = buildProbeApp(app.services, new Registry());
+  expect((await probes.inject({ url: '/healthz' })).statusCode).toBe(200);
+  expect((await probes.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  const last = listMigrations().at(-1)!.name;
+  await app.database.db.deleteFrom('schemaMigrations').where('name', '=', last).execute();
+  const notReady = await probes.inject({ url: '/readyz' });
+  expect(notReady.statusCode).toBe(503);
+  expect(notReady.json().reason).toContain(last);
+  await app.database.db.insertInto('schemaMigrations').values({ name: last }).execute();
+  expect((await probes.inject({ url: '/readyz' })).statusCode).toBe(200);
+  const metrics = await probes.inject({ url: '/metrics' });
+  expect(metrics.statusCode).toBe(200);
+  await probes.close();
+});
+
+test('HTTP metrics count requests by route template and status', async () => {
+  const { buildApiApp } = await import('../../src/http/app.ts');
+  const pino = (await import('pino')).default;
+  const { app: api, metrics } = await buildApiApp(app.services, { logger: pino({ level: 'silent' }), trustedProxies: [] });
+  await api.inject({ url: '/api/v1/workspace/abc' });
+  await api.inject({ url: '/api/status' });
+  const text = await metrics.registry.metrics();
+  expect(text).toContain('coffer_http_requests_total{method="GET",route="/api/v1/workspace/:workspaceId",status_code="401"} 1');
+  expect(text).toContain('coffer_http_request_duration_seconds_bucket');
+  await api.close();
+});
