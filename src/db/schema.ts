@@ -167,6 +167,69 @@ export interface ChangeLogTable {
   createdAt: Timestamp;
 }
 
+export interface SecretsTable {
+  id: string;
+  folderId: string;
+  type: 'shared' | 'personal';
+  userId: string | null;
+  key: string;
+  version: Generated<number>;
+  encryptedValue: Buffer;
+  encryptedComment: Buffer | null;
+  skipMultilineEncoding: Generated<boolean>;
+  reminderNote: string | null;
+  reminderRepeatDays: number | null;
+  metadata: Json | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface SecretVersionsTable {
+  id: Generated<string>;
+  secretId: string;
+  folderId: string;
+  version: number;
+  type: 'shared' | 'personal';
+  userId: string | null;
+  key: string;
+  encryptedValue: Buffer;
+  encryptedComment: Buffer | null;
+  skipMultilineEncoding: boolean;
+  reminderNote: string | null;
+  reminderRepeatDays: number | null;
+  metadata: Json | null;
+  tagIds: ColumnType<string[], string[] | undefined, string[]>;
+  createdAt: Timestamp;
+}
+
+export interface SecretTagsTable {
+  id: Generated<string>;
+  projectId: string;
+  slug: string;
+  color: string | null;
+  createdBy: string | null;
+  createdByActorType: Generated<string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface SecretTagLinksTable {
+  secretId: string;
+  tagId: string;
+}
+
+export interface SecretImportsTable {
+  id: Generated<string>;
+  folderId: string;
+  version: Generated<number>;
+  importEnv: string;
+  importPath: string;
+  position: number;
+  isReplication: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   appliedAt: Timestamp;
@@ -188,6 +251,11 @@ export interface DB {
   projectMembershipRoles: ProjectMembershipRolesTable;
   auditLogs: AuditLogsTable;
   changeLog: ChangeLogTable;
+  secrets: SecretsTable;
+  secretVersions: SecretVersionsTable;
+  secretTags: SecretTagsTable;
+  secretTagLinks: SecretTagLinksTable;
+  secretImports: SecretImportsTable;
   schemaMigrations: SchemaMigrationsTable;
 }
 
@@ -198,4 +266,8 @@ export type IdentityAccessToken = Selectable<IdentityAccessTokensTable>;
 export type Project = Selectable<ProjectsTable>;
 export type Environment = Selectable<ProjectEnvironmentsTable>;
 export type Folder = Selectable<SecretFoldersTable>;
+export type Secret = Selectable<SecretsTable>;
+export type SecretVersion = Selectable<SecretVersionsTable>;
+export type SecretTag = Selectable<SecretTagsTable>;
+export type SecretImport = Selectable<SecretImportsTable>;
 export type NewAuditLog = Insertable<AuditLogsTable>;

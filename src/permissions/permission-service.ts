@@ -2,7 +2,19 @@ import type { Actor } from '../actor/actor.ts';
 import { ForbiddenError, PermissionDeniedError } from '../errors.ts';
 
 export type Action = 'read' | 'create' | 'edit' | 'delete';
-export type ProjectSubject = 'workspace' | 'settings' | 'environments' | 'secret-folders' | 'secrets' | 'audit-logs';
+export type ProjectSubject =
+  | 'workspace'
+  | 'settings'
+  | 'environments'
+  | 'secret-folders'
+  | 'secrets'
+  | 'secret-imports'
+  | 'tags'
+  | 'integrations'
+  | 'audit-logs'
+  | 'member'
+  | 'identity'
+  | 'role';
 export type OrgSubject = 'workspace' | 'identity' | 'member';
 
 /**
