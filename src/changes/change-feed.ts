@@ -41,3 +41,8 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
     this.emit('committed');
   }
 }
+
+export interface ChangeRecord extends Change {
+  revision: number;
+  createdAt: Date;
+}

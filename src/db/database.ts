@@ -11,8 +11,11 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 export interface Database {
   readonly db: Kysely<DB>;
   readonly backend: Backend;
-  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribes to a NOTIFY channel; resolves to an unsubscribe function.
+   * `onLost` is called once if the listening connection breaks.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onLost?: () => void): Promise<() => Promise<void>>;
   /**
    * Runs a multi-statement SQL script (simple query protocol) on a connection
    * held by the caller. PGlite has a single connection, so it runs there.
@@ -45,15 +48,24 @@ function openPostgres(connectionString: string, max: number): Database {
   return {
     db,
     backend: 'postgres',
-    async listen(channel, onNotify) {
+    async listen(channel, onNotify, onLost) {
       const client = new pg.Client({ connectionString, application_name: 'coffer-listen' });
-      client.on('error', () => {});
+      let closing = false;
+      let lost = false;
+      const reportLost = () => {
+        if (closing || lost) return;
+        lost = true;
+        onLost?.();
+      };
+      client.on('error', reportLost);
+      client.on('end', reportLost);
       await client.connect();
       client.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       });
       await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
       return async () => {
+        closing = true;
         await client.end().catch(() => {});
       };
     },

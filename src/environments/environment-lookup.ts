@@ -8,3 +8,5 @@ export async function requireEnvironment(db: Executor, projectId: string, slug: 
   if (!environment) throw new NotFoundError(`Environment with slug '${slug}' in project with ID '${projectId}' not found`);
   return environment;
 }
+
+export { findEnvironmentBySlug };

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
-import { findFolderByPath, insertRootFolder } from './folder-store.ts';
+import { findFolderByPath, insertRootFolder, listFolderTree } from './folder-store.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
 
 export function createRootFolder(db: Executor, envId: string): Promise<Folder> {
@@ -16,4 +16,40 @@ export async function requireFolder(db: Executor, environment: { id: string; slu
     throw new NotFoundError(`Folder with path '${formatSecretPath(segments)}' not found in environment with slug '${environment.slug}'`);
   }
   return folder;
+}
+
+export interface FolderAtPath {
+  id: string;
+  path: string;
+}
+
+/**
+ * The folder at `path` and every folder below it, at most `maxDepth` levels
+ * down, each with its full path. Paths match whole segments only.
+ */
+export async function requireFolderSubtree(
+  db: Executor,
+  environment: { id: string; slug: string },
+  path: string,
+  maxDepth: number,
+): Promise<FolderAtPath[]> {
+  const root = await requireFolder(db, environment, path);
+  const children = new Map<string, { id: string; name: string }[]>();
+  for (const folder of await listFolderTree(db, environment.id)) {
+    if (folder.parentId) children.set(folder.parentId, [...(children.get(folder.parentId) ?? []), folder]);
+  }
+  const start = formatSecretPath(parseSecretPath(path));
+  const found: FolderAtPath[] = [];
+  const visit = (id: string, folderPath: string, depth: number) => {
+    found.push({ id, path: folderPath });
+    if (depth >= maxDepth) return;
+    for (const child of children.get(id) ?? []) visit(child.id, folderPath === '/' ? `/${child.name}` : `${folderPath}/${child.name}`, depth + 1);
+  };
+  visit(root.id, start, 0);
+  return found;
+}
+
+/** The folder at `path`, or undefined when it does not exist. */
+export function findFolderAtPath(db: Executor, envId: string, path: string): Promise<Folder | undefined> {
+  return findFolderByPath(db, envId, parseSecretPath(path));
 }

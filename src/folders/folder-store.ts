@@ -83,3 +83,8 @@ export async function renameFolder(db: Executor, id: string, name: string): Prom
 export async function deleteFolder(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('secretFolders').where('id', '=', id).execute();
 }
+
+/** Every folder of an environment (id, parent and name only), for walking the tree in memory. */
+export async function listFolderTree(db: Executor, envId: string): Promise<{ id: string; parentId: string | null; name: string }[]> {
+  return db.selectFrom('secretFolders').select(['id', 'parentId', 'name']).where('envId', '=', envId).where('isReserved', '=', false).execute();
+}

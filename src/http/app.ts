@@ -10,8 +10,11 @@ import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
+import { importRoutes } from './routes/imports.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
+import { secretRoutes } from './routes/secrets.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
+import { tagRoutes } from './routes/tags.routes.ts';
 
 export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
@@ -27,14 +30,15 @@ export interface ApiApp {
 }
 
 /** Route groups that need an access token, in registration order. */
-const protectedRouteGroups = [projectRoutes, environmentRoutes, folderRoutes];
+const protectedRouteGroups = [projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => `req-${randomUUID()}`,
     trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
-    routerOptions: { ignoreTrailingSlash: true },
+    // Secret names (up to 500 characters, URL-encoded) travel as path parameters.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
-import { findProjectById, lockProject } from './project-store.ts';
+import { findProjectById, findProjectBySlug, lockProject } from './project-store.ts';
 
 export async function requireProject(db: Executor, id: string): Promise<Project> {
   const project = await findProjectById(db, id);
@@ -13,5 +13,11 @@ export async function requireProject(db: Executor, id: string): Promise<Project>
 export async function requireLockedProject(db: Executor, id: string): Promise<Project> {
   const project = await lockProject(db, id);
   if (!project) throw new NotFoundError(`Project with ID '${id}' not found`);
+  return project;
+}
+
+export async function requireProjectBySlug(db: Executor, orgId: string, slug: string): Promise<Project> {
+  const project = await findProjectBySlug(db, orgId, slug);
+  if (!project) throw new NotFoundError(`Project with slug '${slug}' not found`);
   return project;
 }

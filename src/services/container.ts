@@ -7,8 +7,14 @@ import { TokenSigner } from '../crypto/tokens.ts';
 import type { Database } from '../db/database.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
+import { ImportService } from '../imports/import-service.ts';
 import { PermissionService } from '../permissions/permission-service.ts';
 import { ProjectService } from '../projects/project-service.ts';
+import { SecretBatchService } from '../secrets/secret-batch-service.ts';
+import { SecretReader } from '../secrets/secret-reader.ts';
+import { SecretService } from '../secrets/secret-service.ts';
+import { SecretTagging } from '../secrets/secret-tagging.ts';
+import { TagService } from '../tags/tag-service.ts';
 
 export interface SecurityKeys {
   /** 32 bytes, base64. */
@@ -39,6 +45,12 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     projects: new ProjectService(deps),
     environments: new EnvironmentService(deps),
     folders: new FolderService(deps),
+    secrets: new SecretService(deps),
+    secretReader: new SecretReader(deps),
+    secretBatch: new SecretBatchService(deps),
+    secretTagging: new SecretTagging(deps),
+    imports: new ImportService(deps),
+    tags: new TagService(deps),
   };
 }
 

@@ -60,7 +60,7 @@ describe('create environment', () => {
     ['position 0', { name: 'X', slug: 'x2', position: 0 }, 422],
     ['position of the wrong type', { name: 'X', slug: 'x3', position: 'first' }, 422],
     ['duplicate slug', { name: 'Dev again', slug: 'dev' }, 400],
-  ])('%s → %i, database unchanged', async (_name, body, status) => {
+  ])('%s %j → %i, database unchanged', async (_name, body, status) => {
     const before = await snapshotDatabase(app.database);
     const response = await createEnvironment(body);
     expect(response.status).toBe(status);
@@ -113,7 +113,7 @@ describe('update environment', () => {
     ['invalid slug', 'dev', { slug: 'Not Valid' }, 422],
     ['empty name', 'dev', { name: '' }, 422],
     ['unknown environment id', null, { name: 'x' }, 404],
-  ])('%s → %i, database unchanged', async (_name, slug, body, status) => {
+  ])('%s (%s, %j) → %i, database unchanged', async (_name, slug, body, status) => {
     const before = await snapshotDatabase(app.database);
     const response =
       slug === null

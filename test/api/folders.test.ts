@@ -73,7 +73,7 @@ describe('create folder (POST /api/v1/folders)', () => {
     ['an unknown environment', { name: 'ok', environment: 'nope' }, 404],
     ['an unknown project', { name: 'ok', workspaceId: '0b4a3c2d-3333-4333-8333-333333333333' }, 404],
     ['a non-UUID project id', { name: 'ok', workspaceId: 'project' }, 404],
-  ])('%s → %i, database unchanged', async (_name, body, status) => {
+  ])('%s %j → %i, database unchanged', async (_name, body, status) => {
     const before = await snapshotDatabase(app.database);
     const response = await createFolder(body);
     expect(response.status).toBe(status);
@@ -146,7 +146,7 @@ describe('list, get, rename and delete folders', () => {
     ['an invalid name', 'sibling', { name: 'bad name' }, 400],
     ['an unknown folder', 'ghost', { name: 'x' }, 404],
     ['a wrong parent path', 'sibling', { name: 'x', path: '/elsewhere' }, 404],
-  ])('rename with %s → %i, database unchanged', async (_name, folder, body, status) => {
+  ])('rename with %s (%s, %j) → %i, database unchanged', async (_name, folder, body, status) => {
     await createFolder({ name: 'sibling', path: '/s' });
     await createFolder({ name: 'taken', path: '/s' });
     const before = await snapshotDatabase(app.database);

@@ -92,7 +92,7 @@ describe('create project (POST /api/v2/workspace)', () => {
     ['slug with capitals', { projectName: 'x', slug: 'Hello-World' }, 422],
     ['slug with a trailing hyphen', { projectName: 'x', slug: 'hello-' }, 422],
     ['slug already taken', { projectName: 'x', slug: 'abcde' }, 400],
-  ])('%s → %i, database unchanged', async (_name, body, status) => {
+  ])('%s %j → %i, database unchanged', async (_name, body, status) => {
     const before = await snapshotDatabase(app.database);
     const response = await app.request('POST', '/api/v2/workspace', { token, body });
     expect(response.status).toBe(status);
@@ -148,7 +148,7 @@ describe('read, update and delete projects', () => {
     ['autoCapitalization of the wrong type', 'PROJECT', { autoCapitalization: 'yes' }, 422],
     ['unknown project id', '3f1c2d4e-0000-4000-8000-000000000000', { name: 'x' }, 404],
     ['non-UUID project id', 'not-a-uuid', { name: 'x' }, 404],
-  ])('update with %s → %i, database unchanged', async (_name, id, body, status) => {
+  ])('update with %s (%s, %j) → %i, database unchanged', async (_name, id, body, status) => {
     const before = await snapshotDatabase(app.database);
     const response = await app.request('PATCH', `/api/v1/workspace/${id === 'PROJECT' ? projectId : id}`, { token, body });
     expect(response.status).toBe(status);

@@ -1,0 +1,110 @@
+import type { Database } from '../db/database.ts';
+import { CHANGE_CHANNEL, type ChangeFeed, type ChangeRecord } from './change-feed.ts';
+import { changesAfter } from './change-store.ts';
+
+export interface ChangeSubscriberOptions {
+  /** The last revision already applied; changes after it are delivered. */
+  after: number;
+  /** Receives committed changes in revision order; the revision advances only when it resolves. */
+  onChanges: (changes: ChangeRecord[]) => Promise<void>;
+  /** Safety net when a notification is lost (default 30 s). */
+  pollIntervalMs?: number;
+  batchSize?: number;
+  onError?: (error: unknown) => void;
+}
+
+const RECONNECT_DELAY_MS = 1000;
+
+/**
+ * Delivers every committed change exactly once and in order. It wakes on the
+ * in-process event, on NOTIFY from other replicas and on a timer, and always
+ * reads `revision > last`, so nothing committed while it was stopped or
+ * disconnected is missed.
+ */
+export class ChangeSubscriber {
+  readonly #database: Database;
+  readonly #feed: ChangeFeed;
+  readonly #options: Required<Omit<ChangeSubscriberOptions, 'onError'>> & Pick<ChangeSubscriberOptions, 'onError'>;
+  #last: number;
+  #running = false;
+  #draining: Promise<void> | null = null;
+  #pending = false;
+  #unlisten: (() => Promise<void>) | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  readonly #wake = () => void this.drain();
+
+  constructor(database: Database, feed: ChangeFeed, options: ChangeSubscriberOptions) {
+    this.#database = database;
+    this.#feed = feed;
+    this.#options = { pollIntervalMs: 30_000, batchSize: 500, ...options };
+    this.#last = options.after;
+  }
+
+  get lastRevision(): number {
+    return this.#last;
+  }
+
+  async start(): Promise<void> {
+    this.#running = true;
+    this.#feed.on('committed', this.#wake);
+    await this.#listen();
+    this.#timer = setInterval(this.#wake, this.#options.pollIntervalMs);
+    this.#timer.unref();
+    await this.drain();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#feed.off('committed', this.#wake);
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#unlisten?.();
+    this.#unlisten = null;
+    await this.#draining;
+  }
+
+  /** Reads and delivers everything after the last revision; concurrent calls coalesce. */
+  drain(): Promise<void> {
+    if (this.#draining) {
+      this.#pending = true;
+      return this.#draining;
+    }
+    this.#draining = this.#drainLoop().finally(() => {
+      this.#draining = null;
+    });
+    return this.#draining;
+  }
+
+  async #drainLoop(): Promise<void> {
+    do {
+      this.#pending = false;
+      try {
+        for (;;) {
+          if (!this.#running) return;
+          const batch = await changesAfter(this.#database.db, this.#last, this.#options.batchSize);
+          if (batch.length === 0) break;
+          await this.#options.onChanges(batch);
+          this.#last = batch.at(-1)!.revision;
+        }
+      } catch (error) {
+        this.#options.onError?.(error);
+        return;
+      }
+    } while (this.#pending);
+  }
+
+  async #listen(): Promise<void> {
+    try {
+      this.#unlisten = await this.#database.listen(CHANGE_CHANNEL, this.#wake, () => this.#relisten());
+    } catch (error) {
+      this.#options.onError?.(error);
+      this.#relisten();
+    }
+  }
+
+  /** After a lost connection: listen again, then catch up on what was committed meanwhile. */
+  #relisten(): void {
+    this.#unlisten = null;
+    if (!this.#running) return;
+    setTimeout(() => void this.#listen().then(this.#wake), RECONNECT_DELAY_MS).unref();
+  }
+}

@@ -1,0 +1,251 @@
+import { z } from 'zod';
+import {
+  encryptedSecretSchema,
+  importedGroupSchema,
+  listedSecretSchema,
+  rawSecretSchema,
+} from '../../secrets/secret-schema.ts';
+import type { Services } from '../../services/container.ts';
+import type { ZodApp } from '../app.ts';
+
+const tags = ['Secrets'];
+const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
+const secretType = z.enum(['shared', 'personal']).default('shared');
+const secretPath = z.string().default('/');
+const nameParams = z.object({ secretName: z.string() });
+const project = { workspaceId: z.string().trim().min(1), environment: z.string().trim().min(1), secretPath };
+const projectRef = {
+  workspaceId: z.string().trim().min(1).optional(),
+  workspaceSlug: z.string().trim().min(1).optional(),
+  environment: z.string().trim().min(1),
+  secretPath,
+};
+const reminder = { secretReminderNote: z.string().max(1024).nullable().optional(), secretReminderRepeatDays: z.number().int().min(1).max(365).nullable().optional() };
+const tagIds = z.array(z.string()).optional();
+const secretResponse = { 200: z.object({ secret: rawSecretSchema }) };
+
+export function secretRoutes(app: ZodApp, services: Services): void {
+  singleSecretRoutes(app, services);
+  batchRoutes(app, services);
+  tagRoutes(app, services);
+}
+
+function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
+  app.get(
+    '/api/v3/secrets/raw',
+    {
+      schema: {
+        tags,
+        summary: 'List secrets (recursive to depth 20, with imports, references expanded on request)',
+        querystring: z.object({
+          ...projectRef,
+          recursive: flag,
+          include_imports: flag,
+          expandSecretReferences: flag,
+          tagSlugs: z.string().optional().describe('comma-separated tag slugs'),
+        }),
+        response: { 200: z.object({ secrets: z.array(listedSecretSchema), imports: z.array(importedGroupSchema).optional() }) },
+      },
+    },
+    async (request) => {
+      const query = request.query;
+      return secretReader.list(request.actor, {
+        workspaceId: query.workspaceId,
+        projectSlug: query.workspaceSlug,
+        environment: query.environment,
+        secretPath: query.secretPath,
+        recursive: query.recursive,
+        includeImports: query.include_imports,
+        expandSecretReferences: query.expandSecretReferences,
+        tagSlugs: query.tagSlugs?.split(',').map((slug) => slug.trim().toLowerCase()).filter(Boolean),
+      });
+    },
+  );
+
+  app.get(
+    '/api/v3/secrets/raw/:secretName',
+    {
+      schema: {
+        tags,
+        summary: 'Get a secret, optionally at a past version or through imports',
+        params: nameParams,
+        querystring: z.object({
+          ...projectRef,
+          version: z.coerce.number().int().min(1).optional(),
+          type: secretType,
+          include_imports: flag,
+          expandSecretReferences: flag,
+        }),
+        response: secretResponse,
+      },
+    },
+    async (request) => {
+      const query = request.query;
+      const secret = await secretReader.get(request.actor, {
+        workspaceId: query.workspaceId,
+        projectSlug: query.workspaceSlug,
+        environment: query.environment,
+        secretPath: query.secretPath,
+        secretName: request.params.secretName,
+        type: query.type,
+        version: query.version,
+        includeImports: query.include_imports,
+        expandSecretReferences: query.expandSecretReferences,
+      });
+      return { secret };
+    },
+  );
+
+  app.post(
+    '/api/v3/secrets/raw/:secretName',
+    {
+      schema: {
+        tags,
+        summary: 'Create a secret',
+        params: nameParams,
+        body: z.object({
+          ...project,
+          secretValue: z.string(),
+          secretComment: z.string().default(''),
+          skipMultilineEncoding: z.boolean().optional(),
+          type: secretType,
+          tagIds,
+          ...reminder,
+        }),
+        response: secretResponse,
+      },
+    },
+    async (request) => ({ secret: await secrets.create(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+  );
+
+  app.patch(
+    '/api/v3/secrets/raw/:secretName',
+    {
+      schema: {
+        tags,
+        summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
+        params: nameParams,
+        body: z.object({
+          ...project,
+          secretValue: z.string().optional(),
+          secretComment: z.string().optional(),
+          skipMultilineEncoding: z.boolean().optional(),
+          newSecretName: z.string().min(1).optional(),
+          type: secretType,
+          tagIds,
+          metadata: z.record(z.string(), z.string()).optional(),
+          ...reminder,
+        }),
+        response: secretResponse,
+      },
+    },
+    async (request) => ({ secret: await secrets.update(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+  );
+
+  app.delete(
+    '/api/v3/secrets/raw/:secretName',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
+        params: nameParams,
+        body: z.object({ ...project, type: secretType }),
+        response: secretResponse,
+      },
+    },
+    async (request) => ({ secret: await secrets.delete(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+  );
+}
+
+const batchLocation = {
+  workspaceId: z.string().trim().min(1).optional(),
+  projectSlug: z.string().trim().min(1).optional(),
+  environment: z.string().trim().min(1),
+  secretPath,
+};
+const batchResponse = { 200: z.object({ secrets: z.array(rawSecretSchema) }) };
+
+function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
+  app.post(
+    '/api/v3/secrets/batch/raw',
+    {
+      schema: {
+        tags,
+        summary: 'Create several secrets, all or none',
+        body: z.object({
+          ...batchLocation,
+          secrets: z
+            .array(z.object({ secretKey: z.string(), secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding: z.boolean().optional(), tagIds }))
+            .min(1),
+        }),
+        response: batchResponse,
+      },
+    },
+    async (request) => ({ secrets: await secretBatch.createMany(request.actor, request.body, request.body.secrets) }),
+  );
+
+  app.patch(
+    '/api/v3/secrets/batch/raw',
+    {
+      schema: {
+        tags,
+        summary: 'Update several secrets, all or none',
+        body: z.object({
+          ...batchLocation,
+          secrets: z
+            .array(
+              z.object({
+                secretKey: z.string(),
+                secretValue: z.string().optional(),
+                secretComment: z.string().optional(),
+                skipMultilineEncoding: z.boolean().optional(),
+                newSecretName: z.string().min(1).optional(),
+                tagIds,
+                ...reminder,
+              }),
+            )
+            .min(1),
+        }),
+        response: batchResponse,
+      },
+    },
+    async (request) => ({ secrets: await secretBatch.updateMany(request.actor, request.body, request.body.secrets) }),
+  );
+
+  app.delete(
+    '/api/v3/secrets/batch/raw',
+    {
+      schema: {
+        tags,
+        summary: 'Delete several secrets, all or none',
+        body: z.object({ ...batchLocation, secrets: z.array(z.object({ secretKey: z.string(), type: secretType })).min(1) }),
+        response: batchResponse,
+      },
+    },
+    async (request) => ({ secrets: await secretBatch.deleteMany(request.actor, request.body, request.body.secrets) }),
+  );
+}
+
+const tagBody = z.object({
+  projectSlug: z.string().trim().min(1),
+  environment: z.string().trim().min(1),
+  secretPath,
+  type: secretType,
+  tagSlugs: z.array(z.string().trim().toLowerCase().min(1)).min(1),
+});
+
+function tagRoutes(app: ZodApp, { secretTagging }: Services): void {
+  for (const [method, summary] of [
+    ['post', 'Attach tags to a secret'],
+    ['delete', 'Detach tags from a secret'],
+  ] as const) {
+    app[method](
+      '/api/v3/secrets/tags/:secretName',
+      { schema: { tags, summary, params: nameParams, body: tagBody, response: { 200: z.object({ secret: encryptedSecretSchema }) } } },
+      async (request) => {
+        const input = { ...request.body, secretName: request.params.secretName };
+        return { secret: method === 'post' ? await secretTagging.attach(request.actor, input) : await secretTagging.detach(request.actor, input) };
+      },
+    );
+  }
+}

@@ -1,0 +1,255 @@
+import type { Actor } from '../actor/actor.ts';
+import type { Change } from '../changes/change-feed.ts';
+import type { Executor } from '../db/database.ts';
+import type { Environment, Folder, Project } from '../db/schema.ts';
+import { requireEnvironment } from '../environments/environment-lookup.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { requireFolder } from '../folders/folder-lookup.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { toSecretImportResponse } from './import-schema.ts';
+import {
+  deleteImport,
+  findImportById,
+  findImportBySource,
+  type ImportEdge,
+  type ImportRow,
+  insertImport,
+  listImportEdges,
+  listImportsOfFolder,
+  maxImportPosition,
+  shiftImportPositions,
+  updateImport,
+} from './import-store.ts';
+
+interface ImportLocation {
+  projectId: string;
+  environment: string;
+  path: string;
+}
+
+/** A place in the import graph: an environment and a normalized path (the folder need not exist). */
+interface Place {
+  environment: { id: string; slug: string };
+  path: string;
+}
+
+interface Destination extends Place {
+  project: Project;
+  environment: Environment;
+  folder: Folder;
+}
+
+type Action = 'read' | 'create' | 'edit' | 'delete';
+
+const placeKey = (place: Place) => `${place.environment.id}:${place.path}`;
+const describePlace = (place: Place) => `${place.environment.slug}:${place.path}`;
+const sourceOf = (row: ImportRow): Place => ({ environment: { id: row.importEnv, slug: row.importEnvSlug }, path: row.importPath });
+
+/** The chain from `from` to `to` following imports breadth-first, or undefined; each place is visited once. */
+function findImportChain(edges: ImportEdge[], from: Place, to: Place): Place[] | undefined {
+  const imports = new Map<string, Place[]>();
+  for (const edge of edges) {
+    const key = placeKey({ environment: { id: edge.envId, slug: edge.envSlug }, path: edge.folderPath });
+    const source = { environment: { id: edge.importEnvId, slug: edge.importEnvSlug }, path: edge.importPath };
+    imports.set(key, [...(imports.get(key) ?? []), source]);
+  }
+  const previous = new Map<string, Place | null>([[placeKey(from), null]]);
+  const queue = [from];
+  for (let current = queue.shift(); current; current = queue.shift()) {
+    if (placeKey(current) === placeKey(to)) return traceBack(previous, current);
+    for (const next of imports.get(placeKey(current)) ?? []) {
+      if (previous.has(placeKey(next))) continue;
+      previous.set(placeKey(next), current);
+      queue.push(next);
+    }
+  }
+  return undefined;
+}
+
+function traceBack(previous: Map<string, Place | null>, end: Place): Place[] {
+  const chain: Place[] = [];
+  for (let place: Place | null | undefined = end; place; place = previous.get(placeKey(place))) chain.unshift(place);
+  return chain;
+}
+
+export class ImportService {
+  readonly #deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async create(actor: Actor, input: ImportLocation & { source: { environment: string; path: string }; isReplication?: boolean }) {
+    if (input.isReplication) throw new BadRequestError('Secret replication is not supported', 'ReplicationNotSupported');
+    const { db, audit, changes } = this.#deps;
+    const created = await db.transaction().execute(async (trx) => {
+      const destination = await this.#destination(trx, actor, input, 'create');
+      const source = await this.#resolveSource(trx, destination.project, input.source);
+      await this.#assertAcceptable(trx, destination, source);
+      const position = (await maxImportPosition(trx, destination.folder.id)) + 1;
+      const { id } = await insertImport(trx, {
+        folderId: destination.folder.id,
+        importEnv: source.environment.id,
+        importPath: source.path,
+        position,
+      });
+      const row = (await findImportById(trx, id))!;
+      await audit.record(trx, actor, this.#scope(destination.project), {
+        type: 'create-secret-import',
+        metadata: { secretImportId: id, folderId: destination.folder.id, ...this.#endpoints(destination, source) },
+      });
+      await changes.record(trx, [this.#change(destination)]);
+      return row;
+    });
+    changes.committed();
+    return toSecretImportResponse(created);
+  }
+
+  async update(
+    actor: Actor,
+    importId: string,
+    input: ImportLocation & { changes: { environment?: string; path?: string; position?: number } },
+  ) {
+    const { db, audit, changes } = this.#deps;
+    const { row, changed } = await db.transaction().execute(async (trx) => {
+      const destination = await this.#destination(trx, actor, input, 'edit');
+      const current = await this.#requireInFolder(trx, importId, destination);
+      const previous = sourceOf(current);
+      const source = await this.#resolveSource(trx, destination.project, {
+        environment: input.changes.environment ?? previous.environment,
+        path: input.changes.path ?? previous.path,
+      });
+      const sourceChanged = placeKey(source) !== placeKey(previous);
+      if (sourceChanged) await this.#assertAcceptable(trx, destination, source);
+      const position = await this.#makeRoomAt(trx, current, input.changes.position);
+      const changed = sourceChanged || position !== current.position;
+      if (changed) await updateImport(trx, current.id, { importEnv: source.environment.id, importPath: source.path, position });
+      await audit.record(trx, actor, this.#scope(destination.project), {
+        type: 'update-secret-import',
+        metadata: { secretImportId: current.id, folderId: current.folderId, position, ...this.#endpoints(destination, source) },
+      });
+      if (changed) await changes.record(trx, [this.#change(destination)]);
+      return { row: (await findImportById(trx, current.id))!, changed };
+    });
+    if (changed) changes.committed();
+    return toSecretImportResponse(row);
+  }
+
+  /** Shifts the imports between the current and the requested position (clamped to the last) by one; returns the new position. */
+  async #makeRoomAt(db: Executor, current: ImportRow, requested: number | undefined): Promise<number> {
+    if (requested === undefined) return current.position;
+    const target = Math.min(requested, await maxImportPosition(db, current.folderId));
+    if (target < current.position) await shiftImportPositions(db, current.folderId, target, current.position - 1, 1);
+    if (target > current.position) await shiftImportPositions(db, current.folderId, current.position + 1, target, -1);
+    return target;
+  }
+
+  async delete(actor: Actor, importId: string, input: ImportLocation) {
+    const { db, audit, changes } = this.#deps;
+    const deleted = await db.transaction().execute(async (trx) => {
+      const destination = await this.#destination(trx, actor, input, 'delete');
+      const current = await this.#requireInFolder(trx, importId, destination);
+      await deleteImport(trx, current.id);
+      await shiftImportPositions(trx, current.folderId, current.position + 1, null, -1);
+      await audit.record(trx, actor, this.#scope(destination.project), {
+        type: 'delete-secret-import',
+        metadata: { secretImportId: current.id, folderId: current.folderId, ...this.#endpoints(destination, sourceOf(current)) },
+      });
+      await changes.record(trx, [this.#change(destination)]);
+      return current;
+    });
+    changes.committed();
+    return toSecretImportResponse(deleted);
+  }
+
+  async list(actor: Actor, input: ImportLocation) {
+    const { db, audit } = this.#deps;
+    const destination = await this.#destination(db, actor, input, 'read');
+    const rows = await listImportsOfFolder(db, destination.folder.id);
+    await audit.record(db, actor, this.#scope(destination.project), {
+      type: 'get-secret-imports',
+      metadata: { environment: destination.environment.slug, folderId: destination.folder.id, numberOfImports: rows.length },
+    });
+    return rows.map(toSecretImportResponse);
+  }
+
+  async get(actor: Actor, importId: string) {
+    const { db, permissions, audit } = this.#deps;
+    const row = await findImportById(db, importId);
+    if (!row) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
+    const project = await requireProject(db, row.projectId);
+    permissions.assertProjectPermission(actor, project, 'read', 'secrets');
+    await audit.record(db, actor, this.#scope(project), {
+      type: 'get-secret-import',
+      metadata: { secretImportId: row.id, folderId: row.folderId },
+    });
+    return toSecretImportResponse(row);
+  }
+
+  /** The destination folder; writes lock the project row, so import changes in a project are serialized. */
+  async #destination(db: Executor, actor: Actor, location: ImportLocation, action: Action): Promise<Destination> {
+    const project = action === 'read' ? await requireProject(db, location.projectId) : await requireLockedProject(db, location.projectId);
+    this.#deps.permissions.assertProjectPermission(actor, project, action, 'secrets');
+    const environment = await requireEnvironment(db, project.id, location.environment);
+    const path = normalizeSecretPath(location.path);
+    const folder = await requireFolder(db, environment, path);
+    return { project, environment, folder, path };
+  }
+
+  /** The source environment by slug (404 if unknown) and the normalized path; an environment object passes through. */
+  async #resolveSource(db: Executor, project: Project, source: { environment: string | Place['environment']; path: string }): Promise<Place> {
+    const path = normalizeSecretPath(source.path);
+    const environment =
+      typeof source.environment === 'string' ? await requireEnvironment(db, project.id, source.environment) : source.environment;
+    return { environment, path };
+  }
+
+  async #requireInFolder(db: Executor, importId: string, destination: Destination): Promise<ImportRow> {
+    const row = await findImportById(db, importId);
+    if (!row || row.folderId !== destination.folder.id) {
+      throw new NotFoundError(
+        `Secret import with ID '${importId}' not found in '${destination.path}' of environment '${destination.environment.slug}'`,
+      );
+    }
+    return row;
+  }
+
+  /** Rejects importing a folder into itself, importing the same source twice, and any import cycle. */
+  async #assertAcceptable(db: Executor, destination: Destination, source: Place): Promise<void> {
+    if (placeKey(source) === placeKey(destination)) {
+      throw new BadRequestError(`A folder cannot import itself (${describePlace(source)})`, 'SelfImport');
+    }
+    if (await findImportBySource(db, destination.folder.id, source.environment.id, source.path)) {
+      throw new BadRequestError(`${describePlace(source)} is already imported into ${describePlace(destination)}`, 'DuplicateImport');
+    }
+    const chain = findImportChain(await listImportEdges(db, destination.project.id), source, destination);
+    if (chain) {
+      throw new BadRequestError(`Cyclic import not allowed: ${[destination, ...chain].map(describePlace).join(' → ')}`, 'CyclicImport');
+    }
+  }
+
+  #endpoints(destination: Destination, source: Place) {
+    return {
+      importFromEnvironment: source.environment.slug,
+      importFromSecretPath: source.path,
+      importToEnvironment: destination.environment.slug,
+      importToSecretPath: destination.path,
+    };
+  }
+
+  #scope(project: Project) {
+    return { orgId: project.orgId, projectId: project.id, projectName: project.name };
+  }
+
+  #change(destination: Destination): Change {
+    return {
+      projectId: destination.project.id,
+      environmentId: destination.environment.id,
+      environmentSlug: destination.environment.slug,
+      secretPath: destination.path,
+      kind: 'import',
+    };
+  }
+}

@@ -1,0 +1,184 @@
+import { randomUUID } from 'node:crypto';
+import type { Actor } from '../actor/actor.ts';
+import type { Executor } from '../db/database.ts';
+import type { Secret } from '../db/schema.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { requireTagsByIds, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
+import { assertReferencesReadable } from './secret-references.ts';
+import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
+import { auditScope, resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
+import { personalOwner } from './secret-service.ts';
+import {
+  deletePersonalOverrides,
+  deleteSecretsByIds,
+  findSecret,
+  insertSecrets,
+  insertSecretVersions,
+  lockSharedSecrets,
+  renamePersonalOverrides,
+  type SecretChanges,
+  type SecretType,
+  updateSecret,
+} from './secret-store.ts';
+
+export interface BatchCreateItem {
+  secretKey: string;
+  secretValue: string;
+  secretComment?: string;
+  skipMultilineEncoding?: boolean;
+  tagIds?: string[];
+}
+
+export interface BatchUpdateItem {
+  secretKey: string;
+  secretValue?: string;
+  secretComment?: string;
+  skipMultilineEncoding?: boolean;
+  newSecretName?: string;
+  tagIds?: string[];
+  secretReminderNote?: string | null;
+  secretReminderRepeatDays?: number | null;
+}
+
+export interface BatchDeleteItem {
+  secretKey: string;
+  type: SecretType;
+}
+
+function uniqueKeys(names: string[]): string[] {
+  const keys = names.map(normalizeSecretKey);
+  const repeated = keys.filter((key, index) => keys.indexOf(key) !== index);
+  if (repeated.length > 0) throw new BadRequestError(`Secret names repeated in the batch: ${[...new Set(repeated)].join(',')}`, 'DuplicateInBatch');
+  return keys;
+}
+
+/** Batch writes: all of a batch commits, or none of it. */
+export class SecretBatchService {
+  readonly #deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async createMany(actor: Actor, location: SecretLocation, items: BatchCreateItem[]): Promise<RawSecret[]> {
+    const keys = uniqueKeys(items.map((item) => item.secretKey));
+    return this.#run(actor, location, 'create', 'create-secrets', async (trx, scope) => {
+      const existing = await lockSharedSecrets(trx, scope.folder.id, keys);
+      if (existing.length > 0) throw new BadRequestError(`Secret already exist: ${existing.map((secret) => secret.key).join(',')}`, 'SecretExists');
+      await requireTagsByIds(trx, scope.project.id, items.flatMap((item) => item.tagIds ?? []));
+      const values = items.map((item) => normalizeSecretValue(item.secretValue));
+      await assertReferencesReadable(this.#deps, trx, actor, scope, values);
+      const rows = items.map((item, index) => {
+        const id = randomUUID();
+        return {
+          id,
+          folderId: scope.folder.id,
+          type: 'shared' as const,
+          userId: null,
+          key: keys[index]!,
+          encryptedValue: scope.cipher.seal(id, 'value', values[index]!),
+          encryptedComment: scope.cipher.sealComment(id, item.secretComment?.trim() ?? ''),
+          skipMultilineEncoding: item.skipMultilineEncoding ?? false,
+          reminderNote: null,
+          reminderRepeatDays: null,
+        };
+      });
+      const created = await insertSecrets(trx, rows);
+      const tagIds = new Map(created.map((secret, index) => [secret.id, [...new Set(items[index]!.tagIds ?? [])]]));
+      for (const [secretId, ids] of tagIds) await setSecretTags(trx, secretId, ids);
+      await insertSecretVersions(trx, created, tagIds);
+      return created;
+    });
+  }
+
+  async updateMany(actor: Actor, location: SecretLocation, items: BatchUpdateItem[]): Promise<RawSecret[]> {
+    const keys = uniqueKeys(items.map((item) => item.secretKey));
+    uniqueKeys(items.flatMap((item) => (item.newSecretName ? [item.newSecretName] : [])));
+    return this.#run(actor, location, 'edit', 'update-secrets', async (trx, scope) => {
+      const current = new Map((await lockSharedSecrets(trx, scope.folder.id, keys)).map((secret) => [secret.key, secret]));
+      const missing = keys.filter((key) => !current.has(key));
+      if (missing.length > 0) throw new NotFoundError(`Secret does not exist: ${missing.join(',')}`);
+      await requireTagsByIds(trx, scope.project.id, items.flatMap((item) => item.tagIds ?? []));
+      const updated: Secret[] = [];
+      for (const [index, item] of items.entries()) {
+        const secret = current.get(keys[index]!)!;
+        const changes = await this.#changes(trx, actor, scope, secret, item);
+        const next = await updateSecret(trx, secret.id, changes);
+        if (changes.key) await renamePersonalOverrides(trx, scope.folder.id, secret.key, changes.key);
+        if (item.tagIds) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
+        updated.push(next);
+      }
+      const tags = await tagsOfSecrets(trx, updated.map((secret) => secret.id));
+      await insertSecretVersions(trx, updated, new Map(updated.map((secret) => [secret.id, (tags.get(secret.id) ?? []).map((tag) => tag.id)])));
+      return updated;
+    });
+  }
+
+  async #changes(trx: Executor, actor: Actor, scope: SecretScope, secret: Secret, item: BatchUpdateItem): Promise<SecretChanges> {
+    const changes: SecretChanges = {};
+    if (item.newSecretName !== undefined && normalizeSecretKey(item.newSecretName) !== secret.key) {
+      const newKey = normalizeSecretKey(item.newSecretName);
+      if (await findSecret(trx, scope.folder.id, newKey, 'shared', null)) {
+        throw new BadRequestError(`Secret '${newKey}' already exists in '${scope.path}'`, 'SecretExists');
+      }
+      changes.key = newKey;
+    }
+    if (item.secretValue !== undefined) {
+      const value = normalizeSecretValue(item.secretValue);
+      await assertReferencesReadable(this.#deps, trx, actor, scope, [value]);
+      changes.encryptedValue = scope.cipher.seal(secret.id, 'value', value);
+    }
+    if (item.secretComment !== undefined) changes.encryptedComment = scope.cipher.sealComment(secret.id, item.secretComment.trim());
+    if (item.skipMultilineEncoding !== undefined) changes.skipMultilineEncoding = item.skipMultilineEncoding;
+    if (item.secretReminderNote !== undefined) changes.reminderNote = item.secretReminderNote;
+    if (item.secretReminderRepeatDays !== undefined) changes.reminderRepeatDays = item.secretReminderRepeatDays;
+    return changes;
+  }
+
+  async deleteMany(actor: Actor, location: SecretLocation, items: BatchDeleteItem[]): Promise<RawSecret[]> {
+    const keys = uniqueKeys(items.map((item) => item.secretKey));
+    const owners = items.map((item) => personalOwner(actor, item.type, 'delete'));
+    return this.#run(actor, location, 'delete', 'delete-secrets', async (trx, scope) => {
+      const found: Secret[] = [];
+      const missing: string[] = [];
+      for (const [index, item] of items.entries()) {
+        const secret = await findSecret(trx, scope.folder.id, keys[index]!, item.type, owners[index]!, { lock: true });
+        if (secret) found.push(secret);
+        else missing.push(keys[index]!);
+      }
+      if (missing.length > 0) throw new NotFoundError(`Secret does not exist: ${missing.join(',')}`);
+      await deleteSecretsByIds(trx, found.map((secret) => secret.id));
+      await deletePersonalOverrides(trx, scope.folder.id, found.filter((secret) => secret.type === 'shared').map((secret) => secret.key));
+      return found;
+    });
+  }
+
+  async #run(
+    actor: Actor,
+    location: SecretLocation,
+    action: 'create' | 'edit' | 'delete',
+    event: string,
+    change: (trx: Executor, scope: SecretScope) => Promise<Secret[]>,
+  ): Promise<RawSecret[]> {
+    const { db, audit, changes } = this.#deps;
+    const raw = await db.transaction().execute(async (trx) => {
+      const scope = await resolveSecretScope(this.#deps, trx, actor, location, action);
+      const secrets = await change(trx, scope);
+      const tags = await tagsOfSecrets(trx, secrets.map((secret) => secret.id));
+      const result = secrets.map((secret) => toRawSecret(secret, scope, tags.get(secret.id) ?? []));
+      await audit.record(trx, actor, auditScope(scope.project), {
+        type: event,
+        metadata: {
+          environment: scope.environment.slug,
+          secretPath: scope.path,
+          secrets: secrets.map((secret) => ({ secretId: secret.id, secretKey: secret.key, secretVersion: secret.version })),
+        },
+      });
+      await changes.record(trx, [secretChange(scope)]);
+      return result;
+    });
+    changes.committed();
+    return raw;
+  }
+}

@@ -1,0 +1,162 @@
+import type { Actor } from '../actor/actor.ts';
+import type { Environment, Project, Secret } from '../db/schema.ts';
+import { requireEnvironment } from '../environments/environment-lookup.ts';
+import { NotFoundError } from '../errors.ts';
+import { requireFolder, requireFolderSubtree } from '../folders/folder-lookup.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { requireTagsBySlugs, tagsOfSecrets } from '../tags/tag-service.ts';
+import { ImportResolver } from './import-resolver.ts';
+import { SecretCipher } from './secret-cipher.ts';
+import { ReferenceExpander } from './secret-references.ts';
+import type { ImportedGroup, ListedSecret, RawSecret } from './secret-schema.ts';
+import { auditScope, resolveProject, secretAuditMetadata, toRawSecret } from './secret-scope.ts';
+import { personalOwner } from './secret-service.ts';
+import { findSecret, findSecretVersion, listSecretsOfFolders, type SecretType } from './secret-store.ts';
+import { SharedSecretsCache } from './shared-secrets-cache.ts';
+
+export const MAX_RECURSION_DEPTH = 20;
+
+export interface ListSecretsInput {
+  workspaceId?: string;
+  projectSlug?: string;
+  environment: string;
+  secretPath: string;
+  recursive: boolean;
+  includeImports: boolean;
+  expandSecretReferences: boolean;
+  tagSlugs?: string[];
+}
+
+export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs'> {
+  secretName: string;
+  type: SecretType;
+  version?: number;
+}
+
+function byPathThenKey(a: ListedSecret, b: ListedSecret): number {
+  return a.secretPath.localeCompare(b.secretPath) || a.secretKey.localeCompare(b.secretKey) || b.type.localeCompare(a.type);
+}
+
+/** What one read needs: project, environment, cipher and per-request caches. */
+interface ReadContext {
+  actor: Actor;
+  project: Project;
+  environment: Environment;
+  cipher: SecretCipher;
+  cache: SharedSecretsCache;
+  expander: ReferenceExpander | null;
+}
+
+/** Reads secrets: listings (recursive, with imports and references expanded) and single secrets, by version too. */
+export class SecretReader {
+  readonly #deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async list(actor: Actor, input: ListSecretsInput): Promise<{ secrets: ListedSecret[]; imports?: ImportedGroup[] }> {
+    const context = await this.#context(actor, input);
+    const path = normalizeSecretPath(input.secretPath);
+    const folders = input.recursive
+      ? await requireFolderSubtree(this.#deps.db, context.environment, path, MAX_RECURSION_DEPTH)
+      : [{ id: (await requireFolder(this.#deps.db, context.environment, path)).id, path }];
+    const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
+    let rows = await listSecretsOfFolders(this.#deps.db, [...pathOf.keys()], actor.kind === 'user' ? actor.id : null);
+    const tags = await tagsOfSecrets(this.#deps.db, rows.map((row) => row.id));
+    if (input.tagSlugs?.length) {
+      const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
+      rows = rows.filter((row) => tags.get(row.id)?.some((tag) => wanted.has(tag.id)));
+    }
+    const secrets = await Promise.all(
+      rows.map(async (row) => ({ ...(await this.#raw(context, row, pathOf.get(row.folderId)!, tags.get(row.id) ?? [])), secretPath: pathOf.get(row.folderId)! })),
+    );
+    secrets.sort(byPathThenKey);
+    const imports = input.includeImports ? await this.#importedGroups(context, folders) : undefined;
+    await this.#deps.audit.record(this.#deps.db, actor, auditScope(context.project), {
+      type: 'get-secrets',
+      metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
+    });
+    return imports ? { secrets, imports } : { secrets };
+  }
+
+  async get(actor: Actor, input: GetSecretInput): Promise<RawSecret> {
+    const context = await this.#context(actor, input);
+    const path = normalizeSecretPath(input.secretPath);
+    const folder = await requireFolder(this.#deps.db, context.environment, path);
+    const owner = personalOwner(actor, input.type, 'read');
+    const key = input.secretName.trim();
+    const found = await findSecret(this.#deps.db, folder.id, key, input.type, owner);
+    const result = found
+      ? await this.#ownSecret(context, found, path, input.version)
+      : input.includeImports && input.version === undefined
+        ? await this.#importedSecret(context, folder.id, path, key)
+        : undefined;
+    if (!result) throw new NotFoundError(`Secret with name '${key}' not found in '${path}'`);
+    await this.#deps.audit.record(this.#deps.db, actor, auditScope(context.project), {
+      type: 'get-secret',
+      metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
+    });
+    return result.raw;
+  }
+
+  async #ownSecret(context: ReadContext, secret: Secret, path: string, version: number | undefined) {
+    const tags = (await tagsOfSecrets(this.#deps.db, [secret.id])).get(secret.id) ?? [];
+    if (version === undefined || version === secret.version) return { secret, raw: await this.#raw(context, secret, path, tags) };
+    const old = await findSecretVersion(this.#deps.db, secret.id, version);
+    if (!old) throw new NotFoundError(`Secret '${secret.key}' has no version ${version}`);
+    const asSecret: Secret = { ...secret, ...old, id: secret.id, updatedAt: old.createdAt, metadata: old.metadata };
+    const oldTags = tags.filter((tag) => old.tagIds.includes(tag.id));
+    return { secret: asSecret, raw: await this.#raw(context, asSecret, path, oldTags) };
+  }
+
+  /** The last import holding the key wins. */
+  async #importedSecret(context: ReadContext, folderId: string, path: string, key: string) {
+    const resolver = new ImportResolver(this.#deps.db, context.cache);
+    const groups = await resolver.importsOf(folderId, { environmentId: context.environment.id, path });
+    for (const group of groups.reverse()) {
+      const secret = group.secrets.find((candidate) => candidate.key === key);
+      if (!secret) continue;
+      const tags = (await tagsOfSecrets(this.#deps.db, [secret.id])).get(secret.id) ?? [];
+      const environment = { ...context.environment, ...group.environment } as Environment;
+      return { secret, raw: await this.#raw({ ...context, environment }, secret, group.secretPath, tags) };
+    }
+    return undefined;
+  }
+
+  async #importedGroups(context: ReadContext, folders: { id: string; path: string }[]): Promise<ImportedGroup[]> {
+    const resolver = new ImportResolver(this.#deps.db, context.cache);
+    const groups: ImportedGroup[] = [];
+    for (const folder of folders) {
+      for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path })) {
+        const environment = { ...context.environment, ...group.environment } as Environment;
+        const secrets = await Promise.all(
+          group.secrets.map(async (secret) => {
+            const { createdAt: _created, updatedAt: _updated, ...raw } = await this.#raw({ ...context, environment }, secret, group.secretPath, []);
+            return raw;
+          }),
+        );
+        groups.push({ secretPath: group.secretPath, environment: group.environment.slug, folderId: group.folderId, secrets });
+      }
+    }
+    return groups;
+  }
+
+  async #raw(context: ReadContext, secret: Secret, path: string, tags: RawSecret['tags']): Promise<RawSecret> {
+    const raw = toRawSecret(secret, context, tags);
+    if (context.expander) raw.secretValue = await context.expander.expand(raw.secretValue, { environment: context.environment, path }, secret.key);
+    return raw;
+  }
+
+  async #context(actor: Actor, input: Pick<ListSecretsInput, 'workspaceId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
+    const { db, permissions, keyring } = this.#deps;
+    const project = await resolveProject(db, actor, input);
+    permissions.assertProjectPermission(actor, project, 'read', 'secrets');
+    const environment = await requireEnvironment(db, project.id, input.environment);
+    const cipher = new SecretCipher(keyring, project);
+    const cache = new SharedSecretsCache(db, cipher);
+    const expander = input.expandSecretReferences ? new ReferenceExpander(this.#deps, db, actor, project, cache) : null;
+    return { actor, project, environment, cipher, cache, expander };
+  }
+}

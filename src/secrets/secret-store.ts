@@ -1,0 +1,131 @@
+import type { Executor } from '../db/database.ts';
+import type { Secret, SecretVersion } from '../db/schema.ts';
+
+export type SecretType = 'shared' | 'personal';
+
+export interface NewSecret {
+  id: string;
+  folderId: string;
+  type: SecretType;
+  userId: string | null;
+  key: string;
+  encryptedValue: Buffer;
+  encryptedComment: Buffer | null;
+  skipMultilineEncoding: boolean;
+  reminderNote: string | null;
+  reminderRepeatDays: number | null;
+}
+
+export type SecretChanges = Partial<
+  Pick<Secret, 'key' | 'encryptedValue' | 'encryptedComment' | 'skipMultilineEncoding' | 'reminderNote' | 'reminderRepeatDays'>
+>;
+
+export async function insertSecrets(db: Executor, secrets: NewSecret[]): Promise<Secret[]> {
+  if (secrets.length === 0) return [];
+  return db.insertInto('secrets').values(secrets).returningAll().execute();
+}
+
+/** The shared secret of a key, or the user's personal override of it. */
+export async function findSecret(
+  db: Executor,
+  folderId: string,
+  key: string,
+  type: SecretType,
+  userId: string | null,
+  options: { lock?: boolean } = {},
+): Promise<Secret | undefined> {
+  let query = db.selectFrom('secrets').selectAll().where('folderId', '=', folderId).where('key', '=', key).where('type', '=', type);
+  if (type === 'personal') query = query.where('userId', '=', userId);
+  if (options.lock) query = query.forUpdate();
+  return query.executeTakeFirst();
+}
+
+/** Shared secrets of the given keys in a folder, locked for update. */
+export async function lockSharedSecrets(db: Executor, folderId: string, keys: string[]): Promise<Secret[]> {
+  if (keys.length === 0) return [];
+  return db
+    .selectFrom('secrets')
+    .selectAll()
+    .where('folderId', '=', folderId)
+    .where('type', '=', 'shared')
+    .where('key', 'in', keys)
+    .orderBy('key')
+    .forUpdate()
+    .execute();
+}
+
+/** Shared secrets of the folders, plus the personal overrides of `userId` when given; by key. */
+export async function listSecretsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<Secret[]> {
+  if (folderIds.length === 0) return [];
+  return db
+    .selectFrom('secrets')
+    .selectAll()
+    .where('folderId', 'in', folderIds)
+    .where((eb) => (userId ? eb.or([eb('type', '=', 'shared'), eb('userId', '=', userId)]) : eb('type', '=', 'shared')))
+    .orderBy('folderId')
+    .orderBy('key')
+    .orderBy('type', 'desc')
+    .execute();
+}
+
+export async function updateSecret(db: Executor, id: string, changes: SecretChanges): Promise<Secret> {
+  return db
+    .updateTable('secrets')
+    .set((eb) => ({ ...changes, version: eb('version', '+', 1), updatedAt: new Date() }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Renames the personal overrides that follow a renamed shared secret. */
+export async function renamePersonalOverrides(db: Executor, folderId: string, oldKey: string, newKey: string): Promise<void> {
+  await db
+    .updateTable('secrets')
+    .set({ key: newKey, updatedAt: new Date() })
+    .where('folderId', '=', folderId)
+    .where('type', '=', 'personal')
+    .where('key', '=', oldKey)
+    .execute();
+}
+
+export async function deleteSecretsByIds(db: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('secrets').where('id', 'in', ids).execute();
+}
+
+/** Every user's personal overrides of the given shared keys. */
+export async function deletePersonalOverrides(db: Executor, folderId: string, keys: string[]): Promise<void> {
+  if (keys.length === 0) return;
+  await db.deleteFrom('secrets').where('folderId', '=', folderId).where('type', '=', 'personal').where('key', 'in', keys).execute();
+}
+
+export async function insertSecretVersions(db: Executor, secrets: Secret[], tagIds: Map<string, string[]>): Promise<void> {
+  if (secrets.length === 0) return;
+  await db
+    .insertInto('secretVersions')
+    .values(
+      secrets.map((secret) => ({
+        secretId: secret.id,
+        folderId: secret.folderId,
+        version: secret.version,
+        type: secret.type,
+        userId: secret.userId,
+        key: secret.key,
+        encryptedValue: secret.encryptedValue,
+        encryptedComment: secret.encryptedComment,
+        skipMultilineEncoding: secret.skipMultilineEncoding,
+        reminderNote: secret.reminderNote,
+        reminderRepeatDays: secret.reminderRepeatDays,
+        tagIds: tagIds.get(secret.id) ?? [],
+      })),
+    )
+    .execute();
+}
+
+export async function findSecretVersion(db: Executor, secretId: string, version: number): Promise<SecretVersion | undefined> {
+  return db.selectFrom('secretVersions').selectAll().where('secretId', '=', secretId).where('version', '=', version).executeTakeFirst();
+}
+
+export async function listSecretVersions(db: Executor, secretId: string): Promise<SecretVersion[]> {
+  return db.selectFrom('secretVersions').selectAll().where('secretId', '=', secretId).orderBy('version').execute();
+}
