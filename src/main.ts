@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { configFlags, loadConfig } from './config.ts';
+import { scheduleAuditRetention } from './audit/audit-retention.ts';
 import { buildApiApp } from './http/app.ts';
 import { buildProbeApp } from './http/probe-app.ts';
 import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
@@ -62,6 +63,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const services = await startServices(config, logger);
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
   const probes = buildProbeApp(services, metrics.registry);
+  const stopRetention = scheduleAuditRetention(services.db, logger);
   await app.listen({ host: config.host, port: config.port });
   await probes.listen({ host: config.host, port: config.probePort });
   logger.info({ api: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/api/docs`, probes: config.probePort }, 'coffer is serving');
@@ -71,6 +73,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    stopRetention();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     process.exit(0);

@@ -8,6 +8,7 @@ import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
+import { auditRoutes } from './routes/audit.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
@@ -30,7 +31,7 @@ export interface ApiApp {
 }
 
 /** Route groups that need an access token, in registration order. */
-const protectedRouteGroups = [projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes];
+const protectedRouteGroups = [auditRoutes, projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({

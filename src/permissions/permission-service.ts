@@ -15,7 +15,7 @@ export type ProjectSubject =
   | 'member'
   | 'identity'
   | 'role';
-export type OrgSubject = 'workspace' | 'identity' | 'member';
+export type OrgSubject = 'workspace' | 'identity' | 'member' | 'audit-logs';
 
 /**
  * Decides what an actor may do. For now only organization admins may act;

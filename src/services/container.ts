@@ -1,3 +1,4 @@
+import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
@@ -45,6 +46,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     projects: new ProjectService(deps),
     environments: new EnvironmentService(deps),
     folders: new FolderService(deps),
+    auditExport: new AuditExportService(deps),
     secrets: new SecretService(deps),
     secretReader: new SecretReader(deps),
     secretBatch: new SecretBatchService(deps),

@@ -54,6 +54,15 @@ async function openTestDatabase(backend: Backend): Promise<Database> {
   return openDatabase({ databaseUrl: databaseUrl(adminUrl, name), dataDir: '', poolSize: 5 });
 }
 
+/** Secret values in a request body (long enough to be told apart from ids and names). */
+function secretValuesIn(body: unknown): string[] {
+  if (typeof body !== 'object' || body === null) return [];
+  const record = body as Record<string, unknown>;
+  const own = typeof record.secretValue === 'string' && record.secretValue.length >= 8 ? [record.secretValue] : [];
+  const items = Array.isArray(record.secrets) ? record.secrets.flatMap(secretValuesIn) : [];
+  return [...own, ...items];
+}
+
 /** A fresh, empty, migrated instance of the service for one test file. */
 export async function startTestApp(): Promise<TestApp> {
   const backend = currentBackend();
@@ -74,14 +83,17 @@ export async function startTestApp(): Promise<TestApp> {
   const { app } = await buildApiApp(services, { logger, trustedProxies: [] });
   await app.ready();
 
-  // Every credential the tests sent; close() fails the file if any reached a log line.
+  // Every credential and secret value the tests sent; close() fails the file if
+  // any reached a log line or the audit log.
   const credentials = new Set<string>();
+  const secretValues = new Set<string>();
 
   async function request<T>(method: string, url: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     const bearer = headers.authorization?.split(' ')[1];
     if (bearer && bearer.length > 16) credentials.add(bearer);
+    for (const value of secretValuesIn(options.body)) secretValues.add(value);
     const response = await app.inject({
       method: method as 'GET',
       url,
@@ -101,10 +113,13 @@ export async function startTestApp(): Promise<TestApp> {
     logs,
     request,
     async close() {
+      const audit = JSON.stringify(await database.db.selectFrom('auditLogs').select(['eventMetadata', 'actorMetadata']).execute());
       await app.close();
       await database.close();
-      const leaked = [...credentials].filter((credential) => logs.some((line) => line.includes(credential)));
-      if (leaked.length > 0) throw new Error(`${leaked.length} access token(s) appeared in the service's logs`);
+      const leaked = [...credentials].filter((credential) => logs.some((line) => line.includes(credential)) || audit.includes(credential));
+      if (leaked.length > 0) throw new Error(`${leaked.length} access token(s) appeared in the service's logs or audit log`);
+      const exposed = [...secretValues].filter((value) => audit.includes(value) || logs.some((line) => line.includes(value)));
+      if (exposed.length > 0) throw new Error(`secret values appeared in the audit log or logs: ${exposed.length}`);
     },
   };
 }
