@@ -13,7 +13,8 @@ export type ChangeKind =
   | 'environment-created'
   | 'environment-updated'
   | 'environment-deleted'
-  | 'project-deleted';
+  | 'project-deleted'
+  | 'integration';
 
 export interface Change {
   projectId: string;

@@ -230,6 +230,51 @@ export interface SecretImportsTable {
   updatedAt: Timestamp;
 }
 
+export interface IntegrationAuthsTable {
+  id: Generated<string>;
+  projectId: string;
+  integration: string;
+  teamId: string | null;
+  url: string | null;
+  namespace: string | null;
+  accountId: string | null;
+  metadata: Json | null;
+  encryptedAccess: Buffer | null;
+  encryptedAccessId: Buffer | null;
+  encryptedRefresh: Buffer | null;
+  accessExpiresAt: Date | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IntegrationsTable {
+  id: Generated<string>;
+  integrationAuthId: string;
+  envId: string;
+  integration: string;
+  isActive: Generated<boolean>;
+  secretPath: Generated<string>;
+  url: string | null;
+  app: string | null;
+  appId: string | null;
+  targetEnvironment: string | null;
+  targetEnvironmentId: string | null;
+  targetService: string | null;
+  targetServiceId: string | null;
+  owner: string | null;
+  path: string | null;
+  region: string | null;
+  scope: string | null;
+  metadata: ColumnType<unknown, string | undefined, string>;
+  managedBy: string | null;
+  isSynced: boolean | null;
+  syncMessage: string | null;
+  syncedRevision: number | null;
+  lastUsed: Date | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   appliedAt: Timestamp;
@@ -256,6 +301,8 @@ export interface DB {
   secretTags: SecretTagsTable;
   secretTagLinks: SecretTagLinksTable;
   secretImports: SecretImportsTable;
+  integrationAuths: IntegrationAuthsTable;
+  integrations: IntegrationsTable;
   schemaMigrations: SchemaMigrationsTable;
 }
 
@@ -270,4 +317,6 @@ export type Secret = Selectable<SecretsTable>;
 export type SecretVersion = Selectable<SecretVersionsTable>;
 export type SecretTag = Selectable<SecretTagsTable>;
 export type SecretImport = Selectable<SecretImportsTable>;
+export type IntegrationAuth = Selectable<IntegrationAuthsTable>;
+export type Integration = Selectable<IntegrationsTable>;
 export type NewAuditLog = Insertable<AuditLogsTable>;
