@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Builds the Kubernetes control-plane binaries the cluster tests run against
-# (etcd, kube-apiserver, kube-controller-manager) plus helm, from published Go
-# modules, into a cache directory outside the repository.
+# (etcd, kube-apiserver, kube-controller-manager) plus helm and kustomize, from
+# published Go modules, into a cache directory outside the repository.
 #
 #   scripts/k8s-testbin.sh               build if needed; last stdout line = the directory
 #   scripts/k8s-testbin.sh --print-dir   print the directory; exit 1 if it is not built yet
 #   scripts/k8s-testbin.sh --force       rebuild even if the stamp says it is complete
-#   scripts/k8s-testbin.sh --update-k8s v1.35.9 [--update-helm v4.3.2]
-#                                        regenerate test/k8s-bin/go.mod (+ helm/go.mod) for
-#                                        another release (network: Go module proxy)
+#   scripts/k8s-testbin.sh --update-k8s v1.35.9 [--update-helm v4.3.2] [--update-kustomize v5.8.3]
+#                                        regenerate test/k8s-bin/go.mod (+ helm/, kustomize/go.mod)
+#                                        for another release (network: Go module proxy)
 #
 # The versions come from the committed wrapper modules:
 #   test/k8s-bin/go.mod       k8s.io/kubernetes + go.etcd.io/etcd/server/v3 (the version
 #                             k8s.io/kubernetes' own go.mod pins) + one replace per staging module
 #   test/k8s-bin/helm/go.mod  helm.sh/helm/v4 (separate module: helm needs newer k8s.io/* libraries,
 #                             which must not leak into the apiserver's module graph)
+#   test/k8s-bin/kustomize/go.mod  sigs.k8s.io/kustomize/kustomize/v5 (separate module: in helm's
+#                             it would bump sigs.k8s.io/kustomize/api)
 #
 # Environment:
 #   COFFER_TESTBIN_DIR  output dir (default $HOME/.cache/coffer/testbin/<k8s version>)
@@ -28,19 +30,21 @@ set -Eeuo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 MOD="$ROOT/test/k8s-bin"
 HELM_MOD="$MOD/helm"
+KUSTOMIZE_MOD="$MOD/kustomize"
 MIN_GO_MINOR=26 # go 1.26: the wrapper modules' go line; keep in sync with test/k8s-bin/go.mod
 
 log() { printf 'k8s-testbin: %s\n' "$*" >&2; }
 die() { printf 'k8s-testbin: ERROR: %s\n' "$*" >&2; exit 1; }
 
-MODE=build FORCE=0 NEW_K8S= NEW_HELM=
+MODE=build FORCE=0 NEW_K8S= NEW_HELM= NEW_KUSTOMIZE=
 while [ $# -gt 0 ]; do
   case "$1" in
     --print-dir) MODE=print ;;
     --force) FORCE=1 ;;
     --update-k8s) MODE=update; NEW_K8S=${2:?--update-k8s needs a version like v1.35.8}; shift ;;
     --update-helm) MODE=update; NEW_HELM=${2:?--update-helm needs a version like v4.3.1}; shift ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --update-kustomize) MODE=update; NEW_KUSTOMIZE=${2:?--update-kustomize needs a version like v5.8.2}; shift ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
   shift
@@ -134,21 +138,33 @@ $bumped"
       die "could not resolve helm $NEW_HELM"
     log "test/k8s-bin/helm/go.mod now pins helm.sh/helm/v4 $NEW_HELM"
   fi
+  if [ -n "$NEW_KUSTOMIZE" ]; then
+    case "$NEW_KUSTOMIZE" in v5.*) ;; *) die "kustomize version must be v5.x (module sigs.k8s.io/kustomize/kustomize/v5)" ;; esac
+    mkdir -p "$KUSTOMIZE_MOD"
+    printf '// kustomize CLI for the deploy/ tests, built by scripts/k8s-testbin.sh (separate module: in the helm\n// module it would bump sigs.k8s.io/kustomize/api, which helm resolves through k8s.io/kubectl).\nmodule coffer.dev/test/k8sbin/kustomize\n\ngo 1.%s\n' \
+      "$MIN_GO_MINOR" > "$KUSTOMIZE_MOD/go.mod"
+    rm -f "$KUSTOMIZE_MOD/go.sum"
+    (cd "$KUSTOMIZE_MOD" && "$GO_BIN" get -tool "sigs.k8s.io/kustomize/kustomize/v5@$NEW_KUSTOMIZE" && "$GO_BIN" mod tidy) ||
+      die "could not resolve kustomize $NEW_KUSTOMIZE (a release may need a newer Go than 1.$MIN_GO_MINOR)"
+    log "test/k8s-bin/kustomize/go.mod now pins sigs.k8s.io/kustomize/kustomize/v5 $NEW_KUSTOMIZE"
+  fi
 }
 if [ "$MODE" = update ]; then update_modules; exit 0; fi
 
 # ---------------------------------------------------------------- versions, output dir
 [ -f "$MOD/go.mod" ] && [ -f "$MOD/go.sum" ] || die "missing $MOD/go.mod or go.sum"
 [ -f "$HELM_MOD/go.mod" ] && [ -f "$HELM_MOD/go.sum" ] || die "missing $HELM_MOD/go.mod or go.sum"
+[ -f "$KUSTOMIZE_MOD/go.mod" ] && [ -f "$KUSTOMIZE_MOD/go.sum" ] || die "missing $KUSTOMIZE_MOD/go.mod or go.sum"
 K8S=$(modver "$MOD/go.mod" k8s.io/kubernetes)
 ETCD=$(modver "$MOD/go.mod" go.etcd.io/etcd/server/v3)
 HELM=$(modver "$HELM_MOD/go.mod" helm.sh/helm/v4)
-[ -n "$K8S" ] && [ -n "$ETCD" ] && [ -n "$HELM" ] || die "cannot read versions from the wrapper go.mod files"
+KUSTOMIZE=$(modver "$KUSTOMIZE_MOD/go.mod" sigs.k8s.io/kustomize/kustomize/v5)
+[ -n "$K8S" ] && [ -n "$ETCD" ] && [ -n "$HELM" ] && [ -n "$KUSTOMIZE" ] || die "cannot read versions from the wrapper go.mod files"
 OUT=${COFFER_TESTBIN_DIR:-${HOME:?HOME is not set}/.cache/coffer/testbin/$K8S}
-BINS="etcd kube-apiserver kube-controller-manager helm"
+BINS="etcd kube-apiserver kube-controller-manager helm kustomize"
 SCRIPT_REV=1 # bump when build flags change, to invalidate existing stamps
-STAMP_WANT="k8s=$K8S etcd=$ETCD helm=$HELM rev=$SCRIPT_REV mods=$(cat "$MOD/go.mod" "$MOD/go.sum" \
-  "$HELM_MOD/go.mod" "$HELM_MOD/go.sum" | sha256sum | cut -c1-16)"
+STAMP_WANT="k8s=$K8S etcd=$ETCD helm=$HELM kustomize=$KUSTOMIZE rev=$SCRIPT_REV mods=$(cat "$MOD/go.mod" "$MOD/go.sum" \
+  "$HELM_MOD/go.mod" "$HELM_MOD/go.sum" "$KUSTOMIZE_MOD/go.mod" "$KUSTOMIZE_MOD/go.sum" | sha256sum | cut -c1-16)"
 
 complete() {
   [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$STAMP_WANT" ] || return 1
@@ -182,7 +198,7 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 done
 LD_HELM="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM -X helm.sh/helm/v4/internal/version.gitTreeState=clean"
 
-log "building k8s $K8S, etcd $ETCD, helm $HELM into $OUT ($("$GO_BIN" env GOVERSION), $(nproc 2>/dev/null || echo ?) CPUs)"
+log "building k8s $K8S, etcd $ETCD, helm $HELM, kustomize $KUSTOMIZE into $OUT ($("$GO_BIN" env GOVERSION), $(nproc 2>/dev/null || echo ?) CPUs)"
 build() { # build <name> <module dir> <ldflags> <package>
   local t0=$SECONDS
   log "go build $4"
@@ -193,6 +209,8 @@ build etcd "$MOD" "-s -w" go.etcd.io/etcd/server/v3
 build kube-apiserver "$MOD" "$LD_K8S" k8s.io/kubernetes/cmd/kube-apiserver
 build kube-controller-manager "$MOD" "$LD_K8S" k8s.io/kubernetes/cmd/kube-controller-manager
 build helm "$HELM_MOD" "$LD_HELM" helm.sh/helm/v4/cmd/helm
+# kustomize reads its version from the module build info (no -X needed).
+build kustomize "$KUSTOMIZE_MOD" "-s -w" sigs.k8s.io/kustomize/kustomize/v5
 
 # Smoke check: every binary runs and reports the expected version.
 check_version() { # check_version <name> <expected substring> <command...>
@@ -203,6 +221,7 @@ check_version etcd "etcd Version: ${ETCD#v}" "$STG/etcd" --version
 check_version kube-apiserver "Kubernetes $K8S" "$STG/kube-apiserver" --version
 check_version kube-controller-manager "Kubernetes $K8S" "$STG/kube-controller-manager" --version
 check_version helm "$HELM" "$STG/helm" version --short
+check_version kustomize "$KUSTOMIZE" "$STG/kustomize" version
 
 for b in $BINS; do mv -f "$STG/$b" "$OUT/$b"; done
 rmdir "$STG"
