@@ -242,6 +242,7 @@ export interface IntegrationAuthsTable {
   encryptedAccess: Buffer | null;
   encryptedAccessId: Buffer | null;
   encryptedRefresh: Buffer | null;
+  encryptedAwsAssumeIamRoleArn: Buffer | null;
   accessExpiresAt: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
