@@ -12,6 +12,7 @@ import { auditRoutes } from './routes/audit.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
+import { integrationRoutes } from './routes/integrations.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
 import { secretRoutes } from './routes/secrets.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
@@ -31,7 +32,7 @@ export interface ApiApp {
 }
 
 /** Route groups that need an access token, in registration order. */
-const protectedRouteGroups = [auditRoutes, projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes];
+const protectedRouteGroups = [auditRoutes, projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes, integrationRoutes];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({

@@ -9,6 +9,8 @@ import type { Database } from '../db/database.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
 import { ImportService } from '../imports/import-service.ts';
+import { IntegrationAuthService } from '../integrations/integration-auth-service.ts';
+import { IntegrationService } from '../integrations/integration-service.ts';
 import { PermissionService } from '../permissions/permission-service.ts';
 import { ProjectService } from '../projects/project-service.ts';
 import { SecretBatchService } from '../secrets/secret-batch-service.ts';
@@ -53,6 +55,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     secretTagging: new SecretTagging(deps),
     imports: new ImportService(deps),
     tags: new TagService(deps),
+    integrationAuths: new IntegrationAuthService(deps),
+    integrations: new IntegrationService(deps),
   };
 }
 

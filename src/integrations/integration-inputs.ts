@@ -1,0 +1,45 @@
+import type { IntegrationMetadata } from './integration-schema.ts';
+import type { IntegrationValues } from './integration-store.ts';
+
+export type Target = Partial<Pick<IntegrationValues, 'url' | 'app' | 'appId' | 'targetEnvironment' | 'targetEnvironmentId' | 'targetService' | 'targetServiceId' | 'owner' | 'path' | 'region' | 'scope'>>;
+
+export interface CreateIntegrationInput extends Target {
+  integrationAuthId: string;
+  sourceEnvironment: string;
+  secretPath: string;
+  isActive: boolean;
+  metadata: IntegrationMetadata;
+}
+
+export interface UpdateIntegrationInput {
+  isActive: boolean;
+  app?: string;
+  appId?: string;
+  targetEnvironment?: string;
+  owner?: string;
+  /** Source environment slug; the current one when absent. */
+  environment?: string;
+  /** Kept when absent (the reference resets it to "/"). */
+  secretPath?: string;
+  /** Shallow-merged into the stored metadata. */
+  metadata?: IntegrationMetadata;
+}
+
+export interface ManagedIntegrationInput {
+  managedBy: string;
+  projectId: string;
+  environment: string;
+  secretPath: string;
+  app: string;
+  owner: string;
+  targetEnvironment: string;
+  /** Left as stored when undefined (true on creation). */
+  isActive?: boolean;
+}
+
+export interface SyncResult {
+  isSynced: boolean;
+  /** Status text only: never a secret value. */
+  syncMessage: string | null;
+  syncedRevision: number | null;
+}

@@ -1,0 +1,156 @@
+import { z } from 'zod';
+import type { IntegrationAuth } from '../db/schema.ts';
+import type { IntegrationRow } from './integration-store.ts';
+
+/** The operator's own integration type: a native Kubernetes Secret kept in sync. */
+export const KUBERNETES_INTEGRATION = 'kubernetes';
+
+/** The reference's integration slugs, plus Coffer's "kubernetes". */
+export const INTEGRATION_SLUGS: ReadonlySet<string> = new Set([
+  'azure-key-vault',
+  'aws-parameter-store',
+  'aws-secret-manager',
+  'gcp-secret-manager',
+  'heroku',
+  'vercel',
+  'netlify',
+  'github',
+  'gitlab',
+  'render',
+  'railway',
+  'flyio',
+  'laravel-forge',
+  'circleci',
+  'databricks',
+  'travisci',
+  'teamcity',
+  'supabase',
+  'checkly',
+  'qovery',
+  'terraform-cloud',
+  'hashicorp-vault',
+  'cloudflare-pages',
+  'cloudflare-workers',
+  'bitbucket',
+  'codefresh',
+  'windmill',
+  'digital-ocean-app-platform',
+  'cloud-66',
+  'northflank',
+  'hasura-cloud',
+  'rundeck',
+  'azure-devops',
+  KUBERNETES_INTEGRATION,
+]);
+
+/**
+ * Integration options, as the reference names them; unknown keys are kept so a
+ * client's own settings survive a round trip.
+ */
+export const integrationMetadataSchema = z.looseObject({
+  initialSyncBehavior: z.string().optional(),
+  secretPrefix: z.string().optional(),
+  secretSuffix: z.string().optional(),
+  mappingBehavior: z.enum(['one-to-one', 'many-to-one']).optional(),
+  shouldAutoRedeploy: z.boolean().optional(),
+  secretGCPLabel: z.object({ labelName: z.string(), labelValue: z.string() }).optional(),
+  secretAWSTag: z.array(z.object({ key: z.string(), value: z.string() })).optional(),
+  githubVisibility: z.enum(['selected', 'private', 'all']).optional(),
+  githubVisibilityRepoIds: z.array(z.string()).optional(),
+  kmsKeyId: z.string().optional(),
+  shouldDisableDelete: z.boolean().optional(),
+  shouldEnableDelete: z.boolean().optional(),
+  shouldMaskSecrets: z.boolean().optional(),
+  shouldProtectSecrets: z.boolean().optional(),
+});
+
+export type IntegrationMetadata = z.infer<typeof integrationMetadataSchema>;
+
+export const integrationAuthSchema = z.object({
+  id: z.string(),
+  projectId: z.string(),
+  integration: z.string(),
+  teamId: z.string().nullable(),
+  url: z.string().nullable(),
+  namespace: z.string().nullable(),
+  accountId: z.string().nullable(),
+  metadata: z.unknown(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export type IntegrationAuthResponse = z.infer<typeof integrationAuthSchema>;
+
+/** Never the sealed credentials: only the fields listed here leave the service. */
+export function toIntegrationAuthResponse(row: IntegrationAuth): IntegrationAuthResponse {
+  return {
+    id: row.id,
+    projectId: row.projectId,
+    integration: row.integration,
+    teamId: row.teamId,
+    url: row.url,
+    namespace: row.namespace,
+    accountId: row.accountId,
+    metadata: row.metadata ?? null,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export const integrationSchema = z.object({
+  id: z.string(),
+  isActive: z.boolean(),
+  url: z.string().nullable(),
+  app: z.string().nullable(),
+  appId: z.string().nullable(),
+  targetEnvironment: z.string().nullable(),
+  targetEnvironmentId: z.string().nullable(),
+  targetService: z.string().nullable(),
+  targetServiceId: z.string().nullable(),
+  owner: z.string().nullable(),
+  path: z.string().nullable(),
+  region: z.string().nullable(),
+  scope: z.string().nullable(),
+  integration: z.string(),
+  metadata: z.unknown(),
+  integrationAuthId: z.string(),
+  envId: z.string(),
+  secretPath: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  lastUsed: z.string().nullable(),
+  isSynced: z.boolean().nullable(),
+  syncMessage: z.string().nullable(),
+  environment: z.object({ slug: z.string(), name: z.string(), id: z.string() }),
+});
+
+export type IntegrationResponse = z.infer<typeof integrationSchema>;
+
+export function toIntegrationResponse(row: IntegrationRow): IntegrationResponse {
+  return {
+    id: row.id,
+    isActive: row.isActive,
+    url: row.url,
+    app: row.app,
+    appId: row.appId,
+    targetEnvironment: row.targetEnvironment,
+    targetEnvironmentId: row.targetEnvironmentId,
+    targetService: row.targetService,
+    targetServiceId: row.targetServiceId,
+    owner: row.owner,
+    path: row.path,
+    region: row.region,
+    scope: row.scope,
+    integration: row.integration,
+    metadata: row.metadata ?? {},
+    integrationAuthId: row.integrationAuthId,
+    envId: row.envId,
+    secretPath: row.secretPath,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    lastUsed: row.lastUsed?.toISOString() ?? null,
+    isSynced: row.isSynced,
+    syncMessage: row.syncMessage,
+    environment: { slug: row.envSlug, name: row.envName, id: row.envId },
+  };
+}

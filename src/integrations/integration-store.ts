@@ -1,0 +1,98 @@
+import type { Executor } from '../db/database.ts';
+import { isUuid } from '../db/errors.ts';
+import type { Integration } from '../db/schema.ts';
+
+/** An integration with its source environment's slug and name, and the project it belongs to. */
+export type IntegrationRow = Integration & { envSlug: string; envName: string; projectId: string };
+
+/** The columns a create or an update may set. */
+export interface IntegrationValues {
+  envId: string;
+  isActive: boolean;
+  secretPath: string;
+  url: string | null;
+  app: string | null;
+  appId: string | null;
+  targetEnvironment: string | null;
+  targetEnvironmentId: string | null;
+  targetService: string | null;
+  targetServiceId: string | null;
+  owner: string | null;
+  path: string | null;
+  region: string | null;
+  scope: string | null;
+  metadata: unknown;
+}
+
+function selectIntegrationRows(db: Executor) {
+  return db
+    .selectFrom('integrations')
+    .innerJoin('projectEnvironments', 'projectEnvironments.id', 'integrations.envId')
+    .selectAll('integrations')
+    .select([
+      'projectEnvironments.slug as envSlug',
+      'projectEnvironments.name as envName',
+      'projectEnvironments.projectId as projectId',
+    ]);
+}
+
+export async function findIntegrationById(db: Executor, id: string): Promise<IntegrationRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  return selectIntegrationRows(db).where('integrations.id', '=', id).executeTakeFirst();
+}
+
+export async function findIntegrationByManagedBy(db: Executor, managedBy: string): Promise<IntegrationRow | undefined> {
+  return selectIntegrationRows(db).where('integrations.managedBy', '=', managedBy).executeTakeFirst();
+}
+
+export async function listIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
+  return selectIntegrationRows(db)
+    .where('projectEnvironments.projectId', '=', projectId)
+    .orderBy('integrations.createdAt')
+    .orderBy('integrations.id')
+    .execute();
+}
+
+export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): Promise<IntegrationRow[]> {
+  if (authIds.length === 0) return [];
+  return selectIntegrationRows(db).where('integrations.integrationAuthId', 'in', authIds).orderBy('integrations.id').execute();
+}
+
+export async function insertIntegration(
+  db: Executor,
+  values: IntegrationValues & { integrationAuthId: string; integration: string; managedBy?: string | null },
+): Promise<string> {
+  const { metadata, ...rest } = values;
+  const row = await db
+    .insertInto('integrations')
+    .values({ ...rest, metadata: JSON.stringify(metadata ?? {}) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function updateIntegration(
+  db: Executor,
+  id: string,
+  changes: Partial<IntegrationValues> & { integrationAuthId?: string },
+): Promise<void> {
+  const { metadata, ...rest } = changes;
+  await db
+    .updateTable('integrations')
+    .set({ ...rest, ...(metadata === undefined ? {} : { metadata: JSON.stringify(metadata) }), updatedAt: new Date() })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function deleteIntegration(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('integrations').where('id', '=', id).execute();
+}
+
+/** Stores the outcome of a sync; leaves `updatedAt` alone (the record's settings did not change). */
+export async function setIntegrationSyncResult(
+  db: Executor,
+  id: string,
+  result: { isSynced: boolean; syncMessage: string | null; syncedRevision: number | null; lastUsed: Date },
+): Promise<void> {
+  await db.updateTable('integrations').set(result).where('id', '=', id).execute();
+}

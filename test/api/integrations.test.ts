@@ -1,0 +1,526 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Actor } from '../../src/actor/actor.ts';
+import { latestRevision } from '../../src/changes/change-store.ts';
+import { AppError } from '../../src/errors.ts';
+import { IntegrationAuthCipher } from '../../src/integrations/integration-auth-cipher.ts';
+import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+const UNKNOWN_ID = '0b4a3c2d-3333-4333-8333-333333333333';
+/** Credentials sent to the API; none may come back in a response, the audit log or a log line. */
+const SENTINEL = {
+  accessToken: `sentinel-access-${randomBytes(12).toString('hex')}`,
+  accessId: `sentinel-id-${randomBytes(12).toString('hex')}`,
+  refreshToken: `sentinel-refresh-${randomBytes(12).toString('hex')}`,
+  awsAssumeIamRoleArn: `arn:aws:iam::123456789012:role/sentinel-${randomBytes(6).toString('hex')}`,
+};
+
+let app: TestApp;
+let token: string;
+let projectId: string;
+let actor: Actor;
+const envIds: Record<string, string> = {};
+const responses: string[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp();
+  const admin = await bootstrap(app);
+  token = admin.token;
+  projectId = (await app.request('POST', '/api/v2/workspace', { token, body: { projectName: 'Integrations', slug: 'integrations-project' } })).body.project.id;
+  const environments = await app.database.db.selectFrom('projectEnvironments').select(['id', 'slug']).where('projectId', '=', projectId).execute();
+  for (const environment of environments) envIds[environment.slug] = environment.id;
+  actor = {
+    kind: 'identity',
+    id: admin.identityId,
+    name: 'operator',
+    orgId: admin.orgId,
+    orgRole: 'admin',
+    tokenId: null,
+    authMethod: null,
+    ip: null,
+    userAgent: 'k8-operator',
+    userAgentType: 'k8-operator',
+  };
+});
+afterAll(async () => app?.close());
+
+async function call(method: string, url: string, options: { body?: unknown; query?: Record<string, string> } = {}) {
+  const response = await app.request(method, url, { token, ...options });
+  responses.push(JSON.stringify(response.body ?? null));
+  return response;
+}
+
+async function makeFolder(path: string, environment = 'dev'): Promise<void> {
+  const segments = path.split('/').filter(Boolean);
+  const response = await call('POST', '/api/v1/folders', {
+    body: { workspaceId: projectId, environment, name: segments.at(-1), path: `/${segments.slice(0, -1).join('/')}` },
+  });
+  expect(response.status).toBe(200);
+}
+
+const authorize = (body: Record<string, unknown> = {}) =>
+  call('POST', '/api/v1/integration-auth/access-token', { body: { workspaceId: projectId, integration: 'github', ...body } });
+const createIntegration = (body: Record<string, unknown>) => call('POST', '/api/v1/integration', { body: { sourceEnvironment: 'dev', ...body } });
+const patchIntegration = (id: string, body: Record<string, unknown>) => call('PATCH', `/api/v1/integration/${id}`, { body });
+const getIntegration = (id: string) => call('GET', `/api/v1/integration/${id}`);
+
+async function newAuth(integration = 'github'): Promise<string> {
+  const response = await authorize({ integration, accessToken: SENTINEL.accessToken });
+  expect(response.status).toBe(200);
+  return response.body.integrationAuth.id;
+}
+
+async function newIntegration(body: Record<string, unknown> = {}): Promise<any> {
+  const response = await createIntegration({ integrationAuthId: await newAuth(), ...body });
+  expect(response.status).toBe(200);
+  return response.body.integration;
+}
+
+async function auditMetadata(eventType: string): Promise<Record<string, unknown>[]> {
+  const rows = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', eventType).orderBy('createdAt').execute();
+  return rows.map((row) => row.eventMetadata as Record<string, unknown>);
+}
+
+const revision = () => latestRevision(app.database.db);
+async function changesSince(after: number) {
+  const rows = await app.database.db.selectFrom('changeLog').selectAll().where('revision', '>', after).orderBy('revision').execute();
+  return rows.map((row) => ({ projectId: row.projectId, environmentId: row.environmentId, environmentSlug: row.environmentSlug, secretPath: row.secretPath, kind: row.kind }));
+}
+const change = (environment: string, secretPath: string) => ({ projectId, environmentId: envIds[environment], environmentSlug: environment, secretPath, kind: 'integration' });
+
+async function expectUnchanged(request: () => Promise<{ status: number; body: any }>, status: number) {
+  const before = await snapshotDatabase(app.database);
+  const response = await request();
+  expect(response.status).toBe(status);
+  expect(response.body).toMatchObject({ statusCode: status, error: expect.any(String), message: expect.any(String) });
+  expect(await snapshotDatabase(app.database)).toEqual(before);
+  return response;
+}
+
+describe('integration auth', () => {
+  test('POST access-token stores sealed credentials and returns the auth without them', async () => {
+    const response = await authorize({ ...SENTINEL, url: 'https://vault.example.com', namespace: 'team-a' });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      integrationAuth: {
+        id: expect.any(String),
+        projectId,
+        integration: 'github',
+        teamId: null,
+        url: 'https://vault.example.com',
+        namespace: 'team-a',
+        accountId: null,
+        metadata: null,
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
+    });
+    const id: string = response.body.integrationAuth.id;
+    const row = await app.database.db.selectFrom('integrationAuths').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    const project = await app.database.db.selectFrom('projects').selectAll().where('id', '=', projectId).executeTakeFirstOrThrow();
+    const cipher = new IntegrationAuthCipher(app.services.keyring, project);
+    expect(cipher.open(id, 'access', row.encryptedAccess)).toBe(SENTINEL.accessToken);
+    expect(cipher.open(id, 'access-id', row.encryptedAccessId)).toBe(SENTINEL.accessId);
+    expect(cipher.open(id, 'refresh', row.encryptedRefresh)).toBe(SENTINEL.refreshToken);
+    expect(cipher.open(id, 'aws-assume-iam-role-arn', row.encryptedAwsAssumeIamRoleArn)).toBe(SENTINEL.awsAssumeIamRoleArn);
+    // bound to the row: another auth's id does not open it
+    expect(() => cipher.open(UNKNOWN_ID, 'access', row.encryptedAccess)).toThrow();
+    for (const value of Object.values(SENTINEL)) expect(row.encryptedAccess!.includes(Buffer.from(value))).toBe(false);
+    expect(await auditMetadata('authorize-integration')).toContainEqual({ integration: 'github' });
+  });
+
+  test('"kubernetes" is an integration; absent credentials stay empty', async () => {
+    const response = await authorize({ integration: 'kubernetes' });
+    expect(response).toMatchObject({ status: 200, body: { integrationAuth: { integration: 'kubernetes', url: null, namespace: null } } });
+    const row = await app.database.db.selectFrom('integrationAuths').selectAll().where('id', '=', response.body.integrationAuth.id).executeTakeFirstOrThrow();
+    expect([row.encryptedAccess, row.encryptedAccessId, row.encryptedRefresh, row.encryptedAwsAssumeIamRoleArn]).toEqual([null, null, null, null]);
+  });
+
+  test('GET by id and the project list return the same auths', async () => {
+    const id = await newAuth('vercel');
+    const one = await call('GET', `/api/v1/integration-auth/${id}`);
+    expect(one.status).toBe(200);
+    expect(one.body.integrationAuth).toMatchObject({ id, projectId, integration: 'vercel' });
+    const list = await call('GET', `/api/v1/workspace/${projectId}/authorizations`);
+    expect(list.status).toBe(200);
+    expect(list.body.authorizations).toContainEqual(one.body.integrationAuth);
+    expect(Object.keys(list.body)).toEqual(['authorizations']);
+  });
+
+  test.each([
+    ['an invalid integration slug', 400, { integration: 'dropbox' }],
+    ['an unknown project', 404, { workspaceId: UNKNOWN_ID }],
+    ['a non-UUID project id', 404, { workspaceId: 'project' }],
+    ['a url that is not a URL', 422, { url: 'not a url', accessToken: SENTINEL.accessToken }],
+    ['a missing workspaceId', 422, { workspaceId: undefined }],
+    ['a missing integration', 422, { integration: undefined }],
+    ['an accessToken of the wrong type', 422, { accessToken: 42 }],
+  ])('POST access-token with %s → %i, database unchanged', async (_name, status, body) => {
+    const response = await expectUnchanged(() => authorize(body), status);
+    if (status === 400) expect(response.body.message).toBe('Invalid integration');
+  });
+
+  test.each([
+    ['GET', `/api/v1/integration-auth/${UNKNOWN_ID}`],
+    ['GET', '/api/v1/integration-auth/nope'],
+    ['DELETE', `/api/v1/integration-auth/${UNKNOWN_ID}`],
+    ['DELETE', '/api/v1/integration-auth/nope'],
+    ['GET', `/api/v1/workspace/${UNKNOWN_ID}/authorizations`],
+    ['GET', '/api/v1/workspace/nope/authorizations'],
+  ])('%s %s → 404, database unchanged', async (method, url) => {
+    await expectUnchanged(() => call(method, url), 404);
+  });
+
+  test('DELETE by id removes the auth and its integrations, audits, and records their changes', async () => {
+    await makeFolder('/auth-del');
+    const authId = await newAuth('heroku');
+    const first = (await createIntegration({ integrationAuthId: authId, secretPath: '/auth-del' })).body.integration;
+    const second = (await createIntegration({ integrationAuthId: authId, sourceEnvironment: 'staging' })).body.integration;
+    const before = await revision();
+    const response = await call('DELETE', `/api/v1/integration-auth/${authId}`);
+    expect(response.status).toBe(200);
+    expect(response.body.integrationAuth).toMatchObject({ id: authId, integration: 'heroku' });
+    expect((await getIntegration(first.id)).status).toBe(404);
+    expect((await getIntegration(second.id)).status).toBe(404);
+    expect(await changesSince(before)).toEqual(expect.arrayContaining([change('dev', '/auth-del'), change('staging', '/')]));
+    expect(await changesSince(before)).toHaveLength(2);
+    expect(await auditMetadata('unauthorize-integration')).toContainEqual({ integration: 'heroku' });
+    await expectUnchanged(() => call('DELETE', `/api/v1/integration-auth/${authId}`), 404);
+  });
+
+  test('DELETE ?integration=&projectId= removes every auth of that type only', async () => {
+    const netlify = [await newAuth('netlify'), await newAuth('netlify')];
+    const other = await newAuth('render');
+    const response = await call('DELETE', '/api/v1/integration-auth', { query: { integration: 'netlify', projectId } });
+    expect(response.status).toBe(200);
+    expect(response.body.integrationAuth.map((auth: { id: string }) => auth.id).sort()).toEqual([...netlify].sort());
+    expect((await call('GET', `/api/v1/integration-auth/${other}`)).status).toBe(200);
+    expect((await call('DELETE', '/api/v1/integration-auth', { query: { integration: 'netlify', projectId } })).body).toEqual({ integrationAuth: [] });
+    await expectUnchanged(() => call('DELETE', '/api/v1/integration-auth', { query: { integration: 'dropbox', projectId } }), 400);
+    await expectUnchanged(() => call('DELETE', '/api/v1/integration-auth', { query: { integration: 'render', projectId: UNKNOWN_ID } }), 404);
+    await expectUnchanged(() => call('DELETE', '/api/v1/integration-auth', { query: { integration: 'render' } }), 422);
+  });
+});
+
+describe('create integration (POST /api/v1/integration)', () => {
+  test('creates with the defaults, in the seed shape plus the environment; audits and records a change', async () => {
+    const authId = await newAuth();
+    const before = await revision();
+    const response = await createIntegration({ integrationAuthId: authId, app: 'my-repo', owner: 'acme', url: 'https://github.example.com' });
+    expect(response.status).toBe(200);
+    const integration = response.body.integration;
+    expect(response.body).toEqual({
+      integration: {
+        id: expect.any(String),
+        isActive: true,
+        url: 'https://github.example.com',
+        app: 'my-repo',
+        appId: null,
+        targetEnvironment: null,
+        targetEnvironmentId: null,
+        targetService: null,
+        targetServiceId: null,
+        owner: 'acme',
+        path: null,
+        region: null,
+        scope: null,
+        integration: 'github',
+        metadata: {},
+        integrationAuthId: authId,
+        envId: envIds.dev,
+        secretPath: '/',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+        lastUsed: null,
+        isSynced: null,
+        syncMessage: null,
+        environment: { slug: 'dev', name: 'Development', id: envIds.dev },
+      },
+    });
+    expect(await auditMetadata('create-integration')).toContainEqual({
+      integrationId: integration.id,
+      integration: 'github',
+      environment: 'dev',
+      secretPath: '/',
+      url: 'https://github.example.com',
+      app: 'my-repo',
+    });
+    expect(await changesSince(before)).toEqual([change('dev', '/')]);
+  });
+
+  test('takes every optional field; normalises the path', async () => {
+    await makeFolder('/all/fields', 'staging');
+    const fields = {
+      app: 'a', appId: 'a-1', targetEnvironment: 'production', targetEnvironmentId: 'te-1', targetService: 'svc', targetServiceId: 'svc-1',
+      owner: 'o', url: 'https://x.example.com', path: '/p', region: 'eu-west-1', scope: 'github-org',
+    };
+    const integration = await newIntegration({ sourceEnvironment: 'staging', secretPath: 'all/fields/', isActive: false, metadata: { secretPrefix: 'P_', custom: 'kept' }, ...fields });
+    expect(integration).toMatchObject({ ...fields, isActive: false, secretPath: '/all/fields', envId: envIds.staging, metadata: { secretPrefix: 'P_', custom: 'kept' } });
+    expect((await getIntegration(integration.id)).body.integration).toEqual(integration);
+  });
+
+  test.each([
+    ['an unknown integration auth', 404, { integrationAuthId: UNKNOWN_ID }],
+    ['a non-UUID integration auth id', 404, { integrationAuthId: 'nope' }],
+    ['an unknown source environment', 404, { sourceEnvironment: 'nope' }],
+    ['a missing source folder', 404, { secretPath: '/not/there' }],
+    ['an invalid path segment', 400, { secretPath: '/bad seg' }],
+    ['a missing sourceEnvironment', 422, { sourceEnvironment: undefined }],
+    ['a missing integrationAuthId', 422, { integrationAuthId: undefined }],
+    ['isActive of the wrong type', 422, { isActive: 'yes' }],
+    ['a url that is not a URL', 422, { url: 'nope' }],
+    ['metadata of the wrong type', 422, { metadata: 'x' }],
+    ['a metadata option of the wrong type', 422, { metadata: { shouldAutoRedeploy: 'yes' } }],
+  ])('%s → %i, database unchanged', async (_name, status, body) => {
+    const integrationAuthId = await newAuth();
+    await expectUnchanged(() => createIntegration({ integrationAuthId, ...body }), status);
+  });
+});
+
+describe('get and list integrations', () => {
+  test('GET by id and the project list agree', async () => {
+    const integration = await newIntegration({ app: 'listed' });
+    expect(await getIntegration(integration.id)).toMatchObject({ status: 200, body: { integration } });
+    const list = await call('GET', `/api/v1/workspace/${projectId}/integrations`);
+    expect(list.status).toBe(200);
+    expect(list.body.integrations).toContainEqual(integration);
+  });
+
+  test.each([
+    ['an unknown integration', `/api/v1/integration/${UNKNOWN_ID}`],
+    ['a non-UUID integration id', '/api/v1/integration/nope'],
+    ['an unknown project', `/api/v1/workspace/${UNKNOWN_ID}/integrations`],
+    ['a non-UUID project id', '/api/v1/workspace/nope/integrations'],
+  ])('%s → 404', async (_name, url) => {
+    expect((await call('GET', url)).status).toBe(404);
+  });
+});
+
+describe('update integration (PATCH /api/v1/integration/:id, op 1)', () => {
+  let integration: any;
+  beforeAll(async () => {
+    await makeFolder('/patch/kept');
+    await makeFolder('/moved', 'prod');
+    integration = await newIntegration({ secretPath: '/patch/kept', app: 'before', metadata: { secretPrefix: 'A_', shouldAutoRedeploy: true } });
+  });
+
+  test('isActive false pauses and true resumes; each is audited and recorded as a change', async () => {
+    const before = await revision();
+    const paused = await patchIntegration(integration.id, { isActive: false });
+    expect(paused.status).toBe(200);
+    expect(paused.body).toEqual({ integration: { ...integration, isActive: false, updatedAt: expect.any(String) } });
+    expect((await getIntegration(integration.id)).body.integration.isActive).toBe(false);
+    const resumed = await patchIntegration(integration.id, { isActive: true });
+    expect(resumed.body.integration.isActive).toBe(true);
+    expect(await changesSince(before)).toEqual([change('dev', '/patch/kept'), change('dev', '/patch/kept')]);
+    expect(await auditMetadata('update-integration')).toEqual(
+      expect.arrayContaining([
+        { integrationId: integration.id, integration: 'github', environment: 'dev', secretPath: '/patch/kept', isActive: false, app: 'before' },
+        { integrationId: integration.id, integration: 'github', environment: 'dev', secretPath: '/patch/kept', isActive: true, app: 'before' },
+      ]),
+    );
+  });
+
+  test('omitting secretPath keeps the stored path (the reference resets it to "/")', async () => {
+    const response = await patchIntegration(integration.id, { isActive: true, app: 'after', appId: 'app-2', owner: 'me', targetEnvironment: 'preview' });
+    expect(response.status).toBe(200);
+    expect(response.body.integration).toMatchObject({ secretPath: '/patch/kept', envId: envIds.dev, app: 'after', appId: 'app-2', owner: 'me', targetEnvironment: 'preview' });
+  });
+
+  test('metadata is merged key by key into the stored metadata', async () => {
+    const response = await patchIntegration(integration.id, { isActive: true, metadata: { secretPrefix: 'B_', secretSuffix: '_S', custom: 1 } });
+    expect(response.body.integration.metadata).toEqual({ secretPrefix: 'B_', secretSuffix: '_S', shouldAutoRedeploy: true, custom: 1 });
+    expect((await patchIntegration(integration.id, { isActive: true })).body.integration.metadata).toEqual(response.body.integration.metadata);
+  });
+
+  test('environment and secretPath move the source; changes name the old and the new place', async () => {
+    const before = await revision();
+    const response = await patchIntegration(integration.id, { isActive: true, environment: 'prod', secretPath: 'moved/' });
+    expect(response.status).toBe(200);
+    expect(response.body.integration).toMatchObject({ envId: envIds.prod, secretPath: '/moved', environment: { slug: 'prod', name: 'Production', id: envIds.prod } });
+    expect(await changesSince(before)).toEqual([change('dev', '/patch/kept'), change('prod', '/moved')]);
+    const back = await patchIntegration(integration.id, { isActive: true, environment: 'dev', secretPath: '/patch/kept' });
+    expect(back.body.integration).toMatchObject({ envId: envIds.dev, secretPath: '/patch/kept', environment: { slug: 'dev' } });
+  });
+
+  test.each([
+    ['a missing folder in the new environment', 404, { isActive: true, environment: 'staging', secretPath: '/moved' }],
+    ['a new environment without the kept path', 404, { isActive: true, environment: 'staging' }],
+    ['a missing folder', 404, { isActive: true, secretPath: '/nowhere' }],
+    ['an unknown environment', 404, { isActive: true, environment: 'nope' }],
+    ['an invalid path', 400, { isActive: true, secretPath: '/a b' }],
+    ['a missing isActive', 422, { app: 'x' }],
+    ['an empty body', 422, {}],
+    ['isActive of the wrong type', 422, { isActive: 'false' }],
+    ['app of the wrong type', 422, { isActive: true, app: 5 }],
+    ['metadata of the wrong type', 422, { isActive: true, metadata: [] }],
+  ])('%s → %i, database unchanged', async (_name, status, body) => {
+    await expectUnchanged(() => patchIntegration(integration.id, body), status);
+  });
+
+  test.each([
+    ['an unknown integration', UNKNOWN_ID],
+    ['a non-UUID integration id', 'nope'],
+  ])('%s → 404, database unchanged', async (_name, id) => {
+    await expectUnchanged(() => patchIntegration(id, { isActive: false }), 404);
+  });
+});
+
+describe('delete and sync', () => {
+  test('DELETE returns the integration, audits, records a change; a second DELETE is 404', async () => {
+    const integration = await newIntegration({ app: 'gone' });
+    const before = await revision();
+    const response = await call('DELETE', `/api/v1/integration/${integration.id}`, { query: { shouldDeleteIntegrationSecrets: 'true' } });
+    expect(response).toMatchObject({ status: 200, body: { integration } });
+    expect((await getIntegration(integration.id)).status).toBe(404);
+    expect(await changesSince(before)).toEqual([change('dev', '/')]);
+    expect(await auditMetadata('delete-integration')).toContainEqual({
+      integrationId: integration.id,
+      integration: 'github',
+      environment: 'dev',
+      secretPath: '/',
+      app: 'gone',
+      shouldDeleteIntegrationSecrets: true,
+    });
+    await expectUnchanged(() => call('DELETE', `/api/v1/integration/${integration.id}`), 404);
+    await expectUnchanged(() => call('DELETE', '/api/v1/integration/nope'), 404);
+  });
+
+  test('DELETE with an invalid shouldDeleteIntegrationSecrets → 422, database unchanged', async () => {
+    const integration = await newIntegration();
+    await expectUnchanged(() => call('DELETE', `/api/v1/integration/${integration.id}`, { query: { shouldDeleteIntegrationSecrets: 'maybe' } }), 422);
+  });
+
+  test('POST sync audits and records a change so the operator syncs again', async () => {
+    const integration = await newIntegration({ app: 'synced' });
+    const before = await revision();
+    const response = await call('POST', `/api/v1/integration/${integration.id}/sync`);
+    expect(response).toMatchObject({ status: 200, body: { integration } });
+    expect(await changesSince(before)).toEqual([change('dev', '/')]);
+    expect(await auditMetadata('manual-sync-integration')).toContainEqual({
+      integrationId: integration.id,
+      integration: 'github',
+      environment: 'dev',
+      secretPath: '/',
+      app: 'synced',
+    });
+    await expectUnchanged(() => call('POST', `/api/v1/integration/${UNKNOWN_ID}/sync`), 404);
+    await expectUnchanged(() => call('POST', '/api/v1/integration/nope/sync'), 404);
+  });
+});
+
+describe('in-process operator calls', () => {
+  let operatorProjectId: string;
+  beforeAll(async () => {
+    operatorProjectId = (await call('POST', '/api/v2/workspace', { body: { projectName: 'Operated', slug: 'operated-project' } })).body.project.id;
+  });
+  const managed = (managedBy: string, extra: Record<string, unknown> = {}) => ({
+    managedBy,
+    projectId: operatorProjectId,
+    environment: 'dev',
+    secretPath: '/',
+    app: 'app-secret',
+    owner: 'apps',
+    targetEnvironment: 'apps',
+    ...extra,
+  });
+  const kubernetesAuths = () =>
+    app.database.db.selectFrom('integrationAuths').select('id').where('projectId', '=', operatorProjectId).where('integration', '=', 'kubernetes').execute();
+
+  test('ensureKubernetesAuth creates one auth, even under concurrency, and returns it again', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => app.services.integrationAuths.ensureKubernetesAuth(actor, operatorProjectId)));
+    expect(new Set(results.map((result) => result.id)).size).toBe(1);
+    expect(await kubernetesAuths()).toEqual([{ id: results[0]!.id }]);
+    expect(await app.services.integrationAuths.ensureKubernetesAuth(actor, operatorProjectId)).toEqual(results[0]);
+    await expect(app.services.integrationAuths.ensureKubernetesAuth(actor, UNKNOWN_ID)).rejects.toMatchObject({ statusCode: 404 });
+  });
+
+  test('upsertManaged creates once; an identical call writes nothing; it returns what GET returns', async () => {
+    const before = await revision();
+    const created = await app.services.integrations.upsertManaged(actor, managed('apps/web'));
+    expect(created).toMatchObject({ integration: 'kubernetes', isActive: true, app: 'app-secret', owner: 'apps', targetEnvironment: 'apps', secretPath: '/' });
+    expect(created.integrationAuthId).toBe((await kubernetesAuths())[0]!.id);
+    expect(await app.services.integrations.getById(actor, created.id)).toEqual(created);
+    expect((await getIntegration(created.id)).body.integration).toEqual(created);
+    expect(await changesSince(before)).toEqual([{ ...change('dev', '/'), projectId: operatorProjectId, environmentId: expect.any(String) }]);
+
+    const snapshot = await snapshotDatabase(app.database);
+    expect(await app.services.integrations.upsertManaged(actor, managed('apps/web'))).toEqual(created);
+    expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('concurrent first upserts of one resource make one record', async () => {
+    const results = await Promise.all(Array.from({ length: 4 }, () => app.services.integrations.upsertManaged(actor, managed('apps/race'))));
+    expect(new Set(results.map((result) => result.id)).size).toBe(1);
+    expect(await app.database.db.selectFrom('integrations').select('id').where('managedBy', '=', 'apps/race').execute()).toHaveLength(1);
+  });
+
+  test('isActive undefined leaves the stored value; a given value is applied', async () => {
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/toggle'));
+    expect((await patchIntegration(record.id, { isActive: false })).body.integration.isActive).toBe(false);
+    expect((await app.services.integrations.upsertManaged(actor, managed('apps/toggle'))).isActive).toBe(false);
+    expect((await app.services.integrations.upsertManaged(actor, managed('apps/toggle', { isActive: true }))).isActive).toBe(true);
+    expect((await app.services.integrations.upsertManaged(actor, managed('apps/toggle'))).isActive).toBe(true);
+    expect((await app.services.integrations.upsertManaged(actor, managed('apps/toggle', { isActive: false }))).isActive).toBe(false);
+  });
+
+  test('a changed source updates the record and records the old and new place; a missing folder is 404', async () => {
+    await call('POST', '/api/v1/folders', { body: { workspaceId: operatorProjectId, environment: 'staging', name: 'web', path: '/' } });
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/mover'));
+    const before = await revision();
+    const moved = await app.services.integrations.upsertManaged(actor, managed('apps/mover', { environment: 'staging', secretPath: 'web/' }));
+    expect(moved).toMatchObject({ id: record.id, secretPath: '/web', environment: { slug: 'staging' } });
+    expect((await changesSince(before)).map((row) => `${row.environmentSlug}:${row.secretPath}`)).toEqual(['dev:/', 'staging:/web']);
+    const snapshot = await snapshotDatabase(app.database);
+    await expect(app.services.integrations.upsertManaged(actor, managed('apps/mover', { secretPath: '/missing' }))).rejects.toBeInstanceOf(AppError);
+    await expect(app.services.integrations.upsertManaged(actor, managed('apps/mover', { environment: 'nope' }))).rejects.toMatchObject({ statusCode: 404 });
+    expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('recordSyncResult stores the outcome without a change row or an audit entry', async () => {
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/synced'));
+    const before = await revision();
+    const audits = (await app.database.db.selectFrom('auditLogs').select('id').execute()).length;
+    await app.services.integrations.recordSyncResult(record.id, { isSynced: false, syncMessage: 'Secret conflict', syncedRevision: null });
+    expect(await app.services.integrations.getById(actor, record.id)).toMatchObject({ isSynced: false, syncMessage: 'Secret conflict', lastUsed: expect.any(String) });
+    await app.services.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: 42 });
+    const row = await app.database.db.selectFrom('integrations').selectAll().where('id', '=', record.id).executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ isSynced: true, syncMessage: null, syncedRevision: 42 });
+    expect(Number(row.syncedRevision)).toBe(42);
+    expect(row.updatedAt.toISOString()).toBe(record.updatedAt);
+    await app.services.integrations.recordSyncResult(UNKNOWN_ID, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+    await app.services.integrations.recordSyncResult('nope', { isSynced: true, syncMessage: null, syncedRevision: 1 });
+    expect(await changesSince(before)).toEqual([]);
+    expect((await app.database.db.selectFrom('auditLogs').select('id').execute()).length).toBe(audits);
+  });
+
+  test('deleteManaged deletes the record with an audit entry and a change; absent is a no-op', async () => {
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/deleted'));
+    const before = await revision();
+    await app.services.integrations.deleteManaged(actor, 'apps/deleted');
+    expect((await getIntegration(record.id)).status).toBe(404);
+    expect(await changesSince(before)).toHaveLength(1);
+    expect(await auditMetadata('delete-integration')).toContainEqual(expect.objectContaining({ integrationId: record.id, integration: 'kubernetes' }));
+    const snapshot = await snapshotDatabase(app.database);
+    await app.services.integrations.deleteManaged(actor, 'apps/deleted');
+    await app.services.integrations.deleteManaged(actor, 'apps/never-existed');
+    expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('the operator calls are audited as k8-operator', async () => {
+    const rows = await app.database.db.selectFrom('auditLogs').select(['userAgentType', 'eventType']).where('projectId', '=', operatorProjectId).execute();
+    const operated = rows.filter((row) => row.userAgentType === 'k8-operator').map((row) => row.eventType);
+    expect(new Set(operated)).toEqual(new Set(['authorize-integration', 'create-integration', 'update-integration', 'delete-integration']));
+  });
+});
+
+test('no credential reaches a response, the audit log or a log line', async () => {
+  const audit = JSON.stringify(await app.database.db.selectFrom('auditLogs').select(['eventMetadata', 'actorMetadata']).execute());
+  for (const value of Object.values(SENTINEL)) {
+    expect(responses.filter((body) => body.includes(value))).toEqual([]);
+    expect(audit.includes(value)).toBe(false);
+    expect(app.logs.filter((line) => line.includes(value))).toEqual([]);
+  }
+  expect(responses.length).toBeGreaterThan(50);
+  expect(app.logs.length).toBeGreaterThan(0);
+});
