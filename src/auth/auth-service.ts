@@ -1,7 +1,9 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import type { TokenSigner } from '../crypto/tokens.ts';
-import { TokenError, UnauthorizedError } from '../errors.ts';
+import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
+import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
+import { isIpTrusted } from '../universal-auth/trusted-ips.ts';
+import { findSessionWithUser, insertUserSession } from './session-store.ts';
 import { countTokenUse, deleteIdentityToken, findIdentityTokenWithOwner, insertIdentityToken, type NewIdentityToken } from './token-store.ts';
 
 export interface IssuedToken {
@@ -11,9 +13,29 @@ export interface IssuedToken {
   tokenType: 'Bearer';
 }
 
+/** User sessions last as long as the reference's JWT_AUTH_LIFETIME default (10 days). */
+export const USER_SESSION_TTL_SECONDS = 10 * 24 * 60 * 60;
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
-/** Turns a bearer token into an actor, checking the token row on every request. */
+/** The lifetime fields of an identity access token row. */
+export interface TokenLifetime {
+  accessTokenTtl: number;
+  accessTokenMaxTtl: number;
+  accessTokenLastRenewedAt: Date | null;
+  createdAt: Date;
+}
+
+/** Past its TTL (from creation or last renewal) or past its max TTL (from creation). */
+export function isTokenExpired(row: TokenLifetime, now = Date.now()): boolean {
+  const renewedAt = (row.accessTokenLastRenewedAt ?? row.createdAt).getTime();
+  return (
+    (row.accessTokenTtl > 0 && now > renewedAt + row.accessTokenTtl * 1000) ||
+    (row.accessTokenMaxTtl > 0 && now > row.createdAt.getTime() + row.accessTokenMaxTtl * 1000)
+  );
+}
+
+/** Turns a bearer token into an actor, checking the token (or session) row on every request. */
 export class AuthService {
   readonly #db: Executor;
   readonly #signer: TokenSigner;
@@ -23,42 +45,77 @@ export class AuthService {
     this.#signer = signer;
   }
 
-  async issueIdentityToken(db: Executor, values: NewIdentityToken): Promise<IssuedToken> {
+  async issueIdentityToken(db: Executor, values: NewIdentityToken): Promise<IssuedToken & { tokenId: string }> {
     const row = await insertIdentityToken(db, values);
     const accessToken = await this.#signer.sign(
       { authTokenType: 'identityAccessToken', identityId: values.identityId, identityAccessTokenId: row.id },
       values.accessTokenMaxTtl,
     );
-    return { accessToken, expiresIn: values.accessTokenTtl, accessTokenMaxTTL: values.accessTokenMaxTtl, tokenType: 'Bearer' };
+    return { accessToken, expiresIn: values.accessTokenTtl, accessTokenMaxTTL: values.accessTokenMaxTtl, tokenType: 'Bearer', tokenId: row.id };
+  }
+
+  /** A user access token: a JWT naming a new session row of the user in one organization. */
+  async issueUserToken(db: Executor, userId: string, orgId: string) {
+    const expiresAt = new Date(Date.now() + USER_SESSION_TTL_SECONDS * 1000);
+    const session = await insertUserSession(db, { userId, orgId, expiresAt });
+    const accessToken = await this.#signer.sign(
+      { authTokenType: 'accessToken', userId, tokenVersionId: session.id, organizationId: orgId },
+      USER_SESSION_TTL_SECONDS,
+    );
+    return { accessToken, expiresIn: USER_SESSION_TTL_SECONDS, tokenType: 'Bearer' as const, sessionId: session.id };
+  }
+
+  /** The claims of a well-signed, unexpired token; 403 TokenError otherwise. */
+  async verifyToken(token: string): Promise<AccessTokenClaims> {
+    const verdict = await this.#signer.verify(token);
+    if (verdict.ok) return verdict.claims;
+    throw new TokenError(
+      verdict.reason === 'expired' ? 'Your token has expired. Please re-authenticate.' : 'Your token is invalid. Please re-authenticate.',
+    );
   }
 
   async authenticate(authorization: string | undefined, origin: RequestOrigin): Promise<Actor> {
     if (!authorization) throw new UnauthorizedError('Token missing');
     const token = BEARER.exec(authorization)?.[1];
     if (!token) throw new UnauthorizedError("The Authorization header must be 'Bearer <access token>'");
-    const verdict = await this.#signer.verify(token);
-    if (!verdict.ok) {
-      throw new TokenError(
-        verdict.reason === 'expired' ? 'Your token has expired. Please re-authenticate.' : 'Your token is invalid. Please re-authenticate.',
-      );
+    const claims = await this.verifyToken(token);
+    if (claims.authTokenType === 'identityAccessToken' && claims.identityAccessTokenId) {
+      return this.#identityActor(claims.identityAccessTokenId, origin);
     }
-    const { claims } = verdict;
-    if (claims.authTokenType !== 'identityAccessToken' || !claims.identityAccessTokenId) {
-      throw new UnauthorizedError('Unsupported access token type');
+    if (claims.authTokenType === 'accessToken' && claims.tokenVersionId) return this.#userActor(claims.tokenVersionId, origin);
+    throw new UnauthorizedError('Unsupported access token type');
+  }
+
+  async #userActor(sessionId: string, origin: RequestOrigin): Promise<Actor> {
+    const session = await findSessionWithUser(this.#db, sessionId);
+    if (!session || session.isRevoked || session.expiresAt.getTime() <= Date.now()) {
+      throw new UnauthorizedError('No valid user session found');
     }
-    return this.#identityActor(claims.identityAccessTokenId, origin);
+    if (!session.orgRole) throw new ForbiddenError('You are no longer a member of this organization', 'ForbiddenError');
+    return {
+      kind: 'user',
+      id: session.userId,
+      name: session.email,
+      orgId: session.orgId,
+      orgRole: session.orgRole,
+      tokenId: session.id,
+      authMethod: 'email',
+      ...origin,
+    };
   }
 
   async #identityActor(tokenId: string, origin: RequestOrigin): Promise<Actor> {
     const row = await findIdentityTokenWithOwner(this.#db, tokenId);
     if (!row || row.isAccessTokenRevoked) throw new UnauthorizedError('No valid identity access token found');
+    if (row.authMethod === 'universal-auth') {
+      // Trusted IPs are read live from the identity's universal auth, not copied into the token.
+      if (!row.accessTokenTrustedIps) throw new UnauthorizedError('No valid identity access token found');
+      if (!isIpTrusted(origin.ip, row.accessTokenTrustedIps)) {
+        throw new ForbiddenError('You are not allowed to access this resource from the current IP address', 'ForbiddenError');
+      }
+    }
     if (!row.orgId || !row.orgRole) throw new UnauthorizedError('Identity does not belong to any organization');
-    const now = Date.now();
-    const renewedAt = (row.accessTokenLastRenewedAt ?? row.createdAt).getTime();
-    const expired =
-      (row.accessTokenTtl > 0 && now > renewedAt + row.accessTokenTtl * 1000) ||
-      (row.accessTokenMaxTtl > 0 && now > row.createdAt.getTime() + row.accessTokenMaxTtl * 1000);
-    if (expired) {
+    if (isTokenExpired(row)) {
       await deleteIdentityToken(this.#db, row.id);
       throw new UnauthorizedError('Access token has expired');
     }

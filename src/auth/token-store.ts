@@ -9,6 +9,7 @@ export interface NewIdentityToken {
   accessTokenTtl: number;
   accessTokenMaxTtl: number;
   accessTokenNumUsesLimit: number;
+  identityUaClientSecretId?: string | null;
 }
 
 export async function insertIdentityToken(db: Executor, values: NewIdentityToken): Promise<IdentityAccessToken> {
@@ -22,6 +23,7 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
     .selectFrom('identityAccessTokens as t')
     .innerJoin('identities as i', 'i.id', 't.identityId')
     .leftJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')
+    .leftJoin('identityUniversalAuths as ua', 'ua.identityId', 'i.id')
     .select([
       't.id',
       't.identityId',
@@ -36,6 +38,7 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
       'i.name as identityName',
       'm.orgId',
       'm.role as orgRole',
+      'ua.accessTokenTrustedIps',
     ])
     .where('t.id', '=', tokenId)
     .executeTakeFirst();
@@ -58,4 +61,23 @@ export async function countTokenUse(db: Executor, tokenId: string, limit: number
 
 export async function deleteIdentityToken(db: Executor, tokenId: string): Promise<void> {
   await db.deleteFrom('identityAccessTokens').where('id', '=', tokenId).execute();
+}
+
+export async function revokeIdentityToken(db: Executor, tokenId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('identityAccessTokens')
+    .set({ isAccessTokenRevoked: true, updatedAt: new Date() })
+    .where('id', '=', tokenId)
+    .where('isAccessTokenRevoked', '=', false)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function renewIdentityToken(db: Executor, tokenId: string, at: Date): Promise<void> {
+  await db.updateTable('identityAccessTokens').set({ accessTokenLastRenewedAt: at, updatedAt: at }).where('id', '=', tokenId).execute();
+}
+
+/** Universal-auth tokens of an identity end with its universal auth configuration. */
+export async function deleteIdentityTokensByMethod(db: Executor, identityId: string, authMethod: string): Promise<void> {
+  await db.deleteFrom('identityAccessTokens').where('identityId', '=', identityId).where('authMethod', '=', authMethod).execute();
 }

@@ -8,6 +8,7 @@ export interface AccessTokenClaims extends JWTPayload {
   identityAccessTokenId?: string;
   userId?: string;
   tokenVersionId?: string;
+  organizationId?: string;
 }
 
 export type TokenVerdict =

@@ -35,6 +35,8 @@ export interface OrgMembershipsTable {
   role: string;
   status: Generated<string>;
   inviteEmail: string | null;
+  inviteTokenDigest: Buffer | null;
+  inviteExpiresAt: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -68,6 +70,77 @@ export interface IdentityAccessTokensTable {
   accessTokenLastUsedAt: Date | null;
   accessTokenLastRenewedAt: Date | null;
   isAccessTokenRevoked: Generated<boolean>;
+  identityUaClientSecretId: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+/** A trusted address range, normalised: `{ipAddress, type, prefix}`. */
+export interface TrustedIp {
+  ipAddress: string;
+  type: 'ipv4' | 'ipv6';
+  prefix: number;
+}
+
+export interface IdentityUniversalAuthsTable {
+  id: Generated<string>;
+  identityId: string;
+  clientId: Generated<string>;
+  accessTokenTtl: number;
+  accessTokenMaxTtl: number;
+  accessTokenNumUsesLimit: Generated<number>;
+  clientSecretTrustedIps: ColumnType<TrustedIp[], string, string>;
+  accessTokenTrustedIps: ColumnType<TrustedIp[], string, string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityUaClientSecretsTable {
+  id: Generated<string>;
+  identityUaId: string;
+  description: Generated<string>;
+  clientSecretPrefix: string;
+  clientSecretDigest: Buffer;
+  clientSecretLastUsedAt: Date | null;
+  clientSecretNumUses: Generated<number>;
+  clientSecretNumUsesLimit: Generated<number>;
+  clientSecretTtl: Generated<number>;
+  isClientSecretRevoked: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface UserSessionsTable {
+  id: Generated<string>;
+  userId: string;
+  orgId: string;
+  expiresAt: Date;
+  isRevoked: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface ProjectRolesTable {
+  id: Generated<string>;
+  projectId: string;
+  name: string;
+  slug: string;
+  description: string | null;
+  permissions: Json;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityProjectAdditionalPrivilegesTable {
+  id: Generated<string>;
+  slug: string;
+  identityProjectMembershipId: string;
+  isTemporary: Generated<boolean>;
+  temporaryMode: string | null;
+  temporaryRange: string | null;
+  temporaryAccessStartTime: Date | null;
+  temporaryAccessEndTime: Date | null;
+  permissions: Json;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -289,6 +362,11 @@ export interface DB {
   identities: IdentitiesTable;
   identityOrgMemberships: IdentityOrgMembershipsTable;
   identityAccessTokens: IdentityAccessTokensTable;
+  identityUniversalAuths: IdentityUniversalAuthsTable;
+  identityUaClientSecrets: IdentityUaClientSecretsTable;
+  userSessions: UserSessionsTable;
+  projectRoles: ProjectRolesTable;
+  identityProjectAdditionalPrivileges: IdentityProjectAdditionalPrivilegesTable;
   projects: ProjectsTable;
   projectEnvironments: ProjectEnvironmentsTable;
   secretFolders: SecretFoldersTable;
@@ -320,4 +398,10 @@ export type SecretTag = Selectable<SecretTagsTable>;
 export type SecretImport = Selectable<SecretImportsTable>;
 export type IntegrationAuth = Selectable<IntegrationAuthsTable>;
 export type Integration = Selectable<IntegrationsTable>;
+export type IdentityUniversalAuth = Selectable<IdentityUniversalAuthsTable>;
+export type IdentityUaClientSecret = Selectable<IdentityUaClientSecretsTable>;
+export type UserSession = Selectable<UserSessionsTable>;
+export type ProjectRole = Selectable<ProjectRolesTable>;
+export type IdentityAdditionalPrivilege = Selectable<IdentityProjectAdditionalPrivilegesTable>;
+export type ProjectMembershipRole = Selectable<ProjectMembershipRolesTable>;
 export type NewAuditLog = Insertable<AuditLogsTable>;

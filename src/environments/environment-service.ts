@@ -41,7 +41,7 @@ export class EnvironmentService {
     const { db, permissions, audit, changes } = this.#deps;
     const environment = await db.transaction().execute(async (trx) => {
       const project = await requireLockedProject(trx, projectId);
-      permissions.assertProjectPermission(actor, project, 'create', 'environments');
+      await permissions.assertProjectPermission(actor, project, 'create', 'environments', undefined, trx);
       if (await findEnvironmentBySlug(trx, project.id, input.slug)) throw duplicateSlug(input.slug);
       const position = await this.#claimPosition(trx, project.id, input.position);
       const created = await createEnvironmentWithRoot(trx, { projectId: project.id, name: input.name, slug: input.slug, position });
@@ -68,7 +68,7 @@ export class EnvironmentService {
     const { db, permissions, audit, changes } = this.#deps;
     const environment = await db.transaction().execute(async (trx) => {
       const project = await requireLockedProject(trx, projectId);
-      permissions.assertProjectPermission(actor, project, 'edit', 'environments');
+      await permissions.assertProjectPermission(actor, project, 'edit', 'environments', undefined, trx);
       const current = await this.#requireInProject(trx, project, environmentId);
       if (input.slug && input.slug !== current.slug && (await findEnvironmentBySlug(trx, project.id, input.slug))) {
         throw duplicateSlug(input.slug);
@@ -117,7 +117,7 @@ export class EnvironmentService {
     const { db, permissions, audit, changes } = this.#deps;
     const environment = await db.transaction().execute(async (trx) => {
       const project = await requireLockedProject(trx, projectId);
-      permissions.assertProjectPermission(actor, project, 'delete', 'environments');
+      await permissions.assertProjectPermission(actor, project, 'delete', 'environments', undefined, trx);
       const current = await this.#requireInProject(trx, project, environmentId);
       await deleteEnvironment(trx, current.id);
       await audit.record(trx, actor, this.#scope(project), {
@@ -138,7 +138,7 @@ export class EnvironmentService {
       throw new NotFoundError(`Environment with ID '${environmentId}' not found`);
     }
     const project = await requireProject(db, environment.projectId);
-    permissions.assertProjectPermission(actor, project, 'read', 'environments');
+    await permissions.assertProjectPermission(actor, project, 'read', 'environments');
     return toEnvironmentResponse(environment);
   }
 

@@ -1,7 +1,8 @@
 import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
-import { findFolderByPath, insertRootFolder, listFolderTree } from './folder-store.ts';
+import { findFolderById, findFolderByPath, folderPathSegments, insertRootFolder, listFolderTree } from './folder-store.ts';
+import { findEnvironmentById } from '../environments/environment-store.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
 
 export function createRootFolder(db: Executor, envId: string): Promise<Folder> {
@@ -52,4 +53,12 @@ export async function requireFolderSubtree(
 /** The folder at `path`, or undefined when it does not exist. */
 export function findFolderAtPath(db: Executor, envId: string, path: string): Promise<Folder | undefined> {
   return findFolderByPath(db, envId, parseSecretPath(path));
+}
+
+/** The environment slug and path of an existing folder. */
+export async function folderLocation(db: Executor, folderId: string): Promise<{ environment: string; secretPath: string }> {
+  const folder = await findFolderById(db, folderId);
+  const environment = folder && (await findEnvironmentById(db, folder.envId));
+  if (!folder || !environment) throw new NotFoundError(`Folder with ID '${folderId}' not found`);
+  return { environment: environment.slug, secretPath: formatSecretPath(await folderPathSegments(db, folder.id)) };
 }

@@ -90,11 +90,12 @@ export class FolderService {
     if (!folder || folder.parentId === null) throw new NotFoundError(`Folder with ID '${folderId}' not found`);
     const environment = (await findEnvironmentById(db, folder.envId))!;
     const project = await requireProject(db, environment.projectId);
-    permissions.assertProjectPermission(actor, project, 'read', 'secret-folders');
+    const path = formatSecretPath(await folderPathSegments(db, folder.id));
+    await permissions.assertProjectPermission(actor, project, 'read', 'secret-folders', { environment: environment.slug, secretPath: path });
     return {
       ...toFolderResponse(folder),
       environment: { envId: environment.id, envName: environment.name, envSlug: environment.slug },
-      path: formatSecretPath(await folderPathSegments(db, folder.id)),
+      path,
       projectId: project.id,
     };
   }
@@ -163,7 +164,8 @@ export class FolderService {
 
   async #authorize(db: Executor, actor: Actor, location: FolderLocation, action: 'read' | 'create' | 'edit' | 'delete') {
     const project = await requireProject(db, location.projectId);
-    this.#deps.permissions.assertProjectPermission(actor, project, action, 'secret-folders');
+    const conditions = { environment: location.environment, secretPath: formatSecretPath(parseSecretPath(location.path)) };
+    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'secret-folders', conditions, db);
     const environment = await requireEnvironment(db, project.id, location.environment);
     return { project, environment };
   }

@@ -9,14 +9,21 @@ import { requireAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
+import { publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
+import { identityRoutes } from './routes/identities.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
 import { integrationRoutes } from './routes/integrations.routes.ts';
+import { membershipRoutes } from './routes/memberships.routes.ts';
+import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
+import { roleRoutes } from './routes/roles.routes.ts';
 import { secretRoutes } from './routes/secrets.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
+import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
+import { userRoutes } from './routes/users.routes.ts';
 
 export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
@@ -30,6 +37,17 @@ export interface ApiApp {
   app: ZodApp;
   metrics: HttpMetrics;
 }
+
+/** Access control: identities, universal auth, tokens, users, memberships, roles, privileges. */
+const accessControlRouteGroups = [
+  identityRoutes,
+  universalAuthRoutes,
+  tokenRoutes,
+  userRoutes,
+  membershipRoutes,
+  roleRoutes,
+  privilegeRoutes,
+];
 
 /** Route groups that need an access token, in registration order. */
 const protectedRouteGroups = [auditRoutes, projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes, integrationRoutes];
@@ -53,10 +71,11 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   await registerDocs(app);
 
   systemRoutes(app, services);
+  publicAuthRoutes(app, services);
   await app.register(async (scope) => {
     const zodScope = scope.withTypeProvider<ZodTypeProvider>();
     requireAuthentication(zodScope, services.auth);
-    for (const routes of protectedRouteGroups) routes(zodScope, services);
+    for (const routes of [...protectedRouteGroups, ...accessControlRouteGroups]) routes(zodScope, services);
   });
   return { app, metrics };
 }

@@ -4,7 +4,7 @@ import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project } from '../db/schema.ts';
 import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { requireFolder } from '../folders/folder-lookup.ts';
+import { folderLocation, requireFolder } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -180,7 +180,7 @@ export class ImportService {
     const row = await findImportById(db, importId);
     if (!row) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
     const project = await requireProject(db, row.projectId);
-    permissions.assertProjectPermission(actor, project, 'read', 'secrets');
+    await permissions.assertProjectPermission(actor, project, 'read', 'secrets', await folderLocation(db, row.folderId));
     await audit.record(db, actor, this.#scope(project), {
       type: 'get-secret-import',
       metadata: { secretImportId: row.id, folderId: row.folderId },
@@ -191,9 +191,9 @@ export class ImportService {
   /** The destination folder; writes lock the project row, so import changes in a project are serialized. */
   async #destination(db: Executor, actor: Actor, location: ImportLocation, action: Action): Promise<Destination> {
     const project = action === 'read' ? await requireProject(db, location.projectId) : await requireLockedProject(db, location.projectId);
-    this.#deps.permissions.assertProjectPermission(actor, project, action, 'secrets');
-    const environment = await requireEnvironment(db, project.id, location.environment);
     const path = normalizeSecretPath(location.path);
+    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'secrets', { environment: location.environment, secretPath: path }, db);
+    const environment = await requireEnvironment(db, project.id, location.environment);
     const folder = await requireFolder(db, environment, path);
     return { project, environment, folder, path };
   }

@@ -21,3 +21,75 @@ export async function insertUserOrgMembership(
 export async function insertIdentityOrgMembership(db: Executor, values: { orgId: string; identityId: string; role: string }): Promise<void> {
   await db.insertInto('identityOrgMemberships').values(values).execute();
 }
+
+export async function findUserOrgMembership(db: Executor, orgId: string, userId: string) {
+  return db.selectFrom('orgMemberships').selectAll().where('orgId', '=', orgId).where('userId', '=', userId).executeTakeFirst();
+}
+
+export async function inviteUserToOrg(
+  db: Executor,
+  values: { orgId: string; userId: string; role: string; inviteEmail: string; inviteTokenDigest: Buffer; inviteExpiresAt: Date },
+) {
+  return db
+    .insertInto('orgMemberships')
+    .values({ ...values, status: 'invited' })
+    .onConflict((conflict) =>
+      conflict.constraint('org_memberships_user_key').doUpdateSet((eb) => ({
+        role: eb.ref('excluded.role'),
+        inviteTokenDigest: eb.ref('excluded.inviteTokenDigest'),
+        inviteExpiresAt: eb.ref('excluded.inviteExpiresAt'),
+        updatedAt: new Date(),
+      })),
+    )
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The pending invite with this token digest, with the invited user. */
+export async function findInviteByDigest(db: Executor, digest: Buffer) {
+  return db
+    .selectFrom('orgMemberships as m')
+    .innerJoin('users as u', 'u.id', 'm.userId')
+    .select(['m.id', 'm.orgId', 'm.userId', 'm.role', 'm.inviteExpiresAt', 'm.status', 'u.email', 'u.passwordHash'])
+    .where('m.inviteTokenDigest', '=', digest)
+    .where('m.status', '=', 'invited')
+    .executeTakeFirst();
+}
+
+export async function acceptInvite(db: Executor, membershipId: string): Promise<void> {
+  await db
+    .updateTable('orgMemberships')
+    .set({ status: 'accepted', inviteTokenDigest: null, inviteExpiresAt: null, updatedAt: new Date() })
+    .where('id', '=', membershipId)
+    .execute();
+}
+
+export async function acceptedOrgIdsOfUser(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db.selectFrom('orgMemberships').select('orgId').where('userId', '=', userId).where('status', '=', 'accepted').execute();
+  return rows.map((row) => row.orgId);
+}
+
+export async function listOrgUserMemberships(db: Executor, orgId: string) {
+  return db
+    .selectFrom('orgMemberships as m')
+    .innerJoin('users as u', 'u.id', 'm.userId')
+    .select([
+      'm.id',
+      'm.orgId',
+      'm.userId',
+      'm.role',
+      'm.status',
+      'm.inviteEmail',
+      'm.createdAt',
+      'm.updatedAt',
+      'u.email',
+      'u.username',
+      'u.firstName',
+      'u.lastName',
+    ])
+    .where('m.orgId', '=', orgId)
+    .orderBy('u.firstName')
+    .orderBy('u.lastName')
+    .orderBy('u.email')
+    .execute();
+}

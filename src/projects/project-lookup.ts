@@ -1,5 +1,6 @@
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
+import { isUuid } from '../db/errors.ts';
 import { NotFoundError } from '../errors.ts';
 import { findProjectById, findProjectBySlug, lockProject } from './project-store.ts';
 
@@ -20,4 +21,9 @@ export async function requireProjectBySlug(db: Executor, orgId: string, slug: st
   const project = await findProjectBySlug(db, orgId, slug);
   if (!project) throw new NotFoundError(`Project with slug '${slug}' not found`);
   return project;
+}
+
+/** By id (a UUID) or else by slug within the caller's organization. */
+export async function requireProjectByIdOrSlug(db: Executor, orgId: string, idOrSlug: string): Promise<Project> {
+  return isUuid(idOrSlug) ? requireProject(db, idOrSlug) : requireProjectBySlug(db, orgId, idOrSlug);
 }

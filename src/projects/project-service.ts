@@ -43,7 +43,7 @@ export class ProjectService {
   }
 
   async create(actor: Actor, input: { projectName: string; slug?: string }) {
-    this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'create', 'workspace');
+    await this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'create', 'workspace');
     for (let attempt = 1; ; attempt++) {
       const slug = input.slug ?? generateProjectSlug(input.projectName);
       try {
@@ -81,15 +81,16 @@ export class ProjectService {
   }
 
   async list(actor: Actor) {
-    this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'read', 'workspace');
-    const projects = await listProjectsOfOrg(this.#deps.db, actor.orgId);
+    // Org admins see every project of the organization; everyone else the projects they are a member of.
+    const member = actor.orgRole === 'admin' ? null : { kind: actor.kind, id: actor.id };
+    const projects = await listProjectsOfOrg(this.#deps.db, actor.orgId, member);
     const environments = await listEnvironmentsOfProjects(this.#deps.db, projects.map((project) => project.id));
     return projects.map((project) => toProjectWithEnvironments(project, environments.get(project.id) ?? []));
   }
 
   async get(actor: Actor, projectId: string) {
     const project = await requireProject(this.#deps.db, projectId);
-    this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'workspace');
+    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'workspace');
     return toProjectWithEnvironments(project, await listEnvironments(this.#deps.db, project.id));
   }
 
@@ -97,7 +98,7 @@ export class ProjectService {
     const { db, permissions, audit } = this.#deps;
     return db.transaction().execute(async (trx) => {
       const project = await requireLockedProject(trx, projectId);
-      permissions.assertProjectPermission(actor, project, 'edit', 'settings');
+      await permissions.assertProjectPermission(actor, project, 'edit', 'settings', undefined, trx);
       const updated = await updateProject(trx, project.id, changes);
       await audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: updated.name }, {
         type: 'update-project',
@@ -117,7 +118,7 @@ export class ProjectService {
     const { db, permissions, audit, changes, keyring } = this.#deps;
     const deleted = await db.transaction().execute(async (trx) => {
       const project = await requireLockedProject(trx, projectId);
-      permissions.assertProjectPermission(actor, project, 'delete', 'workspace');
+      await permissions.assertProjectPermission(actor, project, 'delete', 'workspace', undefined, trx);
       await deleteProject(trx, project.id);
       await audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
         type: 'delete-project',

@@ -25,8 +25,16 @@ export async function lockProject(db: Executor, id: string): Promise<Project | u
   return db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
-export async function listProjectsOfOrg(db: Executor, orgId: string): Promise<Project[]> {
-  return db.selectFrom('projects').selectAll().where('orgId', '=', orgId).orderBy('name').orderBy('id').execute();
+/** The organization's projects; with `member`, only those it is a member of. */
+export async function listProjectsOfOrg(db: Executor, orgId: string, member: { kind: 'user' | 'identity'; id: string } | null): Promise<Project[]> {
+  let query = db.selectFrom('projects').selectAll().where('orgId', '=', orgId);
+  if (member?.kind === 'identity') {
+    const memberships = db.selectFrom('identityProjectMemberships').select('projectId').where('identityId', '=', member.id);
+    query = query.where('id', 'in', memberships);
+  } else if (member) {
+    query = query.where('id', 'in', db.selectFrom('projectMemberships').select('projectId').where('userId', '=', member.id));
+  }
+  return query.orderBy('name').orderBy('id').execute();
 }
 
 export async function updateProject(

@@ -4,6 +4,7 @@ import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireFolder, requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
+import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsBySlugs, tagsOfSecrets } from '../tags/tag-service.ts';
 import { ImportResolver } from './import-resolver.ts';
@@ -46,6 +47,7 @@ interface ReadContext {
   cipher: SecretCipher;
   cache: SharedSecretsCache;
   expander: ReferenceExpander | null;
+  permission: PermissionSet;
 }
 
 /** Reads secrets: listings (recursive, with imports and references expanded) and single secrets, by version too. */
@@ -59,9 +61,7 @@ export class SecretReader {
   async list(actor: Actor, input: ListSecretsInput): Promise<{ secrets: ListedSecret[]; imports?: ImportedGroup[] }> {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
-    const folders = input.recursive
-      ? await requireFolderSubtree(this.#deps.db, context.environment, path, MAX_RECURSION_DEPTH)
-      : [{ id: (await requireFolder(this.#deps.db, context.environment, path)).id, path }];
+    const folders = await this.#readableFolders(context, path, input.recursive);
     const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
     let rows = await listSecretsOfFolders(this.#deps.db, [...pathOf.keys()], actor.kind === 'user' ? actor.id : null);
     const tags = await tagsOfSecrets(this.#deps.db, rows.map((row) => row.id));
@@ -81,9 +81,25 @@ export class SecretReader {
     return imports ? { secrets, imports } : { secrets };
   }
 
+  /** Recursive listings silently leave out the folders the caller may not read; a single folder must be readable. */
+  async #readableFolders(context: ReadContext, path: string, recursive: boolean) {
+    const environment = context.environment.slug;
+    if (!recursive) {
+      context.permission.assert('read', 'secrets', { environment, secretPath: path });
+      return [{ id: (await requireFolder(this.#deps.db, context.environment, path)).id, path }];
+    }
+    const subtree = await requireFolderSubtree(this.#deps.db, context.environment, path, MAX_RECURSION_DEPTH);
+    return subtree.filter((folder) => context.permission.can('read', 'secrets', { environment, secretPath: folder.path }));
+  }
+
+  #canRead(context: ReadContext, group: { environment: { slug: string }; secretPath: string }): boolean {
+    return context.permission.can('read', 'secrets', { environment: group.environment.slug, secretPath: group.secretPath });
+  }
+
   async get(actor: Actor, input: GetSecretInput): Promise<RawSecret> {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
+    context.permission.assert('read', 'secrets', { environment: context.environment.slug, secretPath: path });
     const folder = await requireFolder(this.#deps.db, context.environment, path);
     const owner = personalOwner(actor, input.type, 'read');
     const key = input.secretName.trim();
@@ -116,6 +132,7 @@ export class SecretReader {
     const resolver = new ImportResolver(this.#deps.db, context.cache);
     const groups = await resolver.importsOf(folderId, { environmentId: context.environment.id, path });
     for (const group of groups.reverse()) {
+      if (!this.#canRead(context, group)) continue;
       const secret = group.secrets.find((candidate) => candidate.key === key);
       if (!secret) continue;
       const tags = (await tagsOfSecrets(this.#deps.db, [secret.id])).get(secret.id) ?? [];
@@ -130,6 +147,7 @@ export class SecretReader {
     const groups: ImportedGroup[] = [];
     for (const folder of folders) {
       for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path })) {
+        if (!this.#canRead(context, group)) continue;
         const environment = { ...context.environment, ...group.environment } as Environment;
         const secrets = await Promise.all(
           group.secrets.map(async (secret) => {
@@ -152,11 +170,12 @@ export class SecretReader {
   async #context(actor: Actor, input: Pick<ListSecretsInput, 'workspaceId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
     const { db, permissions, keyring } = this.#deps;
     const project = await resolveProject(db, actor, input);
-    permissions.assertProjectPermission(actor, project, 'read', 'secrets');
+    const permission = await permissions.forProject(actor, project);
+    permission.assert('read', 'secrets');
     const environment = await requireEnvironment(db, project.id, input.environment);
     const cipher = new SecretCipher(keyring, project);
     const cache = new SharedSecretsCache(db, cipher);
     const expander = input.expandSecretReferences ? new ReferenceExpander(this.#deps, db, actor, project, cache) : null;
-    return { actor, project, environment, cipher, cache, expander };
+    return { actor, project, environment, cipher, cache, expander, permission };
   }
 }

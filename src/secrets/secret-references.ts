@@ -28,13 +28,17 @@ export function parseReferences(value: string): Reference[] {
 /** Writing a value that references other folders needs read access to them. */
 export async function assertReferencesReadable(
   deps: ServiceDeps,
-  _db: Executor,
+  db: Executor,
   actor: Actor,
   scope: { project: Project },
   values: string[],
 ): Promise<void> {
   const external = values.flatMap(parseReferences).filter((reference) => reference.environment !== null);
-  if (external.length > 0) deps.permissions.assertProjectPermission(actor, scope.project, 'read', 'secrets');
+  if (external.length === 0) return;
+  const permission = await deps.permissions.forProject(actor, scope.project, db);
+  for (const reference of external) {
+    permission.assert('read', 'secrets', { environment: reference.environment!, secretPath: reference.path! });
+  }
 }
 
 interface Origin {
@@ -89,7 +93,8 @@ export class ReferenceExpander {
     if (!segments.every(isValidFolderName)) return null;
     const environment = await findEnvironmentBySlug(this.#db, this.#project.id, reference.environment);
     if (!environment) return null;
-    this.#deps.permissions.assertProjectPermission(this.#actor, this.#project, 'read', 'secrets');
+    const conditions = { environment: environment.slug, secretPath: reference.path! };
+    await this.#deps.permissions.assertProjectPermission(this.#actor, this.#project, 'read', 'secrets', conditions, this.#db);
     return { environment, path: reference.path! };
   }
 }

@@ -45,7 +45,7 @@ export async function resolveSecretScope(
 ): Promise<SecretScope> {
   const path = normalizeSecretPath(location.secretPath);
   const project = await resolveProject(db, actor, location);
-  deps.permissions.assertProjectPermission(actor, project, action, 'secrets');
+  await deps.permissions.assertProjectPermission(actor, project, action, 'secrets', { environment: location.environment, secretPath: path }, db);
   const environment = await requireEnvironment(db, project.id, location.environment);
   const folder = await requireFolder(db, environment, path);
   return { project, environment, folder, path, cipher: new SecretCipher(deps.keyring, project) };

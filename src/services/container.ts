@@ -1,23 +1,36 @@
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
+import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
+import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
 import { TokenSigner } from '../crypto/tokens.ts';
 import type { Database } from '../db/database.ts';
+import type { ServiceDeps } from './deps.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
+import { IdentityService } from '../identities/identity-service.ts';
 import { ImportService } from '../imports/import-service.ts';
 import { IntegrationAuthService } from '../integrations/integration-auth-service.ts';
 import { IntegrationService } from '../integrations/integration-service.ts';
+import { IdentityMembershipService } from '../memberships/identity-membership-service.ts';
+import { UserMembershipService } from '../memberships/user-membership-service.ts';
+import { OrgMembershipService } from '../orgs/org-membership-service.ts';
 import { PermissionService } from '../permissions/permission-service.ts';
+import { PrivilegeService } from '../privileges/privilege-service.ts';
 import { ProjectService } from '../projects/project-service.ts';
+import { RoleService } from '../roles/role-service.ts';
 import { SecretBatchService } from '../secrets/secret-batch-service.ts';
 import { SecretReader } from '../secrets/secret-reader.ts';
 import { SecretService } from '../secrets/secret-service.ts';
 import { SecretTagging } from '../secrets/secret-tagging.ts';
 import { TagService } from '../tags/tag-service.ts';
+import { UniversalAuthLogin } from '../universal-auth/ua-login.ts';
+import { UniversalAuthService } from '../universal-auth/ua-service.ts';
+import { InviteService } from '../users/invite-service.ts';
+import { UserLogin } from '../users/user-login.ts';
 
 export interface SecurityKeys {
   /** 32 bytes, base64. */
@@ -34,16 +47,19 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const { db } = database;
   const deps = {
     db,
-    permissions: new PermissionService(),
+    permissions: new PermissionService(db),
     audit: new AuditService(options.auditRetentionDays),
     changes: new ChangeFeed(),
     keyring: new Keyring(Buffer.from(keys.encryptionKey, 'base64')),
   };
   const auth = new AuthService(db, new TokenSigner(keys.authSecret));
+  const credentials = new CredentialDigest();
   return {
     database,
     ...deps,
     auth,
+    credentials,
+    ...accessControlServices(deps, auth, credentials),
     bootstrap: new BootstrapService(db, auth),
     projects: new ProjectService(deps),
     environments: new EnvironmentService(deps),
@@ -57,6 +73,23 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps),
+  };
+}
+
+/** Identities, universal auth, users, memberships, roles and privileges. */
+function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest) {
+  return {
+    tokens: new TokenService(deps, auth),
+    identities: new IdentityService(deps),
+    universalAuth: new UniversalAuthService(deps, credentials),
+    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials),
+    invites: new InviteService(deps, credentials),
+    userLogin: new UserLogin(deps, auth),
+    orgMemberships: new OrgMembershipService(deps),
+    userMemberships: new UserMembershipService(deps),
+    identityMemberships: new IdentityMembershipService(deps),
+    roles: new RoleService(deps),
+    privileges: new PrivilegeService(deps),
   };
 }
 

@@ -147,7 +147,7 @@ export class TagService {
 
   async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
     const project = await requireProject(db, projectId);
-    this.#deps.permissions.assertProjectPermission(actor, project, action, 'tags');
+    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'tags', undefined, db);
     return project;
   }
 

@@ -20,3 +20,29 @@ export function publicUser(user: User) {
     updatedAt: user.updatedAt.toISOString(),
   };
 }
+
+/** Users of an organization (invited or accepted) with one of these emails or usernames. */
+export async function findOrgUsers(db: Executor, orgId: string, emails: string[], usernames: string[]): Promise<User[]> {
+  const lowered = emails.map((email) => email.toLowerCase());
+  if (lowered.length === 0 && usernames.length === 0) return [];
+  return db
+    .selectFrom('users as u')
+    .innerJoin('orgMemberships as m', 'm.userId', 'u.id')
+    .selectAll('u')
+    .where('m.orgId', '=', orgId)
+    .where((eb) => {
+      const matches = [];
+      if (lowered.length > 0) matches.push(eb(eb.fn('lower', ['u.email']), 'in', lowered));
+      if (usernames.length > 0) matches.push(eb('u.username', 'in', usernames));
+      return eb.or(matches);
+    })
+    .execute();
+}
+
+export async function findUserByEmail(db: Executor, email: string): Promise<User | undefined> {
+  return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+}
+
+export async function setUserPassword(db: Executor, userId: string, values: { passwordHash: string; firstName?: string | null; lastName?: string | null }) {
+  await db.updateTable('users').set({ ...values, updatedAt: new Date() }).where('id', '=', userId).execute();
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import type { Services } from '../../services/container.ts';
+import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.ts';
+import { publicUserSchema } from '../../users/user-schema.ts';
+import type { ZodApp } from '../app.ts';
+import { requestOrigin } from '../authenticate.ts';
+
+const tags = ['Authentication'];
+const password = z.string().min(8, 'must be at least 8 characters').max(1024);
+
+/** Routes that take credentials instead of an access token. */
+export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites }: Services): void {
+  app.post(
+    '/api/v1/auth/universal-auth/login',
+    { schema: { tags, summary: 'Log in a machine identity with a client id and secret (JSON or form body)', body: loginBody, response: { 200: tokenResponseSchema } } },
+    async (request) => universalAuthLogin.login(request.body, requestOrigin(request)),
+  );
+
+  app.post(
+    '/api/v1/auth/login',
+    {
+      schema: {
+        tags,
+        summary: 'Log in a user with email and password',
+        body: z.object({ email: z.email(), password: z.string().min(1).max(1024), organizationId: z.string().trim().min(1).optional() }),
+        response: { 200: z.object({ accessToken: z.string(), expiresIn: z.number(), tokenType: z.literal('Bearer'), organizationId: z.string() }) },
+      },
+    },
+    async (request) => userLogin.login(request.body, requestOrigin(request)),
+  );
+
+  app.post(
+    '/api/v1/invite-org/accept',
+    {
+      schema: {
+        tags: ['Users'],
+        summary: 'Accept an organization invite with the invite token and a password',
+        body: z.object({
+          email: z.email(),
+          organizationId: z.string().trim().min(1),
+          inviteToken: z.string().trim().min(1).max(256),
+          password,
+          firstName: z.string().trim().max(64).optional(),
+          lastName: z.string().trim().max(64).optional(),
+        }),
+        response: { 200: z.object({ message: z.string(), user: publicUserSchema, organizationId: z.string() }) },
+      },
+    },
+    async (request) => invites.accept(request.body, requestOrigin(request)),
+  );
+}
+
+const accessTokenBody = z.object({ accessToken: z.string().trim().min(1).max(4096) });
+
+export function tokenRoutes(app: ZodApp, { tokens }: Services): void {
+  app.post(
+    '/api/v1/auth/token/renew',
+    { schema: { tags, summary: "Restart an identity access token's TTL (up to its max TTL)", body: accessTokenBody, response: { 200: tokenResponseSchema } } },
+    async (request) => tokens.renew(request.actor, request.body.accessToken),
+  );
+
+  app.post(
+    '/api/v1/auth/token/revoke',
+    { schema: { tags, summary: 'Revoke an identity access token', body: accessTokenBody, response: { 200: z.object({ message: z.string() }) } } },
+    async (request) => tokens.revoke(request.actor, request.body.accessToken),
+  );
+
+  app.post(
+    '/api/v1/auth/logout',
+    { schema: { tags, summary: 'End the session (or revoke the access token) this request carries', response: { 200: z.object({ message: z.string() }) } } },
+    async (request) => tokens.logout(request.actor),
+  );
+}

@@ -1,0 +1,90 @@
+import type { Executor } from '../db/database.ts';
+import { isUuid } from '../db/errors.ts';
+import type { ProjectMembershipRole } from '../db/schema.ts';
+import type { MemberKind } from '../permissions/permission-store.ts';
+import type { TemporaryAccess } from '../permissions/temporary-access.ts';
+
+export type MembershipRoleRow = ProjectMembershipRole & { customRoleSlug: string | null; customRoleName: string | null };
+export interface NewRoleRow extends TemporaryAccess {
+  role: string;
+  customRoleId: string | null;
+}
+
+const ownerColumn = (kind: MemberKind) => (kind === 'identity' ? 'identityProjectMembershipId' : 'projectMembershipId');
+
+/** The roles of each membership (every id is a key), permanent first. */
+export async function rolesOfMemberships(db: Executor, kind: MemberKind, membershipIds: string[]): Promise<Map<string, MembershipRoleRow[]>> {
+  const byMembership = new Map<string, MembershipRoleRow[]>(membershipIds.map((id) => [id, []]));
+  if (membershipIds.length === 0) return byMembership;
+  const rows = await db
+    .selectFrom('projectMembershipRoles as r')
+    .leftJoin('projectRoles as pr', 'pr.id', 'r.customRoleId')
+    .selectAll('r')
+    .select(['pr.slug as customRoleSlug', 'pr.name as customRoleName'])
+    .where(`r.${ownerColumn(kind)}`, 'in', membershipIds)
+    .orderBy('r.isTemporary')
+    .orderBy('r.createdAt')
+    .orderBy('r.id')
+    .execute();
+  for (const row of rows) byMembership.get((kind === 'identity' ? row.identityProjectMembershipId : row.projectMembershipId)!)?.push(row);
+  return byMembership;
+}
+
+/** Replaces every role of the membership. */
+export async function replaceMembershipRoles(db: Executor, kind: MemberKind, membershipId: string, roles: NewRoleRow[]): Promise<void> {
+  await db.deleteFrom('projectMembershipRoles').where(ownerColumn(kind), '=', membershipId).execute();
+  await db
+    .insertInto('projectMembershipRoles')
+    .values(roles.map((role) => ({ ...role, [ownerColumn(kind)]: membershipId })))
+    .execute();
+}
+
+export async function insertUserMembership(db: Executor, projectId: string, userId: string) {
+  return db.insertInto('projectMemberships').values({ projectId, userId }).returningAll().executeTakeFirstOrThrow();
+}
+
+function selectUserMemberships(db: Executor) {
+  return db
+    .selectFrom('projectMemberships as m')
+    .innerJoin('users as u', 'u.id', 'm.userId')
+    .selectAll('m')
+    .select(['u.email', 'u.username', 'u.firstName', 'u.lastName']);
+}
+
+export async function findUserMembership(db: Executor, projectId: string, membershipId: string) {
+  if (!isUuid(membershipId)) return undefined;
+  return selectUserMemberships(db).where('m.projectId', '=', projectId).where('m.id', '=', membershipId).executeTakeFirst();
+}
+
+export async function listUserMemberships(db: Executor, projectId: string) {
+  return selectUserMemberships(db).where('m.projectId', '=', projectId).orderBy('u.email').execute();
+}
+
+export async function deleteUserMembership(db: Executor, membershipId: string): Promise<void> {
+  await db.deleteFrom('projectMemberships').where('id', '=', membershipId).execute();
+}
+
+export async function insertIdentityMembership(db: Executor, projectId: string, identityId: string) {
+  return db.insertInto('identityProjectMemberships').values({ projectId, identityId }).returningAll().executeTakeFirstOrThrow();
+}
+
+function selectIdentityMemberships(db: Executor) {
+  return db
+    .selectFrom('identityProjectMemberships as m')
+    .innerJoin('identities as i', 'i.id', 'm.identityId')
+    .selectAll('m')
+    .select(['i.name as identityName', 'i.authMethod']);
+}
+
+export async function findIdentityMembership(db: Executor, projectId: string, identityId: string) {
+  if (!isUuid(identityId)) return undefined;
+  return selectIdentityMemberships(db).where('m.projectId', '=', projectId).where('m.identityId', '=', identityId).executeTakeFirst();
+}
+
+export async function listIdentityMemberships(db: Executor, projectId: string) {
+  return selectIdentityMemberships(db).where('m.projectId', '=', projectId).orderBy('i.name').orderBy('i.id').execute();
+}
+
+export async function deleteIdentityMembership(db: Executor, membershipId: string): Promise<void> {
+  await db.deleteFrom('identityProjectMemberships').where('id', '=', membershipId).execute();
+}

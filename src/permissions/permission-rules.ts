@@ -1,0 +1,126 @@
+import { buildMongoQueryMatcher, createMongoAbility, type MongoAbility, subject as withSubject } from '@casl/ability';
+import picomatch from 'picomatch';
+
+export const ACTIONS = ['read', 'create', 'edit', 'delete'] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export const PROJECT_SUBJECTS = [
+  'workspace',
+  'settings',
+  'environments',
+  'secret-folders',
+  'secrets',
+  'secret-imports',
+  'tags',
+  'integrations',
+  'audit-logs',
+  'member',
+  'identity',
+  'role',
+] as const;
+export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
+
+/** Subjects whose rules may be narrowed to an environment and a secret path. */
+export const CONDITIONAL_SUBJECTS: readonly ProjectSubject[] = ['secrets', 'secret-folders', 'secret-imports'];
+
+export const ORG_SUBJECTS = ['workspace', 'identity', 'member', 'role', 'settings', 'audit-logs'] as const;
+export type OrgSubject = (typeof ORG_SUBJECTS)[number];
+
+/** Where a secret operation happens; rules with conditions match against it. */
+export interface PermissionConditions {
+  environment?: string;
+  secretPath?: string;
+}
+
+/** One CASL rule as stored and as the API shows it. */
+export interface PermissionRule {
+  subject: string;
+  action: Action[];
+  conditions?: Record<string, unknown>;
+  inverted?: boolean;
+}
+
+// `secretPath: {$glob: "/app/**"}`, as in the reference's permission rules.
+const $glob = {
+  type: 'field',
+  validate(_instruction: unknown, value: unknown) {
+    if (typeof value !== 'string') throw new TypeError('$glob expects a string pattern');
+  },
+};
+const glob = (node: { field: string; value: string }, object: unknown, context: { get: (object: unknown, field: string) => unknown }) => {
+  const value = context.get(object, node.field);
+  return typeof value === 'string' && picomatch.isMatch(value, node.value, { strictSlashes: false });
+};
+const conditionsMatcher = buildMongoQueryMatcher({ $glob } as never, { glob } as never);
+
+export type Ability = MongoAbility;
+
+export function buildAbility(rules: PermissionRule[]): Ability {
+  return createMongoAbility(rules as never, { conditionsMatcher });
+}
+
+/**
+ * Without conditions, a subject is allowed when any rule grants it (the
+ * caller filters later); with conditions, the rule's conditions must match.
+ */
+export function abilityAllows(ability: Ability, action: string, subject: string, conditions?: PermissionConditions): boolean {
+  if (!conditions || Object.keys(conditions).length === 0) return ability.can(action, subject);
+  return ability.can(action, withSubject(subject, { ...conditions }));
+}
+
+const all = (subjects: readonly string[]): PermissionRule[] => subjects.map((subject) => ({ subject, action: [...ACTIONS] }));
+const crud = (subject: string): PermissionRule => ({ subject, action: [...ACTIONS] });
+const only = (subject: string, ...action: Action[]): PermissionRule => ({ subject, action });
+
+/** The reference's built-in project roles (§1.5). */
+export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description: string; rules: PermissionRule[] }> = {
+  admin: { name: 'Admin', description: 'Full administrative access over a project', rules: all(PROJECT_SUBJECTS) },
+  member: {
+    name: 'Developer',
+    description: 'Limited read/write role in a project',
+    rules: [
+      ...['secrets', 'secret-folders', 'secret-imports', 'integrations', 'identity', 'settings', 'environments', 'tags'].map(crud),
+      only('member', 'read', 'create'),
+      only('role', 'read'),
+      only('audit-logs', 'read'),
+      only('workspace', 'read'),
+    ],
+  },
+  viewer: {
+    name: 'Viewer',
+    description: 'Only read role in a project',
+    rules: PROJECT_SUBJECTS.map((subject) => only(subject, 'read')),
+  },
+  'no-access': { name: 'No Access', description: 'No access to any resources in the project', rules: [] },
+};
+
+export function isBuiltInProjectRole(slug: string): boolean {
+  return Object.hasOwn(BUILT_IN_PROJECT_ROLES, slug);
+}
+
+export const ORG_ROLES = ['admin', 'member', 'no-access'] as const;
+export type OrgRole = (typeof ORG_ROLES)[number];
+
+const ORG_ROLE_RULES: Record<string, PermissionRule[]> = {
+  admin: all(ORG_SUBJECTS),
+  member: [
+    only('workspace', 'read', 'create'),
+    only('member', 'read'),
+    only('role', 'read'),
+    only('settings', 'read'),
+    crud('identity'),
+    only('audit-logs', 'read'),
+  ],
+  'no-access': [],
+};
+
+export function orgRoleRules(role: string): PermissionRule[] {
+  return ORG_ROLE_RULES[role] ?? [];
+}
+
+/** Org roles are ordered: granting one needs at least that role. */
+export function orgRoleRank(role: string): number {
+  return role === 'admin' ? 2 : role === 'member' ? 1 : 0;
+}
+
+export const ADMIN_PROJECT_RULES = BUILT_IN_PROJECT_ROLES.admin!.rules;

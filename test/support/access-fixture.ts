@@ -1,0 +1,87 @@
+import { bootstrap, type TestApp } from './test-app.ts';
+
+export interface InjectOptions {
+  token?: string | null;
+  body?: unknown;
+  query?: Record<string, string>;
+  headers?: Record<string, string>;
+  /** The client address the request comes from (inject's remoteAddress). */
+  remoteAddress?: string;
+  /** Send the body as application/x-www-form-urlencoded. */
+  form?: boolean;
+}
+
+/** A request straight through the app, for what TestApp.request cannot express (client address, form bodies). */
+export async function inject(app: TestApp, method: string, url: string, options: InjectOptions = {}) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let payload: string | object | undefined = options.body as object | undefined;
+  if (options.form && options.body) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    payload = new URLSearchParams(options.body as Record<string, string>).toString();
+  }
+  const response = await app.app.inject({
+    method: method as 'GET',
+    url,
+    query: options.query,
+    headers,
+    remoteAddress: options.remoteAddress,
+    ...(payload === undefined ? {} : { payload }),
+  });
+  return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
+}
+
+/**
+ * A bootstrapped instance with one project, and helpers to make machine
+ * identities with org and project roles and to log them in.
+ */
+export async function accessFixture(app: TestApp, projectSlug = 'access-project') {
+  const admin = await bootstrap(app);
+  const created = await app.request('POST', '/api/v2/workspace', { token: admin.token, body: { projectName: 'Access', slug: projectSlug } });
+  if (created.status !== 200) throw new Error(JSON.stringify(created.body));
+  const projectId: string = created.body.project.id;
+
+  async function call(method: string, url: string, body?: unknown, token = admin.token) {
+    const response = await app.request(method, url, { token, body });
+    if (response.status !== 200) throw new Error(`${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  }
+
+  /** An identity with an org role and (when given) project roles, with a non-expiring token. */
+  async function identity(name: string, orgRole = 'member', projectRoles?: unknown[] | string) {
+    const { identity: created } = await call('POST', '/api/v1/identities', { name, organizationId: admin.orgId, role: orgRole });
+    if (projectRoles) {
+      const roles = typeof projectRoles === 'string' ? [{ role: projectRoles }] : projectRoles;
+      await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${created.id}`, { roles });
+    }
+    const token = await issueToken(created.id);
+    return { id: created.id as string, name, token };
+  }
+
+  async function issueToken(identityId: string, limits: { ttl?: number; maxTtl?: number; uses?: number } = {}) {
+    const issued = await app.services.auth.issueIdentityToken(app.database.db, {
+      identityId,
+      authMethod: 'token-auth',
+      name: null,
+      accessTokenTtl: limits.ttl ?? 0,
+      accessTokenMaxTtl: limits.maxTtl ?? 0,
+      accessTokenNumUsesLimit: limits.uses ?? 0,
+    });
+    return issued.accessToken;
+  }
+
+  /** Universal auth on an identity, and one client secret. */
+  async function universalAuth(identityId: string, config: Record<string, unknown> = {}, secret: Record<string, unknown> = {}) {
+    const { identityUniversalAuth } = await call('POST', `/api/v1/auth/universal-auth/identities/${identityId}`, config);
+    const { clientSecret, clientSecretData } = await call('POST', `/api/v1/auth/universal-auth/identities/${identityId}/client-secrets`, secret);
+    return { clientId: identityUniversalAuth.clientId as string, clientSecret: clientSecret as string, clientSecretId: clientSecretData.id as string };
+  }
+
+  function login(clientId: string, clientSecret: string, remoteAddress?: string) {
+    return inject(app, 'POST', '/api/v1/auth/universal-auth/login', { body: { clientId, clientSecret }, remoteAddress });
+  }
+
+  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login };
+}
+
+export type AccessFixture = Awaited<ReturnType<typeof accessFixture>>;
