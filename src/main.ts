@@ -1,6 +1,18 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { configFlags, loadConfig } from './config.ts';
+import {
+  AlreadyBootstrappedError,
+  adminSecretData,
+  assertCanStoreSecret,
+  type BootstrapResult,
+  bootstrapOverHttp,
+  parseTimeout,
+  resolveSecretTarget,
+  storeSecret,
+  withoutToken,
+} from './bootstrap/bootstrap-remote.ts';
+import { AppError } from './errors.ts';
 import { scheduleAuditRetention } from './audit/audit-retention.ts';
 import { buildApiApp } from './http/app.ts';
 import { buildProbeApp } from './http/probe-app.ts';
@@ -16,6 +28,12 @@ Commands:
   bootstrap   Create the admin user, organization and admin identity token
               --email <email> --password <password> --organization <name> [--json]
               (or COFFER_BOOTSTRAP_EMAIL / _PASSWORD / _ORGANIZATION)
+              --server <url>        through a running server's API instead of the database
+                                    (retries until it answers, up to --timeout, default 5m)
+              --store-secret <name> write the result (token, email, organization and identity
+                                    ids) into that Kubernetes Secret in POD_NAMESPACE instead
+                                    of printing the token (KUBECONFIG or in-cluster)
+              --if-needed           an instance that is already set up is not an error
   version     Print the version
 
 Settings (flag or environment variable):
@@ -32,6 +50,10 @@ const commandFlags = {
   password: { type: 'string' },
   organization: { type: 'string' },
   json: { type: 'boolean' },
+  server: { type: 'string' },
+  'store-secret': { type: 'string' },
+  'if-needed': { type: 'boolean' },
+  timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -102,20 +124,67 @@ async function bootstrapCommand(flags: Record<string, unknown>): Promise<void> {
     organization: flags.organization ?? process.env.COFFER_BOOTSTRAP_ORGANIZATION,
   });
   if (!parsed.success) throw new Error(parsed.error.issues.map((issue) => issue.message).join('; '));
+  const server = typeof flags.server === 'string' ? flags.server : undefined;
+  const timeoutMs = typeof flags.timeout === 'string' ? parseTimeout(flags.timeout) : undefined;
+  // Before the one-time bootstrap: a token that cannot be stored afterwards would be lost.
+  const target = typeof flags['store-secret'] === 'string' ? resolveSecretTarget(flags['store-secret']) : undefined;
+  if (target) await assertCanStoreSecret(target);
+
+  let result: BootstrapResult;
+  try {
+    result = server
+      ? await bootstrapOverHttp({ server, input: parsed.data, timeoutMs, log: (message) => process.stderr.write(`coffer bootstrap: ${message}\n`) })
+      : await bootstrapDatabase(flags, parsed.data);
+  } catch (error) {
+    const already = error instanceof AlreadyBootstrappedError || (error instanceof AppError && error.error === 'BootstrapError');
+    if (already && flags['if-needed']) {
+      process.stdout.write(`The instance is already set up; nothing to do.${target ? ` Secret ${target.namespace}/${target.name} is left as it is.` : ''}\n`);
+      return;
+    }
+    throw error;
+  }
+
+  if (target) {
+    await retry(() => storeSecret(target, adminSecretData(result, server)), 5, 2_000);
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ ...withoutToken(result), secret: { namespace: target.namespace, name: target.name } }, null, 2)}\n`);
+    } else {
+      process.stdout.write(
+        `Bootstrapped organization '${result.organization.name}' (${result.organization.id}) with admin ${result.user.email}.\n` +
+          `Admin identity '${result.identity.name}' (${result.identity.id}): its access token is in Secret ${target.namespace}/${target.name} (key token).\n`,
+      );
+    }
+    return;
+  }
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } else {
+    process.stdout.write(
+      `Bootstrapped organization '${result.organization.name}' (${result.organization.id}) with admin ${result.user.email}.\n` +
+        `Admin identity '${result.identity.name}' (${result.identity.id}) access token:\n${result.identity.credentials.token}\n`,
+    );
+  }
+}
+
+async function bootstrapDatabase(flags: Record<string, unknown>, input: z.output<typeof bootstrapInput>): Promise<BootstrapResult> {
   const config = loadConfig(flags);
   const logger = createLogger(config, 2);
   const services = await startServices(config, logger);
   try {
-    const result = await services.bootstrap.bootstrap(parsed.data);
-    if (flags.json) {
-      process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    } else {
-      process.stdout.write(
-        `Bootstrapped organization '${result.organization.name}' (${result.organization.id}) with admin ${result.user.email}.\n` +
-          `Admin identity '${result.identity.name}' (${result.identity.id}) access token:\n${result.identity.credentials.token}\n`,
-      );
-    }
+    return await services.bootstrap.bootstrap(input);
   } finally {
     await services.database.close();
+  }
+}
+
+async function retry<T>(action: () => Promise<T>, attempts: number, delayMs: number): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await action();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      process.stderr.write(`coffer bootstrap: ${error instanceof Error ? error.message : String(error)}; retrying\n`);
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
   }
 }
