@@ -32,6 +32,10 @@ export default defineConfig({
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           globalSetup: ['test/k8s/global-setup.ts', 'test/support/postgres-global-setup.ts'],
+          // One file at a time: the operators these files start watch the whole cluster (they would
+          // reconcile each other's resources), and packaging.test.ts binds cluster-wide RBAC to the
+          // test user `operator` that control-plane.test.ts expects to have none.
+          fileParallelism: false,
           testTimeout: 120_000,
           hookTimeout: 300_000,
         },
