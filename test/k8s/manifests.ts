@@ -8,7 +8,7 @@
  * fieldValidation=Strict, so an unknown or duplicate field is an error.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
@@ -46,7 +46,11 @@ export interface RunResult {
 /** Runs a binary from the test binary dir; rejects with its stderr on a non-zero exit. */
 export async function runTool(tool: 'helm' | 'kustomize', args: string[], opts: { cwd?: string } = {}): Promise<RunResult> {
   const bin = path.join(await testBinDir(), tool);
-  helmHome ??= mkdtempSync(path.join(os.tmpdir(), 'coffer-helm-home-'));
+  if (!helmHome) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coffer-helm-home-'));
+    helmHome = dir;
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  }
   try {
     const { stdout, stderr } = await execFileP(bin, args, {
       cwd: opts.cwd ?? REPO_ROOT,
