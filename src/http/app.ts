@@ -27,6 +27,18 @@ import { userRoutes } from './routes/users.routes.ts';
 
 export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route of the app (HEAD aside), in registration order; the authorization tests walk it. */
+    registeredRoutes: RegisteredRoute[];
+  }
+}
+
 export interface AppOptions {
   logger: FastifyBaseLogger;
   /** Addresses/CIDRs whose X-Forwarded-For is believed. */
@@ -60,6 +72,11 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
     // Secret names (up to 500 characters, URL-encoded) travel as path parameters.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
   }).withTypeProvider<ZodTypeProvider>();
+  const registeredRoutes: RegisteredRoute[] = [];
+  app.decorate('registeredRoutes', registeredRoutes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onSend', async (request, reply) => {

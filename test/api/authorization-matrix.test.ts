@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type MatrixFixture, matrixFixture, type Persona, REJECTED_PERSONAS, ROLE_PERSONAS } from '../support/matrix-fixture.ts';
+import { type RouteEntry, routeTable } from '../support/route-table.ts';
+import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * Every route the app registers × {no token, malformed, expired, revoked,
+ * another organization's token, viewer, member, project admin, org admin}.
+ * Routes come from the app itself, so a route added later without an entry
+ * in the table fails here.
+ */
+const PUBLIC_ROUTES = new Set([
+  'GET /api/status',
+  'POST /api/v1/admin/bootstrap',
+  'POST /api/v1/auth/universal-auth/login',
+  'POST /api/v1/auth/login',
+  'POST /api/v1/invite-org/accept',
+]);
+const isPublic = (key: string) => PUBLIC_ROUTES.has(key) || / \/api\/docs(\/|$)/.test(key);
+
+const app: TestApp = await startTestApp();
+const routes = [...new Set(app.app.registeredRoutes.map((route) => `${route.method} ${route.url}`))].filter((key) => !isPublic(key));
+
+let fx: MatrixFixture;
+let table: Record<string, RouteEntry>;
+
+beforeAll(async () => {
+  fx = await matrixFixture(app);
+  table = routeTable(fx);
+}, 120_000);
+afterAll(async () => app?.close());
+
+const REJECTED_STATUS: Record<(typeof REJECTED_PERSONAS)[number], number[]> = {
+  noToken: [401],
+  malformed: [403],
+  expired: [403],
+  revoked: [401],
+  otherOrg: [403, 404],
+};
+
+async function call(method: string, entry: RouteEntry, persona: Persona) {
+  const request = await entry.build(persona);
+  const token = request.token ?? fx.tokens[persona];
+  const response = await app.request(method, request.url, { token, body: request.body, query: request.query });
+  return { ...response, request };
+}
+
+function describeCall(method: string, persona: Persona, response: { status: number; body: unknown; request: { url: string } }) {
+  return `${persona}: ${method} ${response.request.url} → ${response.status} ${JSON.stringify(response.body)}`;
+}
+
+test('the table lists exactly the protected routes the app registers', () => {
+  expect(routes.length).toBeGreaterThan(80);
+  const missing = routes.filter((key) => !table[key]);
+  expect(missing, 'routes without an entry in test/support/route-table.ts').toEqual([]);
+  const stale = Object.keys(table).filter((key) => !routes.includes(key));
+  expect(stale, 'entries for routes the app does not register').toEqual([]);
+});
+
+describe.each(routes)('%s', (key) => {
+  const method = key.split(' ')[0]!;
+
+  test('refuses bad tokens, other organizations and missing roles, changing nothing', async () => {
+    const entry = table[key];
+    expect(entry, `no entry for ${key} in test/support/route-table.ts`).toBeDefined();
+    const denied = ROLE_PERSONAS.filter((persona) => !entry!.allow.includes(persona));
+    const rejected: Persona[] = [...REJECTED_PERSONAS.filter((persona) => !(persona === 'otherOrg' && entry!.ownOrg)), ...denied];
+    const requests = await Promise.all(rejected.map(async (persona) => ({ persona, request: await entry!.build(persona) })));
+    const before = await snapshotDatabase(app.database);
+    const outcomes = [];
+    for (const { persona, request } of requests) {
+      const response = await app.request(method, request.url, { token: request.token ?? fx.tokens[persona], body: request.body, query: request.query });
+      outcomes.push({ persona, response: { ...response, request } });
+    }
+    expect(await snapshotDatabase(app.database), outcomes.map(({ persona, response }) => describeCall(method, persona, response)).join('\n')).toEqual(before);
+    for (const { persona, response } of outcomes) {
+      const expected = persona in REJECTED_STATUS ? REJECTED_STATUS[persona as keyof typeof REJECTED_STATUS] : [403];
+      expect(expected, describeCall(method, persona, response)).toContain(response.status);
+      expect(response.body).toMatchObject({ statusCode: response.status, error: expect.any(String), reqId: expect.any(String) });
+    }
+  });
+
+  test('serves the roles allowed to call it', async () => {
+    const entry = table[key]!;
+    for (const persona of entry.allow) {
+      const response = await call(method, entry, persona);
+      expect(response.status, describeCall(method, persona, response)).toBe(200);
+    }
+    if (entry.ownOrg) {
+      const response = await call(method, entry, 'otherOrg');
+      expect(response.status, describeCall(method, 'otherOrg', response)).toBe(200);
+      const text = JSON.stringify(response.body);
+      expect(text).not.toContain(fx.ids.projectId);
+      expect(text).not.toContain(fx.ids.orgId);
+    }
+  });
+});

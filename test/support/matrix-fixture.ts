@@ -1,0 +1,156 @@
+import { insertIdentity } from '../../src/identities/identity-store.ts';
+import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
+import { accessFixture } from './access-fixture.ts';
+import type { TestApp } from './test-app.ts';
+
+export const ROLE_PERSONAS = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
+export type RolePersona = (typeof ROLE_PERSONAS)[number];
+export const REJECTED_PERSONAS = ['noToken', 'malformed', 'expired', 'revoked', 'otherOrg'] as const;
+export type Persona = RolePersona | (typeof REJECTED_PERSONAS)[number];
+
+let counter = 0;
+/** A name no other call has used, for resources created per request. */
+export const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
+
+/**
+ * One organization with a project holding an environment, folder, secrets, an
+ * import, a tag, an identity member with universal auth and a privilege, a
+ * custom role, a user member and an integration; four callers with the roles
+ * under test, and the tokens that must be refused. `fresh.*` make a new
+ * resource for a request that consumes one (all made by the org admin).
+ */
+export async function matrixFixture(app: TestApp) {
+  const fx = await accessFixture(app, 'matrix-project');
+  const { call, projectId } = fx;
+  const personaIdentities = {
+    viewer: await fx.identity('viewer', 'member', 'viewer'),
+    member: await fx.identity('member', 'member', 'member'),
+    admin: await fx.identity('admin', 'member', 'admin'),
+    orgAdmin: await fx.identity('org-admin', 'admin'),
+  };
+  const devId: string = (await call('GET', `/api/v1/workspace/${projectId}`)).workspace.environments.find((env: { slug: string }) => env.slug === 'dev').id;
+
+  const fresh = {
+    async project() {
+      const { project } = await call('POST', '/api/v2/workspace', { projectName: unique('p').slice(0, 60) });
+      for (const role of ['viewer', 'member', 'admin'] as const) {
+        await call('POST', `/api/v2/workspace/${project.id}/identity-memberships/${personaIdentities[role].id}`, { roles: [{ role }] });
+      }
+      return project.id as string;
+    },
+    async environment() {
+      const slug = unique('env');
+      return (await call('POST', `/api/v1/workspace/${projectId}/environments`, { name: slug, slug })).environment.id as string;
+    },
+    async folder() {
+      const name = unique('f');
+      return (await call('POST', '/api/v1/folders', { workspaceId: projectId, environment: 'dev', path: '/', name })).folder as { id: string; name: string };
+    },
+    async secret(tagIds: string[] = []) {
+      const name = unique('S').toUpperCase().replaceAll('-', '_');
+      await call('POST', `/api/v3/secrets/raw/${name}`, { workspaceId: projectId, environment: 'dev', secretValue: 'value', tagIds });
+      return name;
+    },
+    async import() {
+      const body = { workspaceId: projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: `/${unique('src')}` } };
+      return (await call('POST', '/api/v1/secret-imports', body)).secretImport.id as string;
+    },
+    async tag() {
+      return (await call('POST', `/api/v1/workspace/${projectId}/tags`, { slug: unique('t'), color: '#000000' })).workspaceTag.id as string;
+    },
+    async identity() {
+      return (await call('POST', '/api/v1/identities', { name: unique('i'), organizationId: fx.orgId })).identity.id as string;
+    },
+    async universalAuthIdentity() {
+      const id = await fresh.identity();
+      const ua = await fx.universalAuth(id);
+      return { id, ...ua };
+    },
+    async identityMember() {
+      const id = await fresh.identity();
+      await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${id}`, { roles: [{ role: 'viewer' }] });
+      return id;
+    },
+    async privilege(identityId: string) {
+      const body = { identityId, projectSlug: fx.projectSlug, slug: unique('pv'), permissions: [{ subject: 'secrets', action: ['read'], conditions: { environment: 'dev' } }] };
+      return (await call('POST', '/api/v1/additional-privilege/identity/permanent', body)).privilege.slug as string;
+    },
+    async role() {
+      return (await call('POST', `/api/v1/workspace/${projectId}/roles`, { slug: unique('r'), name: 'Role', permissions: [{ subject: 'secrets', action: ['read'] }] })).role.id as string;
+    },
+    async userMembership() {
+      const email = `${unique('u')}@example.com`;
+      await call('POST', '/api/v1/invite-org/signup', { inviteeEmails: [email], organizationId: fx.orgId });
+      return (await call('POST', `/api/v2/workspace/${projectId}/memberships`, { emails: [email] })).memberships[0].id as string;
+    },
+    async invitedEmail() {
+      const email = `${unique('u')}@example.com`;
+      await call('POST', '/api/v1/invite-org/signup', { inviteeEmails: [email], organizationId: fx.orgId });
+      return email;
+    },
+    async integrationAuth(integration = 'github') {
+      return (await call('POST', '/api/v1/integration-auth/access-token', { workspaceId: projectId, integration, accessToken: 'provider-token' })).integrationAuth.id as string;
+    },
+    async integration() {
+      const integrationAuthId = await fresh.integrationAuth();
+      return (await call('POST', '/api/v1/integration', { integrationAuthId, sourceEnvironment: 'dev', app: unique('app') })).integration.id as string;
+    },
+  };
+
+  const tagSlug = unique('tag');
+  const tagId = (await call('POST', `/api/v1/workspace/${projectId}/tags`, { slug: tagSlug, color: '#ff0000' })).workspaceTag.id as string;
+  const folder = await fresh.folder();
+  const secretName = await fresh.secret();
+  const target = await fresh.universalAuthIdentity();
+  await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${target.id}`, { roles: [{ role: 'viewer' }] });
+  const ids = {
+    ...fx,
+    devId,
+    tagId,
+    tagSlug,
+    folder,
+    secretName,
+    importId: await fresh.import(),
+    target,
+    privilegeSlug: await fresh.privilege(target.id),
+    integrationAuthId: await fresh.integrationAuth(),
+    integrationId: await fresh.integration(),
+  };
+
+  const { tokens, otherOrgIdentityId } = await personaTokens(app, fx, personaIdentities);
+  return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken };
+}
+
+async function personaTokens(app: TestApp, fx: Awaited<ReturnType<typeof accessFixture>>, personas: Record<RolePersona, { id: string; token: string }>) {
+  const revoked = await fx.issueToken(personas.viewer.id);
+  await fx.call('POST', '/api/v1/auth/token/revoke', { accessToken: revoked });
+  const expired = await fx.issueToken(personas.orgAdmin.id, { maxTtl: 1 });
+  const other = await otherOrganization(app, fx.issueToken);
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const tokens = {
+    viewer: personas.viewer.token,
+    member: personas.member.token,
+    admin: personas.admin.token,
+    orgAdmin: personas.orgAdmin.token,
+    noToken: null,
+    malformed: 'not.a.token',
+    expired,
+    revoked,
+    otherOrg: other.token,
+  } satisfies Record<Persona, string | null>;
+  return { tokens, otherOrgIdentityId: other.identityId };
+}
+
+/** A second organization (there is no API for one: bootstrap runs once) with an admin identity. */
+async function otherOrganization(app: TestApp, issueToken: (identityId: string) => Promise<string>) {
+  const db = app.database.db;
+  const org = await insertOrganization(db, { name: 'Other', slug: 'other-org' });
+  const identity = await insertIdentity(db, { name: 'other-admin', authMethod: 'token-auth' });
+  await insertIdentityOrgMembership(db, { orgId: org.id, identityId: identity.id, role: 'admin' });
+  const token = await issueToken(identity.id);
+  const project = await app.request('POST', '/api/v2/workspace', { token, body: { projectName: 'Other project' } });
+  if (project.status !== 200) throw new Error(JSON.stringify(project.body));
+  return { orgId: org.id, identityId: identity.id, token };
+}
+
+export type MatrixFixture = Awaited<ReturnType<typeof matrixFixture>>;

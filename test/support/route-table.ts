@@ -1,0 +1,242 @@
+import { type MatrixFixture, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
+
+export interface RouteRequest {
+  url: string;
+  body?: unknown;
+  query?: Record<string, string>;
+  /** Replaces the persona's token (for routes that consume the caller's own token). */
+  token?: string;
+}
+
+export interface RouteEntry {
+  /** Personas that succeed (2xx); the other role personas get 403. */
+  allow: readonly RolePersona[];
+  /** A valid request; resources it consumes are made fresh per call. */
+  build: (persona: Persona) => Promise<RouteRequest>;
+  /** The route acts within the caller's own organization: another organization's caller succeeds there. */
+  ownOrg?: boolean;
+}
+
+const ALL = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
+const WRITERS = ['member', 'admin', 'orgAdmin'] as const;
+const ADMINS = ['admin', 'orgAdmin'] as const;
+const ORG_ADMIN = ['orgAdmin'] as const;
+
+/** Every protected route with a valid request and who may call it. Public routes are listed in the test. */
+export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
+  const { ids, fresh } = fx;
+  const p = ids.projectId;
+  const dev = { workspaceId: p, environment: 'dev' };
+  const ua = '/api/v1/auth/universal-auth/identities';
+  const identityMemberships = `/api/v2/workspace/${p}/identity-memberships`;
+  const privilegeTarget = { identityId: ids.target.id, projectSlug: ids.projectSlug };
+  const at = (url: string, extra: Omit<RouteRequest, 'url'> = {}) => async () => ({ url, ...extra });
+  /** A fresh token of the calling persona's own identity (a rejected caller gets the viewer's). */
+  const ownToken = (persona: Persona) => fx.issueToken(fx.personaIdentities[persona in fx.personaIdentities ? (persona as RolePersona) : 'viewer'].id);
+
+  return {
+    // projects
+    'POST /api/v2/workspace': { allow: ALL, ownOrg: true, build: at('/api/v2/workspace', { body: { projectName: 'Matrix made' } }) },
+    'GET /api/v1/workspace': { allow: ALL, ownOrg: true, build: at('/api/v1/workspace') },
+    'GET /api/v1/workspace/:workspaceId': { allow: ALL, build: at(`/api/v1/workspace/${p}`) },
+    'PATCH /api/v1/workspace/:workspaceId': { allow: WRITERS, build: at(`/api/v1/workspace/${p}`, { body: { autoCapitalization: true } }) },
+    'DELETE /api/v1/workspace/:workspaceId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${await fresh.project()}` }) },
+    // environments
+    'POST /api/v1/workspace/:workspaceId/environments': {
+      allow: WRITERS,
+      build: async () => {
+        const slug = unique('e');
+        return { url: `/api/v1/workspace/${p}/environments`, body: { name: slug, slug } };
+      },
+    },
+    'PATCH /api/v1/workspace/:workspaceId/environments/:id': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/environments/${await fresh.environment()}`, body: { name: unique('renamed') } }),
+    },
+    'DELETE /api/v1/workspace/:workspaceId/environments/:id': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/environments/${await fresh.environment()}` }) },
+    'GET /api/v1/workspace/:workspaceId/environments/:id': { allow: ALL, build: at(`/api/v1/workspace/${p}/environments/${ids.devId}`) },
+    'GET /api/v1/workspace/environments/:envId': { allow: ALL, build: at(`/api/v1/workspace/environments/${ids.devId}`) },
+    // folders
+    'POST /api/v1/folders': { allow: WRITERS, build: async () => ({ url: '/api/v1/folders', body: { ...dev, path: '/', name: unique('f') } }) },
+    'GET /api/v1/folders': { allow: ALL, build: at('/api/v1/folders', { query: { ...dev, path: '/' } }) },
+    'GET /api/v1/folders/:id': { allow: ALL, build: at(`/api/v1/folders/${ids.folder.id}`) },
+    'PATCH /api/v1/folders/:folderId': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/folders/${(await fresh.folder()).id}`, body: { ...dev, path: '/', name: unique('g') } }),
+    },
+    'DELETE /api/v1/folders/:folderIdOrName': { allow: WRITERS, build: async () => ({ url: `/api/v1/folders/${(await fresh.folder()).id}`, body: { ...dev, path: '/' } }) },
+    // secrets
+    'GET /api/v3/secrets/raw': { allow: ALL, build: at('/api/v3/secrets/raw', { query: { ...dev, recursive: 'true', include_imports: 'true' } }) },
+    'GET /api/v3/secrets/raw/:secretName': { allow: ALL, build: at(`/api/v3/secrets/raw/${ids.secretName}`, { query: dev }) },
+    'POST /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${unique('N').replaceAll('-', '_')}`, body: { ...dev, secretValue: 'v' } }) },
+    'PATCH /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${await fresh.secret()}`, body: { ...dev, secretValue: 'changed' } }) },
+    'DELETE /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${await fresh.secret()}`, body: dev }) },
+    'POST /api/v3/secrets/batch/raw': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v3/secrets/batch/raw', body: { ...dev, secrets: [{ secretKey: unique('B').replaceAll('-', '_'), secretValue: 'v' }] } }),
+    },
+    'PATCH /api/v3/secrets/batch/raw': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v3/secrets/batch/raw', body: { ...dev, secrets: [{ secretKey: await fresh.secret(), secretValue: 'changed' }] } }),
+    },
+    'DELETE /api/v3/secrets/batch/raw': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v3/secrets/batch/raw', body: { ...dev, secrets: [{ secretKey: await fresh.secret(), type: 'shared' }] } }),
+    },
+    'POST /api/v3/secrets/tags/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v3/secrets/tags/${await fresh.secret()}`, body: { projectSlug: ids.projectSlug, environment: 'dev', tagSlugs: [ids.tagSlug] } }),
+    },
+    'DELETE /api/v3/secrets/tags/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v3/secrets/tags/${await fresh.secret([ids.tagId])}`, body: { projectSlug: ids.projectSlug, environment: 'dev', tagSlugs: [ids.tagSlug] } }),
+    },
+    // imports
+    'POST /api/v1/secret-imports': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v1/secret-imports', body: { ...dev, path: '/', import: { environment: 'prod', path: `/${unique('src')}` } } }),
+    },
+    'GET /api/v1/secret-imports': { allow: ALL, build: at('/api/v1/secret-imports', { query: { ...dev, path: '/' } }) },
+    'GET /api/v1/secret-imports/:secretImportId': { allow: ALL, build: at(`/api/v1/secret-imports/${ids.importId}`) },
+    'PATCH /api/v1/secret-imports/:secretImportId': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/', import: { path: `/${unique('moved')}` } } }),
+    },
+    'DELETE /api/v1/secret-imports/:secretImportId': { allow: WRITERS, build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/' } }) },
+    // tags
+    'POST /api/v1/workspace/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
+    'GET /api/v1/workspace/:projectId/tags': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags`) },
+    'GET /api/v1/workspace/:projectId/tags/:tagId': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags/${ids.tagId}`) },
+    'GET /api/v1/workspace/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags/slug/${ids.tagSlug}`) },
+    'PATCH /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}`, body: { color: '#0000ff' } }) },
+    'DELETE /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}` }) },
+    // integrations
+    'POST /api/v1/integration-auth/access-token': { allow: WRITERS, build: at('/api/v1/integration-auth/access-token', { body: { workspaceId: p, integration: 'github', accessToken: 'provider-token' } }) },
+    'GET /api/v1/integration-auth/:integrationAuthId': { allow: ALL, build: at(`/api/v1/integration-auth/${ids.integrationAuthId}`) },
+    'DELETE /api/v1/integration-auth/:integrationAuthId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration-auth/${await fresh.integrationAuth()}` }) },
+    'DELETE /api/v1/integration-auth': {
+      allow: WRITERS,
+      build: async () => (await fresh.integrationAuth('gitlab'), { url: '/api/v1/integration-auth', query: { integration: 'gitlab', projectId: p } }),
+    },
+    'GET /api/v1/workspace/:workspaceId/authorizations': { allow: ALL, build: at(`/api/v1/workspace/${p}/authorizations`) },
+    'POST /api/v1/integration': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v1/integration', body: { integrationAuthId: ids.integrationAuthId, sourceEnvironment: 'dev', app: unique('app') } }),
+    },
+    'GET /api/v1/integration/:integrationId': { allow: ALL, build: at(`/api/v1/integration/${ids.integrationId}`) },
+    'PATCH /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}`, body: { isActive: false } }) },
+    'DELETE /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}` }) },
+    'POST /api/v1/integration/:integrationId/sync': { allow: WRITERS, build: at(`/api/v1/integration/${ids.integrationId}/sync`) },
+    'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
+    // audit log
+    'GET /api/v1/workspace/:workspaceId/audit-logs': { allow: ALL, build: at(`/api/v1/workspace/${p}/audit-logs`) },
+    'GET /api/v1/organization/audit-logs': { allow: ALL, ownOrg: true, build: at('/api/v1/organization/audit-logs') },
+    // identities
+    'POST /api/v1/identities': { allow: ALL, build: async () => ({ url: '/api/v1/identities', body: { name: unique('made'), organizationId: ids.orgId } }) },
+    'GET /api/v1/identities': { allow: ALL, build: at('/api/v1/identities', { query: { orgId: ids.orgId } }) },
+    'GET /api/v1/identities/:identityId': { allow: ALL, build: at(`/api/v1/identities/${ids.target.id}`) },
+    'PATCH /api/v1/identities/:identityId': { allow: ALL, build: async () => ({ url: `/api/v1/identities/${await fresh.identity()}`, body: { name: unique('renamed') } }) },
+    'DELETE /api/v1/identities/:identityId': { allow: ALL, build: async () => ({ url: `/api/v1/identities/${await fresh.identity()}` }) },
+    // universal auth
+    'POST /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${ua}/${await fresh.identity()}`, body: {} }) },
+    'GET /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: at(`${ua}/${ids.target.id}`) },
+    'PATCH /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: at(`${ua}/${ids.target.id}`, { body: { accessTokenNumUsesLimit: 0 } }) },
+    'DELETE /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${ua}/${(await fresh.universalAuthIdentity()).id}` }) },
+    'POST /api/v1/auth/universal-auth/identities/:identityId/client-secrets': { allow: ALL, build: at(`${ua}/${ids.target.id}/client-secrets`, { body: { description: 'matrix' } }) },
+    'GET /api/v1/auth/universal-auth/identities/:identityId/client-secrets': { allow: ALL, build: at(`${ua}/${ids.target.id}/client-secrets`) },
+    'GET /api/v1/auth/universal-auth/identities/:identityId/client-secrets/:clientSecretId': {
+      allow: ALL,
+      build: at(`${ua}/${ids.target.id}/client-secrets/${ids.target.clientSecretId}`),
+    },
+    'POST /api/v1/auth/universal-auth/identities/:identityId/client-secrets/:clientSecretId/revoke': {
+      allow: ALL,
+      build: async () => {
+        const identity = await fresh.universalAuthIdentity();
+        return { url: `${ua}/${identity.id}/client-secrets/${identity.clientSecretId}/revoke` };
+      },
+    },
+    // tokens
+    'POST /api/v1/auth/token/renew': { allow: ALL, build: async (persona) => ({ url: '/api/v1/auth/token/renew', body: { accessToken: await ownToken(persona) } }) },
+    'POST /api/v1/auth/token/revoke': { allow: ALL, build: async (persona) => ({ url: '/api/v1/auth/token/revoke', body: { accessToken: await ownToken(persona) } }) },
+    'POST /api/v1/auth/logout': {
+      allow: ALL,
+      ownOrg: true,
+      build: async (persona) => {
+        if (persona in fx.personaIdentities) return { url: '/api/v1/auth/logout', token: await ownToken(persona) };
+        // The other organization's caller logs out a token of its own, never the one the matrix keeps using.
+        return { url: '/api/v1/auth/logout', ...(persona === 'otherOrg' ? { token: await fx.issueToken(fx.otherOrgIdentityId) } : {}) };
+      },
+    },
+    // users and memberships
+    'POST /api/v1/invite-org/signup': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/invite-org/signup', body: { inviteeEmails: [`${unique('inv')}@example.com`], organizationId: ids.orgId } }),
+    },
+    'GET /api/v2/organizations/:organizationId/memberships': { allow: ALL, build: at(`/api/v2/organizations/${ids.orgId}/memberships`) },
+    'POST /api/v2/workspace/:projectId/memberships': { allow: WRITERS, build: async () => ({ url: `/api/v2/workspace/${p}/memberships`, body: { emails: [await fresh.invitedEmail()] } }) },
+    'GET /api/v1/workspace/:workspaceId/memberships': { allow: ALL, build: at(`/api/v1/workspace/${p}/memberships`) },
+    'PATCH /api/v1/workspace/:workspaceId/memberships/:membershipId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/memberships/${await fresh.userMembership()}`, body: { roles: [{ role: 'viewer' }] } }),
+    },
+    'DELETE /api/v1/workspace/:workspaceId/memberships/:membershipId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/memberships/${await fresh.userMembership()}` }) },
+    'POST /api/v2/workspace/:projectId/identity-memberships/:identityId': {
+      allow: WRITERS,
+      build: async () => ({ url: `${identityMemberships}/${await fresh.identity()}`, body: { roles: [{ role: 'viewer' }] } }),
+    },
+    'GET /api/v2/workspace/:projectId/identity-memberships': { allow: ALL, build: at(identityMemberships) },
+    'GET /api/v2/workspace/:projectId/identity-memberships/:identityId': { allow: ALL, build: at(`${identityMemberships}/${ids.target.id}`) },
+    'PATCH /api/v2/workspace/:projectId/identity-memberships/:identityId': {
+      allow: WRITERS,
+      build: async () => ({ url: `${identityMemberships}/${await fresh.identityMember()}`, body: { roles: [{ role: 'no-access' }] } }),
+    },
+    'DELETE /api/v2/workspace/:projectId/identity-memberships/:identityId': { allow: WRITERS, build: async () => ({ url: `${identityMemberships}/${await fresh.identityMember()}` }) },
+    // roles
+    'POST /api/v1/workspace/:workspaceId/roles': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/roles`, body: { slug: unique('role'), name: 'R', permissions: [{ subject: 'secrets', action: ['read'] }] } }),
+    },
+    'GET /api/v1/workspace/:workspaceId/roles': { allow: ALL, build: at(`/api/v1/workspace/${ids.projectSlug}/roles`) },
+    'GET /api/v1/workspace/:workspaceId/roles/slug/:roleSlug': { allow: ALL, build: at(`/api/v1/workspace/${p}/roles/slug/viewer`) },
+    'PATCH /api/v1/workspace/:workspaceId/roles/:roleId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/roles/${await fresh.role()}`, body: { name: 'Renamed' } }) },
+    'DELETE /api/v1/workspace/:workspaceId/roles/:roleId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/roles/${await fresh.role()}` }) },
+    // additional privileges
+    'POST /api/v1/additional-privilege/identity/permanent': {
+      allow: WRITERS,
+      build: async () => ({
+        url: '/api/v1/additional-privilege/identity/permanent',
+        body: { identityId: await fresh.identityMember(), projectSlug: ids.projectSlug, privilegePermission: { actions: ['read'], subject: 'secrets', conditions: { environment: 'dev' } } },
+      }),
+    },
+    'POST /api/v1/additional-privilege/identity/temporary': {
+      allow: WRITERS,
+      build: async () => ({
+        url: '/api/v1/additional-privilege/identity/temporary',
+        body: {
+          identityId: await fresh.identityMember(),
+          projectSlug: ids.projectSlug,
+          permissions: [{ subject: 'secrets', action: ['read'] }],
+          temporaryMode: 'relative',
+          temporaryRange: '1h',
+          temporaryAccessStartTime: new Date().toISOString(),
+        },
+      }),
+    },
+    'PATCH /api/v1/additional-privilege/identity': {
+      allow: WRITERS,
+      build: async () => ({
+        url: '/api/v1/additional-privilege/identity',
+        body: { ...privilegeTarget, privilegeSlug: await fresh.privilege(ids.target.id), privilegeDetails: { slug: unique('pv2') } },
+      }),
+    },
+    'DELETE /api/v1/additional-privilege/identity': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v1/additional-privilege/identity', body: { ...privilegeTarget, privilegeSlug: await fresh.privilege(ids.target.id) } }),
+    },
+    'GET /api/v1/additional-privilege/identity/:privilegeSlug': {
+      allow: WRITERS,
+      build: at(`/api/v1/additional-privilege/identity/${ids.privilegeSlug}`, { query: privilegeTarget }),
+    },
+    'GET /api/v1/additional-privilege/identity': { allow: ALL, build: at('/api/v1/additional-privilege/identity', { query: privilegeTarget }) },
+  };
+}
