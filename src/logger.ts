@@ -15,6 +15,7 @@ export const redactedPaths = [
   '*.token',
   '*.accessToken',
   '*.clientSecret',
+  '*.inviteToken',
   '*.secretValue',
   '*.encryptionKey',
   '*.authSecret',
