@@ -45,18 +45,3 @@ export async function activeRulesOfMembership(db: Executor, kind: MemberKind, me
     .execute();
   return [...rules, ...privileges.flatMap((privilege) => privilege.permissions as PermissionRule[])];
 }
-
-/** The org role of a user (accepted membership) or identity, or undefined when not in the organization. */
-export async function findOrgRole(db: Executor, kind: MemberKind, memberId: string, orgId: string): Promise<string | undefined> {
-  const row =
-    kind === 'identity'
-      ? await db.selectFrom('identityOrgMemberships').select('role').where('orgId', '=', orgId).where('identityId', '=', memberId).executeTakeFirst()
-      : await db
-          .selectFrom('orgMemberships')
-          .select('role')
-          .where('orgId', '=', orgId)
-          .where('userId', '=', memberId)
-          .where('status', '=', 'accepted')
-          .executeTakeFirst();
-  return row?.role;
-}
