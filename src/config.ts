@@ -12,6 +12,13 @@ const settings = {
   logLevel: { env: 'COFFER_LOG_LEVEL', flag: 'log-level' },
   auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days' },
   trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies' },
+  operator: { env: 'COFFER_OPERATOR', flag: 'operator' },
+  resyncInterval: { env: 'COFFER_RESYNC_INTERVAL', flag: 'resync-interval' },
+  operatorNamespace: { env: 'COFFER_OPERATOR_NAMESPACE', flag: 'operator-namespace' },
+  watchNamespace: { env: 'COFFER_WATCH_NAMESPACE', flag: 'watch-namespace' },
+  operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org' },
+  leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election' },
+  operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency' },
 } as const;
 
 type SettingName = keyof typeof settings;
@@ -21,6 +28,21 @@ const port = z.coerce.number().int().min(0).max(65535);
 const base64Key32 = z
   .string()
   .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+
+const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** "90s", "10m", "1h" → milliseconds. */
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h)$/, 'must be a duration such as 30s, 10m or 1h')
+  .transform((value) => {
+    const [, amount, unit] = /^(\d+)(ms|s|m|h)$/.exec(value)!;
+    return Number(amount) * DURATION_UNITS_MS[unit as keyof typeof DURATION_UNITS_MS];
+  })
+  .refine((ms) => ms >= 1000, 'must be at least 1s');
+
+const booleanText = z.enum(['true', 'false']).transform((value) => value === 'true');
+const kubernetesName = z.string().regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'must be a Kubernetes namespace name');
 
 const configSchema = z
   .object({
@@ -40,6 +62,13 @@ const configSchema = z
       .string()
       .default('')
       .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
+    operator: z.enum(['auto', 'true', 'false']).default('auto'),
+    resyncInterval: duration.prefault('10m'),
+    operatorNamespace: kubernetesName.default(process.env.POD_NAMESPACE || 'coffer-system'),
+    watchNamespace: kubernetesName.optional(),
+    operatorOrganization: z.string().min(1).optional(),
+    leaderElection: booleanText.prefault('true'),
+    operatorConcurrency: z.coerce.number().int().min(1).max(256).default(8),
   })
   .superRefine((config, context) => {
     if (!config.databaseUrl) return;

@@ -16,6 +16,7 @@ import { AppError } from './errors.ts';
 import { scheduleAuditRetention } from './audit/audit-retention.ts';
 import { buildApiApp } from './http/app.ts';
 import { buildProbeApp } from './http/probe-app.ts';
+import { startOperator } from './operator/start.ts';
 import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
 
 export const VERSION = '0.1.0';
@@ -43,6 +44,12 @@ Settings (flag or environment variable):
   --encryption-key COFFER_ENCRYPTION_KEY   --auth-secret COFFER_AUTH_SECRET
   --log-level COFFER_LOG_LEVEL (info)      --audit-retention-days COFFER_AUDIT_RETENTION_DAYS (90)
   --trusted-proxies COFFER_TRUSTED_PROXIES (comma-separated addresses or CIDRs)
+
+Operator (runs inside serve):
+  --operator COFFER_OPERATOR (auto: when KUBECONFIG is set or in a cluster; true; false)
+  --resync-interval COFFER_RESYNC_INTERVAL (10m)   --operator-namespace COFFER_OPERATOR_NAMESPACE (Lease namespace)
+  --watch-namespace COFFER_WATCH_NAMESPACE (all)   --operator-org COFFER_OPERATOR_ORG (the only organization)
+  --leader-election COFFER_LEADER_ELECTION (true)  --operator-concurrency COFFER_OPERATOR_CONCURRENCY (8)
 `;
 
 const commandFlags = {
@@ -88,6 +95,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const stopRetention = scheduleAuditRetention(services.db, logger);
   await app.listen({ host: config.host, port: config.port });
   await probes.listen({ host: config.host, port: config.probePort });
+  const operator = startOperator(config, services, logger, VERSION);
   logger.info({ api: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/api/docs`, probes: config.probePort }, 'coffer is serving');
 
   let stopping = false;
@@ -96,6 +104,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     stopRetention();
+    await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     process.exit(0);

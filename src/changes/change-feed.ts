@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import { latestRevision } from './change-store.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
@@ -35,6 +36,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
     await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
     await db.insertInto('changeLog').values(changes).execute();
     await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
+  }
+
+  /** The newest committed revision (0 before any change). */
+  latestRevision(db: Executor): Promise<number> {
+    return latestRevision(db);
   }
 
   /** Call after the transaction that recorded changes has committed. */

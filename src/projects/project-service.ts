@@ -7,7 +7,7 @@ import { createEnvironmentWithRoot } from '../environments/environment-service.t
 import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-store.ts';
 import { BadRequestError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { requireLockedProject, requireProject } from './project-lookup.ts';
+import { requireLockedProject, requireProject, requireProjectBySlug } from './project-lookup.ts';
 import { toProjectResponse, toProjectWithEnvironments } from './project-schema.ts';
 import {
   addIdentityProjectAdmin,
@@ -132,5 +132,11 @@ export class ProjectService {
     keyring.forgetProject(deleted.id);
     changes.committed();
     return toProjectResponse(deleted);
+  }
+
+  async getBySlug(actor: Actor, slug: string) {
+    const project = await requireProjectBySlug(this.#deps.db, actor.orgId, slug);
+    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'workspace');
+    return toProjectWithEnvironments(project, await listEnvironments(this.#deps.db, project.id));
   }
 }

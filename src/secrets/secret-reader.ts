@@ -27,9 +27,11 @@ export interface ListSecretsInput {
   includeImports: boolean;
   expandSecretReferences: boolean;
   tagSlugs?: string[];
+  /** When given, receives every "<environment id>:<path>" the listing depended on (folders, imports, references). */
+  dependencies?: Set<string>;
 }
 
-export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs'> {
+export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs' | 'dependencies'> {
   secretName: string;
   type: SecretType;
   version?: number;
@@ -74,6 +76,10 @@ export class SecretReader {
     );
     secrets.sort(byPathThenKey);
     const imports = input.includeImports ? await this.#importedGroups(context, folders) : undefined;
+    if (input.dependencies) {
+      for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
+      for (const key of context.cache.readKeys()) input.dependencies.add(key);
+    }
     await this.#deps.audit.record(this.#deps.db, actor, auditScope(context.project), {
       type: 'get-secrets',
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },

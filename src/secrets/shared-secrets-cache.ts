@@ -25,6 +25,11 @@ export class SharedSecretsCache {
     this.#cipher = cipher;
   }
 
+  /** Every "<environment id>:<path>" read so far, found or not. */
+  readKeys(): string[] {
+    return [...this.#entries.keys()];
+  }
+
   get(environment: Pick<Environment, 'id'>, path: string): Promise<FolderSecrets> {
     const normalized = formatSecretPath(parseSecretPath(path));
     const cacheKey = `${environment.id}:${normalized}`;

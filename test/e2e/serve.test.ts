@@ -1,61 +1,21 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from '../support/free-port.ts';
+import { COFFER_BIN, type CofferProcess, callCoffer, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 
 /**
  * What a new user does: the built `coffer` binary with the embedded database,
  * then plain HTTP calls. Requires `npm run build` (the test script does it).
  */
-const bin = join(import.meta.dirname, '../../bin/coffer.js');
+const bin = COFFER_BIN;
 const run = promisify(execFile);
-
-interface Server {
-  process: ChildProcess;
-  output: string[];
-  api: string;
-  probes: string;
-}
-
-async function startServer(dataDir: string): Promise<Server> {
-  const [port, probePort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, COFFER_DATA_DIR: dataDir, COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stdout!.on('data', (chunk) => output.push(String(chunk)));
-  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
-  const probes = `http://127.0.0.1:${probePort}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`coffer serve exited with ${child.exitCode}:\n${output.join('')}`);
-    const ready = await fetch(`${probes}/readyz`).then((response) => response.ok).catch(() => false);
-    if (ready) return { process: child, output, api: `http://127.0.0.1:${port}`, probes };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`coffer serve was not ready within 60 s:\n${output.join('')}`);
-}
-
-async function stopServer(server: Server): Promise<number | null> {
-  if (server.process.exitCode !== null) return server.process.exitCode;
-  const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
-  server.process.kill('SIGTERM');
-  return exited;
-}
-
-async function call(server: Server, method: string, path: string, token?: string, body?: unknown) {
-  const response = await fetch(`${server.api}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
+type Server = CofferProcess;
+const call = callCoffer;
+const stopServer = stopCoffer;
+const startServer = (dataDir: string) => startCoffer({ COFFER_DATA_DIR: dataDir, DATABASE_URL: '', COFFER_OPERATOR: 'false' });
 
 describe('coffer serve on the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'coffer-e2e-'));

@@ -1,0 +1,33 @@
+import type { ObjectCache, V1Secret } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Actor } from '../actor/actor.ts';
+import type { Services } from '../services/container.ts';
+import type { DependencyIndex } from './dependency-index.ts';
+import type { KubeApi } from './kube-api.ts';
+import type { IntegrationResource, SecretImportResource, SecretsProject } from './resources.ts';
+
+/** What every reconciler works with. */
+export interface OperatorContext {
+  services: Services;
+  kube: KubeApi;
+  /** The operator's machine identity; its calls are audited as k8-operator. */
+  actor: Actor;
+  logger: Logger;
+  projects: ObjectCache<SecretsProject>;
+  imports: ObjectCache<SecretImportResource>;
+  integrations: ObjectCache<IntegrationResource>;
+  managedSecrets: ObjectCache<V1Secret>;
+  dependencies: DependencyIndex;
+}
+
+/** A reconcile outcome that is not a failure to retry: it goes into the status as Ready=False. */
+export class NotReadyError extends Error {
+  readonly reason: string;
+  readonly retryInMs: number | undefined;
+
+  constructor(reason: string, message: string, retryInMs?: number) {
+    super(message);
+    this.reason = reason;
+    this.retryInMs = retryInMs;
+  }
+}

@@ -1,0 +1,73 @@
+import type { ChangeRecord } from '../changes/change-feed.ts';
+
+export interface IntegrationDependencies {
+  projectId: string;
+  environmentId: string;
+  path: string;
+  recursive: boolean;
+  /** "<environment id>:<path>" of every folder the last sync read: its own, imported ones, referenced ones. */
+  reads: Set<string>;
+}
+
+function isWithin(path: string, ancestor: string): boolean {
+  return ancestor === '/' || path === ancestor || path.startsWith(`${ancestor}/`);
+}
+
+/**
+ * Which Integrations a committed change touches: its environment and path
+ * (whole segments; below it when recursive), the folders it read through
+ * imports and references, and anything that moves or removes those folders.
+ */
+export class DependencyIndex {
+  readonly #byKey = new Map<string, IntegrationDependencies>();
+  readonly #byProject = new Map<string, Set<string>>();
+
+  set(key: string, dependencies: IntegrationDependencies): void {
+    this.delete(key);
+    this.#byKey.set(key, dependencies);
+    let keys = this.#byProject.get(dependencies.projectId);
+    if (!keys) this.#byProject.set(dependencies.projectId, (keys = new Set()));
+    keys.add(key);
+  }
+
+  delete(key: string): void {
+    const previous = this.#byKey.get(key);
+    if (!previous) return;
+    this.#byKey.delete(key);
+    this.#byProject.get(previous.projectId)?.delete(key);
+  }
+
+  get size(): number {
+    return this.#byKey.size;
+  }
+
+  affected(change: ChangeRecord): string[] {
+    const keys = [...(this.#byProject.get(change.projectId) ?? [])];
+    if (change.environmentId === null || change.secretPath === null || change.kind.startsWith('environment') || change.kind === 'project-deleted') {
+      return keys.filter((key) => change.environmentId === null || this.#usesEnvironment(this.#byKey.get(key)!, change.environmentId));
+    }
+    return keys.filter((key) => this.#touches(this.#byKey.get(key)!, change));
+  }
+
+  #usesEnvironment(dependencies: IntegrationDependencies, environmentId: string): boolean {
+    return dependencies.environmentId === environmentId || [...dependencies.reads].some((read) => read.startsWith(`${environmentId}:`));
+  }
+
+  #touches(dependencies: IntegrationDependencies, change: ChangeRecord): boolean {
+    const environmentId = change.environmentId!;
+    const path = change.secretPath!;
+    const removesFolders = change.kind === 'folder';
+    if (dependencies.environmentId === environmentId) {
+      if (path === dependencies.path) return true;
+      if (dependencies.recursive && isWithin(path, dependencies.path)) return true;
+      if (removesFolders && isWithin(dependencies.path, path)) return true;
+    }
+    for (const read of dependencies.reads) {
+      const separator = read.indexOf(':');
+      if (read.slice(0, separator) !== environmentId) continue;
+      const readPath = read.slice(separator + 1);
+      if (readPath === path || (removesFolders && isWithin(readPath, path))) return true;
+    }
+    return false;
+  }
+}

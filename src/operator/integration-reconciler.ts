@@ -1,0 +1,147 @@
+import type { V1Secret } from '@kubernetes/client-node';
+import { AppError } from '../errors.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import type { OperatorContext } from './context.ts';
+import { NotReadyError } from './context.ts';
+import { dataHash, desiredSecret, emptyApply, liveDataHash, resolveSecretData } from './managed-secret.ts';
+import { resolveProject } from './project-resolution.ts';
+import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
+import { ANNOTATION_DATA_HASH, ANNOTATION_INTEGRATION, type IntegrationResource, MANAGED_BY_LABEL, resourceKey } from './resources.ts';
+
+/**
+ * Integration → an integration record in the API and a native Secret holding
+ * the resolved plain secrets, written only when its content differs.
+ */
+export async function reconcileIntegration(context: OperatorContext, resource: IntegrationResource): Promise<number | void> {
+  const key = resourceKey(resource.metadata.namespace, resource.metadata.name);
+  if (resource.metadata.deletionTimestamp) return finalize(context, resource, key);
+  await ensureFinalizer(context, 'Integration', resource);
+  let integrationId = resource.status?.integrationId;
+  try {
+    const project = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const record = await context.services.integrations.upsertManaged(context.actor, {
+      managedBy: key,
+      projectId: project.projectId,
+      environment: resource.spec.environment,
+      secretPath: resource.spec.secretPath ?? '/',
+      app: resource.spec.target.name,
+      owner: resource.metadata.namespace,
+      targetEnvironment: resource.metadata.namespace,
+      isActive: resource.spec.isActive,
+    });
+    integrationId = record.id;
+    const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
+    if (!(resource.spec.isActive ?? record.isActive)) {
+      // Still indexed by its own place, so the change that reactivates it wakes it up.
+      context.dependencies.set(key, { projectId: project.projectId, environmentId: record.envId, path: record.secretPath, recursive: false, reads: new Set() });
+      await writeStatus(context, 'Integration', resource, identity, [
+        { type: 'Ready', status: 'True', reason: 'Paused', message: 'the integration is inactive; the Secret is not updated' },
+        { type: 'Synced', status: 'False', reason: 'Paused', message: 'sync paused (isActive is false)' },
+      ]);
+      return;
+    }
+    await sync(context, resource, key, project.projectId, identity);
+  } catch (error) {
+    if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
+    context.dependencies.delete(key);
+    const reason = error instanceof NotReadyError ? error.reason : error.statusCode === 404 ? 'NotFound' : 'Rejected';
+    await writeStatus(context, 'Integration', resource, {}, [
+      { type: 'Ready', status: 'False', reason, message: error.message },
+      { type: 'Synced', status: 'False', reason, message: error.message },
+    ]);
+    if (integrationId) await context.services.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: error.message, syncedRevision: null }).catch(() => {});
+    await context.kube.recordEvent(resource, 'Warning', reason, error.message).catch(() => {});
+    return error instanceof NotReadyError ? error.retryInMs : 60_000;
+  }
+}
+
+async function sync(
+  context: OperatorContext,
+  resource: IntegrationResource,
+  key: string,
+  projectId: string,
+  identity: { integrationId: string; projectId: string; projectSlug: string },
+): Promise<void> {
+  const { services, actor } = context;
+  const revision = await services.changes.latestRevision(services.db);
+  const reads = new Set<string>();
+  const listing = await services.secretReader.list(actor, {
+    workspaceId: projectId,
+    environment: resource.spec.environment,
+    secretPath: resource.spec.secretPath ?? '/',
+    recursive: resource.spec.recursive ?? false,
+    includeImports: resource.spec.includeImports ?? true,
+    expandSecretReferences: true,
+    dependencies: reads,
+  });
+  const environmentId = [...reads][0]!.split(':')[0]!;
+  context.dependencies.set(key, {
+    projectId,
+    environmentId,
+    path: normalizeSecretPath(resource.spec.secretPath ?? '/'),
+    recursive: resource.spec.recursive ?? false,
+    reads,
+  });
+  const { data, skipped } = resolveSecretData(listing.secrets, listing.imports);
+  const written = await applyIfChanged(context, resource, data, revision);
+  const hash = dataHash(data);
+  const message = skipped.length > 0 ? `${Object.keys(data).length} keys synced; skipped keys that are not valid Secret keys: ${skipped.join(', ')}` : `${Object.keys(data).length} keys synced`;
+  await writeStatus(
+    context,
+    'Integration',
+    resource,
+    { ...identity, secretCount: Object.keys(data).length, dataHash: hash, ...(written || !resource.status?.syncedRevision ? { syncedRevision: revision, lastSyncTime: new Date().toISOString() } : {}) },
+    [
+      { type: 'Ready', status: 'True', reason: 'Synced', message },
+      { type: 'Synced', status: 'True', reason: 'Synced', message: `Secret '${resource.spec.target.name}' holds the project's secrets` },
+    ],
+  );
+  await services.integrations.recordSyncResult(identity.integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
+}
+
+/** Server-side applies the Secret unless the live one already holds exactly this data; repairs drift. */
+async function applyIfChanged(context: OperatorContext, resource: IntegrationResource, data: Record<string, string>, revision: number): Promise<boolean> {
+  const target = resource.spec.target;
+  const policy = target.creationPolicy ?? 'Owner';
+  const { namespace } = resource.metadata;
+  const live = context.managedSecrets.get(target.name, namespace) ?? (await context.kube.readSecret(namespace, target.name));
+  assertWritable(resource, live, policy);
+  const hash = dataHash(data);
+  const ourKeys = Object.keys(data);
+  const liveHash = live ? liveDataHash(live, policy === 'Merge' ? ourKeys : undefined) : undefined;
+  const annotated = live?.metadata?.annotations?.[ANNOTATION_DATA_HASH];
+  if (live && liveHash === hash && annotated === hash) return false;
+  await context.kube.applySecret(desiredSecret(resource, data, revision));
+  const previouslySynced = resource.status?.dataHash;
+  if ((live && annotated === hash && liveHash !== hash) || (!live && previouslySynced === hash)) {
+    const what = live ? 'was changed outside Coffer' : 'was deleted';
+    await context.kube.recordEvent(resource, 'Normal', 'DriftRepaired', `Secret '${target.name}' ${what} and has been restored`).catch(() => {});
+  } else {
+    await context.kube.recordEvent(resource, 'Normal', 'Synced', `Secret '${target.name}' updated to revision ${revision} (${ourKeys.length} keys)`).catch(() => {});
+  }
+  return true;
+}
+
+function assertWritable(resource: IntegrationResource, live: V1Secret | undefined, policy: string): void {
+  const name = resource.spec.target.name;
+  if (policy === 'Merge') {
+    if (!live) throw new NotReadyError('TargetMissing', `creationPolicy Merge needs an existing Secret '${name}'`, 30_000);
+    return;
+  }
+  if (!live) return;
+  const ours = live.metadata?.labels?.[MANAGED_BY_LABEL] === 'coffer' && live.metadata?.annotations?.[ANNOTATION_INTEGRATION] === resourceKey(resource.metadata.namespace, resource.metadata.name);
+  if (!ours) throw new NotReadyError('SecretConflict', `Secret '${name}' exists and is not managed by this Integration; use creationPolicy Merge to add keys to it`);
+}
+
+async function finalize(context: OperatorContext, resource: IntegrationResource, key: string): Promise<void> {
+  context.dependencies.delete(key);
+  await context.services.integrations.deleteManaged(context.actor, key);
+  const { namespace } = resource.metadata;
+  const name = resource.spec.target.name;
+  const live = await context.kube.readSecret(namespace, name);
+  const ours = live?.metadata?.annotations?.[ANNOTATION_INTEGRATION] === key;
+  const policy = resource.spec.target.creationPolicy ?? 'Owner';
+  if (ours && policy === 'Owner') await context.kube.deleteSecret(namespace, name);
+  if (ours && policy === 'Merge') await context.kube.applySecret(emptyApply(namespace, name));
+  await removeFinalizer(context, 'Integration', resource);
+}

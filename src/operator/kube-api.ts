@@ -1,0 +1,107 @@
+import { randomBytes } from 'node:crypto';
+import {
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Secret,
+} from '@kubernetes/client-node';
+import { FIELD_MANAGER, GROUP, KINDS, type KindName, VERSION } from './resources.ts';
+
+export function apiStatus(error: unknown): number | undefined {
+  return error instanceof ApiException ? error.code : undefined;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return apiStatus(error) === 404;
+}
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** The Kubernetes calls the operator makes, and nothing else (RBAC in deploy/ lists exactly these). */
+export class KubeApi {
+  readonly core: CoreV1Api;
+  readonly custom: CustomObjectsApi;
+  readonly coordination: CoordinationV1Api;
+  readonly objects: KubernetesObjectApi;
+
+  readonly config: KubeConfig;
+
+  constructor(config: KubeConfig) {
+    this.config = config;
+    this.core = config.makeApiClient(CoreV1Api);
+    this.custom = config.makeApiClient(CustomObjectsApi);
+    this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.objects = KubernetesObjectApi.makeApiClient(config);
+  }
+
+  async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
+    await this.custom.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
+      mergePatch,
+    );
+  }
+
+  async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
+    await this.custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { finalizers, resourceVersion } } },
+      mergePatch,
+    );
+  }
+
+  /** Server-side apply of a Secret with the `coffer` field manager. */
+  async applySecret(secret: V1Secret): Promise<void> {
+    await this.objects.patch(secret as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+  }
+
+  async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
+    try {
+      return await this.core.readNamespacedSecret({ namespace, name });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async deleteSecret(namespace: string, name: string): Promise<void> {
+    try {
+      await this.core.deleteNamespacedSecret({ namespace, name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  /** A Kubernetes Event on a resource. Messages never carry secret values. */
+  async recordEvent(object: KubernetesObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    const namespace = object.metadata!.namespace!;
+    const now = new Date();
+    await this.core.createNamespacedEvent({
+      namespace,
+      body: {
+        metadata: { name: `${object.metadata!.name}.${randomBytes(6).toString('hex')}`, namespace },
+        involvedObject: {
+          apiVersion: object.apiVersion,
+          kind: object.kind,
+          name: object.metadata!.name,
+          namespace,
+          uid: object.metadata!.uid,
+          resourceVersion: object.metadata!.resourceVersion,
+        },
+        type,
+        reason,
+        message,
+        source: { component: 'coffer-operator' },
+        reportingComponent: 'coffer.dev/operator',
+        reportingInstance: process.env.HOSTNAME ?? 'coffer',
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+      },
+    });
+  }
+}

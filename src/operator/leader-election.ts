@@ -1,0 +1,132 @@
+import type { V1Lease } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { apiStatus, isNotFound, type KubeApi } from './kube-api.ts';
+
+/** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
+class MicroTime extends Date {
+  override toISOString(): string {
+    return super.toISOString().replace(/Z$/, '000Z');
+  }
+}
+
+export interface LeaderElectionOptions {
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationSeconds?: number;
+  renewIntervalMs?: number;
+  onStartedLeading: () => Promise<void>;
+  onStoppedLeading: () => Promise<void>;
+}
+
+/**
+ * Leader election on a coordination.k8s.io Lease: the holder renews it; a
+ * replica takes it over once it has not been renewed for a lease duration.
+ * Updates carry the resourceVersion, so two replicas never both win.
+ */
+export class LeaderElector {
+  readonly #kube: KubeApi;
+  readonly #logger: Logger;
+  readonly #options: Required<LeaderElectionOptions>;
+  #leading = false;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  #transition: Promise<void> = Promise.resolve();
+  #lastRenewed = 0;
+
+  constructor(kube: KubeApi, logger: Logger, options: LeaderElectionOptions) {
+    this.#kube = kube;
+    this.#logger = logger;
+    this.#options = { leaseDurationSeconds: 15, renewIntervalMs: 5_000, ...options };
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  start(): void {
+    const tick = async () => {
+      if (this.#stopped) return;
+      await this.#tryAcquireOrRenew().catch(async (error: unknown) => {
+        this.#logger.warn({ err: error }, 'leader election round failed');
+        // A leader that cannot renew must assume another replica took over once the lease ran out.
+        if (this.#leading && Date.now() - this.#lastRenewed > this.#options.leaseDurationSeconds * 1000) await this.#setLeading(false);
+      });
+      if (!this.#stopped) this.#timer = setTimeout(() => void tick(), this.#options.renewIntervalMs);
+    };
+    void tick();
+  }
+
+  /** Stops campaigning; a leader steps down and releases the Lease so another replica takes over at once. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#transition;
+    if (this.#leading) {
+      await this.#setLeading(false);
+      await this.#release().catch(() => {});
+    }
+  }
+
+  async #tryAcquireOrRenew(): Promise<void> {
+    const { namespace, name, identity, leaseDurationSeconds } = this.#options;
+    const now = new MicroTime();
+    let lease: V1Lease | undefined;
+    try {
+      lease = await this.#kube.coordination.readNamespacedLease({ namespace, name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    if (!lease) {
+      await this.#guard(() =>
+        this.#kube.coordination.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } },
+        }),
+      );
+      return;
+    }
+    const spec = lease.spec ?? {};
+    const held = spec.holderIdentity === identity;
+    const renewedAt = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
+    const expired = !spec.holderIdentity || renewedAt + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < now.getTime();
+    if (!held && !expired) return this.#setLeading(false);
+    lease.spec = {
+      ...spec,
+      holderIdentity: identity,
+      leaseDurationSeconds,
+      renewTime: now,
+      ...(held ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+    };
+    await this.#guard(() => this.#kube.coordination.replaceNamespacedLease({ namespace, name, body: lease }));
+  }
+
+  /** A write that loses the race (409) means another replica leads. */
+  async #guard(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+      this.#lastRenewed = Date.now();
+      await this.#setLeading(true);
+    } catch (error) {
+      if (apiStatus(error) !== 409) throw error;
+      await this.#setLeading(false);
+    }
+  }
+
+  #setLeading(leading: boolean): Promise<void> {
+    if (leading === this.#leading) return this.#transition;
+    this.#leading = leading;
+    this.#logger.info({ identity: this.#options.identity, leading }, leading ? 'became the leader' : 'stopped leading');
+    this.#transition = this.#transition.then(() => (leading ? this.#options.onStartedLeading() : this.#options.onStoppedLeading()));
+    return this.#transition;
+  }
+
+  async #release(): Promise<void> {
+    const { namespace, name } = this.#options;
+    const lease = await this.#kube.coordination.readNamespacedLease({ namespace, name });
+    if (lease.spec?.holderIdentity !== this.#options.identity) return;
+    lease.spec.holderIdentity = undefined;
+    lease.spec.renewTime = undefined;
+    await this.#kube.coordination.replaceNamespacedLease({ namespace, name, body: lease });
+  }
+}

@@ -1,0 +1,241 @@
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Actor } from '../actor/actor.ts';
+import type { ChangeRecord } from '../changes/change-feed.ts';
+import { ChangeSubscriber } from '../changes/change-subscriber.ts';
+import { ensureServiceIdentity } from '../identities/service-identity.ts';
+import { findSingleOrganization } from '../orgs/org-lookup.ts';
+import type { Services } from '../services/container.ts';
+import type { OperatorContext } from './context.ts';
+import { DependencyIndex } from './dependency-index.ts';
+import { createInformers, type OperatorInformers, startInformer } from './informers.ts';
+import { reconcileIntegration } from './integration-reconciler.ts';
+import { KubeApi } from './kube-api.ts';
+import { LeaderElector } from './leader-election.ts';
+import { dependentsOf } from './project-resolution.ts';
+import { ANNOTATION_INTEGRATION, type KindName, resourceKey, splitKey } from './resources.ts';
+import { reconcileSecretImport } from './secret-import-reconciler.ts';
+import { reconcileSecretsProject } from './secrets-project-reconciler.ts';
+import { WorkQueue } from './work-queue.ts';
+
+export const OPERATOR_IDENTITY_NAME = 'coffer-operator';
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  version: string;
+  /** Namespace of the leader-election Lease. */
+  leaseNamespace: string;
+  /** This replica's name in the Lease. */
+  replicaName: string;
+  leaderElection: boolean;
+  /** Watch one namespace only; all when unset. */
+  watchNamespace?: string;
+  /** Organization slug; the only organization when unset. */
+  organization?: string;
+  resyncIntervalMs: number;
+  concurrency: number;
+}
+
+/**
+ * The in-process operator: informers on the three kinds and on managed
+ * Secrets, a work queue, the change feed for instant sync, a periodic full
+ * resync, and leader election so that one replica reconciles at a time.
+ */
+export class Operator {
+  readonly #services: Services;
+  readonly #logger: Logger;
+  readonly #options: OperatorOptions;
+  readonly #kube: KubeApi;
+  readonly #dependencies = new DependencyIndex();
+  readonly #seen = new Map<string, string>();
+  #informers: OperatorInformers | null = null;
+  #queue: WorkQueue | null = null;
+  #subscriber: ChangeSubscriber | null = null;
+  #elector: LeaderElector | null = null;
+  #resyncTimer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(services: Services, logger: Logger, options: OperatorOptions) {
+    this.#services = services;
+    this.#logger = logger.child({ component: 'operator' });
+    this.#options = options;
+    this.#kube = new KubeApi(options.kubeConfig);
+  }
+
+  /** Waits for an organization (bootstrap), then runs until stop(). */
+  async start(): Promise<void> {
+    const actor = await this.#operatorActor();
+    if (!actor) return;
+    const informers = createInformers(this.#kube, this.#options.watchNamespace);
+    this.#informers = informers;
+    const context: OperatorContext = {
+      services: this.#services,
+      kube: this.#kube,
+      actor,
+      logger: this.#logger,
+      projects: informers.projects,
+      imports: informers.imports,
+      integrations: informers.integrations,
+      managedSecrets: informers.managedSecrets,
+      dependencies: this.#dependencies,
+    };
+    this.#queue = new WorkQueue({
+      concurrency: this.#options.concurrency,
+      handler: (key) => this.#reconcile(context, key),
+      onError: (key, error, retryInMs) => this.#logger.warn({ key, err: error, retryInMs }, 'reconcile failed; retrying'),
+    });
+    this.#watch(context, informers);
+    const isStopped = () => this.#stopped;
+    await Promise.all([
+      startInformer(informers.projects, 'secretsprojects', this.#logger, isStopped),
+      startInformer(informers.imports, 'secretimports', this.#logger, isStopped),
+      startInformer(informers.integrations, 'integrations', this.#logger, isStopped),
+      startInformer(informers.managedSecrets, 'secrets', this.#logger, isStopped),
+    ]);
+    if (!this.#options.leaderElection) return this.#startLeading();
+    this.#elector = new LeaderElector(this.#kube, this.#logger, {
+      namespace: this.#options.leaseNamespace,
+      name: 'coffer-operator',
+      identity: this.#options.replicaName,
+      onStartedLeading: () => this.#startLeading(),
+      onStoppedLeading: () => this.#stopLeading(),
+    });
+    this.#elector.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#elector) await this.#elector.stop();
+    else await this.#stopLeading();
+    await Promise.all(Object.values(this.#informers ?? {}).map((informer) => informer.stop().catch(() => {})));
+  }
+
+  /** Enqueues every resource: at start of leadership and every resync interval. */
+  resyncAll(): void {
+    const informers = this.#informers;
+    if (!informers || !this.#queue) return;
+    for (const [kind, informer] of [['SecretsProject', informers.projects], ['SecretImport', informers.imports], ['Integration', informers.integrations]] as const) {
+      for (const resource of informer.list()) this.#enqueue(kind, resource);
+    }
+  }
+
+  async #startLeading(): Promise<void> {
+    if (this.#stopped) return;
+    this.#queue!.start();
+    this.#subscriber = new ChangeSubscriber(this.#services.database, this.#services.changes, {
+      after: await this.#services.changes.latestRevision(this.#services.db),
+      onChanges: async (changes) => this.#onChanges(changes),
+      onError: (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
+    });
+    await this.#subscriber.start();
+    this.resyncAll();
+    this.#resyncTimer = setInterval(() => this.resyncAll(), this.#options.resyncIntervalMs);
+    this.#resyncTimer.unref();
+  }
+
+  async #stopLeading(): Promise<void> {
+    if (this.#resyncTimer) clearInterval(this.#resyncTimer);
+    await this.#subscriber?.stop();
+    this.#subscriber = null;
+    await this.#queue?.stop();
+  }
+
+  async #onChanges(changes: ChangeRecord[]): Promise<void> {
+    for (const change of changes) {
+      for (const key of this.#dependencies.affected(change)) this.#queue!.add(`Integration:${key}`);
+      if (change.kind === 'project-deleted') {
+        for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
+          this.#enqueue('SecretsProject', project);
+        }
+      }
+    }
+  }
+
+  #watch(context: OperatorContext, informers: OperatorInformers): void {
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      informers.projects.on(verb, (project) => {
+        if (this.#specChanged(verb, 'SecretsProject', project)) this.#enqueue('SecretsProject', project);
+        const dependents = dependentsOf(context, project);
+        for (const key of dependents.integrations) this.#queue!.add(`Integration:${key}`);
+        for (const key of dependents.imports) this.#queue!.add(`SecretImport:${key}`);
+      });
+      informers.imports.on(verb, (resource) => this.#specChanged(verb, 'SecretImport', resource) && this.#enqueue('SecretImport', resource));
+      informers.integrations.on(verb, (resource) => this.#specChanged(verb, 'Integration', resource) && this.#enqueue('Integration', resource));
+      if (verb !== 'add') {
+        informers.managedSecrets.on(verb, (secret) => {
+          const owner = secret.metadata?.annotations?.[ANNOTATION_INTEGRATION];
+          if (owner) this.#queue!.add(`Integration:${owner}`);
+        });
+      }
+    }
+  }
+
+  /**
+   * Our own status writes come back as updates; only a new generation, a
+   * deletion or changed finalizers call for a reconcile.
+   */
+  #specChanged(verb: 'add' | 'update' | 'delete', kind: KindName, resource: KubernetesObject): boolean {
+    const key = `${kind}:${resourceKey(resource.metadata!.namespace!, resource.metadata!.name!)}`;
+    if (verb === 'delete') {
+      this.#seen.delete(key);
+      return true;
+    }
+    const { generation, deletionTimestamp, finalizers } = resource.metadata!;
+    const fingerprint = JSON.stringify([generation, deletionTimestamp, finalizers]);
+    const changed = this.#seen.get(key) !== fingerprint;
+    this.#seen.set(key, fingerprint);
+    return changed;
+  }
+
+  #enqueue(kind: KindName, resource: KubernetesObject): void {
+    this.#queue?.add(`${kind}:${resourceKey(resource.metadata!.namespace!, resource.metadata!.name!)}`);
+  }
+
+  async #reconcile(context: OperatorContext, queueKey: string): Promise<number | void> {
+    const separator = queueKey.indexOf(':');
+    const kind = queueKey.slice(0, separator) as KindName;
+    const key = queueKey.slice(separator + 1);
+    const { namespace, name } = splitKey(key);
+    switch (kind) {
+      case 'SecretsProject': {
+        const resource = context.projects.get(name, namespace);
+        return resource ? reconcileSecretsProject(context, resource) : undefined;
+      }
+      case 'SecretImport': {
+        const resource = context.imports.get(name, namespace);
+        return resource ? reconcileSecretImport(context, resource) : undefined;
+      }
+      case 'Integration': {
+        const resource = context.integrations.get(name, namespace);
+        if (!resource) context.dependencies.delete(key);
+        return resource ? reconcileIntegration(context, resource) : undefined;
+      }
+    }
+  }
+
+  async #operatorActor(): Promise<Actor | undefined> {
+    const { db } = this.#services;
+    for (let waitedLogged = false; !this.#stopped; waitedLogged = true) {
+      const organization = await findSingleOrganization(db, this.#options.organization);
+      if (organization) {
+        const identity = await ensureServiceIdentity(db, organization.id, OPERATOR_IDENTITY_NAME, 'admin');
+        const userAgent = `k8-operator/${this.#options.version}`;
+        return {
+          kind: 'identity',
+          id: identity.id,
+          name: identity.name,
+          orgId: organization.id,
+          orgRole: identity.role,
+          tokenId: null,
+          authMethod: 'service',
+          ip: null,
+          userAgent,
+          userAgentType: 'k8-operator',
+        };
+      }
+      if (!waitedLogged) this.#logger.info('waiting for the instance to be bootstrapped (or COFFER_OPERATOR_ORG to name one organization)');
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,64 @@
+import { AppError } from '../errors.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import type { OperatorContext } from './context.ts';
+import { NotReadyError } from './context.ts';
+import { resolveProject } from './project-resolution.ts';
+import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
+import type { SecretImportResource } from './resources.ts';
+import { notFoundAsUndefined } from './secrets-project-reconciler.ts';
+
+/** SecretImport → a secret import in the project (op 7), kept as the spec says (op 4), deleted with the resource. */
+export async function reconcileSecretImport(context: OperatorContext, resource: SecretImportResource): Promise<number | void> {
+  if (resource.metadata.deletionTimestamp) return finalize(context, resource);
+  await ensureFinalizer(context, 'SecretImport', resource);
+  try {
+    const project = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const secretImport = await converge(context, resource, project.projectId);
+    await writeStatus(context, 'SecretImport', resource, { secretImportId: secretImport.id, projectId: project.projectId }, [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: `imports ${resource.spec.import.environment}:${secretImport.importPath}` },
+    ]);
+  } catch (error) {
+    if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
+    const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
+    await writeStatus(context, 'SecretImport', resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
+    await context.kube.recordEvent(resource, 'Warning', reason, error.message).catch(() => {});
+    return error instanceof NotReadyError ? error.retryInMs : 60_000;
+  }
+}
+
+function location(resource: SecretImportResource, projectId: string) {
+  return { projectId, environment: resource.spec.environment, path: resource.spec.path ?? '/' };
+}
+
+async function converge(context: OperatorContext, resource: SecretImportResource, projectId: string) {
+  const { services, actor } = context;
+  const { spec } = resource;
+  const where = location(resource, projectId);
+  const existingId = resource.status?.projectId === projectId ? resource.status.secretImportId : undefined;
+  const existing = existingId ? await services.imports.get(actor, existingId).catch(notFoundAsUndefined) : undefined;
+  if (!existing) {
+    const created = await services.imports.create(actor, { ...where, source: spec.import });
+    if (spec.position === undefined || spec.position === created.position) return created;
+    return services.imports.update(actor, created.id, { ...where, changes: { position: spec.position } });
+  }
+  const wantedPath = normalizeSecretPath(spec.import.path);
+  const drifted =
+    existing.importEnv.slug !== spec.import.environment ||
+    existing.importPath !== wantedPath ||
+    (spec.position !== undefined && spec.position !== existing.position);
+  if (!drifted) return existing;
+  return services.imports.update(actor, existing.id, {
+    ...where,
+    changes: { environment: spec.import.environment, path: wantedPath, position: spec.position },
+  });
+}
+
+async function finalize(context: OperatorContext, resource: SecretImportResource): Promise<void> {
+  const { secretImportId, projectId } = resource.status ?? {};
+  if (secretImportId && projectId) {
+    await context.services.imports.delete(context.actor, secretImportId, location(resource, projectId)).catch((error: unknown) => {
+      if (!(error instanceof AppError && error.statusCode === 404)) throw error;
+    });
+  }
+  await removeFinalizer(context, 'SecretImport', resource);
+}

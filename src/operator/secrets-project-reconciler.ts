@@ -1,0 +1,100 @@
+import slugify from '@sindresorhus/slugify';
+import { createHash } from 'node:crypto';
+import { AppError, NotFoundError } from '../errors.ts';
+import type { OperatorContext } from './context.ts';
+import { NotReadyError } from './context.ts';
+import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
+import type { SecretsProject } from './resources.ts';
+
+/** The slug of a SecretsProject without spec.slug: from its namespace and name, 5 to 36 characters. */
+export function defaultProjectSlug(namespace: string, name: string): string {
+  const base = slugify(`${namespace}-${name}`);
+  if (base.length > 36) return `${base.slice(0, 29).replace(/-+$/, '')}-${createHash('sha256').update(base).digest('hex').slice(0, 6)}`;
+  return base.length >= 5 ? base : `${base}-project`;
+}
+
+/** SecretsProject → a project (created or adopted) with its name, autoCapitalization and listed environments. */
+export async function reconcileSecretsProject(context: OperatorContext, resource: SecretsProject): Promise<number | void> {
+  if (resource.metadata.deletionTimestamp) return finalize(context, resource);
+  await ensureFinalizer(context, 'SecretsProject', resource);
+  try {
+    const project = await ensureProject(context, resource);
+    await convergeSettings(context, resource, project);
+    const environments = await convergeEnvironments(context, resource, project.id);
+    await writeStatus(context, 'SecretsProject', resource, { projectId: project.id, slug: project.slug, environments }, [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: `project '${project.slug}' is in sync` },
+    ]);
+  } catch (error) {
+    if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
+    const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
+    await writeStatus(context, 'SecretsProject', resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
+    await context.kube.recordEvent(resource, 'Warning', reason, error.message).catch(() => {});
+    return error instanceof NotReadyError ? error.retryInMs : 60_000;
+  }
+}
+
+async function ensureProject(context: OperatorContext, resource: SecretsProject) {
+  const { services, actor } = context;
+  const knownId = resource.status?.projectId;
+  if (knownId) {
+    const known = await services.projects.get(actor, knownId).catch(notFoundAsUndefined);
+    if (known) return known;
+  }
+  const slug = resource.spec.slug ?? defaultProjectSlug(resource.metadata.namespace, resource.metadata.name);
+  const existing = await services.projects.getBySlug(actor, slug).catch(notFoundAsUndefined);
+  if (existing) {
+    assertNotClaimed(context, resource, existing.id);
+    return existing;
+  }
+  return services.projects.create(actor, { projectName: resource.spec.name, slug });
+}
+
+/** A project declared by another SecretsProject cannot be adopted: that would hand its secrets to this namespace. */
+function assertNotClaimed(context: OperatorContext, resource: SecretsProject, projectId: string): void {
+  const claimant = context.projects
+    .list()
+    .find((other) => other.status?.projectId === projectId && other.metadata.uid !== resource.metadata.uid);
+  if (claimant) {
+    throw new NotReadyError('Conflict', `the project is already declared by SecretsProject '${claimant.metadata.namespace}/${claimant.metadata.name}'`);
+  }
+}
+
+async function convergeSettings(context: OperatorContext, resource: SecretsProject, project: { id: string; name: string; autoCapitalization: boolean }) {
+  const changes: { name?: string; autoCapitalization?: boolean } = {};
+  if (project.name !== resource.spec.name) changes.name = resource.spec.name;
+  const wanted = resource.spec.autoCapitalization;
+  if (wanted !== undefined && wanted !== project.autoCapitalization) changes.autoCapitalization = wanted;
+  if (Object.keys(changes).length > 0) await context.services.projects.update(context.actor, project.id, changes);
+}
+
+async function convergeEnvironments(context: OperatorContext, resource: SecretsProject, projectId: string) {
+  const { services, actor } = context;
+  for (const wanted of resource.spec.environments ?? []) {
+    const project = await services.projects.get(actor, projectId);
+    const current = project.environments.find((environment) => environment.slug === wanted.slug);
+    if (!current) {
+      await services.environments.create(actor, projectId, wanted);
+      continue;
+    }
+    const detail = await services.environments.get(actor, current.id, projectId);
+    const positionDiffers = wanted.position !== undefined && wanted.position !== detail.position;
+    if (detail.name !== wanted.name || positionDiffers) {
+      await services.environments.update(actor, projectId, current.id, { name: wanted.name, position: positionDiffers ? wanted.position : undefined });
+    }
+  }
+  const project = await services.projects.get(actor, projectId);
+  return project.environments.map(({ slug, id }) => ({ slug, id }));
+}
+
+async function finalize(context: OperatorContext, resource: SecretsProject): Promise<void> {
+  const projectId = resource.status?.projectId;
+  if (projectId && resource.spec.deletionPolicy === 'Delete') {
+    await context.services.projects.delete(context.actor, projectId).catch(notFoundAsUndefined);
+  }
+  await removeFinalizer(context, 'SecretsProject', resource);
+}
+
+export function notFoundAsUndefined(error: unknown): undefined {
+  if (error instanceof NotFoundError) return undefined;
+  throw error;
+}

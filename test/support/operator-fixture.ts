@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { inject } from 'vitest';
+import { type KubeClients, kubeClients, waitFor } from '../k8s/helpers.ts';
+import { type CofferProcess, callCoffer, startCoffer } from './coffer-process.ts';
+import { adminQuery, databaseUrl } from './postgres-server.ts';
+
+export const GROUP = 'coffer.dev';
+export const VERSION = 'v1alpha1';
+
+/** Settings shared by every `coffer serve` of one test file: one fresh PostgreSQL database, one key pair. */
+export async function cofferEnvironment(leaseNamespace: string): Promise<Record<string, string>> {
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  return {
+    DATABASE_URL: databaseUrl(adminUrl, name),
+    COFFER_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    COFFER_AUTH_SECRET: randomBytes(48).toString('base64'),
+    KUBECONFIG: inject('kubeconfig'),
+    COFFER_OPERATOR_NAMESPACE: leaseNamespace,
+    // Instant sync must not depend on the safety-net resync.
+    COFFER_RESYNC_INTERVAL: '1h',
+    COFFER_LOG_LEVEL: 'info',
+  };
+}
+
+/** An API-only server (no operator) and helpers to drive it. */
+export async function startApi(environment: Record<string, string>) {
+  const api = await startCoffer({ ...environment, COFFER_OPERATOR: 'false' });
+  const boot = await callCoffer(api, 'POST', '/api/v1/admin/bootstrap', undefined, {
+    email: 'ops@example.com',
+    password: 'operator test password',
+    organization: 'Cluster Org',
+  });
+  if (boot.status !== 200) throw new Error(`bootstrap failed: ${JSON.stringify(boot.body)}`);
+  return { api, token: boot.body.identity.credentials.token as string };
+}
+
+export function startOperatorProcess(environment: Record<string, string>, extra: Record<string, string> = {}): Promise<CofferProcess> {
+  return startCoffer({ ...environment, COFFER_OPERATOR: 'true', ...extra });
+}
+
+export interface Cluster extends KubeClients {
+  apply(plural: string, namespace: string, body: object): Promise<void>;
+  get(plural: string, namespace: string, name: string): Promise<any>;
+  remove(plural: string, namespace: string, name: string): Promise<void>;
+  secret(namespace: string, name: string): Promise<V1Secret | undefined>;
+  secretData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  waitReady(plural: string, namespace: string, name: string, condition?: string, timeoutMs?: number): Promise<any>;
+}
+
+export function clusterClients(): Cluster {
+  const clients = kubeClients();
+  const { custom, core } = clients;
+  const cluster: Cluster = {
+    ...clients,
+    async apply(plural, namespace, body) {
+      await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body: { apiVersion: `${GROUP}/${VERSION}`, ...body } });
+    },
+    get: (plural, namespace, name) => custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name }),
+    async remove(plural, namespace, name) {
+      await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, name });
+    },
+    async secret(namespace, name) {
+      try {
+        return await core.readNamespacedSecret({ namespace, name });
+      } catch (error) {
+        if ((error as { code?: number }).code === 404) return undefined;
+        throw error;
+      }
+    },
+    async secretData(namespace, name) {
+      const secret = await cluster.secret(namespace, name);
+      if (!secret) return undefined;
+      return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
+    },
+    waitReady(plural, namespace, name, condition = 'Ready', timeoutMs = 60_000) {
+      return waitFor(
+        `${plural} ${namespace}/${name} to be ${condition}`,
+        async () => {
+          const resource = await cluster.get(plural, namespace, name);
+          const found = resource.status?.conditions?.find((entry: { type: string }) => entry.type === condition);
+          if (found?.status === 'True' && resource.status.observedGeneration === resource.metadata.generation) return resource;
+          throw new Error(`conditions: ${JSON.stringify(resource.status?.conditions ?? [])}`);
+        },
+        { timeoutMs },
+      );
+    },
+  };
+  return cluster;
+}

@@ -1,0 +1,150 @@
+import { describe, expect, test } from 'vitest';
+import type { ChangeRecord } from '../../src/changes/change-feed.ts';
+import { DependencyIndex } from '../../src/operator/dependency-index.ts';
+import { dataHash, desiredSecret, liveDataHash, resolveSecretData } from '../../src/operator/managed-secret.ts';
+import type { IntegrationResource } from '../../src/operator/resources.ts';
+import { defaultProjectSlug } from '../../src/operator/secrets-project-reconciler.ts';
+import { WorkQueue } from '../../src/operator/work-queue.ts';
+
+const change = (overrides: Partial<ChangeRecord>): ChangeRecord => ({
+  revision: 1,
+  createdAt: new Date(),
+  projectId: 'p1',
+  environmentId: 'dev',
+  environmentSlug: 'dev',
+  secretPath: '/',
+  kind: 'secret',
+  ...overrides,
+});
+
+describe('dependency index', () => {
+  const index = new DependencyIndex();
+  index.set('ns/root', { projectId: 'p1', environmentId: 'dev', path: '/', recursive: false, reads: new Set(['dev:/', 'stg:/shared']) });
+  index.set('ns/app', { projectId: 'p1', environmentId: 'dev', path: '/app', recursive: true, reads: new Set(['dev:/app', 'dev:/app/api']) });
+  index.set('ns/apple', { projectId: 'p1', environmentId: 'dev', path: '/apple', recursive: false, reads: new Set(['dev:/apple']) });
+  index.set('ns/other', { projectId: 'p2', environmentId: 'dev', path: '/', recursive: false, reads: new Set(['dev:/']) });
+
+  test.each([
+    ['a secret at the root', change({}), ['ns/root']],
+    ['a secret below a recursive path', change({ secretPath: '/app/api/v2' }), ['ns/app']],
+    ['whole segments only: /apple is not under /app', change({ secretPath: '/apple' }), ['ns/apple']],
+    ['a secret in an imported folder', change({ environmentId: 'stg', secretPath: '/shared' }), ['ns/root']],
+    ['a folder above a synced path', change({ kind: 'folder', secretPath: '/app' }), ['ns/app']],
+    ['another environment, unrelated path', change({ environmentId: 'prod', secretPath: '/' }), []],
+    ['an environment deletion', change({ kind: 'environment-deleted', environmentId: 'stg', secretPath: null }), ['ns/root']],
+    ['a project deletion', change({ kind: 'project-deleted', environmentId: null, secretPath: null }), ['ns/root', 'ns/app', 'ns/apple']],
+  ])('%s', (_name, committed, expected) => {
+    expect(index.affected(committed).sort()).toEqual([...expected].sort());
+  });
+
+  test('removing an entry stops matching', () => {
+    index.delete('ns/apple');
+    expect(index.affected(change({ secretPath: '/apple' }))).toEqual([]);
+  });
+});
+
+describe('managed Secret content', () => {
+  const secret = (key: string, value: string, secretPath = '/') =>
+    ({ secretKey: key, secretValue: value, secretPath, type: 'shared' }) as never;
+
+  test('own secrets beat imports; the last import wins; nearer paths beat deeper ones; invalid keys are skipped', () => {
+    const resolved = resolveSecretData(
+      [secret('A', 'own'), secret('DEEP', 'deep', '/x/y'), secret('DEEP', 'near', '/x'), secret('bad key', 'x')],
+      [
+        { secretPath: '/one', environment: 'dev', folderId: null, secrets: [secret('A', 'first'), secret('B', 'first'), secret('C', 'first')] },
+        { secretPath: '/two', environment: 'dev', folderId: null, secrets: [secret('B', 'second')] },
+      ] as never,
+    );
+    expect(resolved.data).toEqual({ A: 'own', B: 'second', C: 'first', DEEP: 'near' });
+    expect(resolved.skipped).toEqual(['bad key']);
+  });
+
+  test('the data hash does not depend on key order and reveals no value', () => {
+    expect(dataHash({ a: '1', b: '2' })).toBe(dataHash({ b: '2', a: '1' }));
+    expect(dataHash({ a: '12' })).not.toBe(dataHash({ a1: '2' }));
+    expect(dataHash({ a: 'hunter2' })).not.toContain('hunter2');
+  });
+
+  const resource = (creationPolicy: 'Owner' | 'Orphan' | 'Merge') =>
+    ({
+      metadata: { name: 'web', namespace: 'shop', uid: 'uid-1' },
+      spec: { environment: 'dev', target: { name: 'web-secrets', creationPolicy, labels: { team: 'a' } } },
+    }) as IntegrationResource;
+
+  test('the applied Secret: labels, annotations without values, owner only for Owner, base64 data', () => {
+    const owned = desiredSecret(resource('Owner'), { TOKEN: 'v1' }, 42);
+    expect(owned.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
+    expect(owned.metadata!.annotations).toEqual({
+      'coffer.dev/integration': 'shop/web',
+      'coffer.dev/revision': '42',
+      'coffer.dev/data-hash': dataHash({ TOKEN: 'v1' }),
+    });
+    expect(owned.metadata!.ownerReferences).toEqual([
+      { apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+    ]);
+    expect(owned.data).toEqual({ TOKEN: Buffer.from('v1').toString('base64') });
+    expect(owned.type).toBe('Opaque');
+    expect(desiredSecret(resource('Orphan'), {}, 1).metadata!.ownerReferences).toBeUndefined();
+    expect(desiredSecret(resource('Merge'), {}, 1).type).toBeUndefined();
+    expect(liveDataHash(owned)).toBe(dataHash({ TOKEN: 'v1' }));
+  });
+
+  test('project slugs from namespace and name fit 5 to 36 characters', () => {
+    expect(defaultProjectSlug('shop', 'web')).toBe('shop-web');
+    expect(defaultProjectSlug('a', 'b')).toBe('a-b-project');
+    const long = defaultProjectSlug('a-very-long-namespace-name-for-tests', 'and-a-long-project-name');
+    expect(long.length).toBeLessThanOrEqual(36);
+    expect(long).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+  });
+});
+
+describe('work queue', () => {
+  test('dedupes waiting keys, reruns a key added while it runs, bounds concurrency', async () => {
+    const runs: string[] = [];
+    let active = 0;
+    let peak = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const queue = new WorkQueue({
+      concurrency: 2,
+      handler: async (key) => {
+        active++;
+        peak = Math.max(peak, active);
+        runs.push(key);
+        if (key === 'a' && runs.filter((run) => run === 'a').length === 1) await gate;
+        active--;
+      },
+    });
+    queue.start();
+    queue.add('a');
+    queue.add('b');
+    queue.add('c');
+    queue.add('c');
+    queue.add('a'); // while 'a' runs: once more afterwards
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await queue.idle();
+    expect(runs.sort()).toEqual(['a', 'a', 'b', 'c']);
+    expect(peak).toBeLessThanOrEqual(2);
+    await queue.stop();
+  });
+
+  test('failures retry with growing delays', async () => {
+    const times: number[] = [];
+    const queue = new WorkQueue({
+      concurrency: 1,
+      baseDelayMs: 20,
+      handler: async () => {
+        times.push(Date.now());
+        if (times.length < 4) throw new Error('not yet');
+      },
+    });
+    queue.start();
+    queue.add('k');
+    while (times.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+    const gaps = times.slice(1).map((time, index) => time - times[index]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(10);
+    expect(gaps[2]).toBeGreaterThanOrEqual(40);
+    await queue.stop();
+  });
+});
