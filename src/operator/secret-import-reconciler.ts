@@ -30,18 +30,21 @@ function location(resource: SecretImportResource, projectId: string) {
   return { projectId, environment: resource.spec.environment, path: resource.spec.path ?? '/' };
 }
 
+/** Level-triggered: the import named in the status, else the one already importing this source (a lost status write), else a new one. */
 async function converge(context: OperatorContext, resource: SecretImportResource, projectId: string) {
   const { services, actor } = context;
   const { spec } = resource;
   const where = location(resource, projectId);
+  const wantedPath = normalizeSecretPath(spec.import.path);
   const existingId = resource.status?.projectId === projectId ? resource.status.secretImportId : undefined;
-  const existing = existingId ? await services.imports.get(actor, existingId).catch(notFoundAsUndefined) : undefined;
+  const existing =
+    (existingId ? await services.imports.get(actor, existingId).catch(notFoundAsUndefined) : undefined) ??
+    (await services.imports.list(actor, where)).find((entry) => entry.importEnv.slug === spec.import.environment && entry.importPath === wantedPath);
   if (!existing) {
     const created = await services.imports.create(actor, { ...where, source: spec.import });
     if (spec.position === undefined || spec.position === created.position) return created;
     return services.imports.update(actor, created.id, { ...where, changes: { position: spec.position } });
   }
-  const wantedPath = normalizeSecretPath(spec.import.path);
   const drifted =
     existing.importEnv.slug !== spec.import.environment ||
     existing.importPath !== wantedPath ||
