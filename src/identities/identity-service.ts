@@ -1,6 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { ForbiddenError, NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { insertIdentityOrgMembership } from '../orgs/org-store.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';

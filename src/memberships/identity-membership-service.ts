@@ -33,7 +33,7 @@ export class IdentityMembershipService {
   }
 
   async add(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
-    const { db, audit, permissions } = this.#deps;
+    const { db, permissions } = this.#deps;
     return db.transaction().execute(async (trx) => {
       const { project, held } = await this.#authorize(trx, actor, projectId, 'create');
       const identity = await findOrgIdentity(trx, project.orgId, identityId);

@@ -5,6 +5,7 @@ import type { Secret } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
+import { secretChangesFor } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import { auditScope, resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
@@ -17,7 +18,6 @@ import {
   insertSecretVersions,
   lockSharedSecrets,
   renamePersonalOverrides,
-  type SecretChanges,
   type SecretType,
   updateSecret,
 } from './secret-store.ts';
@@ -103,7 +103,7 @@ export class SecretBatchService {
       const updated: Secret[] = [];
       for (const [index, item] of items.entries()) {
         const secret = current.get(keys[index]!)!;
-        const changes = await this.#changes(trx, actor, scope, secret, item);
+        const changes = await secretChangesFor(this.#deps, trx, actor, scope, secret, item);
         const next = await updateSecret(trx, secret.id, changes);
         if (changes.key) await renamePersonalOverrides(trx, scope.folder.id, secret.key, changes.key);
         if (item.tagIds) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
@@ -113,27 +113,6 @@ export class SecretBatchService {
       await insertSecretVersions(trx, updated, new Map(updated.map((secret) => [secret.id, (tags.get(secret.id) ?? []).map((tag) => tag.id)])));
       return updated;
     });
-  }
-
-  async #changes(trx: Executor, actor: Actor, scope: SecretScope, secret: Secret, item: BatchUpdateItem): Promise<SecretChanges> {
-    const changes: SecretChanges = {};
-    if (item.newSecretName !== undefined && normalizeSecretKey(item.newSecretName) !== secret.key) {
-      const newKey = normalizeSecretKey(item.newSecretName);
-      if (await findSecret(trx, scope.folder.id, newKey, 'shared', null)) {
-        throw new BadRequestError(`Secret '${newKey}' already exists in '${scope.path}'`, 'SecretExists');
-      }
-      changes.key = newKey;
-    }
-    if (item.secretValue !== undefined) {
-      const value = normalizeSecretValue(item.secretValue);
-      await assertReferencesReadable(this.#deps, trx, actor, scope, [value]);
-      changes.encryptedValue = scope.cipher.seal(secret.id, 'value', value);
-    }
-    if (item.secretComment !== undefined) changes.encryptedComment = scope.cipher.sealComment(secret.id, item.secretComment.trim());
-    if (item.skipMultilineEncoding !== undefined) changes.skipMultilineEncoding = item.skipMultilineEncoding;
-    if (item.secretReminderNote !== undefined) changes.reminderNote = item.secretReminderNote;
-    if (item.secretReminderRepeatDays !== undefined) changes.reminderRepeatDays = item.secretReminderRepeatDays;
-    return changes;
   }
 
   async deleteMany(actor: Actor, location: SecretLocation, items: BatchDeleteItem[]): Promise<RawSecret[]> {

@@ -6,6 +6,7 @@ import type { Secret } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets, toTagSummary } from '../tags/tag-service.ts';
+import { secretChangesFor } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import {
@@ -24,7 +25,6 @@ import {
   insertSecrets,
   insertSecretVersions,
   renamePersonalOverrides,
-  type SecretChanges,
   type SecretType,
   updateSecret,
 } from './secret-store.ts';
@@ -115,7 +115,7 @@ export class SecretService {
     const owner = personalOwner(actor, input.type, 'update');
     return this.#mutate(actor, input, 'edit', async (trx, scope) => {
       const current = await this.#requireSecret(trx, scope, key, input.type, owner, true);
-      const changes = await this.#updateChanges(trx, actor, scope, current, input);
+      const changes = await secretChangesFor(this.#deps, trx, actor, scope, current, input);
       const tags = input.tagIds ? await requireTagsByIds(trx, scope.project.id, input.tagIds) : undefined;
       const secret = await updateSecret(trx, current.id, changes).catch((error: unknown) => {
         if (isUniqueViolation(error)) throw new BadRequestError(`Secret '${changes.key}' already exists in '${scope.path}'`, 'SecretExists');
@@ -127,30 +127,6 @@ export class SecretService {
       await insertSecretVersions(trx, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
       return { secret, event: 'update-secret', tags: tagSummaries };
     });
-  }
-
-  async #updateChanges(trx: Executor, actor: Actor, scope: SecretScope, current: Secret, input: UpdateSecretInput): Promise<SecretChanges> {
-    const changes: SecretChanges = {};
-    if (input.newSecretName !== undefined) {
-      const newKey = normalizeSecretKey(input.newSecretName);
-      if (newKey !== current.key) {
-        if (current.type === 'personal') throw new BadRequestError('Personal secret cannot change the key name', 'PersonalSecretRename');
-        if (await findSecret(trx, scope.folder.id, newKey, 'shared', null)) {
-          throw new BadRequestError(`Secret '${newKey}' already exists in '${scope.path}'`, 'SecretExists');
-        }
-        changes.key = newKey;
-      }
-    }
-    if (input.secretValue !== undefined) {
-      const value = normalizeSecretValue(input.secretValue);
-      await assertReferencesReadable(this.#deps, trx, actor, scope, [value]);
-      changes.encryptedValue = scope.cipher.seal(current.id, 'value', value);
-    }
-    if (input.secretComment !== undefined) changes.encryptedComment = scope.cipher.sealComment(current.id, input.secretComment.trim());
-    if (input.skipMultilineEncoding !== undefined) changes.skipMultilineEncoding = input.skipMultilineEncoding;
-    if (input.secretReminderNote !== undefined) changes.reminderNote = input.secretReminderNote;
-    if (input.secretReminderRepeatDays !== undefined) changes.reminderRepeatDays = input.secretReminderRepeatDays;
-    return changes;
   }
 
   async delete(actor: Actor, input: DeleteSecretInput): Promise<RawSecret> {
