@@ -1,30 +1,24 @@
 import type { Keyring } from '../crypto/keyring.ts';
+import { ProjectCipher } from '../crypto/project-cipher.ts';
 import type { Project } from '../db/schema.ts';
 
 export type CredentialPart = 'access' | 'access-id' | 'refresh' | 'aws-assume-iam-role-arn';
 
 /** Seals and opens one project's integration credentials, bound to the integration auth's id. */
 export class IntegrationAuthCipher {
-  readonly #keyring: Keyring;
-  readonly #projectId: string;
-  readonly #wrappedKey: Buffer;
+  readonly #cipher: ProjectCipher;
 
   constructor(keyring: Keyring, project: Project) {
-    if (!project.encryptedDataKey) throw new Error(`project ${project.id} has no data key`);
-    this.#keyring = keyring;
-    this.#projectId = project.id;
-    this.#wrappedKey = project.encryptedDataKey;
+    this.#cipher = new ProjectCipher(keyring, project);
   }
 
   /** Null for an absent or empty credential. */
   seal(authId: string, part: CredentialPart, plaintext: string | undefined): Buffer | null {
-    if (!plaintext) return null;
-    return this.#keyring.encrypt(this.#projectId, this.#wrappedKey, plaintext, context(authId, part));
+    return plaintext ? this.#cipher.seal(context(authId, part), plaintext) : null;
   }
 
   open(authId: string, part: CredentialPart, blob: Buffer | null): string | null {
-    if (!blob) return null;
-    return this.#keyring.decrypt(this.#projectId, this.#wrappedKey, blob, context(authId, part));
+    return blob ? this.#cipher.open(context(authId, part), blob) : null;
   }
 }
 
