@@ -6,6 +6,10 @@ export async function insertAuditLog(db: Executor, row: NewAuditLog): Promise<vo
   await db.insertInto('auditLogs').values(row).execute();
 }
 
+export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promise<void> {
+  await db.insertInto('auditLogs').values(rows).execute();
+}
+
 export interface AuditLogFilter {
   orgId: string;
   projectId?: string;

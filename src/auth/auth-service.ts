@@ -1,5 +1,7 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
+import { WriteInvalidatedCache } from '../db/write-invalidated-cache.ts';
+import type { WriteWatch } from '../db/write-watch.ts';
 import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
 import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
 import { isIpTrusted } from '../universal-auth/trusted-ips.ts';
@@ -35,14 +37,46 @@ export function isTokenExpired(row: TokenLifetime, now = Date.now()): boolean {
   );
 }
 
+/**
+ * How long a token or session row read from the database is reused: a
+ * revocation made through another replica is seen after this at most (through
+ * this process: at once). Expiry is checked on every request.
+ */
+export const TOKEN_CACHE_TTL_MS = 1_000;
+
+type IdentityTokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
+type SessionRow = NonNullable<Awaited<ReturnType<typeof findSessionWithUser>>>;
+
 /** Turns a bearer token into an actor, checking the token (or session) row on every request. */
 export class AuthService {
   readonly #db: Executor;
   readonly #signer: TokenSigner;
+  readonly #tokens: WriteInvalidatedCache<IdentityTokenRow | undefined> | undefined;
+  readonly #sessions: WriteInvalidatedCache<SessionRow | undefined> | undefined;
 
-  constructor(db: Executor, signer: TokenSigner) {
+  /** With `writes`, token and session rows are cached briefly (dropped on any write to the tables they come from). */
+  constructor(db: Executor, signer: TokenSigner, writes?: WriteWatch) {
     this.#db = db;
     this.#signer = signer;
+    const options = { ttlMs: TOKEN_CACHE_TTL_MS, maxEntries: 10_000 };
+    if (writes) {
+      this.#tokens = new WriteInvalidatedCache(writes, ['identityAccessTokens', 'identities', 'identityOrgMemberships', 'identityUniversalAuths'], options);
+      this.#sessions = new WriteInvalidatedCache(writes, ['userSessions', 'users', 'orgMemberships'], options);
+    }
+  }
+
+  #findToken(tokenId: string): Promise<IdentityTokenRow | undefined> {
+    const load = async () => {
+      const value = await findIdentityTokenWithOwner(this.#db, tokenId);
+      // A token with a use limit is counted in the database on every use; its row is never reused.
+      return { value, expiresAt: value && value.accessTokenNumUsesLimit > 0 ? 0 : undefined };
+    };
+    return this.#tokens ? this.#tokens.get(tokenId, load) : load().then((loaded) => loaded.value);
+  }
+
+  #findSession(sessionId: string): Promise<SessionRow | undefined> {
+    const load = async () => ({ value: await findSessionWithUser(this.#db, sessionId) });
+    return this.#sessions ? this.#sessions.get(sessionId, load) : load().then((loaded) => loaded.value);
   }
 
   async issueIdentityToken(db: Executor, values: NewIdentityToken): Promise<IssuedToken & { tokenId: string }> {
@@ -87,7 +121,7 @@ export class AuthService {
   }
 
   async #userActor(sessionId: string, origin: RequestOrigin): Promise<Actor> {
-    const session = await findSessionWithUser(this.#db, sessionId);
+    const session = await this.#findSession(sessionId);
     if (!session || session.isRevoked || session.expiresAt.getTime() <= Date.now()) {
       throw new UnauthorizedError('No valid user session found');
     }
@@ -105,7 +139,7 @@ export class AuthService {
   }
 
   async #identityActor(tokenId: string, origin: RequestOrigin): Promise<Actor> {
-    const row = await findIdentityTokenWithOwner(this.#db, tokenId);
+    const row = await this.#findToken(tokenId);
     if (!row || row.isAccessTokenRevoked) throw new UnauthorizedError('No valid identity access token found');
     if (row.authMethod === 'universal-auth') {
       // Trusted IPs are read live from the identity's universal auth, not copied into the token.

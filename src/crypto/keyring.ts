@@ -2,6 +2,8 @@ import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { open, seal } from './aead.ts';
 
 const DATA_KEY_LENGTH = 32;
+/** Decrypted values kept (with their ciphertext) so that reading the same secrets again decrypts nothing. */
+const OPENED_CACHE_ENTRIES = 20_000;
 
 /**
  * Envelope encryption: the root key wraps one data key per project; values are
@@ -12,6 +14,8 @@ const DATA_KEY_LENGTH = 32;
 export class Keyring {
   readonly #rootKey: KeyObject;
   readonly #dataKeys = new Map<string, KeyObject>();
+  /** "<project>\0<context>" → the last ciphertext opened there and its plaintext; oldest first. */
+  readonly #opened = new Map<string, { blob: Buffer; plaintext: string }>();
 
   constructor(rootKey: Buffer) {
     if (rootKey.length !== 32) throw new Error('the root key must be 32 bytes');
@@ -41,14 +45,27 @@ export class Keyring {
 
   forgetProject(projectId: string): void {
     this.#dataKeys.delete(projectId);
+    for (const key of this.#opened.keys()) if (key.startsWith(`${projectId}\0`)) this.#opened.delete(key);
   }
 
   encrypt(projectId: string, wrappedKey: Buffer, plaintext: string, context: string): Buffer {
     return seal(this.#projectKey(projectId, wrappedKey), Buffer.from(plaintext, 'utf8'), context);
   }
 
+  /**
+   * The plaintext of `blob`. A blob already opened under the same project and
+   * context (byte for byte: GCM authenticated it then) is answered from memory,
+   * where the process holds the data keys anyway.
+   */
   decrypt(projectId: string, wrappedKey: Buffer, blob: Buffer, context: string): string {
-    return open(this.#projectKey(projectId, wrappedKey), blob, context).toString('utf8');
+    const cacheKey = `${projectId}\0${context}`;
+    const known = this.#opened.get(cacheKey);
+    if (known && known.blob.equals(blob)) return known.plaintext;
+    const plaintext = open(this.#projectKey(projectId, wrappedKey), blob, context).toString('utf8');
+    this.#opened.delete(cacheKey);
+    if (this.#opened.size >= OPENED_CACHE_ENTRIES) this.#opened.delete(this.#opened.keys().next().value!);
+    this.#opened.set(cacheKey, { blob: Buffer.from(blob), plaintext });
+    return plaintext;
   }
 }
 

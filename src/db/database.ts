@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
+import { WriteWatch } from './write-watch.ts';
 
 export type Backend = 'postgres' | 'pglite';
 /** Anything a store can run SQL on: the database or an open transaction. */
@@ -11,6 +12,10 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 export interface Database {
   readonly db: Kysely<DB>;
   readonly backend: Backend;
+  /** Statements run through `db` since the database was opened (the coffer_db_queries_total metric). */
+  readonly queryCount: () => number;
+  /** Writes made through `db` (and its transactions), for in-process caches. */
+  readonly writes: WriteWatch;
   /**
    * Subscribes to a NOTIFY channel; resolves to an unsubscribe function.
    * `onLost` is called once if the listening connection breaks.
@@ -36,6 +41,12 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+/** Counts the statements Kysely runs (its log hook); a transaction's BEGIN/COMMIT are not counted. */
+function queryCounter() {
+  let count = 0;
+  return { log: () => void count++, queryCount: () => count };
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
 }
@@ -44,10 +55,14 @@ function openPostgres(connectionString: string, max: number): Database {
   const pool = new pg.Pool({ connectionString, max, application_name: 'coffer' });
   // An idle client losing its server connection must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] });
+  const { log, queryCount } = queryCounter();
+  const writes = new WriteWatch();
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [writes, new CamelCasePlugin()], log });
   return {
     db,
     backend: 'postgres',
+    queryCount,
+    writes,
     async listen(channel, onNotify, onLost) {
       const client = new pg.Client({ connectionString, application_name: 'coffer-listen' });
       let closing = false;
@@ -85,10 +100,14 @@ async function openPglite(dataDir: string): Promise<Database> {
       [BYTEA_OID]: (value: string) => Buffer.from(value.slice(2), 'hex'),
     },
   });
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), plugins: [new CamelCasePlugin()] });
+  const { log, queryCount } = queryCounter();
+  const writes = new WriteWatch();
+  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), plugins: [writes, new CamelCasePlugin()], log });
   return {
     db,
     backend: 'pglite',
+    queryCount,
+    writes,
     async listen(channel, onNotify) {
       const unsubscribe = await pglite.listen(channel, onNotify);
       return async () => unsubscribe();

@@ -168,7 +168,7 @@ export class ImportService {
     const { db, audit } = this.#deps;
     const destination = await this.#destination(db, actor, input, 'read');
     const rows = await listImportsOfFolder(db, destination.folder.id);
-    await audit.record(db, actor, this.#scope(destination.project), {
+    await audit.recordRead(db, actor, this.#scope(destination.project), {
       type: 'get-secret-imports',
       metadata: { environment: destination.environment.slug, folderId: destination.folder.id, numberOfImports: rows.length },
     });
@@ -181,7 +181,7 @@ export class ImportService {
     if (!row) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
     const project = await requireProject(db, row.projectId);
     await permissions.assertProjectPermission(actor, project, 'read', 'secrets', await folderLocation(db, row.folderId));
-    await audit.record(db, actor, this.#scope(project), {
+    await audit.recordRead(db, actor, this.#scope(project), {
       type: 'get-secret-import',
       metadata: { secretImportId: row.id, folderId: row.folderId },
     });

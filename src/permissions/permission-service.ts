@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
+import { WriteInvalidatedCache } from '../db/write-invalidated-cache.ts';
+import type { WriteWatch } from '../db/write-watch.ts';
 import { ForbiddenError, PermissionDeniedError } from '../errors.ts';
 import {
   ADMIN_PROJECT_RULES,
@@ -16,7 +18,7 @@ import {
   type PermissionRule,
   type ProjectSubject,
 } from './permission-rules.ts';
-import { activeRulesOfMembership, findMembershipId } from './permission-store.ts';
+import { findMembershipId, rulesOfMembership } from './permission-store.ts';
 import { isAtLeastAsPrivileged } from './privilege-compare.ts';
 
 export type { Action, OrgSubject, PermissionConditions, ProjectSubject };
@@ -43,25 +45,59 @@ export class PermissionSet {
   }
 }
 
+/** Tables whose writes may change what someone may do in a project. */
+const ACCESS_TABLES = [
+  'projects',
+  'identities',
+  'users',
+  'projectMemberships',
+  'identityProjectMemberships',
+  'projectMembershipRoles',
+  'projectRoles',
+  'identityProjectAdditionalPrivileges',
+];
+
+/**
+ * How long a project permission set read outside a transaction is reused: a
+ * change made through another replica is seen after this at most (through this
+ * process: at once). A temporary grant starting or ending ends the entry then.
+ */
+export const PERMISSION_CACHE_TTL_MS = 1_000;
+
+const ADMIN = new PermissionSet(ADMIN_PROJECT_RULES);
+
 /**
  * Decides what an actor may do: org admins everything in their organization;
  * everyone else what their active project roles and additional privileges
- * grant. Read live on every check, so expired temporary access stops at once.
+ * grant. Read from the database for every check inside a transaction (so a
+ * mutation decides on what it has locked), and at most PERMISSION_CACHE_TTL_MS
+ * old outside one; expired temporary access stops at once either way.
  */
 export class PermissionService {
   readonly #db: Kysely<DB>;
+  readonly #cache: WriteInvalidatedCache<PermissionSet | null> | undefined;
 
-  constructor(db: Kysely<DB>) {
+  constructor(db: Kysely<DB>, writes?: WriteWatch) {
     this.#db = db;
+    this.#cache = writes && new WriteInvalidatedCache(writes, ACCESS_TABLES, { ttlMs: PERMISSION_CACHE_TTL_MS, maxEntries: 10_000 });
   }
 
   /** `db` lets a caller inside a transaction read through it (one connection on PGlite, no pool starvation on PostgreSQL). */
   async forProject(actor: Actor, project: { id: string; orgId: string }, db: Executor = this.#db): Promise<PermissionSet> {
     assertSameOrg(actor, project.orgId);
-    if (actor.orgRole === 'admin') return new PermissionSet(ADMIN_PROJECT_RULES);
-    const membershipId = await findMembershipId(db, actor.kind, actor.id, project.id);
-    if (!membershipId) throw new ForbiddenError(`You are not a member of the project with ID '${project.id}'`, 'ForbiddenError');
-    return new PermissionSet(await activeRulesOfMembership(db, actor.kind, membershipId, new Date()));
+    if (actor.orgRole === 'admin') return ADMIN;
+    const load = () => this.#load(db, actor, project.id);
+    const permissions =
+      this.#cache && !db.isTransaction ? await this.#cache.get(`${actor.kind}:${actor.id}:${project.id}`, load) : (await load()).value;
+    if (!permissions) throw new ForbiddenError(`You are not a member of the project with ID '${project.id}'`, 'ForbiddenError');
+    return permissions;
+  }
+
+  async #load(db: Executor, actor: Actor, projectId: string): Promise<{ value: PermissionSet | null; expiresAt?: number }> {
+    const membershipId = await findMembershipId(db, actor.kind, actor.id, projectId);
+    if (!membershipId) return { value: null };
+    const { rules, changesAt } = await rulesOfMembership(db, actor.kind, membershipId, new Date());
+    return { value: new PermissionSet(rules), expiresAt: changesAt };
   }
 
   async assertProjectPermission(

@@ -1,14 +1,7 @@
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { BUILT_IN_PROJECT_ROLES, type PermissionRule } from './permission-rules.ts';
 
 export type MemberKind = 'user' | 'identity';
-
-/** Permanent grants, and temporary ones whose window contains `now`. */
-function activeAt(alias: 'r' | 'p', now: Date) {
-  const column = (name: string) => sql.ref(`${alias}.${name}`);
-  return sql<boolean>`(${column('is_temporary')} = false OR (${column('temporary_access_start_time')} <= ${now} AND ${column('temporary_access_end_time')} > ${now}))`;
-}
 
 export async function findMembershipId(db: Executor, kind: MemberKind, memberId: string, projectId: string): Promise<string | undefined> {
   const row =
@@ -23,25 +16,63 @@ export async function findMembershipId(db: Executor, kind: MemberKind, memberId:
   return row?.id;
 }
 
-/** Every rule a membership's active roles (and, for identities, active additional privileges) grant. */
-export async function activeRulesOfMembership(db: Executor, kind: MemberKind, membershipId: string, now: Date): Promise<PermissionRule[]> {
+interface Grant {
+  isTemporary: boolean;
+  temporaryAccessStartTime: Date | null;
+  temporaryAccessEndTime: Date | null;
+}
+
+/** Permanent grants, and temporary ones whose window contains `now`. */
+function isActive(grant: Grant, now: Date): boolean {
+  if (!grant.isTemporary) return true;
+  const { temporaryAccessStartTime: start, temporaryAccessEndTime: end } = grant;
+  return start !== null && end !== null && start <= now && end > now;
+}
+
+/** When the next temporary grant starts or ends after `now` (ms since epoch), if any will. */
+function nextChange(grants: Grant[], now: Date): number | undefined {
+  let next: number | undefined;
+  for (const { isTemporary, temporaryAccessStartTime: start, temporaryAccessEndTime: end } of grants) {
+    if (!isTemporary) continue;
+    for (const time of [start, end]) if (time && time > now && (next === undefined || time.getTime() < next)) next = time.getTime();
+  }
+  return next;
+}
+
+/**
+ * Every rule a membership's active roles (and, for identities, active
+ * additional privileges) grant, and when that set next changes by itself
+ * (a temporary grant starting or ending).
+ */
+export async function rulesOfMembership(
+  db: Executor,
+  kind: MemberKind,
+  membershipId: string,
+  now: Date,
+): Promise<{ rules: PermissionRule[]; changesAt: number | undefined }> {
   const ownerColumn = kind === 'identity' ? 'r.identityProjectMembershipId' : 'r.projectMembershipId';
   const roles = await db
     .selectFrom('projectMembershipRoles as r')
     .leftJoin('projectRoles as pr', 'pr.id', 'r.customRoleId')
-    .select(['r.role', 'pr.permissions'])
+    .select(['r.role', 'pr.permissions', 'r.isTemporary', 'r.temporaryAccessStartTime', 'r.temporaryAccessEndTime'])
     .where(ownerColumn, '=', membershipId)
-    .where(activeAt('r', now))
     .execute();
-  const rules = roles.flatMap((role) =>
-    role.role === 'custom' ? ((role.permissions ?? []) as PermissionRule[]) : (BUILT_IN_PROJECT_ROLES[role.role]?.rules ?? []),
-  );
-  if (kind === 'user') return rules;
+  const rules = roles
+    .filter((role) => isActive(role, now))
+    .flatMap((role) => (role.role === 'custom' ? ((role.permissions ?? []) as PermissionRule[]) : (BUILT_IN_PROJECT_ROLES[role.role]?.rules ?? [])));
+  if (kind === 'user') return { rules, changesAt: nextChange(roles, now) };
   const privileges = await db
     .selectFrom('identityProjectAdditionalPrivileges as p')
-    .select('p.permissions')
+    .select(['p.permissions', 'p.isTemporary', 'p.temporaryAccessStartTime', 'p.temporaryAccessEndTime'])
     .where('p.identityProjectMembershipId', '=', membershipId)
-    .where(activeAt('p', now))
     .execute();
-  return [...rules, ...privileges.flatMap((privilege) => privilege.permissions as PermissionRule[])];
+  return {
+    rules: [...rules, ...privileges.filter((privilege) => isActive(privilege, now)).flatMap((privilege) => privilege.permissions as PermissionRule[])],
+    changesAt: nextChange([...roles, ...privileges], now),
+  };
+}
+
+/** Every rule a membership's active roles (and, for identities, active additional privileges) grant. */
+export async function activeRulesOfMembership(db: Executor, kind: MemberKind, membershipId: string, now: Date): Promise<PermissionRule[]> {
+  return (await rulesOfMembership(db, kind, membershipId, now)).rules;
 }

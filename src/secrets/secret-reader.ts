@@ -1,6 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
-import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireFolder, requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
@@ -13,7 +12,7 @@ import { ReferenceExpander } from './secret-references.ts';
 import type { ImportedGroup, ListedSecret, RawSecret } from './secret-schema.ts';
 import { auditScope, resolveProject, secretAuditMetadata, toRawSecret } from './secret-scope.ts';
 import { personalOwner } from './secret-service.ts';
-import { findSecret, findSecretVersion, listSecretsOfFolders, type SecretType } from './secret-store.ts';
+import { findSecret, findSecretVersion, listSecretsWithTagsOfFolders, type SecretType } from './secret-store.ts';
 import { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 export const MAX_RECURSION_DEPTH = 20;
@@ -65,14 +64,17 @@ export class SecretReader {
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
     const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
-    let rows = await listSecretsOfFolders(this.#deps.db, [...pathOf.keys()], actor.kind === 'user' ? actor.id : null);
-    const tags = await tagsOfSecrets(this.#deps.db, rows.map((row) => row.id));
+    let rows = await listSecretsWithTagsOfFolders(this.#deps.db, [...pathOf.keys()], actor.kind === 'user' ? actor.id : null);
     if (input.tagSlugs?.length) {
       const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
-      rows = rows.filter((row) => tags.get(row.id)?.some((tag) => wanted.has(tag.id)));
+      rows = rows.filter((row) => row.tags.some((tag) => wanted.has(tag.id)));
     }
     const secrets = await Promise.all(
-      rows.map(async (row) => ({ ...(await this.#raw(context, row, pathOf.get(row.folderId)!, tags.get(row.id) ?? [])), secretPath: pathOf.get(row.folderId)! })),
+      rows.map(async ({ tags, ...row }) => {
+        const path = pathOf.get(row.folderId)!;
+        const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));
+        return { ...(await this.#raw(context, row, path, summaries)), secretPath: path };
+      }),
     );
     secrets.sort(byPathThenKey);
     const imports = input.includeImports ? await this.#importedGroups(context, folders) : undefined;
@@ -80,7 +82,7 @@ export class SecretReader {
       for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
       for (const key of context.cache.readKeys()) input.dependencies.add(key);
     }
-    await this.#deps.audit.record(this.#deps.db, actor, auditScope(context.project), {
+    await this.#deps.audit.recordRead(this.#deps.db, actor, auditScope(context.project), {
       type: 'get-secrets',
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
     });
@@ -116,7 +118,7 @@ export class SecretReader {
         ? await this.#importedSecret(context, folder.id, path, key)
         : undefined;
     if (!result) throw new NotFoundError(`Secret with name '${key}' not found in '${path}'`);
-    await this.#deps.audit.record(this.#deps.db, actor, auditScope(context.project), {
+    await this.#deps.audit.recordRead(this.#deps.db, actor, auditScope(context.project), {
       type: 'get-secret',
       metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
     });
@@ -174,11 +176,11 @@ export class SecretReader {
   }
 
   async #context(actor: Actor, input: Pick<ListSecretsInput, 'workspaceId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
-    const { db, permissions, keyring } = this.#deps;
-    const project = await resolveProject(db, actor, input);
+    const { db, permissions, keyring, lookups } = this.#deps;
+    const project = await resolveProject(db, actor, input, lookups);
     const permission = await permissions.forProject(actor, project);
     permission.assert('read', 'secrets');
-    const environment = await requireEnvironment(db, project.id, input.environment);
+    const environment = await lookups.requireEnvironment(db, project.id, input.environment);
     const cipher = new SecretCipher(keyring, project);
     const cache = new SharedSecretsCache(db, cipher);
     const expander = input.expandSecretReferences ? new ReferenceExpander(this.#deps, db, actor, project, cache) : null;

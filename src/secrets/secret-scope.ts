@@ -7,6 +7,7 @@ import { BadRequestError } from '../errors.ts';
 import { requireFolder } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
+import type { Lookups } from '../projects/lookups.ts';
 import { requireProject, requireProjectBySlug } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { SecretCipher } from './secret-cipher.ts';
@@ -29,9 +30,11 @@ export interface SecretScope {
   cipher: SecretCipher;
 }
 
-export async function resolveProject(db: Executor, actor: Actor, location: Pick<SecretLocation, 'workspaceId' | 'projectSlug'>) {
-  if (location.workspaceId) return requireProject(db, location.workspaceId);
-  if (location.projectSlug) return requireProjectBySlug(db, actor.orgId, location.projectSlug);
+export async function resolveProject(db: Executor, actor: Actor, location: Pick<SecretLocation, 'workspaceId' | 'projectSlug'>, lookups?: Lookups) {
+  if (location.workspaceId) return lookups ? lookups.requireProject(db, { id: location.workspaceId }) : requireProject(db, location.workspaceId);
+  if (location.projectSlug) {
+    return lookups ? lookups.requireProject(db, { orgId: actor.orgId, slug: location.projectSlug }) : requireProjectBySlug(db, actor.orgId, location.projectSlug);
+  }
   throw new BadRequestError('workspaceId or workspaceSlug is required', 'MissingProject');
 }
 

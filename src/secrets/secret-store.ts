@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Executor } from '../db/database.ts';
 import type { Secret, SecretVersion } from '../db/schema.ts';
 
@@ -60,6 +62,37 @@ export async function listSecretsOfFolders(db: Executor, folderIds: string[], us
   return db
     .selectFrom('secrets')
     .selectAll()
+    .where('folderId', 'in', folderIds)
+    .where((eb) => (userId ? eb.or([eb('type', '=', 'shared'), eb('userId', '=', userId)]) : eb('type', '=', 'shared')))
+    .orderBy('folderId')
+    .orderBy('key')
+    .orderBy('type', 'desc')
+    .execute();
+}
+
+/** A tag as listed with a secret. */
+export interface LinkedTag {
+  id: string;
+  slug: string;
+  color: string | null;
+}
+
+/** listSecretsOfFolders, each secret with its tags (slug order) in the same statement. */
+export async function listSecretsWithTagsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<(Secret & { tags: LinkedTag[] })[]> {
+  if (folderIds.length === 0) return [];
+  return db
+    .selectFrom('secrets')
+    .selectAll('secrets')
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('secretTagLinks')
+          .innerJoin('secretTags', 'secretTags.id', 'secretTagLinks.tagId')
+          .select(['secretTags.id', 'secretTags.slug', 'secretTags.color'])
+          .whereRef('secretTagLinks.secretId', '=', 'secrets.id')
+          .orderBy(sql`${sql.ref('secretTags.slug')} collate "C"`),
+      ).as('tags'),
+    )
     .where('folderId', 'in', folderIds)
     .where((eb) => (userId ? eb.or([eb('type', '=', 'shared'), eb('userId', '=', userId)]) : eb('type', '=', 'shared')))
     .orderBy('folderId')

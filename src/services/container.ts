@@ -20,6 +20,7 @@ import { UserMembershipService } from '../memberships/user-membership-service.ts
 import { OrgMembershipService } from '../orgs/org-membership-service.ts';
 import { PermissionService } from '../permissions/permission-service.ts';
 import { PrivilegeService } from '../privileges/privilege-service.ts';
+import { Lookups } from '../projects/lookups.ts';
 import { ProjectService } from '../projects/project-service.ts';
 import { RoleService } from '../roles/role-service.ts';
 import { SecretBatchService } from '../secrets/secret-batch-service.ts';
@@ -47,12 +48,13 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const { db } = database;
   const deps = {
     db,
-    permissions: new PermissionService(db),
-    audit: new AuditService(options.auditRetentionDays),
+    permissions: new PermissionService(db, database.writes),
+    audit: new AuditService(options.auditRetentionDays, db),
     changes: new ChangeFeed(),
     keyring: new Keyring(Buffer.from(keys.encryptionKey, 'base64')),
+    lookups: new Lookups(db, database.writes),
   };
-  const auth = new AuthService(db, new TokenSigner(keys.authSecret));
+  const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   return {
     database,

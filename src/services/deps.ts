@@ -4,6 +4,7 @@ import type { ChangeFeed } from '../changes/change-feed.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { DB } from '../db/schema.ts';
 import type { PermissionService } from '../permissions/permission-service.ts';
+import type { Lookups } from '../projects/lookups.ts';
 
 /** What every domain service is built with. */
 export interface ServiceDeps {
@@ -12,4 +13,6 @@ export interface ServiceDeps {
   audit: AuditService;
   changes: ChangeFeed;
   keyring: Keyring;
+  /** Cached project and environment lookups for reads. */
+  lookups: Lookups;
 }
