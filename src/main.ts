@@ -15,6 +15,7 @@ import {
 import { AppError } from './errors.ts';
 import { scheduleAuditRetention } from './audit/audit-retention.ts';
 import { buildApiApp } from './http/app.ts';
+import { registerDatabaseMetrics } from './http/metrics.ts';
 import { buildProbeApp } from './http/probe-app.ts';
 import { startOperator } from './operator/start.ts';
 import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
@@ -91,11 +92,12 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const logger = createLogger(config);
   const services = await startServices(config, logger);
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
+  registerDatabaseMetrics(metrics.registry, services.database);
   const probes = buildProbeApp(services, metrics.registry);
   const stopRetention = scheduleAuditRetention(services.db, logger);
   await app.listen({ host: config.host, port: config.port });
   await probes.listen({ host: config.host, port: config.probePort });
-  const operator = startOperator(config, services, logger, VERSION);
+  const operator = startOperator(config, services, logger, VERSION, metrics.registry);
   logger.info({ api: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/api/docs`, probes: config.probePort }, 'coffer is serving');
 
   let stopping = false;

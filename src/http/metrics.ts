@@ -25,3 +25,16 @@ export function registerHttpMetrics(app: FastifyInstance): HttpMetrics {
   });
   return { registry };
 }
+
+/** Statements the process has run on its database (benchmarks divide it by the work done). */
+export function registerDatabaseMetrics(registry: Registry, database: { queryCount: () => number }): void {
+  new Counter({
+    name: 'coffer_db_queries_total',
+    help: 'SQL statements run on the database (BEGIN/COMMIT not counted)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(database.queryCount());
+    },
+  });
+}

@@ -31,9 +31,12 @@ export class KubeApi {
   readonly objects: KubernetesObjectApi;
 
   readonly config: KubeConfig;
+  /** Called once per request the methods below make (metrics). */
+  readonly #onRequest: (verb: string, resource: string) => void;
 
-  constructor(config: KubeConfig) {
+  constructor(config: KubeConfig, onRequest: (verb: string, resource: string) => void = () => {}) {
     this.config = config;
+    this.#onRequest = onRequest;
     this.core = config.makeApiClient(CoreV1Api);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.coordination = config.makeApiClient(CoordinationV1Api);
@@ -41,6 +44,7 @@ export class KubeApi {
   }
 
   async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
+    this.#onRequest('patch', `${KINDS[kind].plural}/status`);
     await this.custom.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
       mergePatch,
@@ -48,6 +52,7 @@ export class KubeApi {
   }
 
   async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
+    this.#onRequest('patch', KINDS[kind].plural);
     await this.custom.patchNamespacedCustomObject(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { finalizers, resourceVersion } } },
       mergePatch,
@@ -56,10 +61,12 @@ export class KubeApi {
 
   /** Server-side apply of a Secret with the `coffer` field manager. */
   async applySecret(secret: V1Secret): Promise<void> {
+    this.#onRequest('apply', 'secrets');
     await this.objects.patch(secret as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   }
 
   async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
+    this.#onRequest('get', 'secrets');
     try {
       return await this.core.readNamespacedSecret({ namespace, name });
     } catch (error) {
@@ -69,6 +76,7 @@ export class KubeApi {
   }
 
   async deleteSecret(namespace: string, name: string): Promise<void> {
+    this.#onRequest('delete', 'secrets');
     try {
       await this.core.deleteNamespacedSecret({ namespace, name });
     } catch (error) {
@@ -78,6 +86,7 @@ export class KubeApi {
 
   /** A Kubernetes Event on a resource. Messages never carry secret values. */
   async recordEvent(object: KubernetesObject, type: 'Normal' | 'Warning', reason: string, message: string): Promise<void> {
+    this.#onRequest('create', 'events');
     const namespace = object.metadata!.namespace!;
     const now = new Date();
     await this.core.createNamespacedEvent({

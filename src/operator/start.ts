@@ -4,6 +4,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Services } from '../services/container.ts';
+import type { Registry } from 'prom-client';
+import { OperatorMetrics } from './metrics.ts';
 import { Operator } from './operator.ts';
 
 /**
@@ -24,7 +26,7 @@ export function operatorKubeConfig(config: Config, env: NodeJS.ProcessEnv = proc
 }
 
 /** Starts the operator in the background when configured; resolves to it (or null). */
-export function startOperator(config: Config, services: Services, logger: Logger, version: string): Operator | null {
+export function startOperator(config: Config, services: Services, logger: Logger, version: string, registry?: Registry): Operator | null {
   const kubeConfig = operatorKubeConfig(config);
   if (!kubeConfig) {
     logger.info('operator disabled (COFFER_OPERATOR=false, or no KUBECONFIG / in-cluster configuration)');
@@ -41,6 +43,7 @@ export function startOperator(config: Config, services: Services, logger: Logger
     organization: config.operatorOrganization,
     resyncIntervalMs: config.resyncInterval,
     concurrency: config.operatorConcurrency,
+    metrics: registry ? new OperatorMetrics(registry) : undefined,
   });
   operator.start().catch((error: unknown) => logger.error({ err: error }, 'the operator failed to start'));
   return operator;

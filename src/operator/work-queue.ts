@@ -69,6 +69,11 @@ export class WorkQueue {
     return this.#queue.length;
   }
 
+  /** Keys waiting or being processed. */
+  get pending(): number {
+    return this.#queue.length + this.#processing.size;
+  }
+
   /** Resolves when nothing is queued or processing (timers aside). */
   idle(): Promise<void> {
     if (this.#isIdle()) return Promise.resolve();
