@@ -129,6 +129,8 @@ export class IntegrationService {
    * operator again.
    */
   async upsertManaged(actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse> {
+    const unchanged = await this.#unchangedManaged(actor, input);
+    if (unchanged) return unchanged;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.#write((tx) => this.#upsertManaged(tx, actor, input));
@@ -162,6 +164,26 @@ export class IntegrationService {
       syncedRevision: result.syncedRevision,
       lastUsed: new Date(),
     });
+  }
+
+  /**
+   * The managed integration when it already holds exactly what `input` asks
+   * for: checked without a transaction or lock (the operator's every resync
+   * comes here). Anything else goes the locked way.
+   */
+  async #unchangedManaged(actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse | undefined> {
+    const { db, lookups, permissions } = this.#deps;
+    const existing = await findIntegrationByManagedBy(db, input.managedBy);
+    if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return undefined;
+    const project = await lookups.requireProject(db, { id: input.projectId });
+    await permissions.assertProjectPermission(actor, project, 'edit', 'integrations');
+    const path = normalizeSecretPath(input.secretPath);
+    await permissions.assertProjectPermission(actor, project, 'read', 'secrets', { environment: input.environment, secretPath: path });
+    const environment = await lookups.requireEnvironment(db, project.id, input.environment);
+    await requireFolder(db, environment, path);
+    const wanted = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, envId: environment.id, secretPath: path, isActive: input.isActive ?? existing.isActive };
+    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]);
+    return differs ? undefined : toIntegrationResponse(existing);
   }
 
   async #upsertManaged(tx: WriteContext, actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse> {

@@ -94,5 +94,17 @@ export async function setIntegrationSyncResult(
   id: string,
   result: { isSynced: boolean; syncMessage: string | null; syncedRevision: number | null; lastUsed: Date },
 ): Promise<void> {
-  await db.updateTable('integrations').set(result).where('id', '=', id).execute();
+  // A sync that changes nothing (same outcome, same revision) writes nothing.
+  await db
+    .updateTable('integrations')
+    .set(result)
+    .where('id', '=', id)
+    .where((eb) =>
+      eb.or([
+        eb('isSynced', 'is distinct from', result.isSynced),
+        eb('syncMessage', 'is distinct from', result.syncMessage),
+        eb('syncedRevision', 'is distinct from', result.syncedRevision),
+      ]),
+    )
+    .execute();
 }

@@ -4,6 +4,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { Services } from '../services/container.ts';
 import type { DependencyIndex } from './dependency-index.ts';
 import type { KubeApi } from './kube-api.ts';
+import type { ListingCache } from './listing-cache.ts';
 import type { IntegrationResource, SecretImportResource, SecretsProject } from './resources.ts';
 
 /** What every reconciler works with. */
@@ -18,6 +19,7 @@ export interface OperatorContext {
   integrations: ObjectCache<IntegrationResource>;
   managedSecrets: ObjectCache<V1Secret>;
   dependencies: DependencyIndex;
+  listings: ListingCache;
 }
 
 /** A reconcile outcome that is not a failure to retry: it goes into the status as Ready=False. */

@@ -64,25 +64,19 @@ async function sync(
 ): Promise<void> {
   const { services, actor } = context;
   const revision = await services.changes.latestRevision(services.db);
-  const reads = new Set<string>();
-  const listing = await services.secretReader.list(actor, {
+  const source = {
     workspaceId: projectId,
     environment: resource.spec.environment,
-    secretPath: resource.spec.secretPath ?? '/',
+    secretPath: normalizeSecretPath(resource.spec.secretPath ?? '/'),
     recursive: resource.spec.recursive ?? false,
     includeImports: resource.spec.includeImports ?? true,
-    expandSecretReferences: true,
-    dependencies: reads,
+  };
+  const { data, skipped, environmentId, reads } = await context.listings.get(JSON.stringify(source), revision, async () => {
+    const dependencies = new Set<string>();
+    const listing = await services.secretReader.list(actor, { ...source, expandSecretReferences: true, dependencies });
+    return { ...resolveSecretData(listing.secrets, listing.imports), environmentId: [...dependencies][0]!.split(':')[0]!, reads: dependencies };
   });
-  const environmentId = [...reads][0]!.split(':')[0]!;
-  context.dependencies.set(key, {
-    projectId,
-    environmentId,
-    path: normalizeSecretPath(resource.spec.secretPath ?? '/'),
-    recursive: resource.spec.recursive ?? false,
-    reads,
-  });
-  const { data, skipped } = resolveSecretData(listing.secrets, listing.imports);
+  context.dependencies.set(key, { projectId, environmentId, path: source.secretPath, recursive: source.recursive, reads });
   const written = await applyIfChanged(context, resource, data, revision);
   const hash = dataHash(data);
   const message = skipped.length > 0 ? `${Object.keys(data).length} keys synced; skipped keys that are not valid Secret keys: ${skipped.join(', ')}` : `${Object.keys(data).length} keys synced`;

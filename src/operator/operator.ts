@@ -11,7 +11,9 @@ import { DependencyIndex } from './dependency-index.ts';
 import { createInformers, type OperatorInformers, startInformer } from './informers.ts';
 import { reconcileIntegration } from './integration-reconciler.ts';
 import { KubeApi } from './kube-api.ts';
+import { ListingCache } from './listing-cache.ts';
 import { LeaderElector } from './leader-election.ts';
+import type { OperatorMetrics } from './metrics.ts';
 import { dependentsOf } from './project-resolution.ts';
 import { ANNOTATION_INTEGRATION, type KindName, resourceKey, splitKey } from './resources.ts';
 import { reconcileSecretImport } from './secret-import-reconciler.ts';
@@ -34,6 +36,7 @@ export interface OperatorOptions {
   organization?: string;
   resyncIntervalMs: number;
   concurrency: number;
+  metrics?: OperatorMetrics;
 }
 
 /**
@@ -47,6 +50,7 @@ export class Operator {
   readonly #options: OperatorOptions;
   readonly #kube: KubeApi;
   readonly #dependencies = new DependencyIndex();
+  readonly #listings = new ListingCache();
   readonly #seen = new Map<string, string>();
   #informers: OperatorInformers | null = null;
   #queue: WorkQueue | null = null;
@@ -59,7 +63,7 @@ export class Operator {
     this.#services = services;
     this.#logger = logger.child({ component: 'operator' });
     this.#options = options;
-    this.#kube = new KubeApi(options.kubeConfig);
+    this.#kube = new KubeApi(options.kubeConfig, (verb, resource) => options.metrics?.kubeRequest(verb, resource));
   }
 
   /** Waits for an organization (bootstrap), then runs until stop(). */
@@ -78,12 +82,18 @@ export class Operator {
       integrations: informers.integrations,
       managedSecrets: informers.managedSecrets,
       dependencies: this.#dependencies,
+      listings: this.#listings,
     };
     this.#queue = new WorkQueue({
       concurrency: this.#options.concurrency,
       handler: (key) => this.#reconcile(context, key),
-      onError: (key, error, retryInMs) => this.#logger.warn({ key, err: error, retryInMs }, 'reconcile failed; retrying'),
+      onError: (key, error, retryInMs) => {
+        this.#options.metrics?.reconciled(key.slice(0, key.indexOf(':')), 'error');
+        this.#logger.warn({ key, err: error, retryInMs }, 'reconcile failed; retrying');
+      },
     });
+    const queue = this.#queue;
+    this.#options.metrics?.observeQueue(() => queue.pending);
     this.#watch(context, informers);
     const isStopped = () => this.#stopped;
     await Promise.all([
@@ -121,9 +131,11 @@ export class Operator {
 
   async #startLeading(): Promise<void> {
     if (this.#stopped) return;
+    const after = await this.#services.changes.latestRevision(this.#services.db);
+    this.#listings.reset(after);
     this.#queue!.start();
     this.#subscriber = new ChangeSubscriber(this.#services.database, this.#services.changes, {
-      after: await this.#services.changes.latestRevision(this.#services.db),
+      after,
       onChanges: async (changes) => this.#onChanges(changes),
       onError: (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
     });
@@ -141,6 +153,7 @@ export class Operator {
   }
 
   async #onChanges(changes: ChangeRecord[]): Promise<void> {
+    this.#listings.observe(changes);
     for (const change of changes) {
       for (const key of this.#dependencies.affected(change)) this.#queue!.add(`Integration:${key}`);
       if (change.kind === 'project-deleted') {
@@ -196,6 +209,12 @@ export class Operator {
     const kind = queueKey.slice(0, separator) as KindName;
     const key = queueKey.slice(separator + 1);
     const { namespace, name } = splitKey(key);
+    const result = await this.#reconcileKind(context, kind, namespace, name, key);
+    this.#options.metrics?.reconciled(kind, typeof result === 'number' ? 'requeue' : 'ok');
+    return result;
+  }
+
+  async #reconcileKind(context: OperatorContext, kind: KindName, namespace: string, name: string, key: string): Promise<number | void> {
     switch (kind) {
       case 'SecretsProject': {
         const resource = context.projects.get(name, namespace);

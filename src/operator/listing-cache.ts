@@ -1,0 +1,58 @@
+import type { ChangeRecord } from '../changes/change-feed.ts';
+import type { ResolvedData } from './managed-secret.ts';
+
+/** What one listing resolved to, and the folders it read ("<environment id>:<path>"). */
+export interface ResolvedListing extends ResolvedData {
+  environmentId: string;
+  reads: Set<string>;
+}
+
+/** Change kinds that never alter what a listing holds (an integration record changing). */
+const RECORD_ONLY: ReadonlySet<string> = new Set(['integration']);
+
+/**
+ * The operator's listings by what they list (project, environment, path,
+ * recursion, imports), each tagged with the change-feed revision it was read
+ * at. Every change that can alter a listing commits a new revision, so a
+ * listing is still current when the latest revision is its own, or when every
+ * change since has been seen here and only touched integration records.
+ * Integrations sharing a source, and a resync that finds nothing changed, read
+ * it once (one get-secrets audit entry per listing and revision).
+ */
+export class ListingCache {
+  readonly #entries = new Map<string, { revision: number; listing: Promise<ResolvedListing> }>();
+  /** Every change up to this revision has been observed. */
+  #observedUpTo = 0;
+  /** The newest observed change that may alter listings. */
+  #lastRelevant = 0;
+
+  /** Starting point: changes up to `revision` are taken as seen, and as possibly relevant. */
+  reset(revision: number): void {
+    this.#entries.clear();
+    this.#observedUpTo = revision;
+    this.#lastRelevant = revision;
+  }
+
+  /** Feed every committed change, in revision order. */
+  observe(changes: ChangeRecord[]): void {
+    for (const change of changes) {
+      this.#observedUpTo = Math.max(this.#observedUpTo, change.revision);
+      if (!RECORD_ONLY.has(change.kind)) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
+    }
+    for (const [key, entry] of this.#entries) if (entry.revision < this.#lastRelevant) this.#entries.delete(key);
+  }
+
+  /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
+  get(key: string, latestRevision: number, read: () => Promise<ResolvedListing>): Promise<ResolvedListing> {
+    const entry = this.#entries.get(key);
+    if (entry && (entry.revision === latestRevision || (latestRevision <= this.#observedUpTo && this.#lastRelevant <= entry.revision))) {
+      return entry.listing;
+    }
+    const listing = read();
+    this.#entries.set(key, { revision: latestRevision, listing });
+    listing.catch(() => {
+      if (this.#entries.get(key)?.listing === listing) this.#entries.delete(key);
+    });
+    return listing;
+  }
+}
