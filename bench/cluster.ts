@@ -1,0 +1,242 @@
+/**
+ * The cluster side of the operator benchmarks: the test control plane (etcd + kube-apiserver, no
+ * controller manager), a fleet of projects / SecretsProjects / Integrations created before the
+ * measured operator starts, apiserver and operator metrics, and a watch that tells when every
+ * Integration is Synced.
+ */
+import https from 'node:https';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../test/k8s/controlplane.ts';
+import { call, log, type Server } from './common.ts';
+
+export const GROUP = 'coffer.dev';
+export const VERSION = 'v1alpha1';
+
+export interface Cluster {
+  plane: ControlPlane;
+  kc: KubeConfig;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+}
+
+export async function startCluster(): Promise<Cluster> {
+  const binDir = await ensureTestBinaries({ log: (message) => log(`[control plane] ${message}`) });
+  // No controller manager: nothing here needs garbage collection, and it would take CPU from the measurement.
+  const plane = await startControlPlane({ binDir, controllerManager: false, log: (message) => log(`[control plane] ${message}`) });
+  const kc = new KubeConfig();
+  kc.loadFromFile(plane.kubeconfigPath);
+  kc.setCurrentContext('admin');
+  return { plane, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+}
+
+/** Runs `work` over `items` with at most `limit` at a time. */
+export async function bounded<T>(items: T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        await work(items[index]!, index);
+      }
+    }),
+  );
+}
+
+async function retrying<T>(what: string, work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= attempts) throw new Error(`${what}: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fleet
+
+export interface FleetShape {
+  /** Projects p-0 … p-(projects-1); project j lives in namespace j % namespaces. */
+  projects: number;
+  namespaces: number;
+  integrationsPerProject: number;
+  secretsPerProject: number;
+}
+
+export const namespaceName = (index: number) => `bench-ns-${index}`;
+export const projectSlug = (index: number) => `bench-p-${String(index).padStart(4, '0')}`;
+export const integrationName = (project: number, index: number) => `i-${project}-${index}`;
+export const targetName = (project: number, index: number) => `s-${project}-${index}`;
+
+/**
+ * Creates what is missing of the fleet: projects (through the API, with secrets in dev at /),
+ * namespaces, one SecretsProject per project (adopting it by slug) and its Integrations.
+ * What `from` describes is taken as existing already.
+ */
+export async function createFleet(cluster: Cluster, api: Server, token: string, shape: FleetShape, from: Omit<FleetShape, 'secretsPerProject'> = { projects: 0, namespaces: 0, integrationsPerProject: 0 }) {
+  const started = Date.now();
+  const projects = Array.from({ length: shape.projects - from.projects }, (_, index) => from.projects + index);
+  const projectIds = new Map<number, string>();
+  await bounded(projects, 4, async (index) => {
+    const { project } = await call(api, 'POST', '/api/v2/workspace', token, { projectName: `Bench ${index}`, slug: projectSlug(index) });
+    projectIds.set(index, project.id);
+    const secrets = Array.from({ length: shape.secretsPerProject }, (_, key) => ({ secretKey: `KEY_${key}`, secretValue: `value-${index}-${key}` }));
+    if (secrets.length > 0) await call(api, 'POST', '/api/v3/secrets/batch/raw', token, { workspaceId: project.id, environment: 'dev', secretPath: '/', secrets });
+  });
+  log(`fleet: ${projects.length} projects through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  for (let index = from.namespaces; index < shape.namespaces; index++) {
+    await retrying('namespace', () => cluster.core.createNamespace({ body: { metadata: { name: namespaceName(index), labels: { 'coffer.dev/bench': 'true' } } } }));
+  }
+  const create = (namespace: string, plural: string, body: object) =>
+    retrying(`create ${plural}`, () =>
+      cluster.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural, body: { apiVersion: `${GROUP}/${VERSION}`, ...body } }),
+    );
+  await bounded(projects, 16, async (index) => {
+    await create(namespaceName(index % shape.namespaces), 'secretsprojects', {
+      kind: 'SecretsProject',
+      metadata: { name: `p-${index}` },
+      spec: { name: `Bench ${index}`, slug: projectSlug(index) },
+    });
+  });
+  const integrations = Array.from({ length: shape.projects }, (_, project) => project).flatMap((project) => {
+    const first = project < from.projects ? from.integrationsPerProject : 0;
+    return Array.from({ length: Math.max(0, shape.integrationsPerProject - first) }, (_, index) => [project, first + index] as const);
+  });
+  let done = 0;
+  await bounded(integrations, 16, async ([project, index]) => {
+    await create(namespaceName(project % shape.namespaces), 'integrations', {
+      kind: 'Integration',
+      metadata: { name: integrationName(project, index) },
+      spec: { projectRef: { name: `p-${project}` }, environment: 'dev', target: { name: targetName(project, index) } },
+    });
+    if (++done % 1000 === 0) log(`fleet: ${done}/${integrations.length} Integrations created`);
+  });
+  log(`fleet: ${projects.length} SecretsProjects and ${integrations.length} Integrations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return projectIds;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Watching Integrations
+
+interface IntegrationObject extends KubernetesObject {
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+}
+
+function isSynced(resource: IntegrationObject): boolean {
+  const synced = resource.status?.conditions?.find((condition) => condition.type === 'Synced');
+  return synced?.status === 'True' && resource.status?.observedGeneration === resource.metadata?.generation;
+}
+
+/** An informer over every Integration in the cluster: how many exist and how many are Synced. */
+export async function watchIntegrations(cluster: Cluster) {
+  const path = `/apis/${GROUP}/${VERSION}/integrations`;
+  const list = () => cluster.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'integrations' });
+  const informer = makeInformer<IntegrationObject>(cluster.kc, path, list as never);
+  informer.on('error', () => setTimeout(() => void informer.start().catch(() => {}), 1000));
+  await informer.start();
+  const counts = () => {
+    const all = informer.list();
+    return { total: all.length, synced: all.filter(isSynced).length };
+  };
+  return {
+    counts,
+    /** Resolves when `expected` Integrations exist and all are Synced; ms since `since`. */
+    async allSynced(expected: number, since: number, timeoutMs: number, progress?: () => string): Promise<number> {
+      let lastLog = Date.now();
+      for (;;) {
+        const { total, synced } = counts();
+        if (total >= expected && synced >= expected) return Date.now() - since;
+        if (Date.now() - since > timeoutMs) throw new Error(`only ${synced}/${expected} Integrations Synced after ${timeoutMs} ms`);
+        if (Date.now() - lastLog > 10_000) {
+          lastLog = Date.now();
+          log(`  ${synced}/${expected} Synced after ${((Date.now() - since) / 1000).toFixed(0)} s${progress ? `; ${progress()}` : ''}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    stop: () => informer.stop(),
+  };
+}
+
+/** Watches one Secret and resolves waiters when its key holds the value they wait for. */
+export async function watchSecretValue(cluster: Cluster, namespace: string, name: string, key: string) {
+  const waiters = new Map<string, (at: number) => void>();
+  const seen = new Map<string, number>();
+  const controller = await new Watch(cluster.kc).watch(
+    `/api/v1/namespaces/${namespace}/secrets`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_phase, secret) => {
+      const at = performance.now();
+      const encoded = secret?.data?.[key];
+      if (!encoded) return;
+      const value = Buffer.from(encoded, 'base64').toString('utf8');
+      seen.set(value, at);
+      waiters.get(value)?.(at);
+      waiters.delete(value);
+    },
+    () => {},
+  );
+  return {
+    /** performance.now() at which the Secret was seen holding `value`. */
+    until(value: string, timeoutMs: number): Promise<number> {
+      const already = seen.get(value);
+      if (already !== undefined) return Promise.resolve(already);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`Secret ${namespace}/${name} did not get the value within ${timeoutMs} ms`)), timeoutMs);
+        waiters.set(value, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
+      });
+    },
+    stop: () => controller.abort(),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metrics
+
+/** Prometheus text → sum of each series of `metric`, keyed by the chosen labels. */
+export function sumMetric(text: string, metric: string, labels: string[]): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${metric}{`) && !line.startsWith(`${metric} `)) continue;
+    const value = Number(line.slice(line.lastIndexOf(' ') + 1));
+    const labelText = /\{(.*)\}/.exec(line)?.[1] ?? '';
+    const found = Object.fromEntries([...labelText.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1], match[2]]));
+    const key = labels.map((label) => found[label] ?? '').join(' ');
+    sums.set(key, (sums.get(key) ?? 0) + value);
+  }
+  return sums;
+}
+
+/** kube-apiserver's own request counts (apiserver_request_total), by verb and resource. */
+export function apiserverRequests(cluster: Cluster): Promise<Map<string, number>> {
+  const url = new URL('/metrics', cluster.plane.server);
+  return new Promise((resolve, reject) => {
+    const request = https.get(url, { ca: cluster.plane.caPem, headers: { authorization: `Bearer ${cluster.plane.tokens.admin}` } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => resolve(sumMetric(body, 'apiserver_request_total', ['verb', 'resource', 'subresource'])));
+    });
+    request.on('error', reject);
+  });
+}
+
+export function difference(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  const result = new Map<string, number>();
+  for (const [key, value] of after) {
+    const delta = value - (before.get(key) ?? 0);
+    if (delta > 0) result.set(key, delta);
+  }
+  return result;
+}
+
+export const total = (counts: Map<string, number>, filter: (key: string) => boolean = () => true) =>
+  [...counts].filter(([key]) => filter(key)).reduce((sum, [, value]) => sum + value, 0);
+
+export async function operatorMetrics(server: Server): Promise<string> {
+  return (await fetch(`${server.probes}/metrics`)).text();
+}

@@ -1,0 +1,183 @@
+/**
+ * Scale: 10,000 Integrations over 1,000 projects (SecretsProjects) in 100 namespaces on the test
+ * control plane. The fleet is created first (projects through an API-only `coffer serve`, CRs through
+ * the kube API, 16 at a time); then the measured operator process starts:
+ *
+ *   1. cold start: time from starting the operator to all Integrations Synced; apiserver requests
+ *      (apiserver_request_total) and database statements (coffer_db_queries_total) per Integration;
+ *   2. steady state: the operator's RSS once its queue has been empty for a while;
+ *   3. full resync with nothing changed: the operator restarted, every resource reconciled again;
+ *      Secret writes (must be 0), apiserver requests and database statements per Integration.
+ *
+ *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10]
+ */
+import { parseArgs } from 'node:util';
+import { apiserverRequests, createFleet, difference, operatorMetrics, startCluster, sumMetric, total, watchIntegrations } from './cluster.ts';
+import {
+  appendResults,
+  call,
+  freshDatabase,
+  loadAverage,
+  log,
+  machine,
+  postgresVersion,
+  rssMiB,
+  type Server,
+  serverKeys,
+  startServer,
+  table,
+} from './common.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    projects: { type: 'string', default: '1000' },
+    namespaces: { type: 'string', default: '100' },
+    'per-project': { type: 'string', default: '10' },
+    secrets: { type: 'string', default: '5' },
+  },
+});
+const shape = { projects: Number(args.projects), namespaces: Number(args.namespaces), integrationsPerProject: Number(args['per-project']), secretsPerProject: Number(args.secrets) };
+const expected = shape.projects * shape.integrationsPerProject;
+const profileDir = process.env.BENCH_CPU_PROF;
+
+const loadAtStart = loadAverage();
+const cluster = await startCluster();
+const database = await freshDatabase('scale');
+const keys = serverKeys();
+const environment = {
+  ...keys,
+  DATABASE_URL: database.url,
+  KUBECONFIG: cluster.plane.kubeconfigPath,
+  COFFER_OPERATOR_NAMESPACE: 'bench-system',
+  COFFER_LOG_LEVEL: 'warn',
+};
+
+interface Phase {
+  name: string;
+  seconds: number;
+  apiserver: Map<string, number>;
+  dbQueries: number;
+  reconciles: Map<string, number>;
+}
+
+function startOperator(): Promise<Server> {
+  return startServer(
+    { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h' },
+    { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+  );
+}
+
+const operatorCounters = async (server: Server) => {
+  const text = await operatorMetrics(server);
+  return {
+    dbQueries: total(sumMetric(text, 'coffer_db_queries_total', [])),
+    reconciles: sumMetric(text, 'coffer_operator_reconciles_total', ['kind', 'outcome']),
+    queue: total(sumMetric(text, 'coffer_operator_queue_length', [])),
+    heapUsedMiB: total(sumMetric(text, 'coffer_nodejs_heap_size_used_bytes', [])) / 2 ** 20,
+    heapTotalMiB: total(sumMetric(text, 'coffer_nodejs_heap_size_total_bytes', [])) / 2 ** 20,
+  };
+};
+
+/** Until the operator's queue has stayed empty for `quietMs`. */
+async function quiet(server: Server, quietMs: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let emptySince: number | undefined;
+  while (Date.now() < deadline) {
+    const { queue } = await operatorCounters(server);
+    if (queue > 0) emptySince = undefined;
+    else emptySince ??= Date.now();
+    if (emptySince !== undefined && Date.now() - emptySince >= quietMs) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the operator queue never became empty');
+}
+
+const phases: Phase[] = [];
+const rss: number[] = [];
+let heapNote = '';
+try {
+  const storage = `${await postgresVersion()} (local, fresh database)`;
+  await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
+  const api = await startServer({ ...environment, COFFER_OPERATOR: 'false' });
+  try {
+    const boot = await call(api, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'bench@example.com', password: 'a long benchmark password', organization: 'Bench' });
+    await createFleet(cluster, api, boot.identity.credentials.token, shape);
+  } finally {
+    await api.stop();
+  }
+  const integrations = await watchIntegrations(cluster);
+
+  // 1. cold start
+  log(`starting the operator on ${expected} Integrations`);
+  let before = await apiserverRequests(cluster);
+  let started = Date.now();
+  let operator = await startOperator();
+  const coldMs = await integrations.allSynced(expected, started, 900_000, () => `RSS ${rssMiB(operator.process.pid!).toFixed(0)} MiB`);
+  let counters = await operatorCounters(operator);
+  phases.push({ name: 'cold start → all Synced', seconds: coldMs / 1000, apiserver: difference(await apiserverRequests(cluster), before), dbQueries: counters.dbQueries, reconciles: counters.reconciles });
+  log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started`);
+
+  // 2. steady state
+  await quiet(operator, 5_000, 600_000);
+  for (let sample = 0; sample < 10; sample++) {
+    rss.push(rssMiB(operator.process.pid!));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+  const heap = await operatorCounters(operator);
+  heapNote = `V8 heap used ${heap.heapUsedMiB.toFixed(0)} MiB of ${heap.heapTotalMiB.toFixed(0)} MiB`;
+  log(`steady-state RSS ${Math.max(...rss).toFixed(0)} MiB (${heapNote})`);
+  await operator.stop();
+
+  // 3. full resync, nothing changed
+  before = await apiserverRequests(cluster);
+  started = Date.now();
+  operator = await startOperator();
+  for (;;) {
+    counters = await operatorCounters(operator);
+    const integrationReconciles = total(counters.reconciles, (key) => key.startsWith('Integration '));
+    if (integrationReconciles >= expected && counters.queue === 0) break;
+    if (Date.now() - started > 900_000) throw new Error('the resync did not finish');
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const resyncMs = Date.now() - started;
+  counters = await operatorCounters(operator);
+  phases.push({ name: 'restart = full resync, nothing changed', seconds: resyncMs / 1000, apiserver: difference(await apiserverRequests(cluster), before), dbQueries: counters.dbQueries, reconciles: counters.reconciles });
+  rss.push(rssMiB(operator.process.pid!));
+  log(`resync of ${expected} done in ${(resyncMs / 1000).toFixed(1)} s`);
+  await operator.stop();
+  await integrations.stop();
+
+  const describe = (counts: Map<string, number>) =>
+    [...counts]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([key, value]) => `${key.trim().replace(/ +/g, ' ')} ${value}`)
+      .join(', ');
+  const secretWrites = (phase: Phase) => total(phase.apiserver, (key) => /^(APPLY|PATCH|UPDATE|CREATE) secrets/.test(key));
+  const rows = phases.map((phase) => [
+    phase.name,
+    phase.seconds.toFixed(1),
+    total(phase.apiserver),
+    (total(phase.apiserver) / expected).toFixed(2),
+    secretWrites(phase),
+    phase.dbQueries,
+    (phase.dbQueries / expected).toFixed(1),
+    describe(phase.reconciles),
+  ]);
+  const [cold, resync] = phases as [Phase, Phase];
+  const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
+  appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
+    `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
+    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level warn). apiserver requests: apiserver_request_total deltas over the phase (includes the bench's own single list+watch of Integrations); DB statements: the operator's coffer_db_queries_total.`,
+    '',
+    ...table(['phase', 'seconds', 'apiserver requests', 'per Integration', 'Secret writes', 'DB statements', 'per Integration', 'reconciles'], rows),
+    '',
+    `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}.`,
+    '',
+    `Targets: all Synced ≤ 120 s: **${cold.seconds.toFixed(1)} s** ${check(cold.seconds <= 120)}; RSS ≤ 300 MB at steady state: **${Math.max(...rss.slice(0, 10)).toFixed(0)} MiB** ${check(Math.max(...rss.slice(0, 10)) * 1.048576 <= 300)} (${heapNote}; after the resync: ${rss.at(-1)!.toFixed(0)} MiB); zero Secret writes when nothing changed: **${secretWrites(resync)}** ${check(secretWrites(resync) === 0)}.`,
+  ]);
+} finally {
+  await database.drop().catch(() => {});
+  await cluster.plane.stop();
+}
+process.exit(0);
