@@ -23,6 +23,32 @@ export function isNotFound(error: unknown): boolean {
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
+type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
+
+/**
+ * @kubernetes/client-node 2.x gives every request a new connection pool (an
+ * undici Agent), so each call opens a fresh TLS connection to the apiserver:
+ * a handshake per call and native memory that grows with the request rate.
+ * This keeps the per-request authentication (headers, rotating tokens) and
+ * sends every request through one pool with kept-alive connections.
+ */
+export function shareConnections(config: KubeConfig): void {
+  const authenticate = config.applySecurityAuthentication.bind(config);
+  let shared: Dispatcher | undefined;
+  config.applySecurityAuthentication = async (context: RequestContext) => {
+    await authenticate(context);
+    const created = context.getDispatcher();
+    if (!created) return;
+    if (!shared) {
+      shared = created;
+      return;
+    }
+    context.setDispatcher(shared);
+    void created.close().catch(() => {});
+  };
+}
+
 /** The Kubernetes calls the operator makes, and nothing else (RBAC in deploy/ lists exactly these). */
 export class KubeApi {
   readonly core: CoreV1Api;
@@ -36,6 +62,7 @@ export class KubeApi {
 
   constructor(config: KubeConfig, onRequest: (verb: string, resource: string) => void = () => {}) {
     this.config = config;
+    shareConnections(config);
     this.#onRequest = onRequest;
     this.core = config.makeApiClient(CoreV1Api);
     this.custom = config.makeApiClient(CustomObjectsApi);
