@@ -63,7 +63,7 @@ interface Phase {
 function startOperator(): Promise<Server> {
   return startServer(
     { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h' },
-    { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
   );
 }
 
@@ -126,6 +126,10 @@ try {
   const heap = await operatorCounters(operator);
   heapNote = `V8 heap used ${heap.heapUsedMiB.toFixed(0)} MiB of ${heap.heapTotalMiB.toFixed(0)} MiB`;
   log(`steady-state RSS ${Math.max(...rss).toFixed(0)} MiB (${heapNote})`);
+  if (process.env.BENCH_HEAP_SNAPSHOT) {
+    operator.process.kill('SIGUSR2');
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+  }
   await operator.stop();
 
   // 3. full resync, nothing changed
@@ -153,7 +157,7 @@ try {
       .slice(0, 8)
       .map(([key, value]) => `${key.trim().replace(/ +/g, ' ')} ${value}`)
       .join(', ');
-  const secretWrites = (phase: Phase) => total(phase.apiserver, (key) => /^(APPLY|PATCH|UPDATE|CREATE) secrets/.test(key));
+  const secretWrites = (phase: Phase) => total(phase.apiserver, (key) => /^(APPLY|PATCH|PUT|POST|CREATE|UPDATE) secrets( |$)/.test(key));
   const rows = phases.map((phase) => [
     phase.name,
     phase.seconds.toFixed(1),

@@ -1,16 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import type { DB, Environment, Project } from '../db/schema.ts';
+import type { DB, Environment, Folder, Project } from '../db/schema.ts';
 import { WriteInvalidatedCache } from '../db/write-invalidated-cache.ts';
 import type { WriteWatch } from '../db/write-watch.ts';
 import { requireEnvironment } from '../environments/environment-lookup.ts';
+import { requireFolder } from '../folders/folder-lookup.ts';
 import { requireProject, requireProjectBySlug } from './project-lookup.ts';
 
-/** How long a project or environment row is reused by reads: a change made through another replica shows after this at most. */
+/** How long a project, environment or folder row is reused by reads: a change made through another replica shows after this at most. */
 export const LOOKUP_CACHE_TTL_MS = 1_000;
 
 /**
- * Projects and environments as every secret read looks them up, kept briefly
+ * Projects, environments and folders as every secret read looks them up, kept briefly
  * (dropped on any write to their tables in this process). Inside a transaction
  * they are always read from it.
  */
@@ -18,12 +19,14 @@ export class Lookups {
   readonly #db: Kysely<DB>;
   readonly #projects: WriteInvalidatedCache<Project> | undefined;
   readonly #environments: WriteInvalidatedCache<Environment> | undefined;
+  readonly #folders: WriteInvalidatedCache<Folder> | undefined;
 
   constructor(db: Kysely<DB>, writes?: WriteWatch) {
     this.#db = db;
     const options = { ttlMs: LOOKUP_CACHE_TTL_MS, maxEntries: 10_000 };
     this.#projects = writes && new WriteInvalidatedCache(writes, ['projects'], options);
     this.#environments = writes && new WriteInvalidatedCache(writes, ['projects', 'projectEnvironments'], options);
+    this.#folders = writes && new WriteInvalidatedCache(writes, ['projects', 'projectEnvironments', 'secretFolders'], options);
   }
 
   /** By id, or by slug within `orgId`; 404 when missing. */
@@ -39,5 +42,12 @@ export class Lookups {
     const load = () => requireEnvironment(db, projectId, slug);
     if (!this.#environments || db !== this.#db) return load();
     return this.#environments.get(`${projectId}:${slug}`, async () => ({ value: await load() }));
+  }
+
+  /** The folder at `path` (normalised) in the environment; 404 when missing. */
+  requireFolder(db: Executor, environment: { id: string; slug: string }, path: string): Promise<Folder> {
+    const load = () => requireFolder(db, environment, path);
+    if (!this.#folders || db !== this.#db) return load();
+    return this.#folders.get(`${environment.id}:${path}`, async () => ({ value: await load() }));
   }
 }

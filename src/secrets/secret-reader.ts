@@ -1,7 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
-import { requireFolder, requireFolderSubtree } from '../folders/folder-lookup.ts';
+import { requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -94,7 +94,7 @@ export class SecretReader {
     const environment = context.environment.slug;
     if (!recursive) {
       context.permission.assert('read', 'secrets', { environment, secretPath: path });
-      return [{ id: (await requireFolder(this.#deps.db, context.environment, path)).id, path }];
+      return [{ id: (await this.#deps.lookups.requireFolder(this.#deps.db, context.environment, path)).id, path }];
     }
     const subtree = await requireFolderSubtree(this.#deps.db, context.environment, path, MAX_RECURSION_DEPTH);
     return subtree.filter((folder) => context.permission.can('read', 'secrets', { environment, secretPath: folder.path }));
@@ -108,7 +108,7 @@ export class SecretReader {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
     context.permission.assert('read', 'secrets', { environment: context.environment.slug, secretPath: path });
-    const folder = await requireFolder(this.#deps.db, context.environment, path);
+    const folder = await this.#deps.lookups.requireFolder(this.#deps.db, context.environment, path);
     const owner = personalOwner(actor, input.type, 'read');
     const key = input.secretName.trim();
     const found = await findSecret(this.#deps.db, folder.id, key, input.type, owner);
