@@ -159,6 +159,23 @@ export async function watchIntegrations(cluster: Cluster) {
   };
 }
 
+/** How many Integrations exist and how many are Synced, by a paginated LIST (no watch kept open). */
+export async function countIntegrations(cluster: Cluster): Promise<{ total: number; synced: number }> {
+  let total = 0;
+  let synced = 0;
+  let _continue: string | undefined;
+  do {
+    const page = (await cluster.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: 'integrations', limit: 1000, _continue })) as {
+      items: IntegrationObject[];
+      metadata: { continue?: string };
+    };
+    total += page.items.length;
+    synced += page.items.filter(isSynced).length;
+    _continue = page.metadata.continue || undefined;
+  } while (_continue);
+  return { total, synced };
+}
+
 /** Watches one Secret and resolves waiters when its key holds the value they wait for. */
 export async function watchSecretValue(cluster: Cluster, namespace: string, name: string, key: string) {
   const waiters = new Map<string, (at: number) => void>();

@@ -31,11 +31,26 @@ export function createInformers(kube: KubeApi, namespace?: string): OperatorInfo
   const listSecrets = () =>
     namespace ? kube.core.listNamespacedSecret({ namespace, labelSelector }) : kube.core.listSecretForAllNamespaces({ labelSelector });
   return {
-    projects: customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace),
-    imports: customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace),
-    integrations: customResourceInformer<IntegrationResource>(kube, 'Integration', namespace),
-    managedSecrets: makeInformer<V1Secret>(kube.config, secretsPath, listSecrets as never, labelSelector),
+    projects: withoutManagedFields(customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace)),
+    imports: withoutManagedFields(customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace)),
+    integrations: withoutManagedFields(customResourceInformer<IntegrationResource>(kube, 'Integration', namespace)),
+    managedSecrets: withoutManagedFields(makeInformer<V1Secret>(kube.config, secretsPath, listSecrets as never, labelSelector)),
   };
+}
+
+/**
+ * Cached objects lose metadata.managedFields (often the largest part of an
+ * object, and never read here), as client-go informers are commonly set up
+ * to: the handler runs first on every added or updated object, which is the
+ * very object the cache keeps.
+ */
+function withoutManagedFields<T extends KubernetesObject>(informer: CachedInformer<T>): CachedInformer<T> {
+  const strip = (object: T) => {
+    if (object.metadata) delete object.metadata.managedFields;
+  };
+  informer.on('add', strip);
+  informer.on('update', strip);
+  return informer;
 }
 
 /** Starts an informer; after a watch error it lists and watches again. */
