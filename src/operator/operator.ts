@@ -15,7 +15,7 @@ import { ListingCache } from './listing-cache.ts';
 import { LeaderElector } from './leader-election.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { dependentsOf } from './project-resolution.ts';
-import { ANNOTATION_INTEGRATION, type KindName, resourceKey, splitKey } from './resources.ts';
+import { ANNOTATION_INTEGRATION, FINALIZER, type KindName, resourceKey, splitKey } from './resources.ts';
 import { reconcileSecretImport } from './secret-import-reconciler.ts';
 import { reconcileSecretsProject } from './secrets-project-reconciler.ts';
 import { WorkQueue } from './work-queue.ts';
@@ -51,7 +51,7 @@ export class Operator {
   readonly #kube: KubeApi;
   readonly #dependencies = new DependencyIndex();
   readonly #listings = new ListingCache();
-  readonly #seen = new Map<string, string>();
+  readonly #seen = new Map<string, { generation?: number; deletion: string | null; finalized: boolean }>();
   #informers: OperatorInformers | null = null;
   #queue: WorkQueue | null = null;
   #subscriber: ChangeSubscriber | null = null;
@@ -87,6 +87,8 @@ export class Operator {
     this.#queue = new WorkQueue({
       concurrency: this.#options.concurrency,
       handler: (key) => this.#reconcile(context, key),
+      // Integrations and imports need their SecretsProject reconciled (its status) first.
+      isUrgent: (key) => key.startsWith('SecretsProject:'),
       onError: (key, error, retryInMs) => {
         this.#options.metrics?.reconciled(key.slice(0, key.indexOf(':')), 'error');
         this.#logger.warn({ key, err: error, retryInMs }, 'reconcile failed; retrying');
@@ -184,8 +186,8 @@ export class Operator {
   }
 
   /**
-   * Our own status writes come back as updates; only a new generation, a
-   * deletion or changed finalizers call for a reconcile.
+   * Our own status and finalizer writes come back as updates; only a new
+   * generation, a deletion, or our finalizer taken away call for a reconcile.
    */
   #specChanged(verb: 'add' | 'update' | 'delete', kind: KindName, resource: KubernetesObject): boolean {
     const key = `${kind}:${resourceKey(resource.metadata!.namespace!, resource.metadata!.name!)}`;
@@ -194,10 +196,10 @@ export class Operator {
       return true;
     }
     const { generation, deletionTimestamp, finalizers } = resource.metadata!;
-    const fingerprint = JSON.stringify([generation, deletionTimestamp, finalizers]);
-    const changed = this.#seen.get(key) !== fingerprint;
-    this.#seen.set(key, fingerprint);
-    return changed;
+    const current = { generation, deletion: deletionTimestamp ? String(deletionTimestamp) : null, finalized: finalizers?.includes(FINALIZER) ?? false };
+    const previous = this.#seen.get(key);
+    this.#seen.set(key, current);
+    return !previous || previous.generation !== current.generation || previous.deletion !== current.deletion || (previous.finalized && !current.finalized);
   }
 
   #enqueue(kind: KindName, resource: KubernetesObject): void {

@@ -7,6 +7,8 @@ export interface WorkQueueOptions {
   /** Handles one key; a throw schedules a retry with backoff. Resolves to a delay to recheck later, if any. */
   handler: (key: string) => Promise<number | void>;
   onError?: (key: string, error: unknown, retryInMs: number) => void;
+  /** Keys for which this is true are taken before all others (e.g. what other keys depend on). */
+  isUrgent?: (key: string) => boolean;
 }
 
 /**
@@ -16,8 +18,10 @@ export interface WorkQueueOptions {
  * jitter; at most `concurrency` keys run at once.
  */
 export class WorkQueue {
-  readonly #options: Required<Omit<WorkQueueOptions, 'onError'>> & Pick<WorkQueueOptions, 'onError'>;
-  readonly #queue: string[] = [];
+  readonly #options: Required<Omit<WorkQueueOptions, 'onError' | 'isUrgent'>> & Pick<WorkQueueOptions, 'onError' | 'isUrgent'>;
+  /** Waiting keys: urgent ones, then the others, each first in first out. */
+  readonly #urgent = new Fifo();
+  readonly #queue = new Fifo();
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
   readonly #dirty = new Set<string>();
@@ -50,7 +54,7 @@ export class WorkQueue {
     }
     if (this.#queued.has(key)) return;
     this.#queued.add(key);
-    this.#queue.push(key);
+    (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push(key);
     this.#pump();
   }
 
@@ -66,12 +70,12 @@ export class WorkQueue {
   }
 
   get length(): number {
-    return this.#queue.length;
+    return this.#urgent.length + this.#queue.length;
   }
 
   /** Keys waiting or being processed. */
   get pending(): number {
-    return this.#queue.length + this.#processing.size;
+    return this.length + this.#processing.size;
   }
 
   /** Resolves when nothing is queued or processing (timers aside). */
@@ -81,12 +85,12 @@ export class WorkQueue {
   }
 
   #isIdle(): boolean {
-    return this.#queue.length === 0 && this.#processing.size === 0;
+    return this.length === 0 && this.#processing.size === 0;
   }
 
   #pump(): void {
-    while (this.#running && this.#processing.size < this.#options.concurrency && this.#queue.length > 0) {
-      const key = this.#queue.shift()!;
+    while (this.#running && this.#processing.size < this.#options.concurrency && this.length > 0) {
+      const key = (this.#urgent.shift() ?? this.#queue.shift())!;
       this.#queued.delete(key);
       this.#processing.add(key);
       void this.#process(key);
@@ -115,5 +119,29 @@ export class WorkQueue {
     this.#failures.set(key, failures);
     const ceiling = Math.min(this.#options.maxDelayMs, this.#options.baseDelayMs * 2 ** (failures - 1));
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+  }
+}
+
+/** A first-in first-out list of keys with O(1) shift (Array#shift moves every element). */
+class Fifo {
+  #items: string[] = [];
+  #head = 0;
+
+  get length(): number {
+    return this.#items.length - this.#head;
+  }
+
+  push(key: string): void {
+    this.#items.push(key);
+  }
+
+  shift(): string | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const key = this.#items[this.#head++];
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return key;
   }
 }
