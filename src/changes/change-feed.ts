@@ -30,12 +30,29 @@ export interface Change {
  * after commit; other replicas hear the NOTIFY sent at commit.
  */
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
-  /** Call inside the mutation's transaction, as its last write. */
-  async record(db: Executor, changes: Change[]): Promise<void> {
+  /** Revisions recorded with `quiet`, until isQuiet() is asked about them; oldest first. */
+  readonly #quiet = new Set<number>();
+
+  /**
+   * Call inside the mutation's transaction, as its last write. `quiet`: the
+   * in-process operator made this change itself and needs no wake-up for it
+   * (other subscribers still see it).
+   */
+  async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<void> {
     if (changes.length === 0) return;
     await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
-    await db.insertInto('changeLog').values(changes).execute();
+    const rows = await db.insertInto('changeLog').values(changes).returning('revision').execute();
+    if (options.quiet) {
+      for (const { revision } of rows) this.#quiet.add(revision);
+      // rolled-back transactions leave revisions nobody asks about
+      while (this.#quiet.size > 10_000) this.#quiet.delete(this.#quiet.values().next().value!);
+    }
     await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
+  }
+
+  /** Whether `revision` was recorded quietly in this process (answered once). */
+  isQuiet(revision: number): boolean {
+    return this.#quiet.delete(revision);
   }
 
   /** The newest committed revision (0 before any change). */

@@ -133,7 +133,7 @@ export class IntegrationService {
     if (unchanged) return unchanged;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#write((tx) => this.#upsertManaged(tx, actor, input));
+        return await this.#write((tx) => this.#upsertManaged(tx, actor, input), { quiet: true });
       } catch (error) {
         // two first reconciles raced to insert the same managed_by: the loser updates instead
         if (attempt >= 3 || !isUniqueViolation(error)) throw error;
@@ -143,13 +143,16 @@ export class IntegrationService {
 
   /** For the in-process operator: deletes the integration owned by `managedBy`, if any. */
   async deleteManaged(actor: Actor, managedBy: string): Promise<void> {
-    await this.#write(async (tx) => {
-      const { trx } = tx;
-      const found = await findIntegrationByManagedBy(trx, managedBy);
-      if (!found) return undefined;
-      const { project, row } = await this.#locked(trx, actor, found.id, 'delete');
-      return this.#deleted(tx, actor, project, row, {});
-    });
+    await this.#write(
+      async (tx) => {
+        const { trx } = tx;
+        const found = await findIntegrationByManagedBy(trx, managedBy);
+        if (!found) return undefined;
+        const { project, row } = await this.#locked(trx, actor, found.id, 'delete');
+        return this.#deleted(tx, actor, project, row, {});
+      },
+      { quiet: true },
+    );
   }
 
   /**
@@ -253,15 +256,18 @@ export class IntegrationService {
     return toIntegrationResponse(row);
   }
 
-  /** Runs a mutation in a transaction; tells change subscribers after commit when it recorded a change. */
-  async #write<T>(work: (tx: WriteContext) => Promise<T>): Promise<T> {
+  /**
+   * Runs a mutation in a transaction; tells change subscribers after commit when it recorded a change.
+   * `quiet`: the operator's own writes (the in-process operator is not woken by them).
+   */
+  async #write<T>(work: (tx: WriteContext) => Promise<T>, options: { quiet?: boolean } = {}): Promise<T> {
     const { db, changes } = this.#deps;
     let recorded = false;
     const result = await db.transaction().execute((trx) =>
       work({
         trx,
         async record(sources) {
-          await changes.record(trx, integrationChanges(sources));
+          await changes.record(trx, integrationChanges(sources), options);
           recorded = true;
         },
       }),

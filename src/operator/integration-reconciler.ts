@@ -43,7 +43,8 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
     await sync(context, resource, key, project.projectId, identity);
   } catch (error) {
     if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
-    context.dependencies.delete(key);
+    if (error instanceof AppError && error.statusCode === 404) await indexOwnPlace(context, key, resource);
+    else context.dependencies.delete(key);
     const reason = error instanceof NotReadyError ? error.reason : error.statusCode === 404 ? 'NotFound' : 'Rejected';
     await writeStatus(context, 'Integration', resource, {}, [
       { type: 'Ready', status: 'False', reason, message: error.message },
@@ -55,6 +56,22 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
   }
 }
 
+/**
+ * A source folder that does not exist (yet): indexed by its own place, so that
+ * creating the folder wakes the Integration at once. Without its project or
+ * environment it is only retried.
+ */
+async function indexOwnPlace(context: OperatorContext, key: string, resource: IntegrationResource): Promise<void> {
+  try {
+    const { projectId } = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const environment = await context.services.lookups.requireEnvironment(context.services.db, projectId, resource.spec.environment);
+    const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
+    context.dependencies.set(key, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: new Set() });
+  } catch {
+    context.dependencies.delete(key);
+  }
+}
+
 async function sync(
   context: OperatorContext,
   resource: IntegrationResource,
@@ -63,7 +80,7 @@ async function sync(
   identity: { integrationId: string; projectId: string; projectSlug: string },
 ): Promise<void> {
   const { services, actor } = context;
-  const revision = await services.changes.latestRevision(services.db);
+  const latestRevision = await services.changes.latestRevision(services.db);
   const source = {
     workspaceId: projectId,
     environment: resource.spec.environment,
@@ -71,7 +88,8 @@ async function sync(
     recursive: resource.spec.recursive ?? false,
     includeImports: resource.spec.includeImports ?? true,
   };
-  const { data, skipped, environmentId, reads } = await context.listings.get(JSON.stringify(source), revision, async () => {
+  // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
+  const { data, skipped, environmentId, reads, revision } = await context.listings.get(JSON.stringify(source), latestRevision, async () => {
     const dependencies = new Set<string>();
     const listing = await services.secretReader.list(actor, { ...source, expandSecretReferences: true, dependencies });
     return { ...resolveSecretData(listing.secrets, listing.imports), environmentId: [...dependencies][0]!.split(':')[0]!, reads: dependencies };

@@ -7,6 +7,11 @@ export interface ResolvedListing extends ResolvedData {
   reads: Set<string>;
 }
 
+/** A listing and the revision it is current at (its data is that of this revision). */
+export interface CurrentListing extends ResolvedListing {
+  revision: number;
+}
+
 /** Change kinds that never alter what a listing holds (an integration record changing). */
 const RECORD_ONLY: ReadonlySet<string> = new Set(['integration']);
 
@@ -43,16 +48,16 @@ export class ListingCache {
   }
 
   /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
-  get(key: string, latestRevision: number, read: () => Promise<ResolvedListing>): Promise<ResolvedListing> {
+  async get(key: string, latestRevision: number, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
     const entry = this.#entries.get(key);
     if (entry && (entry.revision === latestRevision || (latestRevision <= this.#observedUpTo && this.#lastRelevant <= entry.revision))) {
-      return entry.listing;
+      return { ...(await entry.listing), revision: entry.revision };
     }
     const listing = read();
     this.#entries.set(key, { revision: latestRevision, listing });
     listing.catch(() => {
       if (this.#entries.get(key)?.listing === listing) this.#entries.delete(key);
     });
-    return listing;
+    return { ...(await listing), revision: latestRevision };
   }
 }

@@ -157,6 +157,8 @@ export class Operator {
   async #onChanges(changes: ChangeRecord[]): Promise<void> {
     this.#listings.observe(changes);
     for (const change of changes) {
+      // The reconciler that wrote an integration record of its own is already at work on it.
+      if (change.kind === 'integration' && this.#services.changes.isQuiet(change.revision)) continue;
       for (const key of this.#dependencies.affected(change)) this.#queue!.add(`Integration:${key}`);
       if (change.kind === 'project-deleted') {
         for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
