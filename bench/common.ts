@@ -19,7 +19,7 @@ export const log = (message: string) => process.stderr.write(`[bench] ${message}
 export function gitCommit(): string {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench', 'package.json'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'bench/*.ts', 'package.json'], { cwd: REPO, encoding: 'utf8' }).trim();
     return dirty ? `${commit} (+ uncommitted changes)` : commit;
   } catch {
     return 'unknown';
