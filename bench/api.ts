@@ -157,7 +157,9 @@ async function sqlCeiling(which: 'postgres' | 'pglite', url: string | undefined,
   let database: Database | undefined;
   let db: Kysely<DB>;
   if (which === 'postgres') {
-    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 10 }) }), plugins: [new CamelCasePlugin()] });
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    pool.on('error', () => {});
+    db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new CamelCasePlugin()] });
   } else {
     database = await openDatabase({ dataDir: dataDir! });
     db = database.db;

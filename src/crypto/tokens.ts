@@ -15,9 +15,13 @@ export type TokenVerdict =
   | { ok: true; claims: AccessTokenClaims }
   | { ok: false; reason: 'expired' | 'malformed' | 'invalid' };
 
+const VERIFIED_CACHE_ENTRIES = 10_000;
+
 /** Signs and verifies HS256 access tokens with COFFER_AUTH_SECRET. */
 export class TokenSigner {
   readonly #key: Uint8Array;
+  /** Tokens whose signature already verified, with their claims (a signature never stops verifying); oldest first. */
+  readonly #verified = new Map<string, AccessTokenClaims>();
 
   constructor(secret: string) {
     this.#key = new TextEncoder().encode(secret);
@@ -30,11 +34,16 @@ export class TokenSigner {
   }
 
   async verify(token: string): Promise<TokenVerdict> {
+    const known = this.#verified.get(token);
+    // An expired one goes through jwtVerify again, which says so.
+    if (known && (known.exp === undefined || known.exp > Date.now() / 1000)) return { ok: true, claims: known };
     try {
       const { payload } = await jwtVerify<AccessTokenClaims>(token, this.#key, { algorithms: ['HS256'] });
       if (payload.authTokenType !== 'identityAccessToken' && payload.authTokenType !== 'accessToken') {
         return { ok: false, reason: 'invalid' };
       }
+      if (this.#verified.size >= VERIFIED_CACHE_ENTRIES) this.#verified.delete(this.#verified.keys().next().value!);
+      this.#verified.set(token, payload);
       return { ok: true, claims: payload };
     } catch (error) {
       if (error instanceof errors.JWTExpired) return { ok: false, reason: 'expired' };
