@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import formBody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
-import scalar from '@scalar/fastify-api-reference';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services/container.ts';
@@ -111,5 +110,35 @@ async function registerDocs(app: ZodApp): Promise<void> {
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(scalar, { routePrefix: '/api/docs' });
+  registerLazyReference(app);
+}
+
+/** Response headers the forwarding reply sets itself. */
+const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+/**
+ * The API reference UI (/api/docs, its script, /api/docs/openapi.json and .yaml) comes from
+ * @scalar/fastify-api-reference, which holds ~40 MiB in memory once imported: it is loaded on
+ * the first visit, into a Fastify instance of its own that these routes forward to.
+ */
+function registerLazyReference(app: ZodApp): void {
+  let reference: Promise<FastifyInstance> | undefined;
+  const load = async () => {
+    const { default: scalar } = await import('@scalar/fastify-api-reference');
+    const ui = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
+    await ui.register(scalar, { routePrefix: '/api/docs', configuration: { content: () => app.swagger() } });
+    await ui.ready();
+    return ui;
+  };
+  for (const url of ['/api/docs', '/api/docs/*']) {
+    app.get(url, { schema: { hide: true } }, async (request, reply) => {
+      reference ??= load().catch((error: unknown) => {
+        reference = undefined;
+        throw error;
+      });
+      const response = await (await reference).inject({ method: 'GET', url: request.url, headers: request.headers });
+      for (const [name, value] of Object.entries(response.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) reply.header(name, value);
+      return reply.code(response.statusCode).send(response.rawPayload);
+    });
+  }
 }
