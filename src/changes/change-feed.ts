@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { latestRevision } from './change-store.ts';
+import { latestProjectRevision, latestRevision } from './change-store.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
@@ -15,7 +15,14 @@ export type ChangeKind =
   | 'environment-updated'
   | 'environment-deleted'
   | 'project-deleted'
-  | 'integration';
+  | 'integration'
+  | 'tags';
+
+/**
+ * Kinds that never alter the keys and values a path resolves to (integration
+ * records; tags on secrets), only what an API listing shows.
+ */
+export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags']);
 
 export interface Change {
   projectId: string;
@@ -40,14 +47,14 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    */
   async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<void> {
     if (changes.length === 0) return;
-    await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
+    // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
+    await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
     const rows = await db.insertInto('changeLog').values(changes).returning('revision').execute();
     if (options.quiet) {
       for (const { revision } of rows) this.#quiet.add(revision);
       // rolled-back transactions leave revisions nobody asks about
       while (this.#quiet.size > 10_000) this.#quiet.delete(this.#quiet.values().next().value!);
     }
-    await sql`SELECT pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
   }
 
   /** Whether `revision` was recorded quietly in this process (answered once). */
@@ -58,6 +65,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** The newest committed revision (0 before any change). */
   latestRevision(db: Executor): Promise<number> {
     return latestRevision(db);
+  }
+
+  /** The newest committed revision of one project's changes (0 before any). */
+  latestProjectRevision(db: Executor, projectId: string): Promise<number> {
+    return latestProjectRevision(db, projectId);
   }
 
   /** Call after the transaction that recorded changes has committed. */

@@ -56,17 +56,16 @@ export class IntegrationService {
       if (!auth) throw new NotFoundError(`Integration auth with ID '${integrationAuthId}' not found`);
       const project = await this.#authorize(trx, actor, auth.projectId, 'create');
       const source = await this.#source(trx, actor, project, sourceEnvironment, secretPath);
-      const id = await insertIntegration(trx, {
+      const row = await insertIntegration(trx, source.environment, {
         ...emptyTarget(),
         ...target,
         integrationAuthId: auth.id,
         integration: auth.integration,
-        envId: source.environment.id,
         secretPath: source.path,
         isActive,
         metadata,
       });
-      return this.#created(tx, actor, project, id);
+      return this.#created(tx, actor, project, row);
     });
   }
 
@@ -129,11 +128,13 @@ export class IntegrationService {
    * operator again.
    */
   async upsertManaged(actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse> {
-    const unchanged = await this.#unchangedManaged(actor, input);
+    const { existing, unchanged } = await this.#unchangedManaged(actor, input);
     if (unchanged) return unchanged;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#write((tx) => this.#upsertManaged(tx, actor, input), { quiet: true });
+        // first attempt: what the unlocked check found; after a lost race: read again
+        const seen = attempt === 1 ? existing : await findIntegrationByManagedBy(this.#deps.db, input.managedBy);
+        return await this.#write((tx) => this.#upsertManaged(tx, actor, input, seen), { quiet: true });
       } catch (error) {
         // two first reconciles raced to insert the same managed_by: the loser updates instead
         if (attempt >= 3 || !isUniqueViolation(error)) throw error;
@@ -174,10 +175,10 @@ export class IntegrationService {
    * for: checked without a transaction or lock (the operator's every resync
    * comes here). Anything else goes the locked way.
    */
-  async #unchangedManaged(actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse | undefined> {
+  async #unchangedManaged(actor: Actor, input: ManagedIntegrationInput): Promise<{ existing?: IntegrationRow; unchanged?: IntegrationResponse }> {
     const { db, lookups, permissions } = this.#deps;
     const existing = await findIntegrationByManagedBy(db, input.managedBy);
-    if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return undefined;
+    if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing };
     const project = await lookups.requireProject(db, { id: input.projectId });
     await permissions.assertProjectPermission(actor, project, 'edit', 'integrations');
     const path = normalizeSecretPath(input.secretPath);
@@ -186,12 +187,12 @@ export class IntegrationService {
     await requireFolder(db, environment, path);
     const wanted = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, envId: environment.id, secretPath: path, isActive: input.isActive ?? existing.isActive };
     const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]);
-    return differs ? undefined : toIntegrationResponse(existing);
+    return differs ? { existing } : { existing, unchanged: toIntegrationResponse(existing) };
   }
 
-  async #upsertManaged(tx: WriteContext, actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse> {
+  /** `seen`: the integration read before the transaction; a new one's insert fails on a concurrent insert (unique managed_by). */
+  async #upsertManaged(tx: WriteContext, actor: Actor, input: ManagedIntegrationInput, seen: IntegrationRow | undefined): Promise<IntegrationResponse> {
     const { trx } = tx;
-    const seen = await findIntegrationByManagedBy(trx, input.managedBy);
     const project = await this.#authorize(trx, actor, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
     const existing = seen && (await findIntegrationByManagedBy(trx, input.managedBy));
@@ -200,9 +201,9 @@ export class IntegrationService {
     }
     const source = await this.#source(trx, actor, project, input.environment, input.secretPath);
     const auth = await ensureKubernetesAuthIn(this.#deps, trx, actor, project);
-    const values = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, envId: source.environment.id, secretPath: source.path };
+    const values = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, secretPath: source.path };
     if (!existing) {
-      const id = await insertIntegration(trx, {
+      const row = await insertIntegration(trx, source.environment, {
         ...emptyTarget(),
         ...values,
         integrationAuthId: auth.id,
@@ -211,18 +212,17 @@ export class IntegrationService {
         isActive: input.isActive ?? true,
         metadata: {},
       });
-      return this.#created(tx, actor, project, id);
+      return this.#created(tx, actor, project, row);
     }
-    const wanted = { ...values, integrationAuthId: auth.id, isActive: input.isActive ?? existing.isActive };
+    const wanted = { ...values, envId: source.environment.id, integrationAuthId: auth.id, isActive: input.isActive ?? existing.isActive };
     const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]);
     if (!differs) return toIntegrationResponse(existing);
     await updateIntegration(trx, existing.id, wanted);
     return this.#updated(tx, actor, project, existing);
   }
 
-  async #created(tx: WriteContext, actor: Actor, project: Project, id: string): Promise<IntegrationResponse> {
+  async #created(tx: WriteContext, actor: Actor, project: Project, row: IntegrationRow): Promise<IntegrationResponse> {
     const { trx } = tx;
-    const row = (await findIntegrationById(trx, id))!;
     await this.#deps.audit.record(trx, actor, auditScope(project), { type: 'create-integration', metadata: describeIntegration(row) });
     await tx.record([row]);
     return toIntegrationResponse(row);

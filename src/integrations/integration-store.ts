@@ -1,6 +1,6 @@
 import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/errors.ts';
-import type { Integration } from '../db/schema.ts';
+import type { Environment, Integration } from '../db/schema.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */
 export type IntegrationRow = Integration & { envSlug: string; envName: string; projectId: string };
@@ -58,17 +58,19 @@ export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): 
   return selectIntegrationRows(db).where('integrations.integrationAuthId', 'in', authIds).orderBy('integrations.id').execute();
 }
 
+/** Inserts an integration whose source environment is `environment`; returns the row as the finds above do. */
 export async function insertIntegration(
   db: Executor,
-  values: IntegrationValues & { integrationAuthId: string; integration: string; managedBy?: string | null },
-): Promise<string> {
+  environment: Environment,
+  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null },
+): Promise<IntegrationRow> {
   const { metadata, ...rest } = values;
   const row = await db
     .insertInto('integrations')
-    .values({ ...rest, metadata: JSON.stringify(metadata ?? {}) })
-    .returning('id')
+    .values({ ...rest, envId: environment.id, metadata: JSON.stringify(metadata ?? {}) })
+    .returningAll()
     .executeTakeFirstOrThrow();
-  return row.id;
+  return { ...row, envSlug: environment.slug, envName: environment.name, projectId: environment.projectId };
 }
 
 export async function updateIntegration(
