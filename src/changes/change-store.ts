@@ -10,3 +10,12 @@ export async function latestRevision(db: Executor): Promise<number> {
   const row = await db.selectFrom('changeLog').select((eb) => eb.fn.max('revision').as('revision')).executeTakeFirst();
   return row?.revision ?? 0;
 }
+
+export async function latestProjectRevision(db: Executor, projectId: string): Promise<number> {
+  const row = await db
+    .selectFrom('changeLog')
+    .select((eb) => eb.fn.max('revision').as('revision'))
+    .where('projectId', '=', projectId)
+    .executeTakeFirst();
+  return Number(row?.revision ?? 0);
+}

@@ -1,4 +1,4 @@
-import type { ChangeRecord } from '../changes/change-feed.ts';
+import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import type { ResolvedData } from './managed-secret.ts';
 
 /** What one listing resolved to, and the folders it read ("<environment id>:<path>"). */
@@ -11,9 +11,6 @@ export interface ResolvedListing extends ResolvedData {
 export interface CurrentListing extends ResolvedListing {
   revision: number;
 }
-
-/** Change kinds that never alter what a listing holds (an integration record changing). */
-const RECORD_ONLY: ReadonlySet<string> = new Set(['integration']);
 
 /**
  * The operator's listings by what they list (project, environment, path,
@@ -42,7 +39,7 @@ export class ListingCache {
   observe(changes: ChangeRecord[]): void {
     for (const change of changes) {
       this.#observedUpTo = Math.max(this.#observedUpTo, change.revision);
-      if (!RECORD_ONLY.has(change.kind)) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
+      if (!LISTING_METADATA_KINDS.has(change.kind)) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
     }
     for (const [key, entry] of this.#entries) if (entry.revision < this.#lastRelevant) this.#entries.delete(key);
   }

@@ -1,4 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
+import { RevisionCache } from '../changes/revision-cache.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
@@ -16,6 +17,8 @@ import { findSecret, findSecretVersion, listSecretsWithTagsOfFolders, type Secre
 import { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 export const MAX_RECURSION_DEPTH = 20;
+/** Listings kept for machine callers (each as long as its project does not change). */
+const LISTING_CACHE_ENTRIES = 1_000;
 
 export interface ListSecretsInput {
   workspaceId?: string;
@@ -54,6 +57,8 @@ interface ReadContext {
 /** Reads secrets: listings (recursive, with imports and references expanded) and single secrets, by version too. */
 export class SecretReader {
   readonly #deps: ServiceDeps;
+  /** Shared listings by environment and folders; see #listedSecrets. */
+  readonly #listings = new RevisionCache<ListedSecret[]>(LISTING_CACHE_ENTRIES);
 
   constructor(deps: ServiceDeps) {
     this.#deps = deps;
@@ -63,20 +68,19 @@ export class SecretReader {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
-    const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
-    let rows = await listSecretsWithTagsOfFolders(this.#deps.db, [...pathOf.keys()], actor.kind === 'user' ? actor.id : null);
+    let secrets = await this.#listedSecrets(context, folders);
     if (input.tagSlugs?.length) {
       const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
-      rows = rows.filter((row) => row.tags.some((tag) => wanted.has(tag.id)));
+      secrets = secrets.filter((secret) => secret.tags.some((tag) => wanted.has(tag.id)));
     }
-    const secrets = await Promise.all(
-      rows.map(async ({ tags, ...row }) => {
-        const path = pathOf.get(row.folderId)!;
-        const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));
-        return { ...(await this.#raw(context, row, path, summaries)), secretPath: path };
-      }),
-    );
-    secrets.sort(byPathThenKey);
+    const { expander } = context;
+    if (expander) {
+      await Promise.all(
+        secrets.map(async (secret) => {
+          secret.secretValue = await expander.expand(secret.secretValue, { environment: context.environment, path: secret.secretPath }, secret.secretKey);
+        }),
+      );
+    }
     const imports = input.includeImports ? await this.#importedGroups(context, folders) : undefined;
     if (input.dependencies) {
       for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
@@ -87,6 +91,32 @@ export class SecretReader {
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
     });
     return imports ? { secrets, imports } : { secrets };
+  }
+
+  /**
+   * The folders' secrets (a user's personal overrides included), sorted, values
+   * not yet expanded; fresh objects the caller may change. Machine callers share
+   * listings while the project's revision stays the same.
+   */
+  async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[]): Promise<ListedSecret[]> {
+    const { db, changes } = this.#deps;
+    const userId = context.actor.kind === 'user' ? context.actor.id : null;
+    const load = async () => {
+      const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
+      const rows = await listSecretsWithTagsOfFolders(db, [...pathOf.keys()], userId);
+      return rows
+        .map(({ tags, ...row }): ListedSecret => {
+          const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));
+          return { ...toRawSecret(row, context, summaries), secretPath: pathOf.get(row.folderId)! };
+        })
+        .sort(byPathThenKey);
+    };
+    if (userId !== null) return load();
+    const revision = await changes.latestProjectRevision(db, context.project.id);
+    // the environment's slug and the folders' paths are in the listing, and may come from a lookup a moment old
+    const key = `${context.environment.id}:${context.environment.slug}|${folders.map((folder) => `${folder.id}=${folder.path}`).join('|')}`;
+    const listed = await this.#listings.get(key, revision, load);
+    return listed.map((secret) => ({ ...secret }));
   }
 
   /** Recursive listings silently leave out the folders the caller may not read; a single folder must be readable. */

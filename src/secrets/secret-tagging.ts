@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsBySlugs, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
 import type { SecretCipher } from './secret-cipher.ts';
 import type { TagSummary } from './secret-schema.ts';
-import { auditScope, resolveSecretScope, secretAuditMetadata } from './secret-scope.ts';
+import { auditScope, resolveSecretScope, secretAuditMetadata, secretChange } from './secret-scope.ts';
 import { personalOwner } from './secret-service.ts';
 import { findSecret, insertSecretVersions, type SecretType, updateSecret } from './secret-store.ts';
 
@@ -75,8 +75,8 @@ export class SecretTagging {
 
   async #change(actor: Actor, input: SecretTagsInput, event: string, next: (current: string[], requested: string[]) => string[]) {
     const owner = personalOwner(actor, input.type, 'tag');
-    const { db, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
+    const { db, audit, changes } = this.#deps;
+    const result = await db.transaction().execute(async (trx) => {
       const scope = await resolveSecretScope(this.#deps, trx, actor, input, 'edit');
       const key = input.secretName.trim();
       const secret = await findSecret(trx, scope.folder.id, key, input.type, owner, { lock: true });
@@ -92,7 +92,10 @@ export class SecretTagging {
         type: event,
         metadata: { ...secretAuditMetadata(scope, updated), tagSlugs: input.tagSlugs },
       });
+      if (updated.type === 'shared') await changes.record(trx, [{ ...secretChange(scope), kind: 'tags' }]);
       return toEncryptedSecret(updated, scope.cipher, tags);
     });
+    changes.committed();
+    return result;
   }
 }

@@ -1,4 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
+import type { Change } from '../changes/change-feed.ts';
 import type { Executor } from '../db/database.ts';
 import { isUniqueViolation } from '../db/errors.ts';
 import type { Project, SecretTag } from '../db/schema.ts';
@@ -22,6 +23,11 @@ import {
 } from './tag-store.ts';
 
 export { toTagSummary };
+
+/** Renaming, recolouring or deleting a tag changes how listings of the project show it. */
+function tagsChange(project: Project): Change {
+  return { projectId: project.id, environmentId: null, environmentSlug: null, secretPath: null, kind: 'tags' };
+}
 
 function tagsNotFound(): NotFoundError {
   return new NotFoundError('One or more tags not found');
@@ -108,7 +114,7 @@ export class TagService {
   }
 
   async update(actor: Actor, projectId: string, tagId: string, input: { slug?: string; color?: string }) {
-    const { audit } = this.#deps;
+    const { audit, changes } = this.#deps;
     const tag = await this.#writeWithSlug(input.slug, async (trx) => {
       const project = await this.#authorize(trx, actor, projectId, 'edit');
       const current = await this.#requireInProject(trx, project, tagId);
@@ -118,20 +124,24 @@ export class TagService {
         type: 'update-tag',
         metadata: { tagId: current.id, oldSlug: current.slug, newSlug: updated.slug, oldColor: current.color, newColor: updated.color },
       });
+      await changes.record(trx, [tagsChange(project)]);
       return updated;
     });
+    changes.committed();
     return toTagResponse(tag);
   }
 
   async delete(actor: Actor, projectId: string, tagId: string) {
-    const { db, audit } = this.#deps;
+    const { db, audit, changes } = this.#deps;
     const tag = await db.transaction().execute(async (trx) => {
       const project = await this.#authorize(trx, actor, projectId, 'delete');
       const current = await this.#requireInProject(trx, project, tagId);
       await deleteTag(trx, current.id);
       await audit.record(trx, actor, this.#scope(project), { type: 'delete-tag', metadata: { tagId: current.id, slug: current.slug } });
+      await changes.record(trx, [tagsChange(project)]);
       return current;
     });
+    changes.committed();
     return toTagResponse(tag);
   }
 

@@ -30,6 +30,9 @@ export interface TestApp {
   app: ZodApp;
   services: Services;
   database: Database;
+  /** The PostgreSQL database's URL (undefined on PGlite). */
+  databaseUrl?: string;
+  keys: { encryptionKey: string; authSecret: string };
   /** Every log line the app wrote, as JSON text. */
   logs: string[];
   request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
@@ -42,16 +45,18 @@ export function currentBackend(): Backend {
   return backend;
 }
 
-async function openTestDatabase(backend: Backend): Promise<Database> {
+/** A migrated database for one test file, and its URL (PostgreSQL only). */
+async function openTestDatabase(backend: Backend): Promise<{ database: Database; url?: string }> {
   if (backend === 'pglite') {
     const database = await openDatabase({ dataDir: 'memory://' });
     await migrate(database);
-    return database;
+    return { database };
   }
   const adminUrl = inject('postgresAdminUrl');
   const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
-  return openDatabase({ databaseUrl: databaseUrl(adminUrl, name), dataDir: '', poolSize: 5 });
+  const url = databaseUrl(adminUrl, name);
+  return { database: await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5 }), url };
 }
 
 /** Secret values in a request body (long enough to be told apart from ids and names). */
@@ -66,7 +71,22 @@ function secretValuesIn(body: unknown): string[] {
 /** A fresh, empty, migrated instance of the service for one test file. */
 export async function startTestApp(): Promise<TestApp> {
   const backend = currentBackend();
-  const database = await openTestDatabase(backend);
+  const { database, url } = await openTestDatabase(backend);
+  const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
+  return serveTestApp(backend, database, keys, url);
+}
+
+/**
+ * Another replica of `app`: its own process state (caches, connection pool)
+ * over the same PostgreSQL database, with the same keys.
+ */
+export async function startReplica(app: TestApp): Promise<TestApp> {
+  if (!app.databaseUrl) throw new Error('replicas share a PostgreSQL database; this app runs on PGlite');
+  const database = await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '', poolSize: 5 });
+  return serveTestApp(app.backend, database, app.keys, app.databaseUrl);
+}
+
+async function serveTestApp(backend: Backend, database: Database, keys: TestApp['keys'], databaseUrl: string | undefined): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -75,11 +95,7 @@ export async function startTestApp(): Promise<TestApp> {
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(
-    database,
-    { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') },
-    { auditRetentionDays: 90 },
-  );
+  const services = createServices(database, keys, { auditRetentionDays: 90 });
   const { app } = await buildApiApp(services, { logger, trustedProxies: [] });
   await app.ready();
 
@@ -110,6 +126,8 @@ export async function startTestApp(): Promise<TestApp> {
     app,
     services,
     database,
+    databaseUrl,
+    keys,
     logs,
     request,
     async close() {
