@@ -43,6 +43,19 @@ function byPathThenKey(a: ListedSecret, b: ListedSecret): number {
   return a.secretPath.localeCompare(b.secretPath) || a.secretKey.localeCompare(b.secretKey) || b.type.localeCompare(a.type);
 }
 
+/** Identifies a listing's content: the same key at the same revision lists the same secrets. */
+export interface ListingVersion {
+  key: string;
+  revision: number;
+}
+
+export interface SecretListing {
+  secrets: ListedSecret[];
+  imports?: ImportedGroup[];
+  /** Set for a plain listing (no imports, tags filter or expansion) that every machine caller sees alike at this version. */
+  version?: ListingVersion;
+}
+
 /** What one read needs: project, environment, cipher and per-request caches. */
 interface ReadContext {
   actor: Actor;
@@ -64,11 +77,12 @@ export class SecretReader {
     this.#deps = deps;
   }
 
-  async list(actor: Actor, input: ListSecretsInput): Promise<{ secrets: ListedSecret[]; imports?: ImportedGroup[] }> {
+  async list(actor: Actor, input: ListSecretsInput): Promise<SecretListing> {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
-    let secrets = await this.#listedSecrets(context, folders);
+    const { secrets: listed, version } = await this.#listedSecrets(context, folders);
+    let secrets = listed;
     if (input.tagSlugs?.length) {
       const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
       secrets = secrets.filter((secret) => secret.tags.some((tag) => wanted.has(tag.id)));
@@ -90,7 +104,10 @@ export class SecretReader {
       type: 'get-secrets',
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
     });
-    return imports ? { secrets, imports } : { secrets };
+    if (imports) return { secrets, imports };
+    // only the plain listing is the same for every caller at this version
+    const plain = !input.tagSlugs?.length && !expander;
+    return plain && version ? { secrets, version } : { secrets };
   }
 
   /**
@@ -98,7 +115,7 @@ export class SecretReader {
    * not yet expanded; fresh objects the caller may change. Machine callers share
    * listings while the project's revision stays the same.
    */
-  async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[]): Promise<ListedSecret[]> {
+  async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[]): Promise<{ secrets: ListedSecret[]; version?: ListingVersion }> {
     const { db, changes } = this.#deps;
     const userId = context.actor.kind === 'user' ? context.actor.id : null;
     const load = async () => {
@@ -111,12 +128,12 @@ export class SecretReader {
         })
         .sort(byPathThenKey);
     };
-    if (userId !== null) return load();
+    if (userId !== null) return { secrets: await load() };
     const revision = await changes.latestProjectRevision(db, context.project.id);
     // the environment's slug and the folders' paths are in the listing, and may come from a lookup a moment old
     const key = `${context.environment.id}:${context.environment.slug}|${folders.map((folder) => `${folder.id}=${folder.path}`).join('|')}`;
     const listed = await this.#listings.get(key, revision, load);
-    return listed.map((secret) => ({ ...secret }));
+    return { secrets: listed.map((secret) => ({ ...secret })), version: { key, revision } };
   }
 
   /** Recursive listings silently leave out the folders the caller may not read; a single folder must be readable. */

@@ -40,10 +40,17 @@ function normalizeAddress(ip: string): { address: string; type: 'ipv4' | 'ipv6' 
   return { address, type: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
+/** Built once per ranges array: a token's ranges come from a cached row on every request. */
+const blockLists = new WeakMap<TrustedIp[], BlockList>();
+
 export function isIpTrusted(ip: string | null, ranges: TrustedIp[]): boolean {
   const client = ip ? normalizeAddress(ip) : undefined;
   if (!client) return false;
-  const list = new BlockList();
-  for (const range of ranges) list.addSubnet(range.ipAddress, range.prefix, range.type);
+  let list = blockLists.get(ranges);
+  if (!list) {
+    list = new BlockList();
+    for (const range of ranges) list.addSubnet(range.ipAddress, range.prefix, range.type);
+    blockLists.set(ranges, list);
+  }
   return list.check(client.address, client.type);
 }

@@ -134,3 +134,28 @@ test('a change written through another replica shows in the next listing of this
     await replica.close();
   }
 });
+
+test('a repeated plain listing answers the same JSON, and each one is audited', async () => {
+  await fx.createSecret('AUDITED_REUSE', { secretValue: 'audited-value' });
+  const countReads = async () =>
+    Number(
+      (
+        await app.database.db
+          .selectFrom('auditLogs')
+          .select((eb) => eb.fn.countAll().as('count'))
+          .where('eventType', '=', 'get-secrets')
+          .where('projectId', '=', fx.projectId)
+          .executeTakeFirstOrThrow()
+      ).count,
+    );
+  const before = await countReads();
+  const query = { workspaceId: fx.projectId, environment: 'dev' };
+  const responses = await Promise.all(Array.from({ length: 5 }, () => app.app.inject({ method: 'GET', url: '/api/v3/secrets/raw', query, headers: { authorization: `Bearer ${fx.token}` } })));
+  for (const response of responses) {
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(response.body).toBe(responses[0]!.body);
+  }
+  expect(valueOf(JSON.parse(responses[0]!.body).secrets, 'AUDITED_REUSE')).toBe('audited-value');
+  expect(await countReads()).toBe(before + 5);
+});

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RevisionCache } from '../../changes/revision-cache.ts';
 import {
   encryptedSecretSchema,
   importedGroupSchema,
@@ -9,6 +10,7 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 
 const tags = ['Secrets'];
+const SERIALIZED_LISTINGS = 500;
 const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
 const secretType = z.enum(['shared', 'personal']).default('shared');
 const secretPath = z.string().default('/');
@@ -30,7 +32,11 @@ export function secretRoutes(app: ZodApp, services: Services): void {
   tagRoutes(app, services);
 }
 
+const listingResponse = z.object({ secrets: z.array(listedSecretSchema), imports: z.array(importedGroupSchema).optional() });
+
 function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
+  // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised.
+  const serializedListings = new RevisionCache<Buffer>(SERIALIZED_LISTINGS);
   app.get(
     '/api/v3/secrets/raw',
     {
@@ -44,12 +50,12 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
           expandSecretReferences: flag,
           tagSlugs: z.string().optional().describe('comma-separated tag slugs'),
         }),
-        response: { 200: z.object({ secrets: z.array(listedSecretSchema), imports: z.array(importedGroupSchema).optional() }) },
+        response: { 200: listingResponse },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const query = request.query;
-      return secretReader.list(request.actor, {
+      const listing = await secretReader.list(request.actor, {
         workspaceId: query.workspaceId,
         projectSlug: query.workspaceSlug,
         environment: query.environment,
@@ -59,6 +65,11 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         expandSecretReferences: query.expandSecretReferences,
         tagSlugs: query.tagSlugs?.split(',').map((slug) => slug.trim().toLowerCase()).filter(Boolean),
       });
+      if (!listing.version) return listing;
+      const { key, revision } = listing.version;
+      const body = await serializedListings.get(key, revision, async () => Buffer.from(JSON.stringify(listingResponse.parse(listing))));
+      // Fastify sends a Buffer as it is, past the response serialiser (the body was validated when it was made)
+      return reply.type('application/json; charset=utf-8').send(body as never);
     },
   );
 
