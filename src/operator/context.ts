@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Actor } from '../actor/actor.ts';
 import type { Services } from '../services/container.ts';
 import type { DependencyIndex } from './dependency-index.ts';
+import type { EventRecorder } from './event-recorder.ts';
 import type { KubeApi } from './kube-api.ts';
 import type { ListingCache } from './listing-cache.ts';
 import type { IntegrationResource, SecretImportResource, SecretsProject } from './resources.ts';
@@ -20,6 +21,8 @@ export interface OperatorContext {
   managedSecrets: ObjectCache<V1Secret>;
   dependencies: DependencyIndex;
   listings: ListingCache;
+  /** Kubernetes Events, posted in the background (best-effort). */
+  events: EventRecorder;
 }
 
 /** A reconcile outcome that is not a failure to retry: it goes into the status as Ready=False. */

@@ -4,6 +4,7 @@ import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { OperatorContext } from './context.ts';
 import { NotReadyError } from './context.ts';
 import { dataHash, desiredSecret, emptyApply, liveDataHash, resolveSecretData } from './managed-secret.ts';
+import { ABSENT, isConflict } from './kube-api.ts';
 import { resolveProject } from './project-resolution.ts';
 import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
 import { ANNOTATION_DATA_HASH, ANNOTATION_INTEGRATION, type IntegrationResource, MANAGED_BY_LABEL, resourceKey } from './resources.ts';
@@ -51,7 +52,7 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
       { type: 'Synced', status: 'False', reason, message: error.message },
     ]);
     if (integrationId) await context.services.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: error.message, syncedRevision: null }).catch(() => {});
-    await context.kube.recordEvent(resource, 'Warning', reason, error.message).catch(() => {});
+    context.events.record(resource, 'Warning', reason, error.message);
     return error instanceof NotReadyError ? error.retryInMs : 60_000;
   }
 }
@@ -115,23 +116,42 @@ async function sync(
 async function applyIfChanged(context: OperatorContext, resource: IntegrationResource, data: Record<string, string>, revision: number): Promise<boolean> {
   const target = resource.spec.target;
   const policy = target.creationPolicy ?? 'Owner';
-  const { namespace } = resource.metadata;
-  const live = context.managedSecrets.get(target.name, namespace) ?? (await context.kube.readSecret(namespace, target.name));
-  assertWritable(resource, live, policy);
+  const desired = desiredSecret(resource, data, revision);
   const hash = dataHash(data);
-  const ourKeys = Object.keys(data);
-  const liveHash = live ? liveDataHash(live, policy === 'Merge' ? ourKeys : undefined) : undefined;
+  const wasDeleted = resource.status?.dataHash === hash ? 'was deleted' : undefined;
+  const cached = context.managedSecrets.get(target.name, resource.metadata.namespace);
+  // Not among the Secrets we manage: created on condition that no Secret of that name exists (no read first).
+  if (!cached && policy !== 'Merge' && (await createIfAbsent(context, desired))) {
+    recordWrite(context, resource, data, revision, wasDeleted);
+    return true;
+  }
+  const live = cached ?? (await context.kube.readSecret(resource.metadata.namespace, target.name));
+  assertWritable(resource, live, policy);
+  const liveHash = live ? liveDataHash(live, policy === 'Merge' ? Object.keys(data) : undefined) : undefined;
   const annotated = live?.metadata?.annotations?.[ANNOTATION_DATA_HASH];
   if (live && liveHash === hash && annotated === hash) return false;
-  await context.kube.applySecret(desiredSecret(resource, data, revision));
-  const previouslySynced = resource.status?.dataHash;
-  if ((live && annotated === hash && liveHash !== hash) || (!live && previouslySynced === hash)) {
-    const what = live ? 'was changed outside Coffer' : 'was deleted';
-    await context.kube.recordEvent(resource, 'Normal', 'DriftRepaired', `Secret '${target.name}' ${what} and has been restored`).catch(() => {});
-  } else {
-    await context.kube.recordEvent(resource, 'Normal', 'Synced', `Secret '${target.name}' updated to revision ${revision} (${ourKeys.length} keys)`).catch(() => {});
-  }
+  // A Secret just read is written only if it is still the one checked above.
+  await context.kube.applySecret(desired, cached ? undefined : (live?.metadata?.resourceVersion ?? ABSENT));
+  recordWrite(context, resource, data, revision, live ? (annotated === hash ? 'was changed outside Coffer' : undefined) : wasDeleted);
   return true;
+}
+
+/** Applies `desired` if no Secret of its name exists; false when one does (409). */
+async function createIfAbsent(context: OperatorContext, desired: V1Secret): Promise<boolean> {
+  try {
+    await context.kube.applySecret(desired, ABSENT);
+    return true;
+  } catch (error) {
+    if (isConflict(error)) return false;
+    throw error;
+  }
+}
+
+/** A Synced event, or DriftRepaired when the Secret had been changed or deleted outside Coffer. */
+function recordWrite(context: OperatorContext, resource: IntegrationResource, data: Record<string, string>, revision: number, drift: string | undefined): void {
+  const name = resource.spec.target.name;
+  if (drift) context.events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${drift} and has been restored`);
+  else context.events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${Object.keys(data).length} keys)`);
 }
 
 function assertWritable(resource: IntegrationResource, live: V1Secret | undefined, policy: string): void {

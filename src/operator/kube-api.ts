@@ -21,6 +21,19 @@ export function isNotFound(error: unknown): boolean {
   return apiStatus(error) === 404;
 }
 
+export function isConflict(error: unknown): boolean {
+  return apiStatus(error) === 409;
+}
+
+/**
+ * A resourceVersion no stored object has (etcd revisions would need 2^63
+ * writes to reach it). An apply carrying it as a precondition creates the
+ * object when there is none and is refused with 409 when one exists: the
+ * apiserver checks this atomically in storage (an apply that creates stores
+ * no resourceVersion; one that updates must match the live one).
+ */
+export const ABSENT = '9223372036854775807';
+
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
@@ -86,10 +99,16 @@ export class KubeApi {
     );
   }
 
-  /** Server-side apply of a Secret with the `coffer` field manager. */
-  async applySecret(secret: V1Secret): Promise<void> {
+  /**
+   * Server-side apply of a Secret with the `coffer` field manager. With
+   * `expectedVersion` the apply is conditional: it fails with 409 Conflict
+   * unless the live Secret is at that resourceVersion, or, for ABSENT, unless
+   * there is no Secret of that name (then the apply creates it).
+   */
+  async applySecret(secret: V1Secret, expectedVersion?: string): Promise<void> {
     this.#onRequest('apply', 'secrets');
-    await this.objects.patch(secret as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
+    await this.objects.patch(body as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   }
 
   async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {

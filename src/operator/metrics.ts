@@ -4,6 +4,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 export class OperatorMetrics {
   readonly #reconciles: Counter<'kind' | 'outcome'>;
   readonly #kubeRequests: Counter<'verb' | 'resource'>;
+  readonly #eventsDropped: Counter<'type' | 'cause'>;
   #queueLength: () => number = () => 0;
 
   constructor(registry: Registry) {
@@ -17,6 +18,12 @@ export class OperatorMetrics {
       name: 'coffer_operator_kube_requests_total',
       help: 'Kubernetes API calls the reconcilers made (informer list/watch not included)',
       labelNames: ['verb', 'resource'],
+      registers: [registry],
+    });
+    this.#eventsDropped = new Counter({
+      name: 'coffer_operator_events_dropped_total',
+      help: 'Kubernetes Events left out by type and cause (queue-full: more were waiting than the queue holds; failed: the apiserver refused or was unreachable)',
+      labelNames: ['type', 'cause'],
       registers: [registry],
     });
     const metrics = this;
@@ -36,6 +43,10 @@ export class OperatorMetrics {
 
   kubeRequest(verb: string, resource: string): void {
     this.#kubeRequests.inc({ verb, resource });
+  }
+
+  eventDropped(type: string, cause: string): void {
+    this.#eventsDropped.inc({ type, cause });
   }
 
   observeQueue(length: () => number): void {

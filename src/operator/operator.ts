@@ -8,6 +8,7 @@ import { findSingleOrganization } from '../orgs/org-lookup.ts';
 import type { Services } from '../services/container.ts';
 import type { OperatorContext } from './context.ts';
 import { DependencyIndex } from './dependency-index.ts';
+import { EventRecorder } from './event-recorder.ts';
 import { createInformers, type OperatorInformers, startInformer } from './informers.ts';
 import { reconcileIntegration } from './integration-reconciler.ts';
 import { KubeApi } from './kube-api.ts';
@@ -51,6 +52,7 @@ export class Operator {
   readonly #kube: KubeApi;
   readonly #dependencies = new DependencyIndex();
   readonly #listings = new ListingCache();
+  readonly #events: EventRecorder;
   readonly #seen = new Map<string, { generation?: number; deletion: string | null; finalized: boolean }>();
   #informers: OperatorInformers | null = null;
   #queue: WorkQueue | null = null;
@@ -64,6 +66,10 @@ export class Operator {
     this.#logger = logger.child({ component: 'operator' });
     this.#options = options;
     this.#kube = new KubeApi(options.kubeConfig, (verb, resource) => options.metrics?.kubeRequest(verb, resource));
+    this.#events = new EventRecorder({
+      send: ({ object, type, reason, message }) => this.#kube.recordEvent(object, type, reason, message),
+      onDropped: (type, cause) => options.metrics?.eventDropped(type, cause),
+    });
   }
 
   /** Waits for an organization (bootstrap), then runs until stop(). */
@@ -83,6 +89,7 @@ export class Operator {
       managedSecrets: informers.managedSecrets,
       dependencies: this.#dependencies,
       listings: this.#listings,
+      events: this.#events,
     };
     this.#queue = new WorkQueue({
       concurrency: this.#options.concurrency,
@@ -119,6 +126,8 @@ export class Operator {
     this.#stopped = true;
     if (this.#elector) await this.#elector.stop();
     else await this.#stopLeading();
+    // Events still waiting get a moment to be posted (best-effort, as ever).
+    await Promise.race([this.#events.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
     await Promise.all(Object.values(this.#informers ?? {}).map((informer) => informer.stop().catch(() => {})));
   }
 

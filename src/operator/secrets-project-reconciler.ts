@@ -28,7 +28,7 @@ export async function reconcileSecretsProject(context: OperatorContext, resource
     if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
     const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
     await writeStatus(context, 'SecretsProject', resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
-    await context.kube.recordEvent(resource, 'Warning', reason, error.message).catch(() => {});
+    context.events.record(resource, 'Warning', reason, error.message);
     return error instanceof NotReadyError ? error.retryInMs : 60_000;
   }
 }

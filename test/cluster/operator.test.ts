@@ -194,6 +194,44 @@ describe('SecretsProject, SecretImport and Integration', () => {
   });
 });
 
+describe('first sync and Events', () => {
+  test('a Secret of the target name that Coffer does not manage is never overwritten: Ready=False SecretConflict and a Warning Event', async () => {
+    await cluster.core.createNamespacedSecret({ namespace: namespace.name, body: { metadata: { name: 'foreign' }, stringData: { OWNED_BY: 'someone-else' } } });
+    await cluster.apply('integrations', namespace.name, integration('clash', { name: 'foreign' }));
+    const conflict = await waitFor('Ready=False SecretConflict', async () => {
+      const resource = await cluster.get('integrations', namespace.name, 'clash');
+      return resource.status?.conditions?.find((condition: { type: string; reason: string }) => condition.type === 'Ready' && condition.reason === 'SecretConflict');
+    });
+    expect(conflict.status).toBe('False');
+    await waitFor('a SecretConflict Warning event', async () => {
+      const list = await cluster.core.listNamespacedEvent({ namespace: namespace.name });
+      return list.items.some((event) => event.type === 'Warning' && event.reason === 'SecretConflict' && event.involvedObject.name === 'clash');
+    });
+    const foreign = await cluster.secret(namespace.name, 'foreign');
+    expect(await cluster.secretData(namespace.name, 'foreign')).toEqual({ OWNED_BY: 'someone-else' });
+    expect(foreign!.metadata!.labels?.['app.kubernetes.io/managed-by']).toBeUndefined();
+    expect(foreign!.metadata!.managedFields!.some((field) => field.manager === 'coffer')).toBe(false);
+    await cluster.remove('integrations', namespace.name, 'clash');
+    await waitFor('the Integration to be gone', async () => !(await cluster.get('integrations', namespace.name, 'clash').catch(() => undefined)));
+    expect(await cluster.secretData(namespace.name, 'foreign')).toEqual({ OWNED_BY: 'someone-else' });
+  });
+
+  test('a first sync creates the Secret with Coffer as its only field manager, and a Synced Event follows; dropped Events are counted in the metrics', async () => {
+    await cluster.apply('integrations', namespace.name, integration('fresh', { name: 'fresh-secrets' }));
+    await cluster.waitReady('integrations', namespace.name, 'fresh', 'Synced');
+    const secret = await cluster.secret(namespace.name, 'fresh-secrets');
+    expect(secret!.metadata!.managedFields!.map((field) => `${field.manager} ${field.operation}`)).toEqual(['coffer Apply']);
+    const event = await waitFor('a Synced event', async () => {
+      const list = await cluster.core.listNamespacedEvent({ namespace: namespace.name });
+      return list.items.find((item) => item.type === 'Normal' && item.reason === 'Synced' && item.involvedObject.name === 'fresh');
+    });
+    expect(event.message).toMatch(/^Secret 'fresh-secrets' updated to revision \d+ \(\d+ keys\)$/);
+    const metrics = await (await fetch(`${operator.probes}/metrics`)).text();
+    expect(metrics).toContain('# TYPE coffer_operator_events_dropped_total counter');
+    await cluster.remove('integrations', namespace.name, 'fresh');
+  });
+});
+
 describe('resilience', () => {
   test('killing the operator while changes keep arriving: after a restart the Secret converges with no missing key', async () => {
     await cluster.apply('integrations', namespace.name, integration('burst', { name: 'burst-secrets' }, { secretPath: '/burst' }));
