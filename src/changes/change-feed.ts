@@ -42,13 +42,15 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
 
   /**
    * Call inside the mutation's transaction, as its last write. `quiet`: the
-   * in-process operator made this change itself and needs no wake-up for it
-   * (other subscribers still see it).
+   * in-process operator made this change itself and needs no wake-up for it:
+   * no NOTIFY; subscribers read it with the next change or poll.
    */
   async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<void> {
     if (changes.length === 0) return;
     // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
-    await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
+    // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
+    if (options.quiet) await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
+    else await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
     const rows = await db.insertInto('changeLog').values(changes).returning('revision').execute();
     if (options.quiet) {
       for (const { revision } of rows) this.#quiet.add(revision);
@@ -60,6 +62,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Whether `revision` was recorded quietly in this process (answered once). */
   isQuiet(revision: number): boolean {
     return this.#quiet.delete(revision);
+  }
+
+  /** Whether `revision` was recorded quietly in this process and isQuiet() has not been asked about it yet. */
+  recordedQuietly(revision: number): boolean {
+    return this.#quiet.has(revision);
   }
 
   /** The newest committed revision (0 before any change). */

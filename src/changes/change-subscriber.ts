@@ -84,6 +84,8 @@ export class ChangeSubscriber {
           if (batch.length === 0) break;
           await this.#options.onChanges(batch);
           this.#last = batch.at(-1)!.revision;
+          // A short batch was everything committed at the read; a later commit wakes it again.
+          if (batch.length < this.#options.batchSize) break;
         }
       } catch (error) {
         this.#options.onError?.(error);

@@ -272,7 +272,8 @@ export class IntegrationService {
         },
       }),
     );
-    if (recorded) changes.committed();
+    // the in-process operator needs no wake-up for its own writes (NOTIFY still tells every subscriber)
+    if (recorded && !options.quiet) changes.committed();
     return result;
   }
 

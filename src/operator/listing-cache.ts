@@ -23,16 +23,25 @@ export interface CurrentListing extends ResolvedListing {
  */
 export class ListingCache {
   readonly #entries = new Map<string, { revision: number; listing: Promise<ResolvedListing> }>();
+  /** Whether a revision is an integration-record change this process wrote itself (known before the feed delivers it). */
+  readonly #isOwnRecordChange: (revision: number) => boolean;
   /** Every change up to this revision has been observed. */
   #observedUpTo = 0;
   /** The newest observed change that may alter listings. */
   #lastRelevant = 0;
+  /** Every change up to this revision is observed or one of our own integration-record writes. */
+  #accountedUpTo = 0;
+
+  constructor(isOwnRecordChange: (revision: number) => boolean = () => false) {
+    this.#isOwnRecordChange = isOwnRecordChange;
+  }
 
   /** Starting point: changes up to `revision` are taken as seen, and as possibly relevant. */
   reset(revision: number): void {
     this.#entries.clear();
     this.#observedUpTo = revision;
     this.#lastRelevant = revision;
+    this.#accountedUpTo = revision;
   }
 
   /** Feed every committed change, in revision order. */
@@ -47,7 +56,7 @@ export class ListingCache {
   /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
   async get(key: string, latestRevision: number, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
     const entry = this.#entries.get(key);
-    if (entry && (entry.revision === latestRevision || (latestRevision <= this.#observedUpTo && this.#lastRelevant <= entry.revision))) {
+    if (entry && (entry.revision === latestRevision || (this.#accountedFor(latestRevision) && this.#lastRelevant <= entry.revision))) {
       return { ...(await entry.listing), revision: entry.revision };
     }
     const listing = read();
@@ -56,5 +65,18 @@ export class ListingCache {
       if (this.#entries.get(key)?.listing === listing) this.#entries.delete(key);
     });
     return { ...(await listing), revision: latestRevision };
+  }
+
+  /**
+   * Every change up to `revision` is either observed, or one of our own
+   * integration-record writes the feed has not delivered yet (which alter no
+   * listing). The operator's own writes would otherwise make every sync of a
+   * burst miss until the feed catches up. A gap in the revisions (a rolled
+   * back write) counts as unknown: the listing is read again.
+   */
+  #accountedFor(revision: number): boolean {
+    this.#accountedUpTo = Math.max(this.#accountedUpTo, this.#observedUpTo);
+    while (this.#accountedUpTo < revision && this.#isOwnRecordChange(this.#accountedUpTo + 1)) this.#accountedUpTo++;
+    return revision <= this.#accountedUpTo;
   }
 }

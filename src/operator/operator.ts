@@ -51,7 +51,7 @@ export class Operator {
   readonly #options: OperatorOptions;
   readonly #kube: KubeApi;
   readonly #dependencies = new DependencyIndex();
-  readonly #listings = new ListingCache();
+  readonly #listings: ListingCache;
   readonly #events: EventRecorder;
   readonly #seen = new Map<string, { generation?: number; deletion: string | null; finalized: boolean }>();
   #informers: OperatorInformers | null = null;
@@ -65,6 +65,8 @@ export class Operator {
     this.#services = services;
     this.#logger = logger.child({ component: 'operator' });
     this.#options = options;
+    // Quiet changes are this operator's own integration-record writes (they alter no listing).
+    this.#listings = new ListingCache((revision) => services.changes.recordedQuietly(revision));
     this.#kube = new KubeApi(options.kubeConfig, (verb, resource) => options.metrics?.kubeRequest(verb, resource));
     this.#events = new EventRecorder({
       send: ({ object, type, reason, message }) => this.#kube.recordEvent(object, type, reason, message),
