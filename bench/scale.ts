@@ -11,7 +11,9 @@
  *
  *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10]
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { parseAllDocuments } from 'yaml';
 import { apiserverRequests, countIntegrations, createFleet, difference, operatorMetrics, startCluster, sumMetric, total } from './cluster.ts';
 import {
   appendResults,
@@ -39,6 +41,18 @@ const { values: args } = parseArgs({
 const shape = { projects: Number(args.projects), namespaces: Number(args.namespaces), integrationsPerProject: Number(args['per-project']), secretsPerProject: Number(args.secrets) };
 const expected = shape.projects * shape.integrationsPerProject;
 const profileDir = process.env.BENCH_CPU_PROF;
+const extraNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+
+/** NODE_OPTIONS of the shipped Deployment (deploy/deployment.yaml), the V8 heap sized for its memory limit. */
+function shippedNodeOptions(): string {
+  const documents = parseAllDocuments(readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
+  const deployment = documents.find((document) => document?.kind === 'Deployment');
+  const env: { name: string; value?: string }[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  return env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '';
+}
+// BENCH_NODE_OPTIONS overrides it ('' = Node's defaults).
+const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? shippedNodeOptions();
+const nodeSetup = `NODE_OPTIONS ${nodeOptions ? `\`${nodeOptions}\`` : 'unset'}${process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)'}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
 
 const loadAtStart = loadAverage();
 const cluster = await startCluster();
@@ -62,8 +76,8 @@ interface Phase {
 
 function startOperator(): Promise<Server> {
   return startServer(
-    { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h' },
-    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])] },
+    { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h', NODE_OPTIONS: nodeOptions },
+    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extraNodeArgs] },
   );
 }
 
@@ -73,6 +87,7 @@ const operatorCounters = async (server: Server) => {
     dbQueries: total(sumMetric(text, 'coffer_db_queries_total', [])),
     reconciles: sumMetric(text, 'coffer_operator_reconciles_total', ['kind', 'outcome']),
     queue: total(sumMetric(text, 'coffer_operator_queue_length', [])),
+    eventsDropped: total(sumMetric(text, 'coffer_operator_events_dropped_total', [])),
     heapUsedMiB: total(sumMetric(text, 'coffer_nodejs_heap_size_used_bytes', [])) / 2 ** 20,
     heapTotalMiB: total(sumMetric(text, 'coffer_nodejs_heap_size_total_bytes', [])) / 2 ** 20,
   };
@@ -136,7 +151,8 @@ try {
   }
   counters = await operatorCounters(operator);
   phases.push({ name: 'cold start → all Synced', seconds: coldMs / 1000, apiserver: difference(await apiserverRequests(cluster), before), dbQueries: counters.dbQueries, reconciles: counters.reconciles });
-  log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started`);
+  const eventsDropped = counters.eventsDropped;
+  log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started (${eventsDropped} Events dropped)`);
 
   // 2. steady state
   // RSS once the queue has been empty for 5 s, then every 2 s for a minute (V8 gives back heap pages
@@ -195,11 +211,11 @@ try {
   const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
   appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
-    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level warn). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total.`,
+    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level warn; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total.`,
     '',
     ...table(['phase', 'seconds', 'apiserver requests', 'per Integration', 'Secret writes', 'DB statements', 'per Integration', 'reconciles'], rows),
     '',
-    `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}.`,
+    `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}. Events the operator dropped during the cold start (coffer_operator_events_dropped_total): ${eventsDropped}.`,
     '',
     `Targets: all Synced ≤ 120 s: **${cold.seconds.toFixed(1)} s** ${check(cold.seconds <= 120)}; RSS ≤ 300 MB at steady state (a minute after the sync): **${steady.toFixed(0)} MiB** ${check(steady * 1.048576 <= 300)} (right after the sync ${rss[0]!.toFixed(0)} MiB, max ${Math.max(...rss.slice(0, 30)).toFixed(0)} MiB; ${heapNote}; a process restarted onto the synced fleet, after its resync: ${rss.at(-1)!.toFixed(0)} MiB); zero Secret writes when nothing changed: **${secretWrites(resync)}** ${check(secretWrites(resync) === 0)}.`,
   ]);

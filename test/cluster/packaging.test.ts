@@ -112,6 +112,9 @@ const valueSets: Record<string, ValueSet> = {
       expect(env.COFFER_WATCH_NAMESPACE).toBeUndefined();
       expect(env.COFFER_ENCRYPTION_KEY).toEqual({ secretKeyRef: { name: 'coffer-keys', key: 'encryption-key' } });
       expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+      // the V8 heap is sized for the memory limit
+      expect(env.NODE_OPTIONS).toBe('--max-old-space-size=256 --max-semi-space-size=8');
+      expect(pod.containers[0].resources.limits.memory).toBe('512Mi');
       expect(pod.volumes.find((v: any) => v.name === 'data')).toEqual({ name: 'data', persistentVolumeClaim: { claimName: 'coffer-data' } });
       expect(one(objects, 'PersistentVolumeClaim', 'coffer-data').spec.resources.requests.storage).toBe('1Gi');
       // keys generated once (kept on uninstall); the encryption key is 32 bytes
@@ -335,6 +338,9 @@ describe('kustomize base deploy/', () => {
     expect(env.POD_NAMESPACE).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
     expect(env.POD_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
     expect(env.COFFER_HOST).toBe('0.0.0.0');
+    // the V8 heap is sized for the memory limit
+    expect(env.NODE_OPTIONS).toBe('--max-old-space-size=256 --max-semi-space-size=8');
+    expect(container.resources.limits.memory).toBe('512Mi');
     expect(pod.volumes.map((v: any) => [v.name, Object.keys(v).filter((k) => k !== 'name')[0]])).toEqual([
       ['tmp', 'emptyDir'],
       ['data', 'emptyDir'],
