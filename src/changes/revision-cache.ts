@@ -1,3 +1,16 @@
+export interface RevisionCacheOptions<V> {
+  /** The most the entries may weigh together; the least recently stored go first. */
+  maxWeight: number;
+  /** What one value weighs (secrets in a listing, bytes of a body). */
+  weigh: (value: V) => number;
+}
+
+interface Entry<V> {
+  revision: number;
+  value: Promise<V>;
+  weight: number;
+}
+
 /**
  * Values derived from a project's data, each kept with the project's
  * change-feed revision it was read at, and reused only while that revision is
@@ -9,28 +22,47 @@
  * value loads leaves it under the older revision, so it is not reused.
  */
 export class RevisionCache<V> {
-  readonly #entries = new Map<string, { revision: number; value: Promise<V> }>();
-  readonly #maxEntries: number;
+  readonly #entries = new Map<string, Entry<V>>();
+  readonly #options: RevisionCacheOptions<V>;
+  #weight = 0;
 
-  constructor(maxEntries: number) {
-    this.#maxEntries = maxEntries;
+  constructor(options: RevisionCacheOptions<V>) {
+    this.#options = options;
   }
 
   get(key: string, revision: number, load: () => Promise<V>): Promise<V> {
-    const entry = this.#entries.get(key);
-    if (entry && entry.revision === revision) return entry.value;
-    if (entry && entry.revision > revision) return load();
-    const value = load();
-    this.#entries.delete(key);
-    if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
-    this.#entries.set(key, { revision, value });
-    value.catch(() => {
-      if (this.#entries.get(key)?.value === value) this.#entries.delete(key);
-    });
-    return value;
+    const current = this.#entries.get(key);
+    if (current && current.revision === revision) return current.value;
+    if (current && current.revision > revision) return load();
+    this.#remove(key);
+    const entry: Entry<V> = { revision, value: load(), weight: 0 };
+    this.#entries.set(key, entry);
+    entry.value.then(
+      (value) => this.#weighed(key, entry, this.#options.weigh(value)),
+      () => this.#entries.get(key) === entry && this.#remove(key),
+    );
+    return entry.value;
   }
 
-  get size(): number {
-    return this.#entries.size;
+  /** Entries kept, and what they weigh together. */
+  get size(): { entries: number; weight: number } {
+    return { entries: this.#entries.size, weight: this.#weight };
+  }
+
+  #weighed(key: string, entry: Entry<V>, weight: number): void {
+    if (this.#entries.get(key) !== entry) return;
+    entry.weight = weight;
+    this.#weight += weight;
+    for (const oldest of this.#entries.keys()) {
+      if (this.#weight <= this.#options.maxWeight) break;
+      this.#remove(oldest);
+    }
+  }
+
+  #remove(key: string): void {
+    const entry = this.#entries.get(key);
+    if (!entry) return;
+    this.#weight -= entry.weight;
+    this.#entries.delete(key);
   }
 }

@@ -17,8 +17,8 @@ import { findSecret, findSecretVersion, listSecretsWithTagsOfFolders, type Secre
 import { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 export const MAX_RECURSION_DEPTH = 20;
-/** Listings kept for machine callers (each as long as its project does not change). */
-const LISTING_CACHE_ENTRIES = 1_000;
+/** Secrets kept in listings for machine callers (each listing as long as its project does not change). */
+const LISTING_CACHE_SECRETS = 20_000;
 
 export interface ListSecretsInput {
   workspaceId?: string;
@@ -71,7 +71,7 @@ interface ReadContext {
 export class SecretReader {
   readonly #deps: ServiceDeps;
   /** Shared listings by environment and folders; see #listedSecrets. */
-  readonly #listings = new RevisionCache<ListedSecret[]>(LISTING_CACHE_ENTRIES);
+  readonly #listings = new RevisionCache<ListedSecret[]>({ maxWeight: LISTING_CACHE_SECRETS, weigh: (secrets) => secrets.length + 1 });
 
   constructor(deps: ServiceDeps) {
     this.#deps = deps;

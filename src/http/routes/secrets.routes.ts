@@ -10,7 +10,7 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 
 const tags = ['Secrets'];
-const SERIALIZED_LISTINGS = 500;
+const SERIALIZED_LISTING_BYTES = 16 * 1024 * 1024;
 const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
 const secretType = z.enum(['shared', 'personal']).default('shared');
 const secretPath = z.string().default('/');
@@ -36,7 +36,7 @@ const listingResponse = z.object({ secrets: z.array(listedSecretSchema), imports
 
 function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
   // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised.
-  const serializedListings = new RevisionCache<Buffer>(SERIALIZED_LISTINGS);
+  const serializedListings = new RevisionCache<Buffer>({ maxWeight: SERIALIZED_LISTING_BYTES, weigh: (body) => body.byteLength });
   app.get(
     '/api/v3/secrets/raw',
     {
