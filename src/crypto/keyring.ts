@@ -64,9 +64,16 @@ export class Keyring {
     const plaintext = open(this.#projectKey(projectId, wrappedKey), blob, context).toString('utf8');
     this.#opened.delete(cacheKey);
     if (this.#opened.size >= OPENED_CACHE_ENTRIES) this.#opened.delete(this.#opened.keys().next().value!);
-    this.#opened.set(cacheKey, { blob: Buffer.from(blob), plaintext });
+    this.#opened.set(cacheKey, { blob: ownCopy(blob), plaintext });
     return plaintext;
   }
+}
+
+/** A copy outside Node's shared 64 KiB buffer pool (a small pooled copy kept for long keeps its whole slab alive). */
+function ownCopy(source: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(source.length);
+  source.copy(copy);
+  return copy;
 }
 
 function projectKeyContext(projectId: string): string {
