@@ -68,7 +68,7 @@ const configSchema = z
     watchNamespace: kubernetesName.optional(),
     operatorOrganization: z.string().min(1).optional(),
     leaderElection: booleanText.prefault('true'),
-    operatorConcurrency: z.coerce.number().int().min(1).max(256).default(8),
+    operatorConcurrency: z.coerce.number().int().min(1).max(256).default(16),
   })
   .superRefine((config, context) => {
     if (!config.databaseUrl) return;

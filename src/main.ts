@@ -50,7 +50,7 @@ Operator (runs inside serve):
   --operator COFFER_OPERATOR (auto: when KUBECONFIG is set or in a cluster; true; false)
   --resync-interval COFFER_RESYNC_INTERVAL (10m)   --operator-namespace COFFER_OPERATOR_NAMESPACE (Lease namespace)
   --watch-namespace COFFER_WATCH_NAMESPACE (all)   --operator-org COFFER_OPERATOR_ORG (the only organization)
-  --leader-election COFFER_LEADER_ELECTION (true)  --operator-concurrency COFFER_OPERATOR_CONCURRENCY (8)
+  --leader-election COFFER_LEADER_ELECTION (true)  --operator-concurrency COFFER_OPERATOR_CONCURRENCY (16)
 `;
 
 const commandFlags = {
