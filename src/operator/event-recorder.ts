@@ -16,6 +16,8 @@ export interface EventRecorderOptions {
   capacity?: number;
   /** Events being posted at once. */
   concurrency?: number;
+  /** Posts per second in the long run, and how many may go at once after a quiet spell (a token bucket). */
+  rate?: { perSecond: number; burst: number };
   /** An event left out: the queue was full, or posting it failed. */
   onDropped?: (type: EventType, cause: 'queue-full' | 'failed') => void;
 }
@@ -23,8 +25,8 @@ export interface EventRecorderOptions {
 /**
  * Kubernetes Events, best-effort and off the reconcile path, as client-go's
  * EventBroadcaster sends them: record() queues and returns at once; a few
- * posts run in the background; when `capacity` events are waiting, new
- * ones are dropped and counted. Warnings go first, and a Warning arriving at
+ * posts run in the background, at a limited rate; when `capacity` events
+ * are waiting, new ones are dropped and counted. Warnings go first, and a Warning arriving at
  * a full queue takes the place of the oldest waiting Normal event. An event
  * identical to one still waiting (same object, type, reason and message) is
  * not queued twice, as client-go's correlator folds repeats.
@@ -38,12 +40,18 @@ export class EventRecorder {
   readonly #normals: PendingEvent[] = [];
   readonly #waiting = new Set<string>();
   readonly #idleWaiters: (() => void)[] = [];
+  readonly #rate: { perSecond: number; burst: number };
   #posting = 0;
+  #tokens: number;
+  #refilledAt = Date.now();
+  #refillTimer: NodeJS.Timeout | undefined;
 
   constructor(options: EventRecorderOptions) {
     this.#send = options.send;
     this.#capacity = options.capacity ?? 1_000;
     this.#concurrency = options.concurrency ?? 2;
+    this.#rate = options.rate ?? DEFAULT_RATE;
+    this.#tokens = this.#rate.burst;
     this.#onDropped = options.onDropped ?? (() => {});
   }
 
@@ -82,13 +90,33 @@ export class EventRecorder {
   }
 
   #pump(): void {
-    while (this.#posting < this.#concurrency && this.length > 0) {
+    while (this.#posting < this.#concurrency && this.length > 0 && this.#takeToken()) {
       const event = (this.#warnings.shift() ?? this.#normals.shift())!;
       this.#waiting.delete(identity(event));
       this.#posting++;
       void this.#post(event);
     }
     if (this.length === 0 && this.#posting === 0) this.#idleWaiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  /** Takes a token if there is one; otherwise pumps again when the next one is due. */
+  #takeToken(): boolean {
+    const now = Date.now();
+    this.#tokens = Math.min(this.#rate.burst, this.#tokens + ((now - this.#refilledAt) / 1_000) * this.#rate.perSecond);
+    this.#refilledAt = now;
+    if (this.#tokens >= 1) {
+      this.#tokens -= 1;
+      return true;
+    }
+    if (!this.#refillTimer) {
+      const dueInMs = Math.ceil(((1 - this.#tokens) / this.#rate.perSecond) * 1_000);
+      this.#refillTimer = setTimeout(() => {
+        this.#refillTimer = undefined;
+        this.#pump();
+      }, dueInMs);
+      this.#refillTimer.unref();
+    }
+    return false;
   }
 
   async #post(event: PendingEvent): Promise<void> {
@@ -102,6 +130,12 @@ export class EventRecorder {
     }
   }
 }
+
+/**
+ * As client-go's event clients are commonly limited (kubelet: 50/s, burst 100): a burst of first syncs
+ * does not double the apiserver's writes; the queue takes the rest, and drops what does not fit.
+ */
+const DEFAULT_RATE = { perSecond: 25, burst: 100 };
 
 function identity({ object, type, reason, message }: PendingEvent): string {
   return JSON.stringify([object.metadata?.uid ?? `${object.metadata?.namespace}/${object.metadata?.name}`, type, reason, message]);

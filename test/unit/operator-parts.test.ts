@@ -199,6 +199,25 @@ describe('event recorder', () => {
   });
 });
 
+describe('event recorder rate', () => {
+  test('posts at most `burst` events at once, the rest as tokens come back, none lost below capacity', async () => {
+    const posted: string[] = [];
+    const recorder = new EventRecorder({
+      capacity: 100,
+      concurrency: 10,
+      rate: { perSecond: 50, burst: 3 },
+      send: async (event: PendingEvent) => void posted.push(event.object.metadata!.name!),
+    });
+    const names = Array.from({ length: 8 }, (_, index) => `event-${index}`);
+    for (const name of names) recorder.record({ apiVersion: 'v1', kind: 'Integration', metadata: { name, namespace: 'ns', uid: name } }, 'Normal', 'Synced', 'ok');
+    await Promise.resolve();
+    expect(posted).toEqual(names.slice(0, 3));
+    expect(recorder.length).toBe(5);
+    await recorder.idle();
+    expect(posted).toEqual(names);
+  });
+});
+
 describe('listing cache', () => {
   const listing = (value: string) => async () => ({ data: { KEY: value }, skipped: [], environmentId: 'dev', reads: new Set(['dev:/']) });
 
