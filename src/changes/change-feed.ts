@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { latestProjectRevision, latestRevision } from './change-store.ts';
+import { latestRevision } from './change-store.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
@@ -69,14 +69,9 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
     return this.#quiet.has(revision);
   }
 
-  /** The newest committed revision (0 before any change). */
-  latestRevision(db: Executor): Promise<number> {
-    return latestRevision(db);
-  }
-
-  /** The newest committed revision of one project's changes (0 before any). */
-  latestProjectRevision(db: Executor, projectId: string): Promise<number> {
-    return latestProjectRevision(db, projectId);
+  /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
+  latestRevision(db: Executor, projectId?: string): Promise<number> {
+    return latestRevision(db, projectId);
   }
 
   /** Call after the transaction that recorded changes has committed. */

@@ -6,16 +6,10 @@ export async function changesAfter(db: Executor, revision: number, limit: number
   return rows as ChangeRecord[];
 }
 
-export async function latestRevision(db: Executor): Promise<number> {
-  const row = await db.selectFrom('changeLog').select((eb) => eb.fn.max('revision').as('revision')).executeTakeFirst();
+/** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
+export async function latestRevision(db: Executor, projectId?: string): Promise<number> {
+  let query = db.selectFrom('changeLog').select((eb) => eb.fn.max('revision').as('revision'));
+  if (projectId) query = query.where('projectId', '=', projectId);
+  const row = await query.executeTakeFirst();
   return row?.revision ?? 0;
-}
-
-export async function latestProjectRevision(db: Executor, projectId: string): Promise<number> {
-  const row = await db
-    .selectFrom('changeLog')
-    .select((eb) => eb.fn.max('revision').as('revision'))
-    .where('projectId', '=', projectId)
-    .executeTakeFirst();
-  return Number(row?.revision ?? 0);
 }

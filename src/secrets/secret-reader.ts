@@ -129,7 +129,7 @@ export class SecretReader {
         .sort(byPathThenKey);
     };
     if (userId !== null) return { secrets: await load() };
-    const revision = await changes.latestProjectRevision(db, context.project.id);
+    const revision = await changes.latestRevision(db, context.project.id);
     // the environment's slug and the folders' paths are in the listing, and may come from a lookup a moment old
     const key = `${context.environment.id}:${context.environment.slug}|${folders.map((folder) => `${folder.id}=${folder.path}`).join('|')}`;
     const listed = await this.#listings.get(key, revision, load);
