@@ -57,17 +57,20 @@ export async function lockSharedSecrets(db: Executor, folderId: string, keys: st
 }
 
 /** Shared secrets of the folders, plus the personal overrides of `userId` when given; by key. */
-export async function listSecretsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<Secret[]> {
-  if (folderIds.length === 0) return [];
+/** The folders' shared secrets and `userId`'s personal overrides, by folder, key, shared first. */
+function secretsOfFolders(db: Executor, folderIds: string[], userId: string | null) {
   return db
     .selectFrom('secrets')
-    .selectAll()
     .where('folderId', 'in', folderIds)
     .where((eb) => (userId ? eb.or([eb('type', '=', 'shared'), eb('userId', '=', userId)]) : eb('type', '=', 'shared')))
     .orderBy('folderId')
     .orderBy('key')
-    .orderBy('type', 'desc')
-    .execute();
+    .orderBy('type', 'desc');
+}
+
+export async function listSecretsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<Secret[]> {
+  if (folderIds.length === 0) return [];
+  return secretsOfFolders(db, folderIds, userId).selectAll().execute();
 }
 
 /** A tag as listed with a secret. */
@@ -80,8 +83,7 @@ export interface LinkedTag {
 /** listSecretsOfFolders, each secret with its tags (slug order) in the same statement. */
 export async function listSecretsWithTagsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<(Secret & { tags: LinkedTag[] })[]> {
   if (folderIds.length === 0) return [];
-  return db
-    .selectFrom('secrets')
+  return secretsOfFolders(db, folderIds, userId)
     .selectAll('secrets')
     .select((eb) =>
       jsonArrayFrom(
@@ -93,11 +95,6 @@ export async function listSecretsWithTagsOfFolders(db: Executor, folderIds: stri
           .orderBy(sql`${sql.ref('secretTags.slug')} collate "C"`),
       ).as('tags'),
     )
-    .where('folderId', 'in', folderIds)
-    .where((eb) => (userId ? eb.or([eb('type', '=', 'shared'), eb('userId', '=', userId)]) : eb('type', '=', 'shared')))
-    .orderBy('folderId')
-    .orderBy('key')
-    .orderBy('type', 'desc')
     .execute();
 }
 
