@@ -1,5 +1,7 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
-import type { OperatorContext } from './context.ts';
+import { AppError } from '../errors.ts';
+import { NotReadyError, type OperatorContext } from './context.ts';
 import { isNotFound } from './kube-api.ts';
 import { type Condition, FINALIZER, type KindName, setCondition } from './resources.ts';
 
@@ -61,4 +63,16 @@ export async function writeStatus(
 function stripVolatile(status: Record<string, unknown>): Record<string, unknown> {
   const { lastSyncTime: _ignored, ...rest } = status;
   return JSON.parse(JSON.stringify(rest));
+}
+
+/**
+ * A reconcile that failed because something is not ready yet or the API refused it: Ready=False with
+ * the reason, a Warning Event, and when to try again. Any other error is thrown on (the queue backs off).
+ */
+export async function reportNotReady(context: OperatorContext, kind: KindName, resource: AnyResource & KubernetesObject, error: unknown): Promise<number | undefined> {
+  if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
+  const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
+  await writeStatus(context, kind, resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
+  context.events.record(resource, 'Warning', reason, error.message);
+  return error instanceof NotReadyError ? error.retryInMs : 60_000;
 }

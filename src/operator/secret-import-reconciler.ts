@@ -1,9 +1,8 @@
 import { AppError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { OperatorContext } from './context.ts';
-import { NotReadyError } from './context.ts';
 import { resolveProject } from './project-resolution.ts';
-import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
+import { ensureFinalizer, removeFinalizer, reportNotReady, writeStatus } from './resource-status.ts';
 import type { SecretImportResource } from './resources.ts';
 import { notFoundAsUndefined } from './secrets-project-reconciler.ts';
 
@@ -18,11 +17,7 @@ export async function reconcileSecretImport(context: OperatorContext, resource: 
       { type: 'Ready', status: 'True', reason: 'Reconciled', message: `imports ${resource.spec.import.environment}:${secretImport.importPath}` },
     ]);
   } catch (error) {
-    if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
-    const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
-    await writeStatus(context, 'SecretImport', resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
-    context.events.record(resource, 'Warning', reason, error.message);
-    return error instanceof NotReadyError ? error.retryInMs : 60_000;
+    return reportNotReady(context, 'SecretImport', resource, error);
   }
 }
 

@@ -1,9 +1,9 @@
 import slugify from '@sindresorhus/slugify';
 import { createHash } from 'node:crypto';
-import { AppError, NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { OperatorContext } from './context.ts';
 import { NotReadyError } from './context.ts';
-import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
+import { ensureFinalizer, removeFinalizer, reportNotReady, writeStatus } from './resource-status.ts';
 import type { SecretsProject } from './resources.ts';
 
 /** The slug of a SecretsProject without spec.slug: from its namespace and name, 5 to 36 characters. */
@@ -25,11 +25,7 @@ export async function reconcileSecretsProject(context: OperatorContext, resource
       { type: 'Ready', status: 'True', reason: 'Reconciled', message: `project '${project.slug}' is in sync` },
     ]);
   } catch (error) {
-    if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
-    const reason = error instanceof NotReadyError ? error.reason : 'Rejected';
-    await writeStatus(context, 'SecretsProject', resource, {}, [{ type: 'Ready', status: 'False', reason, message: error.message }]);
-    context.events.record(resource, 'Warning', reason, error.message);
-    return error instanceof NotReadyError ? error.retryInMs : 60_000;
+    return reportNotReady(context, 'SecretsProject', resource, error);
   }
 }
 
