@@ -9,6 +9,9 @@ export interface IntegrationDependencies {
   reads: Set<string>;
 }
 
+/** How many routed changes are kept to check newly indexed Integrations against. */
+const RECENT_CHANGES = 10_000;
+
 function isWithin(path: string, ancestor: string): boolean {
   return ancestor === '/' || path === ancestor || path.startsWith(`${ancestor}/`);
 }
@@ -21,13 +24,31 @@ function isWithin(path: string, ancestor: string): boolean {
 export class DependencyIndex {
   readonly #byKey = new Map<string, IntegrationDependencies>();
   readonly #byProject = new Map<string, Set<string>>();
+  /** The changes routed lately, oldest first: a sync indexed after one of them arrived may have missed it. */
+  readonly #recent: ChangeRecord[] = [];
+  /** Changes up to this revision are no longer in #recent. */
+  #forgottenUpTo = 0;
 
-  set(key: string, dependencies: IntegrationDependencies): void {
+  /** Call for every change routed with affected(), in revision order. */
+  observe(change: ChangeRecord): void {
+    this.#recent.push(change);
+    if (this.#recent.length > RECENT_CHANGES) this.#forgottenUpTo = this.#recent.shift()!.revision;
+  }
+
+  /**
+   * Indexes what `key` depends on. `readAt`: the newest revision committed before its sync read. True
+   * when a change after it that touches `key` was routed before `key` was indexed here: that sync
+   * missed it and must run again.
+   */
+  set(key: string, dependencies: IntegrationDependencies, readAt?: number): boolean {
     this.delete(key);
     this.#byKey.set(key, dependencies);
     let keys = this.#byProject.get(dependencies.projectId);
     if (!keys) this.#byProject.set(dependencies.projectId, (keys = new Set()));
     keys.add(key);
+    if (readAt === undefined) return false;
+    if (readAt < this.#forgottenUpTo) return true;
+    return this.#recent.some((change) => change.revision > readAt && this.#matches(dependencies, change));
   }
 
   delete(key: string): void {
@@ -43,10 +64,15 @@ export class DependencyIndex {
 
   affected(change: ChangeRecord): string[] {
     const keys = [...(this.#byProject.get(change.projectId) ?? [])];
+    return keys.filter((key) => this.#matches(this.#byKey.get(key)!, change));
+  }
+
+  #matches(dependencies: IntegrationDependencies, change: ChangeRecord): boolean {
+    if (dependencies.projectId !== change.projectId) return false;
     if (change.environmentId === null || change.secretPath === null || change.kind.startsWith('environment') || change.kind === 'project-deleted') {
-      return keys.filter((key) => change.environmentId === null || this.#usesEnvironment(this.#byKey.get(key)!, change.environmentId));
+      return change.environmentId === null || this.#usesEnvironment(dependencies, change.environmentId);
     }
-    return keys.filter((key) => this.#touches(this.#byKey.get(key)!, change));
+    return this.#touches(dependencies, change);
   }
 
   #usesEnvironment(dependencies: IntegrationDependencies, environmentId: string): boolean {

@@ -18,6 +18,8 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
   if (resource.metadata.deletionTimestamp) return finalize(context, resource, key);
   await ensureFinalizer(context, 'Integration', resource);
   let integrationId = resource.status?.integrationId;
+  // everything read below is at least this current; changes after it reach the Integration once it is indexed
+  const readAt = await context.services.changes.latestRevision(context.services.db);
   try {
     const project = resolveProject(context, resource.metadata.namespace, resource.spec);
     const record = await context.services.integrations.upsertManaged(context.actor, {
@@ -34,17 +36,18 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
     const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
     if (!(resource.spec.isActive ?? record.isActive)) {
       // Still indexed by its own place, so the change that reactivates it wakes it up.
-      context.dependencies.set(key, { projectId: project.projectId, environmentId: record.envId, path: record.secretPath, recursive: false, reads: new Set() });
+      const missed = context.dependencies.set(key, { projectId: project.projectId, environmentId: record.envId, path: record.secretPath, recursive: false, reads: new Set() }, readAt);
       await writeStatus(context, 'Integration', resource, identity, [
         { type: 'Ready', status: 'True', reason: 'Paused', message: 'the integration is inactive; the Secret is not updated' },
         { type: 'Synced', status: 'False', reason: 'Paused', message: 'sync paused (isActive is false)' },
       ]);
-      return;
+      return missed ? 0 : undefined;
     }
-    await sync(context, resource, key, project.projectId, identity);
+    if (await sync(context, resource, key, project.projectId, identity, readAt)) return 0;
   } catch (error) {
     if (!(error instanceof NotReadyError) && !(error instanceof AppError && error.statusCode < 500)) throw error;
-    if (error instanceof AppError && error.statusCode === 404) await indexOwnPlace(context, key, resource);
+    let missed = false;
+    if (error instanceof AppError && error.statusCode === 404) missed = await indexOwnPlace(context, key, resource, readAt);
     else context.dependencies.delete(key);
     const reason = error instanceof NotReadyError ? error.reason : error.statusCode === 404 ? 'NotFound' : 'Rejected';
     await writeStatus(context, 'Integration', resource, {}, [
@@ -53,35 +56,39 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
     ]);
     if (integrationId) await context.services.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: error.message, syncedRevision: null }).catch(() => {});
     context.events.record(resource, 'Warning', reason, error.message);
+    if (missed) return 0;
     return error instanceof NotReadyError ? error.retryInMs : 60_000;
   }
 }
 
 /**
  * A source folder that does not exist (yet): indexed by its own place, so that
- * creating the folder wakes the Integration at once. Without its project or
+ * creating the folder wakes the Integration at once (true if it was created
+ * since `readAt`, before the index had it). Without its project or
  * environment it is only retried.
  */
-async function indexOwnPlace(context: OperatorContext, key: string, resource: IntegrationResource): Promise<void> {
+async function indexOwnPlace(context: OperatorContext, key: string, resource: IntegrationResource, readAt: number): Promise<boolean> {
   try {
     const { projectId } = resolveProject(context, resource.metadata.namespace, resource.spec);
     const environment = await context.services.lookups.requireEnvironment(context.services.db, projectId, resource.spec.environment);
     const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
-    context.dependencies.set(key, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: new Set() });
+    return context.dependencies.set(key, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: new Set() }, readAt);
   } catch {
     context.dependencies.delete(key);
+    return false;
   }
 }
 
+/** Syncs the Secret; true when a change the sync missed (it came before the index had the Integration) needs another. */
 async function sync(
   context: OperatorContext,
   resource: IntegrationResource,
   key: string,
   projectId: string,
   identity: { integrationId: string; projectId: string; projectSlug: string },
-): Promise<void> {
+  latestRevision: number,
+): Promise<boolean> {
   const { services, actor } = context;
-  const latestRevision = await services.changes.latestRevision(services.db);
   const source = {
     workspaceId: projectId,
     environment: resource.spec.environment,
@@ -95,7 +102,7 @@ async function sync(
     const listing = await services.secretReader.list(actor, { ...source, expandSecretReferences: true, dependencies });
     return { ...resolveSecretData(listing.secrets, listing.imports), environmentId: [...dependencies][0]!.split(':')[0]!, reads: dependencies };
   });
-  context.dependencies.set(key, { projectId, environmentId, path: source.secretPath, recursive: source.recursive, reads });
+  const missed = context.dependencies.set(key, { projectId, environmentId, path: source.secretPath, recursive: source.recursive, reads }, latestRevision);
   const written = await applyIfChanged(context, resource, data, revision);
   const hash = dataHash(data);
   const message = skipped.length > 0 ? `${Object.keys(data).length} keys synced; skipped keys that are not valid Secret keys: ${skipped.join(', ')}` : `${Object.keys(data).length} keys synced`;
@@ -110,6 +117,7 @@ async function sync(
     ],
   );
   await services.integrations.recordSyncResult(identity.integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
+  return missed;
 }
 
 /** Server-side applies the Secret unless the live one already holds exactly this data; repairs drift. */

@@ -171,6 +171,7 @@ export class Operator {
       // The reconciler that wrote an integration record of its own is already at work on it.
       if (change.kind === 'integration' && this.#services.changes.isQuiet(change.revision)) continue;
       if (change.kind === 'tags') continue;
+      this.#dependencies.observe(change);
       for (const key of this.#dependencies.affected(change)) this.#queue!.add(`Integration:${key}`);
       if (change.kind === 'project-deleted') {
         for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {

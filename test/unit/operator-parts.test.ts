@@ -45,6 +45,27 @@ describe('dependency index', () => {
   });
 });
 
+describe('dependency index: changes routed before an Integration was indexed', () => {
+  const burst = { projectId: 'p1', environmentId: 'dev', path: '/burst', recursive: false, reads: new Set<string>() };
+
+  test('a touching change after the revision its sync read at is reported as missed; older or unrelated ones are not', () => {
+    const index = new DependencyIndex();
+    index.observe(change({ revision: 5, kind: 'folder', secretPath: '/burst' }));
+    index.observe(change({ revision: 6, secretPath: '/elsewhere' }));
+    expect(index.set('ns/burst', burst, 4)).toBe(true);
+    expect(index.set('ns/burst', burst, 5)).toBe(false);
+    expect(index.set('ns/burst', { ...burst, projectId: 'p2' }, 4)).toBe(false);
+    expect(index.set('ns/burst', burst)).toBe(false);
+  });
+
+  test('when the changes after the revision are no longer kept, a sync is reported as missed', () => {
+    const index = new DependencyIndex();
+    for (let revision = 1; revision <= 10_001; revision++) index.observe(change({ revision, secretPath: '/elsewhere' }));
+    expect(index.set('ns/burst', burst, 0)).toBe(true);
+    expect(index.set('ns/burst', burst, 5)).toBe(false);
+  });
+});
+
 describe('managed Secret content', () => {
   const secret = (key: string, value: string, secretPath = '/') =>
     ({ secretKey: key, secretValue: value, secretPath, type: 'shared' }) as never;
