@@ -57,3 +57,9 @@ export class ConflictError extends AppError {
     super(409, error, message);
   }
 }
+
+export class RateLimitError extends AppError {
+  constructor(message: string) {
+    super(429, 'RateLimitExceeded', message);
+  }
+}

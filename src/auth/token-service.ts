@@ -1,4 +1,4 @@
-import type { Actor } from '../actor/actor.ts';
+import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -24,6 +24,14 @@ export class TokenService {
   constructor(deps: ServiceDeps, auth: AuthService) {
     this.#deps = deps;
     this.#auth = auth;
+  }
+
+  /**
+   * The caller of a renew or revoke: the bearer of `authorization` when given, else, as the
+   * reference allows, the identity of the access token in the body (holding it is the proof).
+   */
+  async callerOf(authorization: string | undefined, accessToken: string, origin: RequestOrigin): Promise<Actor> {
+    return this.#auth.authenticate(authorization ?? `Bearer ${accessToken}`, origin);
   }
 
   /** Restarts the token's TTL window; it still ends at its max TTL. */

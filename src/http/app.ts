@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
@@ -8,8 +9,9 @@ import { requireAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
-import { publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
+import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
+import { type EventStreamSettings, eventRoutes } from './routes/events.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
 import { identityRoutes } from './routes/identities.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
@@ -19,6 +21,7 @@ import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
 import { roleRoutes } from './routes/roles.routes.ts';
 import { secretRoutes } from './routes/secrets.routes.ts';
+import { secretV4Routes } from './routes/secrets-v4.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
@@ -42,6 +45,8 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   /** Addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
+  /** Event streams' heartbeat and recheck intervals (defaults 15 s and 60 s). */
+  eventStreams?: Partial<EventStreamSettings>;
 }
 
 export interface ApiApp {
@@ -61,7 +66,17 @@ const accessControlRouteGroups = [
 ];
 
 /** Route groups that need an access token, in registration order. */
-const protectedRouteGroups = [auditRoutes, projectRoutes, environmentRoutes, folderRoutes, secretRoutes, tagRoutes, importRoutes, integrationRoutes];
+const protectedRouteGroups = [
+  auditRoutes,
+  projectRoutes,
+  environmentRoutes,
+  folderRoutes,
+  secretRoutes,
+  secretV4Routes,
+  tagRoutes,
+  importRoutes,
+  integrationRoutes,
+];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({
@@ -84,14 +99,22 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   registerErrorHandling(app);
   const metrics = registerHttpMetrics(app);
   await app.register(formBody);
+  // Every answer carries a strong ETag (a hash of its body, so right for each caller and never stale); a GET
+  // whose If-None-Match names it gets 304 without a body, as the reference and its clients expect.
+  await app.register(etag);
   await registerDocs(app);
+  // open event streams end (and let the server close) when the app closes
+  app.addHook('preClose', async () => services.changeFanout.close());
 
   systemRoutes(app, services);
   publicAuthRoutes(app, services);
+  bodyTokenRoutes(app, services);
+  const streams = { heartbeatMs: 15_000, recheckMs: 60_000, ...options.eventStreams };
   await app.register(async (scope) => {
     const zodScope = scope.withTypeProvider<ZodTypeProvider>();
     requireAuthentication(zodScope, services.auth);
     for (const routes of [...protectedRouteGroups, ...accessControlRouteGroups]) routes(zodScope, services);
+    eventRoutes(zodScope, services, streams);
   });
   return { app, metrics };
 }

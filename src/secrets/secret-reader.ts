@@ -29,6 +29,11 @@ export interface ListSecretsInput {
   includeImports: boolean;
   expandSecretReferences: boolean;
   tagSlugs?: string[];
+  /**
+   * A user's personal overrides: listed beside the shared secrets (`all`, the v3 listing), left out
+   * (`none`), or in place of the shared secret they override (`priority`). Only users have them.
+   */
+  personalOverrides?: 'all' | 'none' | 'priority';
   /** When given, receives every "<environment id>:<path>" the listing depended on (folders, imports, references). */
   dependencies?: Set<string>;
 }
@@ -37,6 +42,14 @@ export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'ta
   secretName: string;
   type: SecretType;
   version?: number;
+}
+
+/** Applies a listing's personal-override mode to secrets sorted by path and key (personal first). */
+function withPersonalOverrides(secrets: ListedSecret[], mode: 'all' | 'none' | 'priority'): ListedSecret[] {
+  if (mode === 'all') return secrets;
+  if (mode === 'none') return secrets.filter((secret) => secret.type !== 'personal');
+  const overridden = new Set(secrets.filter((secret) => secret.type === 'personal').map((secret) => `${secret.secretPath}\u0000${secret.secretKey}`));
+  return secrets.filter((secret) => secret.type === 'personal' || !overridden.has(`${secret.secretPath}\u0000${secret.secretKey}`));
 }
 
 function byPathThenKey(a: ListedSecret, b: ListedSecret): number {
@@ -82,7 +95,7 @@ export class SecretReader {
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
     const { secrets: listed, version } = await this.#listedSecrets(context, folders);
-    let secrets = listed;
+    let secrets = withPersonalOverrides(listed, input.personalOverrides ?? 'all');
     if (input.tagSlugs?.length) {
       const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
       secrets = secrets.filter((secret) => secret.tags.some((tag) => wanted.has(tag.id)));

@@ -78,3 +78,11 @@ export function normalizeSecretValue(value: string): string {
   const trimmed = value.trim();
   return value.endsWith('\n') ? `${trimmed}\n` : trimmed;
 }
+
+/** What v4 answers in place of a value the caller asked not to see (`viewSecretValue=false`). */
+export const HIDDEN_SECRET_VALUE = '<hidden-by-infisical>';
+
+/** A secret as the v4 API shows it: with `secretValueHidden`, its value masked unless `view`. */
+export function withValueVisibility<T extends { secretValue: string }>(secret: T, view: boolean): T & { secretValueHidden: boolean } {
+  return view ? { ...secret, secretValueHidden: false } : { ...secret, secretValue: HIDDEN_SECRET_VALUE, secretValueHidden: true };
+}

@@ -4,6 +4,8 @@ import { AuthService } from '../auth/auth-service.ts';
 import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
+import { ChangeFanout } from '../changes/change-fanout.ts';
+import { ProjectEventService } from '../events/project-events.ts';
 import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
 import { TokenSigner } from '../crypto/tokens.ts';
@@ -56,6 +58,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   };
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
+  const changeFanout = new ChangeFanout(database, deps.changes);
   return {
     database,
     ...deps,
@@ -75,6 +78,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps),
+    changeFanout,
+    projectEvents: new ProjectEventService(deps, changeFanout),
   };
 }
 

@@ -2,17 +2,18 @@ import { z } from 'zod';
 import { auditLogSchema, USER_AGENT_TYPES } from '../../audit/audit-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id, optional, optionalInteger, text } from '../../validation/input.ts';
 
 const tags = ['Audit logs'];
 const auditQuery = {
-  eventType: z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas').optional(),
-  userAgentType: z.enum(USER_AGENT_TYPES).optional(),
-  startDate: z.iso.datetime({ offset: true }).optional(),
-  endDate: z.iso.datetime({ offset: true }).optional(),
-  offset: z.coerce.number().int().min(0).default(0),
-  limit: z.coerce.number().int().min(1).max(1000).default(20),
-  actor: z.string().trim().min(1).optional().describe('a user id or an identity id'),
-  cursor: z.string().optional().describe('nextCursor of the previous page: stable paging while new entries arrive'),
+  eventType: optional(z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas')),
+  userAgentType: optional(z.enum(USER_AGENT_TYPES)),
+  startDate: optional(z.iso.datetime({ offset: true })),
+  endDate: optional(z.iso.datetime({ offset: true })),
+  offset: optionalInteger(0).transform((value) => value ?? 0),
+  limit: optionalInteger(1, 1000).transform((value) => value ?? 20),
+  actor: optional(id()).describe('a user id or an identity id'),
+  cursor: optional(text(1024)).describe('nextCursor of the previous page: stable paging while new entries arrive'),
 };
 const pageResponse = { 200: z.object({ auditLogs: z.array(auditLogSchema), nextCursor: z.string().optional() }) };
 
@@ -23,7 +24,7 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
       schema: {
         tags,
         summary: "Export a project's audit log, newest first",
-        params: z.object({ workspaceId: z.string().trim() }),
+        params: z.object({ workspaceId: id() }),
         querystring: z.object(auditQuery),
         response: pageResponse,
       },
@@ -39,9 +40,9 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
         summary: "Export the organization's audit log, newest first",
         querystring: z.object({
           ...auditQuery,
-          projectId: z.string().trim().optional(),
-          actorType: z.enum(['user', 'identity', 'service']).optional(),
-          eventMetadata: z.string().optional().describe("'key1=value1,key2=value2': entries whose metadata holds these"),
+          projectId: optional(id()),
+          actorType: optional(z.enum(['user', 'identity', 'service'])),
+          eventMetadata: optional(text(4096)).describe("'key1=value1,key2=value2': entries whose metadata holds these"),
         }),
         response: pageResponse,
       },

@@ -4,6 +4,7 @@ import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.t
 import { publicUserSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
 import { requestOrigin } from '../authenticate.ts';
+import { id, optional, required, text } from '../../validation/input.ts';
 
 const tags = ['Authentication'];
 const password = z.string().min(8, 'must be at least 8 characters').max(1024);
@@ -22,7 +23,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
       schema: {
         tags,
         summary: 'Log in a user with email and password',
-        body: z.object({ email: z.email(), password: z.string().min(1).max(1024), organizationId: z.string().trim().min(1).optional() }),
+        body: z.object({ email: z.email(), password: z.string().min(1).max(1024), organizationId: optional(id()) }),
         response: { 200: z.object({ accessToken: z.string(), expiresIn: z.number(), tokenType: z.literal('Bearer'), organizationId: z.string() }) },
       },
     },
@@ -37,11 +38,11 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         summary: 'Accept an organization invite with the invite token and a password',
         body: z.object({
           email: z.email(),
-          organizationId: z.string().trim().min(1),
-          inviteToken: z.string().trim().min(1).max(256),
+          organizationId: id(),
+          inviteToken: required(256),
           password,
-          firstName: z.string().trim().max(64).optional(),
-          lastName: z.string().trim().max(64).optional(),
+          firstName: optional(text(64)),
+          lastName: optional(text(64)),
         }),
         response: { 200: z.object({ message: z.string(), user: publicUserSchema, organizationId: z.string() }) },
       },
@@ -50,21 +51,49 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
   );
 }
 
-const accessTokenBody = z.object({ accessToken: z.string().trim().min(1).max(4096) });
+const accessTokenBody = z.object({ accessToken: required(4096) });
+const bodyTokenNote = 'The token in the body is enough; an Authorization header, when sent, must be allowed to manage that identity.';
 
-export function tokenRoutes(app: ZodApp, { tokens }: Services): void {
+/** Renew and revoke take the token in the body, with or without an Authorization header (as the reference). */
+export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
   app.post(
     '/api/v1/auth/token/renew',
-    { schema: { tags, summary: "Restart an identity access token's TTL (up to its max TTL)", body: accessTokenBody, response: { 200: tokenResponseSchema } } },
-    async (request) => tokens.renew(request.actor, request.body.accessToken),
+    {
+      schema: {
+        tags,
+        summary: "Restart an identity access token's TTL (up to its max TTL)",
+        description: bodyTokenNote,
+        security: [],
+        body: accessTokenBody,
+        response: { 200: tokenResponseSchema },
+      },
+    },
+    async (request) => {
+      const caller = await tokens.callerOf(request.headers.authorization, request.body.accessToken, requestOrigin(request));
+      return tokens.renew(caller, request.body.accessToken);
+    },
   );
 
   app.post(
     '/api/v1/auth/token/revoke',
-    { schema: { tags, summary: 'Revoke an identity access token', body: accessTokenBody, response: { 200: z.object({ message: z.string() }) } } },
-    async (request) => tokens.revoke(request.actor, request.body.accessToken),
+    {
+      schema: {
+        tags,
+        summary: 'Revoke an identity access token',
+        description: bodyTokenNote,
+        security: [],
+        body: accessTokenBody,
+        response: { 200: z.object({ message: z.string() }) },
+      },
+    },
+    async (request) => {
+      const caller = await tokens.callerOf(request.headers.authorization, request.body.accessToken, requestOrigin(request));
+      return tokens.revoke(caller, request.body.accessToken);
+    },
   );
+}
 
+export function tokenRoutes(app: ZodApp, { tokens }: Services): void {
   app.post(
     '/api/v1/auth/logout',
     { schema: { tags, summary: 'End the session (or revoke the access token) this request carries', response: { 200: z.object({ message: z.string() }) } } },

@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { environmentNameSchema, environmentSchema, environmentSlugSchema } from '../../environments/environment-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id } from '../../validation/input.ts';
 
 const tags = ['Environments'];
-const environmentParams = z.object({ workspaceId: z.string().trim(), id: z.string().trim() });
+const environmentParams = z.object({ workspaceId: id(), id: id() });
+const position = z.number().int().min(1).max(1_000_000);
 const changeResponse = z.object({ message: z.string(), workspace: z.string(), environment: environmentSchema });
 
 export function environmentRoutes(app: ZodApp, { environments }: Services): void {
@@ -14,8 +16,8 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
       schema: {
         tags,
         summary: 'Create an environment',
-        params: z.object({ workspaceId: z.string().trim() }),
-        body: z.object({ name: environmentNameSchema, slug: environmentSlugSchema, position: z.number().int().min(1).optional() }),
+        params: z.object({ workspaceId: id() }),
+        body: z.object({ name: environmentNameSchema, slug: environmentSlugSchema, position: position.optional() }),
         response: { 200: changeResponse },
       },
     },
@@ -36,7 +38,7 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
         body: z.object({
           slug: environmentSlugSchema.optional(),
           name: environmentNameSchema.optional(),
-          position: z.number().int().min(1).optional(),
+          position: position.optional(),
         }),
         response: { 200: changeResponse },
       },
@@ -70,7 +72,7 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
       schema: {
         tags,
         summary: 'Get an environment by id',
-        params: z.object({ envId: z.string().trim() }),
+        params: z.object({ envId: id() }),
         response: { 200: z.object({ environment: environmentSchema }) },
       },
     },

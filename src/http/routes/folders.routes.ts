@@ -2,13 +2,17 @@ import { z } from 'zod';
 import { folderDetailSchema, folderSchema } from '../../folders/folder-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { hasProjectId, id, optional, PATH_MAX, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
 
 const tags = ['Folders'];
 const location = {
-  workspaceId: z.string().trim().min(1),
-  environment: z.string().trim().min(1),
-  path: z.string().default('/'),
+  ...projectIdFields,
+  environment: required(),
+  path: optional(text(PATH_MAX)),
+  directory: optional(text(PATH_MAX)).describe('Deprecated: use path'),
 };
+/** `path`, or the deprecated `directory` the Infisical CLI still sends. */
+const pathOf = (fields: { path?: string; directory?: string }) => fields.path ?? fields.directory ?? '/';
 const folderResponse = z.object({ folder: folderSchema });
 
 export function folderRoutes(app: ZodApp, { folders }: Services): void {
@@ -18,18 +22,13 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
       schema: {
         tags,
         summary: 'Create a folder (and any missing parents); an existing folder is returned unchanged',
-        body: z.object({
-          ...location,
-          path: z.string().optional(),
-          name: z.string().trim().min(1),
-          directory: z.string().optional().describe('Deprecated: use path'),
-        }),
+        body: z.object({ ...location, name: required() }).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },
     },
     async (request) => {
-      const { workspaceId, environment, name, path, directory } = request.body;
-      const folder = await folders.create(request.actor, { projectId: workspaceId, environment, name, path: path ?? directory ?? '/' });
+      const { environment, name } = request.body;
+      const folder = await folders.create(request.actor, { projectId: projectIdOf(request.body), environment, name, path: pathOf(request.body) });
       return { folder };
     },
   );
@@ -40,20 +39,20 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
       schema: {
         tags,
         summary: 'List the folders directly inside a path',
-        querystring: z.object({ ...location, path: z.string().optional(), directory: z.string().optional() }),
+        querystring: z.object(location).refine(hasProjectId, projectIdRequired),
         response: { 200: z.object({ folders: z.array(folderSchema) }) },
       },
     },
     async (request) => {
-      const { workspaceId, environment, path, directory } = request.query;
-      return { folders: await folders.list(request.actor, { projectId: workspaceId, environment, path: path ?? directory ?? '/' }) };
+      const { query } = request;
+      return { folders: await folders.list(request.actor, { projectId: projectIdOf(query), environment: query.environment, path: pathOf(query) }) };
     },
   );
 
   app.get(
     '/api/v1/folders/:id',
     {
-      schema: { tags, summary: 'Get a folder with its path', params: z.object({ id: z.string().trim() }), response: { 200: z.object({ folder: folderDetailSchema }) } },
+      schema: { tags, summary: 'Get a folder with its path', params: z.object({ id: id() }), response: { 200: z.object({ folder: folderDetailSchema }) } },
     },
     async (request) => ({ folder: await folders.get(request.actor, request.params.id) }),
   );
@@ -64,14 +63,15 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
       schema: {
         tags,
         summary: 'Rename a folder',
-        params: z.object({ folderId: z.string().trim() }),
-        body: z.object({ ...location, name: z.string().trim().min(1) }),
+        params: z.object({ folderId: id() }),
+        body: z.object({ ...location, name: required() }).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },
     },
     async (request) => {
-      const { workspaceId, environment, name, path } = request.body;
-      return { folder: await folders.rename(request.actor, request.params.folderId, { projectId: workspaceId, environment, name, path }) };
+      const { body } = request;
+      const location = { projectId: projectIdOf(body), environment: body.environment, name: body.name, path: pathOf(body) };
+      return { folder: await folders.rename(request.actor, request.params.folderId, location) };
     },
   );
 
@@ -81,14 +81,15 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
       schema: {
         tags,
         summary: 'Delete a folder with everything inside it (by id, or by name inside path)',
-        params: z.object({ folderIdOrName: z.string().trim() }),
-        body: z.object(location),
+        params: z.object({ folderIdOrName: id() }),
+        body: z.object(location).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },
     },
     async (request) => {
-      const { workspaceId, environment, path } = request.body;
-      return { folder: await folders.delete(request.actor, request.params.folderIdOrName, { projectId: workspaceId, environment, path }) };
+      const { body } = request;
+      const location = { projectId: projectIdOf(body), environment: body.environment, path: pathOf(body) };
+      return { folder: await folders.delete(request.actor, request.params.folderIdOrName, location) };
     },
   );
 }

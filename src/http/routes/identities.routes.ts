@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { identityNameSchema, identitySchema, orgIdentitySchema, orgRoleSchema } from '../../identities/identity-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id, optional } from '../../validation/input.ts';
 
 const tags = ['Identities'];
-const identityParams = z.object({ identityId: z.string().trim() });
+const identityParams = z.object({ identityId: id() });
 const identityResponse = { 200: z.object({ identity: identitySchema }) };
 
 export function identityRoutes(app: ZodApp, { identities }: Services): void {
@@ -14,7 +15,7 @@ export function identityRoutes(app: ZodApp, { identities }: Services): void {
       schema: {
         tags,
         summary: 'Create a machine identity with an organization role',
-        body: z.object({ name: identityNameSchema, organizationId: z.string().trim().min(1), role: orgRoleSchema.default('no-access') }),
+        body: z.object({ name: identityNameSchema, organizationId: id(), role: orgRoleSchema.default('no-access') }),
         response: identityResponse,
       },
     },
@@ -27,7 +28,7 @@ export function identityRoutes(app: ZodApp, { identities }: Services): void {
       schema: {
         tags,
         summary: 'List the machine identities of an organization',
-        querystring: z.object({ orgId: z.string().trim().min(1).optional() }),
+        querystring: z.object({ orgId: optional(id()) }),
         response: { 200: z.object({ identities: z.array(orgIdentitySchema) }) },
       },
     },

@@ -2,12 +2,12 @@ import { z } from 'zod';
 import { integrationAuthSchema, integrationMetadataSchema, integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { flag, id, optional, PATH_MAX, path, required, text } from '../../validation/input.ts';
 
 const tags = ['Integrations'];
-const text = () => z.string().trim();
-const authParams = z.object({ integrationAuthId: text() });
-const integrationParams = z.object({ integrationId: text() });
-const workspaceParams = z.object({ workspaceId: text() });
+const authParams = z.object({ integrationAuthId: id() });
+const integrationParams = z.object({ integrationId: id() });
+const workspaceParams = z.object({ workspaceId: id() });
 const authResponse = { 200: z.object({ integrationAuth: integrationAuthSchema }) };
 const integrationResponse = { 200: z.object({ integration: integrationSchema }) };
 
@@ -19,14 +19,14 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         tags,
         summary: "Store an integration provider's access token for a project (sealed; never returned)",
         body: z.object({
-          workspaceId: text().min(1),
-          integration: text().describe('an integration slug, e.g. "github", "aws-secret-manager" or "kubernetes"'),
-          accessId: z.string().optional(),
-          accessToken: z.string().optional(),
-          awsAssumeIamRoleArn: text().url().optional(),
-          url: text().url().optional(),
-          namespace: text().optional(),
-          refreshToken: z.string().optional(),
+          workspaceId: id(),
+          integration: required(64).describe('an integration slug, e.g. "github", "aws-secret-manager" or "kubernetes"'),
+          accessId: optional(text(4096)),
+          accessToken: optional(text(8192)),
+          awsAssumeIamRoleArn: optional(text(2048).pipe(z.url())),
+          url: optional(text(2048).pipe(z.url())),
+          namespace: optional(text()),
+          refreshToken: optional(text(8192)),
         }),
         response: authResponse,
       },
@@ -55,7 +55,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
       schema: {
         tags,
         summary: 'Delete every integration auth of one integration type in a project, and their integrations',
-        querystring: z.object({ integration: text().min(1), projectId: text().min(1) }),
+        querystring: z.object({ integration: required(64), projectId: id() }),
         response: { 200: z.object({ integrationAuth: z.array(integrationAuthSchema) }) },
       },
     },
@@ -82,21 +82,21 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         tags,
         summary: 'Create an integration that syncs the secrets of an environment and path',
         body: z.object({
-          integrationAuthId: text(),
-          sourceEnvironment: text().min(1),
-          secretPath: text().default('/'),
+          integrationAuthId: id(),
+          sourceEnvironment: required(),
+          secretPath: path(),
           isActive: z.boolean().default(true),
-          app: text().optional(),
-          appId: text().optional(),
-          targetEnvironment: text().optional(),
-          targetEnvironmentId: text().optional(),
-          targetService: text().optional(),
-          targetServiceId: text().optional(),
-          owner: text().optional(),
-          url: text().url().optional(),
-          path: text().optional(),
-          region: text().optional(),
-          scope: text().optional(),
+          app: optional(text()),
+          appId: optional(text()),
+          targetEnvironment: optional(text()),
+          targetEnvironmentId: optional(text()),
+          targetService: optional(text()),
+          targetServiceId: optional(text()),
+          owner: optional(text()),
+          url: optional(text(2048).pipe(z.url())),
+          path: optional(text()),
+          region: optional(text()),
+          scope: optional(text()),
           metadata: integrationMetadataSchema.default({}),
         }),
         response: integrationResponse,
@@ -120,12 +120,12 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         params: integrationParams,
         body: z.object({
           isActive: z.boolean(),
-          app: text().optional(),
-          appId: text().optional(),
-          targetEnvironment: text().optional(),
-          owner: text().optional(),
-          environment: text().min(1).optional().describe('slug of the environment to sync from'),
-          secretPath: text().optional().describe('path to sync from; the stored path when omitted'),
+          app: optional(text()),
+          appId: optional(text()),
+          targetEnvironment: optional(text()),
+          owner: optional(text()),
+          environment: optional(required()).describe('slug of the environment to sync from'),
+          secretPath: optional(text(PATH_MAX)).describe('path to sync from; the stored path when omitted'),
           metadata: integrationMetadataSchema.optional().describe('merged into the stored metadata, key by key'),
         }),
         response: integrationResponse,
@@ -142,10 +142,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         summary: 'Delete an integration',
         params: integrationParams,
         querystring: z.object({
-          shouldDeleteIntegrationSecrets: z
-            .enum(['true', 'false'])
-            .optional()
-            .transform((value) => value === 'true'),
+          shouldDeleteIntegrationSecrets: flag(false),
         }),
         response: integrationResponse,
       },

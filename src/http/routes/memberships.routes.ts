@@ -8,10 +8,11 @@ import {
 } from '../../memberships/membership-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id, optional, required } from '../../validation/input.ts';
 
 const tags = ['Memberships'];
-const userMembershipParams = z.object({ workspaceId: z.string().trim(), membershipId: z.string().trim() });
-const identityParams = z.object({ projectId: z.string().trim(), identityId: z.string().trim() });
+const userMembershipParams = z.object({ workspaceId: id(), membershipId: id() });
+const identityParams = z.object({ projectId: id(), identityId: id() });
 const rolesResponse = { 200: z.object({ roles: z.array(membershipRoleSchema) }) };
 const memberUser = z.object({
   id: z.string(),
@@ -38,11 +39,11 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
       schema: {
         tags,
         summary: 'Add organization members to a project (role "member" unless roleSlugs say otherwise)',
-        params: z.object({ projectId: z.string().trim() }),
+        params: z.object({ projectId: id() }),
         body: z.object({
           emails: z.array(z.email()).default([]),
-          usernames: z.array(z.string().trim().min(1)).default([]),
-          roleSlugs: z.array(z.string().trim().toLowerCase().min(1)).min(1).optional(),
+          usernames: z.array(required()).default([]),
+          roleSlugs: z.array(required().toLowerCase()).min(1).optional(),
         }),
         response: { 200: z.object({ memberships: z.array(userMembershipSchema) }) },
       },
@@ -56,7 +57,7 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
       schema: {
         tags,
         summary: 'List the users of a project with their roles',
-        params: z.object({ workspaceId: z.string().trim() }),
+        params: z.object({ workspaceId: id() }),
         response: { 200: z.object({ memberships: z.array(userMembershipSchema.extend({ user: memberUser, roles: z.array(membershipRoleSchema) })) }) },
       },
     },
@@ -90,7 +91,7 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
         tags,
         summary: 'Add a machine identity to a project',
         params: identityParams,
-        body: z.object({ role: z.string().trim().toLowerCase().min(1).optional(), roles: z.array(roleAssignmentSchema).min(1).optional() }).refine(
+        body: z.object({ role: optional(required().toLowerCase()), roles: z.array(roleAssignmentSchema).min(1).optional() }).refine(
           (body) => !body.roles || body.roles.some((role) => !role.isTemporary),
           { message: 'At least one long lived role is required', path: ['roles'] },
         ),
@@ -131,7 +132,7 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
       schema: {
         tags,
         summary: 'List the identities of a project with their roles',
-        params: z.object({ projectId: z.string().trim() }),
+        params: z.object({ projectId: id() }),
         response: { 200: z.object({ identityMemberships: z.array(identityMembershipDetails) }) },
       },
     },

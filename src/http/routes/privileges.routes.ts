@@ -9,6 +9,7 @@ import {
 } from '../../privileges/privilege-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id } from '../../validation/input.ts';
 
 const tags = ['Additional privileges'];
 const base = '/api/v1/additional-privilege/identity';
@@ -55,8 +56,8 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
       schema: {
         tags,
         summary: "Get an identity's additional privilege by slug",
-        params: z.object({ privilegeSlug: z.string().trim().min(1) }),
-        querystring: z.object({ identityId: z.string().trim().min(1), projectSlug: z.string().trim().min(1) }),
+        params: z.object({ privilegeSlug: id() }),
+        querystring: z.object({ identityId: id(), projectSlug: id() }),
         response: privilegeResponse,
       },
     },
@@ -69,7 +70,7 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
       schema: {
         tags,
         summary: "List an identity's additional privileges in a project",
-        querystring: z.object({ identityId: z.string().trim().min(1), projectSlug: z.string().trim().min(1) }),
+        querystring: z.object({ identityId: id(), projectSlug: id() }),
         response: { 200: z.object({ privileges: z.array(privilegeSchema) }) },
       },
     },

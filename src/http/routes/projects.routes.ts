@@ -7,9 +7,13 @@ import {
 } from '../../projects/project-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id, optional, text } from '../../validation/input.ts';
 
 const tags = ['Projects'];
-const workspaceParams = z.object({ workspaceId: z.string().trim() });
+const workspaceParams = z.object({ workspaceId: id() });
+const slugParams = z.object({ slug: id() });
+/** The look-ups by slug the operators and SDKs call; each answers the bare project, as the reference does. */
+const SLUG_LOOKUPS = ['/api/v2/workspace/:slug', '/api/v1/projects/slug/:slug', '/api/v1/workspace/slug/:slug'];
 
 export function projectRoutes(app: ZodApp, { projects }: Services): void {
   app.post(
@@ -18,7 +22,7 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
       schema: {
         tags,
         summary: 'Create a project with the dev, staging and prod environments',
-        body: z.object({ projectName: projectNameSchema, slug: projectSlugSchema.optional(), kmsKeyId: z.string().optional() }),
+        body: z.object({ projectName: projectNameSchema, slug: optional(projectSlugSchema), kmsKeyId: optional(text(256)) }),
         response: { 200: z.object({ project: projectWithEnvironmentsSchema }) },
       },
     },
@@ -40,6 +44,14 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
     },
     async (request) => ({ workspace: await projects.get(request.actor, request.params.workspaceId) }),
   );
+
+  for (const url of SLUG_LOOKUPS) {
+    app.get(
+      url,
+      { schema: { tags, summary: 'Get a project by its slug', params: slugParams, response: { 200: projectWithEnvironmentsSchema } } },
+      async (request) => projects.getBySlug(request.actor, request.params.slug),
+    );
+  }
 
   app.patch(
     '/api/v1/workspace/:workspaceId',

@@ -3,13 +3,14 @@ import { permissionRulesInputSchema } from '../../permissions/permission-schema.
 import { roleSchema, roleSlugSchema } from '../../roles/role-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { id, required, text } from '../../validation/input.ts';
 
 const tags = ['Roles'];
-const projectParams = z.object({ workspaceId: z.string().trim().min(1).describe('project id or slug') });
-const roleParams = projectParams.extend({ roleId: z.string().trim() });
+const projectParams = z.object({ workspaceId: id().describe('project id or slug') });
+const roleParams = projectParams.extend({ roleId: id() });
 const roleResponse = { 200: z.object({ role: roleSchema }) };
-const name = z.string().trim().min(1).max(64);
-const description = z.string().trim().max(500).nullable().optional();
+const name = required(64);
+const description = text(500).nullable().optional();
 
 export function roleRoutes(app: ZodApp, { roles }: Services): void {
   app.post(
@@ -57,7 +58,7 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
   app.get(
     '/api/v1/workspace/:workspaceId/roles/slug/:roleSlug',
     {
-      schema: { tags, summary: 'Get a project role by slug', params: projectParams.extend({ roleSlug: z.string().trim().min(1) }), response: roleResponse },
+      schema: { tags, summary: 'Get a project role by slug', params: projectParams.extend({ roleSlug: id() }), response: roleResponse },
     },
     async (request) => ({ role: await roles.getBySlug(request.actor, request.params.workspaceId, request.params.roleSlug) }),
   );

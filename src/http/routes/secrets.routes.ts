@@ -1,31 +1,14 @@
 import { z } from 'zod';
 import { RevisionCache } from '../../changes/revision-cache.ts';
-import {
-  encryptedSecretSchema,
-  importedGroupSchema,
-  listedSecretSchema,
-  rawSecretSchema,
-} from '../../secrets/secret-schema.ts';
+import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { commaList, flag, id, optional, optionalInteger, projectRef, required, path as secretPathField, text } from '../../validation/input.ts';
+import { includeImportsOf, nameParams, readQuery, reminder, secretLocation, secretResponse, secretType, skipMultilineEncoding, tagIds } from './secret-fields.ts';
 
 const tags = ['Secrets'];
 const SERIALIZED_LISTING_BYTES = 16 * 1024 * 1024;
-const flag = z.enum(['true', 'false']).default('false').transform((value) => value === 'true');
-const secretType = z.enum(['shared', 'personal']).default('shared');
-const secretPath = z.string().default('/');
-const nameParams = z.object({ secretName: z.string() });
-const project = { workspaceId: z.string().trim().min(1), environment: z.string().trim().min(1), secretPath };
-const projectRef = {
-  workspaceId: z.string().trim().min(1).optional(),
-  workspaceSlug: z.string().trim().min(1).optional(),
-  environment: z.string().trim().min(1),
-  secretPath,
-};
-const reminder = { secretReminderNote: z.string().max(1024).nullable().optional(), secretReminderRepeatDays: z.number().int().min(1).max(365).nullable().optional() };
-const tagIds = z.array(z.string()).optional();
-const secretResponse = { 200: z.object({ secret: rawSecretSchema }) };
-
+const v3Reads = { includeImports: false, expandSecretReferences: false };
 export function secretRoutes(app: ZodApp, services: Services): void {
   singleSecretRoutes(app, services);
   batchRoutes(app, services);
@@ -44,11 +27,9 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'List secrets (recursive to depth 20, with imports, references expanded on request)',
         querystring: z.object({
-          ...projectRef,
-          recursive: flag,
-          include_imports: flag,
-          expandSecretReferences: flag,
-          tagSlugs: z.string().optional().describe('comma-separated tag slugs'),
+          ...readQuery(v3Reads),
+          recursive: flag(false),
+          tagSlugs: commaList().describe('comma-separated tag slugs'),
         }),
         response: { 200: listingResponse },
       },
@@ -56,14 +37,13 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     async (request, reply) => {
       const query = request.query;
       const listing = await secretReader.list(request.actor, {
-        workspaceId: query.workspaceId,
-        projectSlug: query.workspaceSlug,
+        ...projectRef(query),
         environment: query.environment,
         secretPath: query.secretPath,
         recursive: query.recursive,
-        includeImports: query.include_imports,
+        includeImports: includeImportsOf(query, v3Reads.includeImports),
         expandSecretReferences: query.expandSecretReferences,
-        tagSlugs: query.tagSlugs?.split(',').map((slug) => slug.trim().toLowerCase()).filter(Boolean),
+        tagSlugs: query.tagSlugs.map((slug) => slug.toLowerCase()),
       });
       if (!listing.version) return listing;
       const { key, revision } = listing.version;
@@ -80,27 +60,20 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'Get a secret, optionally at a past version or through imports',
         params: nameParams,
-        querystring: z.object({
-          ...projectRef,
-          version: z.coerce.number().int().min(1).optional(),
-          type: secretType,
-          include_imports: flag,
-          expandSecretReferences: flag,
-        }),
+        querystring: z.object({ ...readQuery(v3Reads), version: optionalInteger(1), type: secretType }),
         response: secretResponse,
       },
     },
     async (request) => {
       const query = request.query;
       const secret = await secretReader.get(request.actor, {
-        workspaceId: query.workspaceId,
-        projectSlug: query.workspaceSlug,
+        ...projectRef(query),
         environment: query.environment,
         secretPath: query.secretPath,
         secretName: request.params.secretName,
         type: query.type,
         version: query.version,
-        includeImports: query.include_imports,
+        includeImports: includeImportsOf(query, v3Reads.includeImports),
         expandSecretReferences: query.expandSecretReferences,
       });
       return { secret };
@@ -115,10 +88,10 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         summary: 'Create a secret',
         params: nameParams,
         body: z.object({
-          ...project,
+          ...secretLocation,
           secretValue: z.string(),
           secretComment: z.string().default(''),
-          skipMultilineEncoding: z.boolean().optional(),
+          skipMultilineEncoding,
           type: secretType,
           tagIds,
           ...reminder,
@@ -126,7 +99,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         response: secretResponse,
       },
     },
-    async (request) => ({ secret: await secrets.create(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+    async (request) => ({ secret: await secrets.create(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
   );
 
   app.patch(
@@ -137,11 +110,11 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
         params: nameParams,
         body: z.object({
-          ...project,
+          ...secretLocation,
           secretValue: z.string().optional(),
           secretComment: z.string().optional(),
-          skipMultilineEncoding: z.boolean().optional(),
-          newSecretName: z.string().min(1).optional(),
+          skipMultilineEncoding,
+          newSecretName: optional(text(2048)),
           type: secretType,
           tagIds,
           metadata: z.record(z.string(), z.string()).optional(),
@@ -150,7 +123,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         response: secretResponse,
       },
     },
-    async (request) => ({ secret: await secrets.update(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+    async (request) => ({ secret: await secrets.update(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
   );
 
   app.delete(
@@ -160,20 +133,14 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
         params: nameParams,
-        body: z.object({ ...project, type: secretType }),
+        body: z.object({ ...secretLocation, type: secretType }),
         response: secretResponse,
       },
     },
-    async (request) => ({ secret: await secrets.delete(request.actor, { ...request.body, secretName: request.params.secretName }) }),
+    async (request) => ({ secret: await secrets.delete(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
   );
 }
 
-const batchLocation = {
-  workspaceId: z.string().trim().min(1).optional(),
-  projectSlug: z.string().trim().min(1).optional(),
-  environment: z.string().trim().min(1),
-  secretPath,
-};
 const batchResponse = { 200: z.object({ secrets: z.array(rawSecretSchema) }) };
 
 function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
@@ -184,15 +151,15 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         tags,
         summary: 'Create several secrets, all or none',
         body: z.object({
-          ...batchLocation,
+          ...secretLocation,
           secrets: z
-            .array(z.object({ secretKey: z.string(), secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding: z.boolean().optional(), tagIds }))
+            .array(z.object({ secretKey: text(2048), secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding, tagIds }))
             .min(1),
         }),
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.createMany(request.actor, request.body, request.body.secrets) }),
+    async (request) => ({ secrets: await secretBatch.createMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
   );
 
   app.patch(
@@ -202,15 +169,15 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         tags,
         summary: 'Update several secrets, all or none',
         body: z.object({
-          ...batchLocation,
+          ...secretLocation,
           secrets: z
             .array(
               z.object({
-                secretKey: z.string(),
+                secretKey: text(2048),
                 secretValue: z.string().optional(),
                 secretComment: z.string().optional(),
-                skipMultilineEncoding: z.boolean().optional(),
-                newSecretName: z.string().min(1).optional(),
+                skipMultilineEncoding,
+                newSecretName: optional(text(2048)),
                 tagIds,
                 ...reminder,
               }),
@@ -220,7 +187,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.updateMany(request.actor, request.body, request.body.secrets) }),
+    async (request) => ({ secrets: await secretBatch.updateMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
   );
 
   app.delete(
@@ -229,20 +196,20 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Delete several secrets, all or none',
-        body: z.object({ ...batchLocation, secrets: z.array(z.object({ secretKey: z.string(), type: secretType })).min(1) }),
+        body: z.object({ ...secretLocation, secrets: z.array(z.object({ secretKey: text(2048), type: secretType })).min(1) }),
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.deleteMany(request.actor, request.body, request.body.secrets) }),
+    async (request) => ({ secrets: await secretBatch.deleteMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
   );
 }
 
 const tagBody = z.object({
-  projectSlug: z.string().trim().min(1),
-  environment: z.string().trim().min(1),
-  secretPath,
+  projectSlug: id(),
+  environment: required(),
+  secretPath: secretPathField(),
   type: secretType,
-  tagSlugs: z.array(z.string().trim().toLowerCase().min(1)).min(1),
+  tagSlugs: z.array(required().toLowerCase()).min(1),
 });
 
 function tagRoutes(app: ZodApp, { secretTagging }: Services): void {

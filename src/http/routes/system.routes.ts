@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
+import { required } from '../../validation/input.ts';
 
 const bootstrapBody = z.object({
   email: z.email(),
   password: z.string().min(8, 'must be at least 8 characters').max(1024),
-  organization: z.string().trim().min(1).max(64),
+  organization: required(64),
 });
 
 const bootstrapResponse = z.object({

@@ -2,10 +2,12 @@ import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import { tagColorSchema, tagSchema, tagSlugSchema } from '../../tags/tag-schema.ts';
 import type { ZodApp } from '../app.ts';
+import { id, optional, text } from '../../validation/input.ts';
 
 const tags = ['Tags'];
-const projectParams = z.object({ projectId: z.string().trim() });
-const tagParams = projectParams.extend({ tagId: z.string().trim() });
+const projectParams = z.object({ projectId: id() });
+const tagParams = projectParams.extend({ tagId: id() });
+const cliTag = z.object({ id: z.string(), slug: z.string(), name: z.string(), color: z.string().nullable() });
 const tagResponse = { 200: z.object({ workspaceTag: tagSchema }) };
 
 export function tagRoutes(app: ZodApp, services: Services): void {
@@ -21,7 +23,7 @@ export function tagRoutes(app: ZodApp, services: Services): void {
         body: z.object({
           slug: tagSlugSchema,
           color: tagColorSchema,
-          name: z.string().optional().describe('Ignored; the name is the slug'),
+          name: optional(text(256)).describe('Ignored; the name is the slug'),
         }),
         response: tagResponse,
       },
@@ -51,12 +53,14 @@ export function tagRoutes(app: ZodApp, services: Services): void {
       schema: {
         tags,
         summary: 'Get a project tag by slug',
-        params: projectParams.extend({ tagSlug: z.string().trim() }),
+        params: projectParams.extend({ tagSlug: id() }),
         response: tagResponse,
       },
     },
     async (request) => ({ workspaceTag: await tagService.getBySlug(request.actor, request.params.projectId, request.params.tagSlug) }),
   );
+
+  projectTagRoutes(app, services);
 
   app.get(
     '/api/v1/workspace/:projectId/tags/:tagId',
@@ -85,5 +89,29 @@ export function tagRoutes(app: ZodApp, services: Services): void {
     '/api/v1/workspace/:projectId/tags/:tagId',
     { schema: { tags, summary: 'Delete a project tag and its links to secrets', params: tagParams, response: tagResponse } },
     async (request) => ({ workspaceTag: await tagService.delete(request.actor, request.params.projectId, request.params.tagId) }),
+  );
+}
+
+/** The newer /api/v1/projects tag routes the Infisical CLI calls (`secrets set --tags`): `{tag}` answers. */
+function projectTagRoutes(app: ZodApp, { tags: tagService }: Services): void {
+  const toTag = (tag: z.infer<typeof tagSchema>) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color });
+  app.post(
+    '/api/v1/projects/:projectId/tags',
+    {
+      schema: {
+        tags,
+        summary: 'Create a project tag',
+        params: projectParams,
+        body: z.object({ slug: tagSlugSchema, color: tagColorSchema }),
+        response: { 200: z.object({ tag: cliTag }) },
+      },
+    },
+    async (request) => ({ tag: toTag(await tagService.create(request.actor, request.params.projectId, request.body)) }),
+  );
+
+  app.get(
+    '/api/v1/projects/:projectId/tags/slug/:tagSlug',
+    { schema: { tags, summary: 'Get a project tag by slug', params: projectParams.extend({ tagSlug: id() }), response: { 200: z.object({ tag: cliTag }) } } },
+    async (request) => ({ tag: toTag(await tagService.getBySlug(request.actor, request.params.projectId, request.params.tagSlug)) }),
   );
 }

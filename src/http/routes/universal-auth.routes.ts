@@ -8,11 +8,12 @@ import {
   updateUniversalAuthBody,
 } from '../../universal-auth/ua-schema.ts';
 import type { ZodApp } from '../app.ts';
+import { id } from '../../validation/input.ts';
 
 const tags = ['Universal Auth'];
 const base = '/api/v1/auth/universal-auth/identities/:identityId';
-const identityParams = z.object({ identityId: z.string().trim() });
-const secretParams = identityParams.extend({ clientSecretId: z.string().trim() });
+const identityParams = z.object({ identityId: id() });
+const secretParams = identityParams.extend({ clientSecretId: id() });
 const configResponse = { 200: z.object({ identityUniversalAuth: universalAuthSchema }) };
 const secretResponse = { 200: z.object({ clientSecretData: clientSecretDataSchema }) };
 

@@ -3,6 +3,7 @@ import { orgRoleSchema } from '../../identities/identity-schema.ts';
 import type { Services } from '../../services/container.ts';
 import { orgMembershipSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
+import { id } from '../../validation/input.ts';
 
 const tags = ['Users'];
 
@@ -15,7 +16,7 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
         summary: 'Invite users to an organization; each invite token is returned once',
         body: z.object({
           inviteeEmails: z.array(z.email()).min(1).max(100),
-          organizationId: z.string().trim().min(1),
+          organizationId: id(),
           organizationRoleSlug: orgRoleSchema.default('member'),
         }),
         response: {
@@ -39,7 +40,7 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
       schema: {
         tags,
         summary: 'List the users of an organization (invited and accepted)',
-        params: z.object({ organizationId: z.string().trim() }),
+        params: z.object({ organizationId: id() }),
         response: { 200: z.object({ users: z.array(orgMembershipSchema) }) },
       },
     },

@@ -1,0 +1,99 @@
+import { once } from 'node:events';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** One server-sent event. */
+export interface ServerSentEvent {
+  id?: string;
+  event?: string;
+  data?: string;
+}
+
+/** What a stream sends: next() resolves with events, or null when the stream is over. */
+export interface EventSource {
+  next(): Promise<ServerSentEvent[] | null>;
+  close(): void;
+}
+
+export interface StreamOptions {
+  /** A `ping` event this often, so clients and proxies know the stream is alive. */
+  heartbeatMs: number;
+  /** Called this often; a rejection ends the stream with an `error` event (e.g. the token was revoked). */
+  recheck?: { everyMs: number; run: () => Promise<void> };
+}
+
+/** A client that has not read this much of what was written is dropped rather than buffered for. */
+const MAX_UNREAD_BYTES = 1024 * 1024;
+
+export const SSE_HEADERS = {
+  'cache-control': 'no-cache',
+  'content-type': 'text/event-stream',
+  connection: 'keep-alive',
+  'x-accel-buffering': 'no',
+} as const;
+
+export function formatEvent(event: ServerSentEvent): string {
+  let text = '';
+  if (event.id !== undefined) text += `id: ${event.id}\n`;
+  if (event.event !== undefined) text += `event: ${event.event}\n`;
+  if (event.data !== undefined) for (const line of event.data.split('\n')) text += `data: ${line}\n`;
+  return `${text}\n`;
+}
+
+/**
+ * Takes over the response and writes `source`'s events as text/event-stream until the
+ * source ends, the client goes away or a recheck fails. A slow reader is waited for
+ * (nothing more is pulled from the source until the socket drains), never buffered
+ * for without bound; the source is always closed at the end.
+ */
+export async function streamEvents(request: FastifyRequest, reply: FastifyReply, source: EventSource, options: StreamOptions): Promise<void> {
+  const raw = reply.raw;
+  reply.hijack();
+  raw.writeHead(200, SSE_HEADERS);
+  raw.flushHeaders();
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    clearInterval(heartbeat);
+    clearInterval(recheck);
+    source.close();
+    if (!raw.destroyed) raw.end();
+  };
+  const write = (text: string): boolean => {
+    if (ended || raw.destroyed) return false;
+    if (raw.writableLength > MAX_UNREAD_BYTES) {
+      request.log.info('event stream dropped: the client is not reading');
+      end();
+      raw.destroy();
+      return false;
+    }
+    return raw.write(text);
+  };
+  request.raw.socket?.setKeepAlive(true);
+  raw.on('close', end);
+  const heartbeat = setInterval(() => {
+    if (!raw.writableNeedDrain) write(formatEvent({ event: 'ping' }));
+  }, options.heartbeatMs);
+  const recheck = setInterval(() => {
+    options.recheck?.run().catch((error: unknown) => {
+      const message = error instanceof Error ? error.message : 'The subscription is no longer allowed';
+      write(formatEvent({ event: 'error', data: JSON.stringify({ message }) }));
+      end();
+    });
+  }, options.recheck?.everyMs ?? 60_000);
+  heartbeat.unref();
+  recheck.unref();
+  if (!options.recheck) clearInterval(recheck);
+  try {
+    for (;;) {
+      const events = await source.next();
+      if (events === null || ended) break;
+      const flushed = write(events.map(formatEvent).join(''));
+      if (!flushed && !ended && !raw.destroyed) await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
+    }
+  } catch (error) {
+    request.log.warn({ err: error }, 'event stream failed');
+  } finally {
+    end();
+  }
+}
