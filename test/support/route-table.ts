@@ -15,6 +15,8 @@ export interface RouteEntry {
   build: (persona: Persona) => Promise<RouteRequest>;
   /** The route acts within the caller's own organization: another organization's caller succeeds there. */
   ownOrg?: boolean;
+  /** Answers allowed callers with an endless event stream: only refusals are checked here. */
+  streams?: boolean;
 }
 
 const ALL = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
@@ -39,6 +41,9 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v2/workspace': { allow: ALL, ownOrg: true, build: at('/api/v2/workspace', { body: { projectName: 'Matrix made' } }) },
     'GET /api/v1/workspace': { allow: ALL, ownOrg: true, build: at('/api/v1/workspace') },
     'GET /api/v1/workspace/:workspaceId': { allow: ALL, build: at(`/api/v1/workspace/${p}`) },
+    'GET /api/v2/workspace/:slug': { allow: ALL, build: at(`/api/v2/workspace/${ids.projectSlug}`) },
+    'GET /api/v1/projects/slug/:slug': { allow: ALL, build: at(`/api/v1/projects/slug/${ids.projectSlug}`) },
+    'GET /api/v1/workspace/slug/:slug': { allow: ALL, build: at(`/api/v1/workspace/slug/${ids.projectSlug}`) },
     'PATCH /api/v1/workspace/:workspaceId': { allow: WRITERS, build: at(`/api/v1/workspace/${p}`, { body: { autoCapitalization: true } }) },
     'DELETE /api/v1/workspace/:workspaceId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${await fresh.project()}` }) },
     // environments
@@ -103,6 +108,36 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/', import: { path: `/${unique('moved')}` } } }),
     },
     'DELETE /api/v1/secret-imports/:secretImportId': { allow: WRITERS, build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/' } }) },
+    // secrets, v4 (the current CLI and operator)
+    'GET /api/v4/secrets': { allow: ALL, build: at('/api/v4/secrets', { query: { projectId: p, environment: 'dev', recursive: 'true' } }) },
+    'GET /api/v4/secrets/:secretName': { allow: ALL, build: at(`/api/v4/secrets/${ids.secretName}`, { query: { projectId: p, environment: 'dev' } }) },
+    'POST /api/v4/secrets/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v4/secrets/${unique('N').replaceAll('-', '_')}`, body: { projectId: p, environment: 'dev', secretValue: 'v' } }),
+    },
+    'PATCH /api/v4/secrets/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v4/secrets/${await fresh.secret()}`, body: { projectId: p, environment: 'dev', secretValue: 'changed' } }),
+    },
+    'DELETE /api/v4/secrets/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v4/secrets/${await fresh.secret()}`, body: { projectId: p, environment: 'dev' } }) },
+    'POST /api/v4/secrets/batch': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v4/secrets/batch', body: { projectId: p, environment: 'dev', secrets: [{ secretKey: unique('B').replaceAll('-', '_'), secretValue: 'v' }] } }),
+    },
+    'PATCH /api/v4/secrets/batch': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v4/secrets/batch', body: { projectId: p, environment: 'dev', secrets: [{ secretKey: await fresh.secret(), secretValue: 'changed' }] } }),
+    },
+    'DELETE /api/v4/secrets/batch': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v4/secrets/batch', body: { projectId: p, environment: 'dev', secrets: [{ secretKey: await fresh.secret() }] } }),
+    },
+    // project events (allowed callers get a stream: test/api/project-events.test.ts serves them over a real socket)
+    'POST /api/v1/events/subscribe/project-events': {
+      allow: ALL,
+      streams: true,
+      build: at('/api/v1/events/subscribe/project-events', { body: { projectId: p, register: [{ event: 'secret:update' }] } }),
+    },
     // tags
     'POST /api/v1/workspace/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
     'GET /api/v1/workspace/:projectId/tags': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags`) },
@@ -110,6 +145,8 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'GET /api/v1/workspace/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags/slug/${ids.tagSlug}`) },
     'PATCH /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}`, body: { color: '#0000ff' } }) },
     'DELETE /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}` }) },
+    'POST /api/v1/projects/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/projects/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
+    'GET /api/v1/projects/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/projects/${p}/tags/slug/${ids.tagSlug}`) },
     // integrations
     'POST /api/v1/integration-auth/access-token': { allow: WRITERS, build: at('/api/v1/integration-auth/access-token', { body: { workspaceId: p, integration: 'github', accessToken: 'provider-token' } }) },
     'GET /api/v1/integration-auth/:integrationAuthId': { allow: ALL, build: at(`/api/v1/integration-auth/${ids.integrationAuthId}`) },
@@ -156,8 +193,6 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       },
     },
     // tokens
-    'POST /api/v1/auth/token/renew': { allow: ALL, build: async (persona) => ({ url: '/api/v1/auth/token/renew', body: { accessToken: await ownToken(persona) } }) },
-    'POST /api/v1/auth/token/revoke': { allow: ALL, build: async (persona) => ({ url: '/api/v1/auth/token/revoke', body: { accessToken: await ownToken(persona) } }) },
     'POST /api/v1/auth/logout': {
       allow: ALL,
       ownOrg: true,
