@@ -96,7 +96,7 @@ async function serveTestApp(backend: Backend, database: Database, keys: TestApp[
   });
   const logger = pino(loggerOptions('debug'), sink);
   const services = createServices(database, keys, { auditRetentionDays: 90 });
-  const { app } = await buildApiApp(services, { logger, trustedProxies: [] });
+  const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500 } });
   await app.ready();
 
   // Every credential and secret value the tests sent; close() fails the file if

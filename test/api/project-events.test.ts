@@ -1,0 +1,250 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * POST /api/v1/events/subscribe/project-events over a real socket: the body Infisical's
+ * operator v0.11.5 sends (internal/api/api.go CallSubscribeProjectEventsWithBaseURL) and the
+ * one its CLI proxy sends (packages/proxy/sse.go), filtering by registration and by what the
+ * caller may read, heartbeats, disconnects and slow readers, all on one shared fan-out.
+ */
+
+const app: TestApp = await startTestApp();
+let fx: AccessFixture;
+let base: string;
+const OPERATOR_EVENTS = ['secret:create', 'secret:update', 'secret:delete', 'secret:import-mutation'];
+
+interface ReceivedEvent {
+  id?: string;
+  event?: string;
+  data?: any;
+}
+
+/** An open event stream: every event parsed as it arrives. */
+async function subscribe(token: string, body: unknown) {
+  const controller = new AbortController();
+  const response = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': 'k8-operator/v0.11.5' },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  const events: ReceivedEvent[] = [];
+  let ended = false;
+  if (response.status === 200) {
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      try {
+        for await (const chunk of response.body!) {
+          buffer += decoder.decode(chunk, { stream: true });
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            const event: ReceivedEvent = {};
+            for (const line of block.split('\n')) {
+              const [field, ...rest] = line.split(': ');
+              const value = rest.join(': ');
+              if (field === 'id') event.id = value;
+              if (field === 'event') event.event = value;
+              if (field === 'data') event.data = JSON.parse(value);
+            }
+            events.push(event);
+          }
+        }
+      } catch {
+        // aborted
+      }
+      ended = true;
+    })();
+  }
+  return {
+    response,
+    events,
+    changes: () => events.filter((event) => event.event === 'secret-manager'),
+    ended: () => ended,
+    close: () => controller.abort(),
+  };
+}
+
+async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+const write = (name: string, secretPath = '/', environment = 'dev', value = 'v') =>
+  fx.call('POST', `/api/v3/secrets/raw/${name}`, { workspaceId: fx.projectId, environment, secretPath, secretValue: value });
+
+beforeAll(async () => {
+  fx = await accessFixture(app, 'project-events');
+  for (const [path, name] of [['/', 'app'], ['/app', 'db'], ['/', 'ops']]) {
+    await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', path, name });
+  }
+  await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', path: '/', name: 'app' });
+  await app.app.listen({ port: 0, host: '127.0.0.1' });
+  base = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}`;
+}, 120_000);
+afterAll(async () => app?.close());
+
+describe("Infisical's operator v0.11.5 subscription (four events, environmentSlug, secretPath glob)", () => {
+  test('answers text/event-stream, pings, and sends the changes under the registered path only', async () => {
+    const conditions = { environmentSlug: 'dev', secretPath: '/app/**' };
+    const stream = await subscribe(fx.token, { projectId: fx.projectId, register: OPERATOR_EVENTS.map((event) => ({ event, conditions })) });
+    try {
+      expect(stream.response.status).toBe(200);
+      expect(stream.response.headers.get('content-type')).toBe('text/event-stream');
+      expect(stream.response.headers.get('cache-control')).toBe('no-cache');
+      await waitFor('a ping', () => stream.events.some((event) => event.event === 'ping'));
+      await write('OUTSIDE', '/ops');
+      await write('OTHER_ENV', '/app', 'staging');
+      await write('INSIDE', '/app/db');
+      const [event] = await waitFor('the /app/db change', () => stream.changes().length > 0 && stream.changes());
+      expect(event!.data).toMatchObject({
+        type: 'secret-manager',
+        projectType: 'secret-manager',
+        data: { event: 'secret:update', eventType: 'secret:update', payload: [{ environment: 'dev', secretPath: '/app/db' }] },
+      });
+      expect(Number(event!.id)).toBeGreaterThan(0);
+      await write('INSIDE_TOO', '/app');
+      await waitFor('the /app change', () => stream.changes().length > 1);
+      const paths = stream.changes().flatMap((change) => change.data.data.payload.map((item: { secretPath: string }) => item.secretPath));
+      expect(paths).toEqual(['/app/db', '/app']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  test('a folder or import change arrives as secret:import-mutation; a subscription without conditions hears the whole project', async () => {
+    const stream = await subscribe(fx.token, { projectId: fx.projectId, register: OPERATOR_EVENTS.map((event) => ({ event })) });
+    try {
+      await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', path: '/app', name: 'cache' });
+      await write('STAGED', '/', 'staging');
+      await waitFor('both changes', () => stream.changes().length >= 2);
+      const names = stream.changes().map((change) => change.data.data.event);
+      expect(names).toEqual(['secret:import-mutation', 'secret:update']);
+    } finally {
+      stream.close();
+    }
+  });
+
+  test('the default secretPath condition is "/" (the root folder only)', async () => {
+    const stream = await subscribe(fx.token, { projectId: fx.projectId, register: [{ event: 'secret:update', conditions: { environmentSlug: 'dev' } }] });
+    try {
+      await write('DEEP', '/app');
+      await write('ROOT', '/');
+      const [event] = await waitFor('the root change', () => stream.changes().length > 0 && stream.changes());
+      expect(event!.data.data.payload).toEqual([{ environment: 'dev', secretPath: '/' }]);
+    } finally {
+      stream.close();
+    }
+  });
+});
+
+describe('what the caller may read', () => {
+  test('a role limited to /app/** hears /app changes only; no-access is refused; no token is 401', async () => {
+    await fx.call('POST', `/api/v1/workspace/${fx.projectId}/roles`, {
+      slug: 'app-events',
+      name: 'App events',
+      permissions: [{ subject: 'secrets', action: ['read'], conditions: { environment: 'dev', secretPath: { $glob: '/app/**' } } }],
+    });
+    const limited = await fx.identity('events-limited', 'member', 'app-events');
+    const stream = await subscribe(limited.token, { projectId: fx.projectId, register: [{ event: 'secret:update' }] });
+    try {
+      expect(stream.response.status).toBe(200);
+      await write('HIDDEN', '/ops');
+      await write('VISIBLE', '/app');
+      const [event] = await waitFor('the /app change', () => stream.changes().length > 0 && stream.changes());
+      expect(event!.data.data.payload).toEqual([{ environment: 'dev', secretPath: '/app' }]);
+    } finally {
+      stream.close();
+    }
+    const nobody = await fx.identity('events-nobody', 'member', 'no-access');
+    const refused = await subscribe(nobody.token, { projectId: fx.projectId, register: [{ event: 'secret:update' }] });
+    expect(refused.response.status).toBe(403);
+    expect(await refused.response.json()).toMatchObject({ statusCode: 403, reqId: expect.any(String) });
+    const anonymous = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: fx.projectId, register: [{ event: 'secret:update' }] }),
+    });
+    expect(anonymous.status).toBe(401);
+  });
+
+  test('a revoked token ends its open stream with an error event', async () => {
+    const member = await fx.identity('events-revoked', 'member', 'member');
+    const stream = await subscribe(member.token, { projectId: fx.projectId, register: [{ event: 'secret:update' }] });
+    expect(stream.response.status).toBe(200);
+    await fx.call('POST', '/api/v1/auth/token/revoke', { accessToken: member.token });
+    await waitFor('the stream to end', () => stream.ended());
+    expect(stream.events.at(-1)).toMatchObject({ event: 'error', data: { message: expect.any(String) } });
+    expect(app.services.changeFanout.size).toBe(0);
+  });
+});
+
+describe('one fan-out for many subscribers', () => {
+  test('60 streams from several callers each get the change once; disconnects leave no subscriber behind', async () => {
+    const callers = await Promise.all([1, 2, 3].map((n) => fx.identity(`events-many-${n}`, 'member', 'viewer')));
+    const streams = await Promise.all(
+      Array.from({ length: 60 }, (_, index) => subscribe(callers[index % 3]!.token, { projectId: fx.projectId, register: [{ event: 'secret:update' }] })),
+    );
+    try {
+      expect(streams.every((stream) => stream.response.status === 200)).toBe(true);
+      expect(app.services.changeFanout.size).toBe(60);
+      await write('MANY');
+      await waitFor('every stream to hear it', () => streams.every((stream) => stream.changes().length === 1));
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+    await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
+  });
+
+  test('a caller may hold 50 streams on a project; the 51st is 429', async () => {
+    const caller = await fx.identity('events-greedy', 'member', 'viewer');
+    const body = { projectId: fx.projectId, register: [{ event: 'secret:update' }] };
+    const streams = await Promise.all(Array.from({ length: 50 }, () => subscribe(caller.token, body)));
+    try {
+      const extra = await subscribe(caller.token, body);
+      expect(extra.response.status).toBe(429);
+      expect(await extra.response.json()).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded' });
+    } finally {
+      for (const stream of streams) stream.close();
+    }
+    await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
+    const again = await subscribe(caller.token, body);
+    expect(again.response.status).toBe(200);
+    again.close();
+  });
+
+  test('a reader that stops reading does not hold up the others; its subscription ends when it goes away', async () => {
+    const stalled = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fx.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ projectId: fx.projectId, register: [{ event: 'secret:update', conditions: { environmentSlug: 'dev', secretPath: '/**' } }] }),
+    });
+    expect(stalled.status).toBe(200);
+    const live = await subscribe(fx.token, { projectId: fx.projectId, register: [{ event: 'secret:update' }] });
+    try {
+      // 300 changes, ~1 KiB of event each for the stalled reader, which never reads
+      const names = Array.from({ length: 300 }, (_, index) => `SLOW_${index}`);
+      for (let index = 0; index < names.length; index += 50) {
+        await fx.call('POST', '/api/v3/secrets/batch/raw', {
+          workspaceId: fx.projectId,
+          environment: 'dev',
+          secrets: names.slice(index, index + 50).map((secretKey) => ({ secretKey, secretValue: 'x' })),
+        });
+      }
+      await waitFor('the live reader to hear all six batches', () => live.changes().length >= 6);
+    } finally {
+      live.close();
+      await stalled.body?.cancel().catch(() => undefined);
+    }
+    await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
+  });
+});
