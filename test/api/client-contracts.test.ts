@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Actor } from '../../src/actor/actor.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -313,8 +314,8 @@ describe('v4 defaults and options (reference: listSecretsV4 / getSecretByNameV4)
 
   test('includePersonalOverrides: a user sees its override in place of the shared value; without it, only shared', async () => {
     const user = fx;
-    const actor = {
-      kind: 'user' as const,
+    const actor: Actor = {
+      kind: 'user',
       id: user.userId,
       name: 'admin@example.com',
       orgId: user.orgId,
