@@ -29,6 +29,17 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          // the official Infisical SDKs (Node, and Go built from the module proxy) against `coffer serve`
+          name: 'clients',
+          include: ['test/clients/**/*.test.ts'],
+          globalSetup: ['test/clients/go-build-setup.ts', 'test/support/postgres-global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'cluster',
           include: ['test/cluster/**/*.test.ts'],
           globalSetup: ['test/k8s/global-setup.ts', 'test/support/postgres-global-setup.ts'],
