@@ -40,3 +40,51 @@ export function includeImportsOf(query: { include_imports?: 'true' | 'false'; in
 }
 
 export const secretResponse = { 200: z.object({ secret: rawSecretSchema }) };
+
+const secretKey = text(2048);
+
+/** The bodies of single-secret writes (v3 `/raw/{name}` and v4 `/{name}`). */
+export const createSecretBody = z.object({
+  ...secretLocation,
+  secretValue: z.string(),
+  secretComment: z.string().default(''),
+  skipMultilineEncoding,
+  type: secretType,
+  tagIds,
+  ...reminder,
+});
+export const updateSecretBody = z.object({
+  ...secretLocation,
+  secretValue: z.string().optional(),
+  secretComment: z.string().optional(),
+  skipMultilineEncoding,
+  newSecretName: optional(secretKey),
+  type: secretType,
+  tagIds,
+  metadata: z.record(z.string(), z.string()).optional(),
+  ...reminder,
+});
+export const deleteSecretBody = z.object({ ...secretLocation, type: secretType });
+
+/** The bodies of batch writes (v3 `/batch/raw` and v4 `/batch`): all items or none. */
+export const createSecretsBody = z.object({
+  ...secretLocation,
+  secrets: z.array(z.object({ secretKey, secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding, tagIds })).min(1),
+});
+export const updateSecretsBody = z.object({
+  ...secretLocation,
+  secrets: z
+    .array(
+      z.object({
+        secretKey,
+        secretValue: z.string().optional(),
+        secretComment: z.string().optional(),
+        skipMultilineEncoding,
+        newSecretName: optional(secretKey),
+        tagIds,
+        ...reminder,
+      }),
+    )
+    .min(1),
+});
+export const deleteSecretsBody = z.object({ ...secretLocation, secrets: z.array(z.object({ secretKey, type: secretType })).min(1) });

@@ -2,8 +2,19 @@ import { z } from 'zod';
 import { importedGroupSchema, listedSecretSchema, rawSecretSchema, withValueVisibility } from '../../secrets/secret-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { commaList, flag, optional, optionalInteger, projectRef, text } from '../../validation/input.ts';
-import { includeImportsOf, nameParams, readQuery, reminder, secretLocation, secretType, skipMultilineEncoding, tagIds } from './secret-fields.ts';
+import { commaList, flag, optionalInteger, projectRef } from '../../validation/input.ts';
+import {
+  createSecretBody,
+  createSecretsBody,
+  deleteSecretBody,
+  deleteSecretsBody,
+  includeImportsOf,
+  nameParams,
+  readQuery,
+  secretType,
+  updateSecretBody,
+  updateSecretsBody,
+} from './secret-fields.ts';
 
 /**
  * The v4 secrets API (the current Infisical CLI and operator): the v3 operations under new
@@ -101,15 +112,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         tags,
         summary: 'Create a secret',
         params: nameParams,
-        body: z.object({
-          ...secretLocation,
-          secretValue: z.string(),
-          secretComment: z.string().default(''),
-          skipMultilineEncoding,
-          type: secretType,
-          tagIds,
-          ...reminder,
-        }),
+        body: createSecretBody,
         response: v4Response,
       },
     },
@@ -126,16 +129,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         tags,
         summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
         params: nameParams,
-        body: z.object({
-          ...secretLocation,
-          secretValue: z.string().optional(),
-          secretComment: z.string().optional(),
-          skipMultilineEncoding,
-          newSecretName: optional(text(2048)),
-          type: secretType,
-          tagIds,
-          ...reminder,
-        }),
+        body: updateSecretBody,
         response: v4Response,
       },
     },
@@ -152,7 +146,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         tags,
         summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
         params: nameParams,
-        body: z.object({ ...secretLocation, type: secretType }),
+        body: deleteSecretBody,
         response: v4Response,
       },
     },
@@ -164,17 +158,13 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
 }
 
 function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
-  const key = text(2048);
   app.post(
     '/api/v4/secrets/batch',
     {
       schema: {
         tags,
         summary: 'Create several secrets, all or none',
-        body: z.object({
-          ...secretLocation,
-          secrets: z.array(z.object({ secretKey: key, secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding, tagIds })).min(1),
-        }),
+        body: createSecretsBody,
         response: batchResponse,
       },
     },
@@ -190,22 +180,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Update several secrets, all or none',
-        body: z.object({
-          ...secretLocation,
-          secrets: z
-            .array(
-              z.object({
-                secretKey: key,
-                secretValue: z.string().optional(),
-                secretComment: z.string().optional(),
-                skipMultilineEncoding,
-                newSecretName: optional(text(2048)),
-                tagIds,
-                ...reminder,
-              }),
-            )
-            .min(1),
-        }),
+        body: updateSecretsBody,
         response: batchResponse,
       },
     },
@@ -221,7 +196,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Delete several secrets, all or none',
-        body: z.object({ ...secretLocation, secrets: z.array(z.object({ secretKey: key, type: secretType })).min(1) }),
+        body: deleteSecretsBody,
         response: batchResponse,
       },
     },

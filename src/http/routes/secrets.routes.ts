@@ -3,8 +3,20 @@ import { RevisionCache } from '../../changes/revision-cache.ts';
 import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { commaList, flag, id, optional, optionalInteger, projectRef, required, path as secretPathField, text } from '../../validation/input.ts';
-import { includeImportsOf, nameParams, readQuery, reminder, secretLocation, secretResponse, secretType, skipMultilineEncoding, tagIds } from './secret-fields.ts';
+import { commaList, flag, id, optionalInteger, projectRef, required, path as secretPathField } from '../../validation/input.ts';
+import {
+  createSecretBody,
+  createSecretsBody,
+  deleteSecretBody,
+  deleteSecretsBody,
+  includeImportsOf,
+  nameParams,
+  readQuery,
+  secretResponse,
+  secretType,
+  updateSecretBody,
+  updateSecretsBody,
+} from './secret-fields.ts';
 
 const tags = ['Secrets'];
 const SERIALIZED_LISTING_BYTES = 16 * 1024 * 1024;
@@ -87,15 +99,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'Create a secret',
         params: nameParams,
-        body: z.object({
-          ...secretLocation,
-          secretValue: z.string(),
-          secretComment: z.string().default(''),
-          skipMultilineEncoding,
-          type: secretType,
-          tagIds,
-          ...reminder,
-        }),
+        body: createSecretBody,
         response: secretResponse,
       },
     },
@@ -109,17 +113,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
         params: nameParams,
-        body: z.object({
-          ...secretLocation,
-          secretValue: z.string().optional(),
-          secretComment: z.string().optional(),
-          skipMultilineEncoding,
-          newSecretName: optional(text(2048)),
-          type: secretType,
-          tagIds,
-          metadata: z.record(z.string(), z.string()).optional(),
-          ...reminder,
-        }),
+        body: updateSecretBody,
         response: secretResponse,
       },
     },
@@ -133,7 +127,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
         params: nameParams,
-        body: z.object({ ...secretLocation, type: secretType }),
+        body: deleteSecretBody,
         response: secretResponse,
       },
     },
@@ -150,12 +144,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Create several secrets, all or none',
-        body: z.object({
-          ...secretLocation,
-          secrets: z
-            .array(z.object({ secretKey: text(2048), secretValue: z.string(), secretComment: z.string().optional(), skipMultilineEncoding, tagIds }))
-            .min(1),
-        }),
+        body: createSecretsBody,
         response: batchResponse,
       },
     },
@@ -168,22 +157,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Update several secrets, all or none',
-        body: z.object({
-          ...secretLocation,
-          secrets: z
-            .array(
-              z.object({
-                secretKey: text(2048),
-                secretValue: z.string().optional(),
-                secretComment: z.string().optional(),
-                skipMultilineEncoding,
-                newSecretName: optional(text(2048)),
-                tagIds,
-                ...reminder,
-              }),
-            )
-            .min(1),
-        }),
+        body: updateSecretsBody,
         response: batchResponse,
       },
     },
@@ -196,7 +170,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       schema: {
         tags,
         summary: 'Delete several secrets, all or none',
-        body: z.object({ ...secretLocation, secrets: z.array(z.object({ secretKey: text(2048), type: secretType })).min(1) }),
+        body: deleteSecretsBody,
         response: batchResponse,
       },
     },
