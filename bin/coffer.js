@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 import { main } from '../dist/main.js';
 
-main(process.argv.slice(2)).catch((error) => {
-  console.error(`coffer: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+// main() reports its own errors (with the exit codes in README "Exit codes"); this only catches its bugs.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    console.error(`coffer: ${error instanceof Error ? error.stack : String(error)}`);
+    process.exitCode = 1;
+  },
+);

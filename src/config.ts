@@ -1,29 +1,48 @@
 import { z } from 'zod';
 
-/** Every setting: its environment variable, its command-line flag and its rule. */
+/** Where a setting is listed in the command-line help; each command takes the groups it uses. */
+export type SettingGroup = 'server' | 'storage' | 'keys' | 'logging' | 'operator';
+
+/** Every setting: its environment variable, its command-line flag, its help line and its rule (below). */
 const settings = {
-  host: { env: 'COFFER_HOST', flag: 'host' },
-  port: { env: 'COFFER_PORT', flag: 'port' },
-  probePort: { env: 'COFFER_PROBE_PORT', flag: 'probe-port' },
-  databaseUrl: { env: 'DATABASE_URL', flag: 'database-url' },
-  dataDir: { env: 'COFFER_DATA_DIR', flag: 'data-dir' },
-  encryptionKey: { env: 'COFFER_ENCRYPTION_KEY', flag: 'encryption-key' },
-  authSecret: { env: 'COFFER_AUTH_SECRET', flag: 'auth-secret' },
-  logLevel: { env: 'COFFER_LOG_LEVEL', flag: 'log-level' },
-  auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days' },
-  trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies' },
-  operator: { env: 'COFFER_OPERATOR', flag: 'operator' },
-  resyncInterval: { env: 'COFFER_RESYNC_INTERVAL', flag: 'resync-interval' },
-  operatorNamespace: { env: 'COFFER_OPERATOR_NAMESPACE', flag: 'operator-namespace' },
-  watchNamespace: { env: 'COFFER_WATCH_NAMESPACE', flag: 'watch-namespace' },
-  operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org' },
-  leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election' },
-  operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency' },
-} as const;
+  host: { env: 'COFFER_HOST', flag: 'host', group: 'server', help: 'address to listen on (default 127.0.0.1; the container image sets 0.0.0.0)' },
+  port: { env: 'COFFER_PORT', flag: 'port', group: 'server', help: 'API port (default 8080)' },
+  probePort: { env: 'COFFER_PROBE_PORT', flag: 'probe-port', group: 'server', help: 'port of /healthz, /readyz and /metrics (default 8081)' },
+  databaseUrl: {
+    env: 'DATABASE_URL',
+    flag: 'database-url',
+    group: 'storage',
+    help: 'PostgreSQL 14+, postgresql://user:password@host:5432/database (default: unset, the embedded database)',
+  },
+  dataDir: { env: 'COFFER_DATA_DIR', flag: 'data-dir', group: 'storage', help: 'embedded database and its generated keys (default ./.coffer-data)' },
+  encryptionKey: {
+    env: 'COFFER_ENCRYPTION_KEY',
+    flag: 'encryption-key',
+    group: 'keys',
+    help: 'root key, 32 bytes base64 (openssl rand -base64 32); required with DATABASE_URL, else generated once',
+  },
+  authSecret: {
+    env: 'COFFER_AUTH_SECRET',
+    flag: 'auth-secret',
+    group: 'keys',
+    help: 'token signing secret, at least 32 characters; required with DATABASE_URL, else generated once',
+  },
+  logLevel: { env: 'COFFER_LOG_LEVEL', flag: 'log-level', group: 'logging', help: 'fatal, error, warn, info (default), debug, trace or silent' },
+  logFormat: { env: 'COFFER_LOG_FORMAT', flag: 'log-format', group: 'logging', help: 'auto (default: readable lines in a terminal, else JSON), json or pretty' },
+  auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days', group: 'server', help: 'days an audit entry is kept (default 90)' },
+  trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies', group: 'server', help: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed' },
+  operator: { env: 'COFFER_OPERATOR', flag: 'operator', group: 'operator', help: 'run the operator: auto (default: when KUBECONFIG is set or in a cluster), true or false' },
+  resyncInterval: { env: 'COFFER_RESYNC_INTERVAL', flag: 'resync-interval', group: 'operator', help: 'full resync every (default 10m; changes are pushed at once)' },
+  operatorNamespace: { env: 'COFFER_OPERATOR_NAMESPACE', flag: 'operator-namespace', group: 'operator', help: 'namespace of the leader-election Lease (default $POD_NAMESPACE or coffer-system)' },
+  watchNamespace: { env: 'COFFER_WATCH_NAMESPACE', flag: 'watch-namespace', group: 'operator', help: 'watch one namespace only (default: all)' },
+  operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org', group: 'operator', help: 'organization (slug) the operator acts in (default: the only one)' },
+  leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election', group: 'operator', help: 'one replica reconciles at a time: true (default) or false' },
+  operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency', group: 'operator', help: 'resources reconciled at once (default 16)' },
+} as const satisfies Record<string, { env: string; flag: string; group: SettingGroup; help: string }>;
 
 type SettingName = keyof typeof settings;
 
-const port = z.coerce.number().int().min(0).max(65535);
+const port = z.coerce.number('must be a port number, 0 to 65535').int('must be a port number, 0 to 65535').min(0, 'must be a port number, 0 to 65535').max(65535, 'must be a port number, 0 to 65535');
 
 const base64Key32 = z
   .string()
@@ -57,6 +76,7 @@ const configSchema = z
     encryptionKey: base64Key32.optional(),
     authSecret: z.string().min(32, 'must be at least 32 characters (openssl rand -base64 48)').optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    logFormat: z.enum(['auto', 'json', 'pretty']).default('auto'),
     auditRetentionDays: z.coerce.number().int().min(1).max(36500).default(90),
     trustedProxies: z
       .string()
@@ -104,8 +124,17 @@ export function parseConfig(input: ConfigInput): Config {
   throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
 }
 
-/** Command-line flags for every setting, in node:util parseArgs form. */
-export const configFlags = Object.fromEntries(Object.values(settings).map(({ flag }) => [flag, { type: 'string' as const }]));
+export interface SettingHelp {
+  env: string;
+  flag: string;
+  group: SettingGroup;
+  help: string;
+}
+
+/** The settings of these groups, for a command's flags and help. */
+export function settingsIn(groups: readonly SettingGroup[]): SettingHelp[] {
+  return Object.values(settings).filter((setting) => groups.includes(setting.group));
+}
 
 /** Reads settings from the environment, overridden by parsed command-line flags. */
 export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {

@@ -1,4 +1,5 @@
-import type { LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions } from 'pino';
+import pretty from 'pino-pretty';
 
 /**
  * Paths pino censors wherever they appear in a log object. Request bodies and
@@ -22,6 +23,12 @@ export const redactedPaths = [
   '*.databaseUrl',
 ];
 
+/** `auto`: readable lines when the output is a terminal, JSON (one object a line) otherwise. */
+export type LogFormatSetting = 'auto' | 'json' | 'pretty';
+
+/** Fields that the messages carrying them already show (a request's line, a migration's): left out of pretty lines. */
+const SHOWN_IN_MESSAGE = ['method', 'url', 'route', 'statusCode', 'durationMs', 'migration', 'ms', 'count'];
+
 export function loggerOptions(level: string): LoggerOptions {
   return {
     level,
@@ -34,8 +41,31 @@ export function loggerOptions(level: string): LoggerOptions {
   };
 }
 
+export function usesPrettyLogs(format: LogFormatSetting, fd: 1 | 2): boolean {
+  if (format === 'auto') return (fd === 1 ? process.stdout : process.stderr).isTTY === true;
+  return format === 'pretty';
+}
+
+/**
+ * The process logger, writing synchronously to stdout (`serve`) or stderr
+ * (one-shot commands, whose stdout stays parseable). Pretty lines are made in
+ * this thread (no transport worker) so nothing is lost when the process exits.
+ */
+export function createLogger(settings: { level: string; format: LogFormatSetting }, fd: 1 | 2 = 1): Logger {
+  if (!usesPrettyLogs(settings.format, fd)) return pino(loggerOptions(settings.level), pino.destination({ fd, sync: true }));
+  const stream = pretty({
+    destination: fd,
+    sync: true,
+    colorize: (fd === 1 ? process.stdout : process.stderr).isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: ['pid', 'hostname', ...SHOWN_IN_MESSAGE].join(','),
+    singleLine: true,
+  });
+  return pino(loggerOptions(settings.level), stream);
+}
+
 /** Query strings may carry tokens (e.g. `?token=`); keep only parameter names. */
-function stripQuerySecrets(url: string): string {
+export function stripQuerySecrets(url: string): string {
   const mark = url.indexOf('?');
   if (mark < 0) return url;
   const names = new URLSearchParams(url.slice(mark + 1));

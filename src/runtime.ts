@@ -1,14 +1,14 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { loggerOptions } from './logger.ts';
+import { createLogger as createProcessLogger } from './logger.ts';
 import { createServices, type SecurityKeys, type Services } from './services/container.ts';
 
 /** `serve` logs to stdout; one-shot commands log to stderr so their stdout stays parseable. */
 export function createLogger(config: Config, fd: 1 | 2 = 1): Logger {
-  return pino(loggerOptions(config.logLevel), pino.destination({ fd, sync: true }));
+  return createProcessLogger({ level: config.logLevel, format: config.logFormat }, fd);
 }
 
 /**
@@ -30,9 +30,13 @@ export function resolveKeys(config: Config, logger: Logger): SecurityKeys {
 
 /** Opens the configured database and applies pending migrations. */
 export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+  if (!config.databaseUrl) logger.info({ dataDir: config.dataDir }, `opening the embedded database in ${config.dataDir} (the first start creates it, which takes a few seconds)`);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrate(database);
-  logger.info({ backend: database.backend, applied }, 'database ready');
+  const applied = await migrate(database, undefined, {
+    onPending: (names) => logger.info({ count: names.length }, `applying ${names.length} database migration${names.length === 1 ? '' : 's'}`),
+    onApplied: (name, ms) => logger.info({ migration: name, ms }, `migration ${name} applied`),
+  });
+  logger.info({ backend: database.backend, applied: applied.length }, 'database ready');
   return database;
 }
 

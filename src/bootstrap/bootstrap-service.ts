@@ -29,6 +29,11 @@ export class BootstrapService {
     this.#auth = auth;
   }
 
+  /** True once the one-time bootstrap has run. */
+  async isBootstrapped(): Promise<boolean> {
+    return (await this.#db.selectFrom('instanceState').select('id').executeTakeFirst()) !== undefined;
+  }
+
   async bootstrap(input: BootstrapInput) {
     const passwordHash = await hashPassword(input.password);
     return this.#db.transaction().execute(async (trx) => {

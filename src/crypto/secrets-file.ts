@@ -10,6 +10,19 @@ export interface GeneratedKeys {
   path: string;
 }
 
+/** The generated keys file cannot be used; nothing encrypted with its keys can be read without them. */
+export class KeysFileError extends Error {}
+
+const RESTORE = '; restore it from a backup, or set COFFER_ENCRYPTION_KEY and COFFER_AUTH_SECRET to the keys it held';
+
+function readKeysFile(path: string): { encryptionKey?: string; authSecret?: string } {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new KeysFileError(`cannot read the generated keys in ${path} (${error instanceof Error ? error.message : String(error)})${RESTORE}`);
+  }
+}
+
 /**
  * Embedded mode without configured keys: generate them once into the data
  * directory (mode 0600) and reuse them on every later start.
@@ -17,8 +30,8 @@ export interface GeneratedKeys {
 export function loadOrCreateKeysFile(dataDir: string): GeneratedKeys {
   const path = join(dataDir, 'keys.json');
   if (existsSync(path)) {
-    const stored = JSON.parse(readFileSync(path, 'utf8')) as { encryptionKey?: string; authSecret?: string };
-    if (!stored.encryptionKey || !stored.authSecret) throw new Error(`${path} is incomplete; restore it from a backup`);
+    const stored = readKeysFile(path);
+    if (!stored.encryptionKey || !stored.authSecret) throw new KeysFileError(`${path} is incomplete (it needs encryptionKey and authSecret)${RESTORE}`);
     return { encryptionKey: stored.encryptionKey, authSecret: stored.authSecret, created: false, path };
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

@@ -27,12 +27,18 @@ export function listMigrations(dir = migrationsDir): Migration[] {
     });
 }
 
+export interface MigrationProgress {
+  /** Called once, before the first pending migration, with all pending names. */
+  onPending?: (names: string[]) => void;
+  onApplied?: (name: string, ms: number) => void;
+}
+
 /**
  * Applies pending migrations, each in its own transaction, while holding a
  * session-level advisory lock so that replicas starting together apply each
  * migration exactly once. Returns the names applied now.
  */
-export async function migrate(database: Database, migrations = listMigrations()): Promise<string[]> {
+export async function migrate(database: Database, migrations = listMigrations(), progress: MigrationProgress = {}): Promise<string[]> {
   return database.db.connection().execute(async (connection) => {
     await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {
@@ -42,7 +48,9 @@ export async function migrate(database: Database, migrations = listMigrations())
       )`.execute(connection);
       const applied = await appliedNames(connection);
       const pending = migrations.filter((migration) => !applied.has(migration.name));
+      if (pending.length > 0) progress.onPending?.(pending.map((migration) => migration.name));
       for (const migration of pending) {
+        const started = performance.now();
         const script = `BEGIN;\n${migration.sql}\n;INSERT INTO schema_migrations (name) VALUES ('${migration.name}');\nCOMMIT;`;
         try {
           await database.execScript(connection, script);
@@ -50,6 +58,7 @@ export async function migrate(database: Database, migrations = listMigrations())
           await database.execScript(connection, 'ROLLBACK').catch(() => {});
           throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
         }
+        progress.onApplied?.(migration.name, Math.round(performance.now() - started));
       }
       return pending.map((migration) => migration.name);
     } finally {

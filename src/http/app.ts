@@ -8,6 +8,7 @@ import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
+import { RequestLogController } from './request-log.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
@@ -82,6 +83,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => `req-${randomUUID()}`,
+    logController: new RequestLogController(),
     trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
     // Secret names (up to 500 characters, URL-encoded) travel as path parameters.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },

@@ -104,6 +104,7 @@ async function sync(
   });
   const missed = context.dependencies.set(key, { projectId, environmentId, path: source.secretPath, recursive: source.recursive, reads }, latestRevision);
   const written = await applyIfChanged(context, resource, data, revision);
+  if (!written) context.logger.debug({ namespace: resource.metadata.namespace, name: resource.spec.target.name, revision }, 'Secret unchanged; nothing written');
   const hash = dataHash(data);
   const message = skipped.length > 0 ? `${Object.keys(data).length} keys synced; skipped keys that are not valid Secret keys: ${skipped.join(', ')}` : `${Object.keys(data).length} keys synced`;
   await writeStatus(
@@ -158,8 +159,15 @@ async function createIfAbsent(context: OperatorContext, desired: V1Secret): Prom
 /** A Synced event, or DriftRepaired when the Secret had been changed or deleted outside Coffer. */
 function recordWrite(context: OperatorContext, resource: IntegrationResource, data: Record<string, string>, revision: number, drift: string | undefined): void {
   const name = resource.spec.target.name;
-  if (drift) context.events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${drift} and has been restored`);
-  else context.events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${Object.keys(data).length} keys)`);
+  const { namespace } = resource.metadata;
+  const fields = { namespace, secret: name, integration: resource.metadata.name, revision, keys: Object.keys(data).length };
+  if (drift) {
+    context.events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${drift} and has been restored`);
+    context.logger.info(fields, `Secret ${namespace}/${name} ${drift}; restored (revision ${revision})`);
+  } else {
+    context.events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${Object.keys(data).length} keys)`);
+    context.logger.info(fields, `Secret ${namespace}/${name} written at revision ${revision} (${Object.keys(data).length} keys)`);
+  }
 }
 
 function assertWritable(resource: IntegrationResource, live: V1Secret | undefined, policy: string): void {

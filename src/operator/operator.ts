@@ -113,7 +113,11 @@ export class Operator {
       startInformer(informers.integrations, 'integrations', this.#logger, isStopped),
       startInformer(informers.managedSecrets, 'secrets', this.#logger, isStopped),
     ]);
-    if (!this.#options.leaderElection) return this.#startLeading();
+    this.#logger.info({ namespace: this.#options.watchNamespace ?? 'all', organization: actor.orgId }, `operator watching ${this.#options.watchNamespace ? `namespace ${this.#options.watchNamespace}` : 'all namespaces'}`);
+    if (!this.#options.leaderElection) {
+      this.#logger.info('leader election off: this replica reconciles');
+      return this.#startLeading();
+    }
     this.#elector = new LeaderElector(this.#kube, this.#logger, {
       namespace: this.#options.leaseNamespace,
       name: 'coffer-operator',
@@ -172,7 +176,12 @@ export class Operator {
       if (change.kind === 'integration' && this.#services.changes.isQuiet(change.revision)) continue;
       if (change.kind === 'tags') continue;
       this.#dependencies.observe(change);
-      for (const key of this.#dependencies.affected(change)) this.#queue!.add(`Integration:${key}`);
+      const affected = [...this.#dependencies.affected(change)];
+      this.#logger.debug(
+        { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected },
+        `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
+      );
+      for (const key of affected) this.#queue!.add(`Integration:${key}`);
       if (change.kind === 'project-deleted') {
         for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
           this.#enqueue('SecretsProject', project);
@@ -226,6 +235,7 @@ export class Operator {
     const kind = queueKey.slice(0, separator) as KindName;
     const key = queueKey.slice(separator + 1);
     const { namespace, name } = splitKey(key);
+    this.#logger.debug({ kind, namespace, name }, `reconciling ${kind} ${namespace}/${name}`);
     const result = await this.#reconcileKind(context, kind, namespace, name, key);
     this.#options.metrics?.reconciled(kind, typeof result === 'number' ? 'requeue' : 'ok');
     return result;

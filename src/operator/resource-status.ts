@@ -56,7 +56,20 @@ export async function writeStatus(
     await context.kube.patchStatus(kind, namespace, name, next);
   } catch (error) {
     if (!isNotFound(error)) throw error;
+    return;
   }
+  logReadyChange(context, kind, resource, conditions.find((condition) => condition.type === 'Ready'));
+}
+
+/** One info line when a resource becomes Ready or stops being Ready (or for another reason), never per retry. */
+function logReadyChange(context: OperatorContext, kind: KindName, resource: AnyResource, ready: ConditionUpdate | undefined): void {
+  if (!ready) return;
+  const before = resource.status?.conditions?.find((condition) => condition.type === 'Ready');
+  if (before?.status === ready.status && before.reason === ready.reason) return;
+  const { namespace, name } = resource.metadata;
+  const fields = { kind, namespace, name, reason: ready.reason };
+  if (ready.status === 'True') context.logger.info(fields, `${kind} ${namespace}/${name} is Ready (${ready.reason}): ${ready.message}`);
+  else context.logger.info(fields, `${kind} ${namespace}/${name} is not Ready (${ready.reason}): ${ready.message}`);
 }
 
 /** Sync timestamps alone do not warrant a write. */

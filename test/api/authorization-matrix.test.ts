@@ -10,6 +10,7 @@ import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-ap
  * in the table fails here.
  */
 const PUBLIC_ROUTES = new Set([
+  'GET /',
   'GET /api/status',
   'POST /api/v1/admin/bootstrap',
   'POST /api/v1/auth/universal-auth/login',

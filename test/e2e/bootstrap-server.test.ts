@@ -63,7 +63,7 @@ describe('coffer bootstrap --server', () => {
     expect((await bootstrap(['--server', 'ftp://example.com'])).stderr).toContain('--server must be an http:// or https:// URL');
     expect((await bootstrap(['--server', 'http://127.0.0.1:1', '--timeout', 'soon'])).stderr).toContain('--timeout must be a duration');
     const badEmail = await bootstrap(['--server', 'http://127.0.0.1:1'], { COFFER_BOOTSTRAP_EMAIL: 'nope' });
-    expect(badEmail.code).toBe(1);
+    expect(badEmail.code).toBe(2);
     expect(badEmail.stderr).toContain('--email must be an email address');
   });
 
@@ -93,7 +93,7 @@ describe('coffer bootstrap --server', () => {
 
     const refused = await bootstrap(['--server', url]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe('coffer: This instance has already been set up\n');
+    expect(refused.stderr).toBe('coffer bootstrap: This instance has already been set up (--if-needed makes this not an error)\n');
   });
 
   test('--if-needed also applies to the local (database) bootstrap', async () => {

@@ -48,6 +48,34 @@ describe('coffer serve on the embedded database', () => {
     expect(docs.headers.get('content-type')).toContain('text/html');
   });
 
+  test('the start says the instance is not set up yet and how to set it up', () => {
+    const output = server.output.join('');
+    expect(output).toContain('this instance is not set up yet');
+    expect(output).toContain(`npx coffer bootstrap --server ${server.api}`);
+    expect(output).toContain(`POST ${server.api}/api/v1/admin/bootstrap`);
+  });
+
+  test('one JSON log line per request, with method, route, status and duration', async () => {
+    const answer = await fetch(`${server.api}/api/v1/workspace/not-a-project?token=abc123`);
+    expect(answer.status).toBe(401);
+    const reqId = answer.headers.get('x-request-id');
+    const linesOf = () => server.output.join('').split('\n').filter((line) => line.includes(reqId!));
+    // written once the answer has gone out
+    for (let waited = 0; linesOf().length === 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    const lines = linesOf();
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 30,
+      reqId,
+      method: 'GET',
+      route: '/api/v1/workspace/:workspaceId',
+      url: '/api/v1/workspace/not-a-project?token=[redacted]',
+      statusCode: 401,
+      durationMs: expect.any(Number),
+      msg: expect.stringMatching(/^GET \/api\/v1\/workspace\/not-a-project 401 [\d.]+ ms$/),
+    });
+  });
+
   test('bootstrap → projects → environment → nested folder → updates', async () => {
     const boot = await call(server, 'POST', '/api/v1/admin/bootstrap', undefined, {
       email: 'ops@example.com',
@@ -80,6 +108,7 @@ describe('coffer serve on the embedded database', () => {
   test('data and keys survive a restart; the token still works', async () => {
     expect(await stopServer(server)).toBe(0);
     server = await startServer(dataDir);
+    expect(server.output.join('')).not.toContain('not set up yet');
     const projects = await call(server, 'GET', '/api/v1/workspace', token);
     expect(projects.status).toBe(200);
     expect(projects.body.workspaces.map((project: { slug: string }) => project.slug)).toContain('payments');
@@ -110,7 +139,7 @@ describe('coffer CLI', () => {
 
   test('a bad setting fails fast naming it', async () => {
     const failure = await run(process.execPath, [bin, 'serve'], { env: { ...process.env, COFFER_PORT: 'http' } }).catch((error) => error);
-    expect(failure.code).toBe(1);
+    expect(failure.code).toBe(3);
     expect(failure.stderr).toContain('COFFER_PORT (--port)');
   });
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { required } from '../../validation/input.ts';
+import { VERSION } from '../../version.ts';
 
 const bootstrapBody = z.object({
   email: z.email(),
@@ -24,8 +25,33 @@ const bootstrapResponse = z.object({
   identity: z.object({ id: z.string(), name: z.string(), credentials: z.object({ token: z.string() }) }),
 });
 
+const entryPoints = z.object({
+  name: z.literal('coffer'),
+  version: z.string(),
+  docs: z.string(),
+  openapi: z.string(),
+  status: z.string(),
+  bootstrap: z.string(),
+});
+
 /** Routes that need no access token. */
 export function systemRoutes(app: ZodApp, services: Services): void {
+  app.get(
+    '/',
+    {
+      schema: {
+        tags: ['System'],
+        summary: 'Where to start: links to the API reference',
+        response: { 200: entryPoints },
+      },
+    },
+    async (request, reply) => {
+      // a browser opening the server's address lands on the API reference
+      if (request.headers.accept?.includes('text/html')) return reply.redirect('/api/docs', 302);
+      return { name: 'coffer' as const, version: VERSION, docs: '/api/docs', openapi: '/api/docs/openapi.json', status: '/api/status', bootstrap: '/api/v1/admin/bootstrap' };
+    },
+  );
+
   app.get(
     '/api/status',
     { schema: { tags: ['System'], summary: 'Service status', response: { 200: z.object({ message: z.string() }) } } },

@@ -1,0 +1,22 @@
+import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import { stripQuerySecrets } from '../logger.ts';
+
+/**
+ * One log line per answered request instead of Fastify's two: method, path,
+ * status and duration in the message, and as fields the route template, the
+ * URL with credential-like query values masked, and the request id (bound by
+ * Fastify) that the answer's `x-request-id` and error bodies carry. Server
+ * errors are logged at error, everything else at info.
+ */
+export class RequestLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const statusCode = reply.statusCode;
+    const durationMs = Math.round(reply.elapsedTime * 10) / 10;
+    const fields = { method: request.method, url: stripQuerySecrets(request.url), route: request.routeOptions.url ?? null, statusCode, durationMs };
+    const message = `${request.method} ${request.url.split('?')[0]} ${statusCode} ${durationMs} ms`;
+    if (error || statusCode >= 500) reply.log.error(error ? { ...fields, err: error } : fields, message);
+    else reply.log.info(fields, message);
+  }
+}

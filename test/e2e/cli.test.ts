@@ -1,0 +1,223 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { commands } from '../../src/cli/commands.ts';
+import { settingsIn } from '../../src/config.ts';
+import { VERSION } from '../../src/version.ts';
+import { COFFER_BIN } from '../support/coffer-process.ts';
+import { freePort } from '../support/free-port.ts';
+
+/**
+ * The `coffer` command line as a user meets it: help, version, and every
+ * kind of failure with the message and exit code README "Exit codes" promises.
+ */
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function coffer(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [COFFER_BIN, ...args], { env: { ...process.env, COFFER_OPERATOR: 'false', COFFER_LOG_FORMAT: 'json', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const keys = { COFFER_ENCRYPTION_KEY: randomBytes(32).toString('base64'), COFFER_AUTH_SECRET: randomBytes(48).toString('base64') };
+let scratch: string;
+beforeAll(() => {
+  scratch = mkdtempSync(join(tmpdir(), 'coffer-cli-'));
+});
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('help and version', () => {
+  test.each([['--version'], ['-v'], ['version']])('coffer %s prints the version', async (arg) => {
+    expect(await coffer([arg])).toEqual({ code: 0, stdout: `coffer ${VERSION}\n`, stderr: '' });
+  });
+
+  test.each([['--help'], ['help'], ['-h']])('coffer %s lists every command with its summary', async (arg) => {
+    const { code, stdout } = await coffer([arg]);
+    expect(code).toBe(0);
+    for (const command of commands) expect(stdout).toMatch(new RegExp(`\\n  ${command.name} +${command.summary.slice(0, 30).replace(/[()]/g, '\\$&')}`));
+    expect(stdout).toContain('Exit codes:');
+  });
+
+  test.each(commands.map((command) => [command.name]))('coffer help %s and coffer %s --help show every flag and setting', async (name) => {
+    const spec = commands.find((command) => command.name === name)!;
+    const viaHelp = await coffer(['help', name]);
+    const viaFlag = await coffer([name, '--help']);
+    expect(viaHelp.code).toBe(0);
+    expect(viaFlag).toEqual(viaHelp);
+    expect(viaHelp.stdout).toContain(`Usage: coffer ${name}`);
+    for (const flag of spec.flags ?? []) expect(viaHelp.stdout).toContain(flag.flags);
+    for (const setting of settingsIn(spec.settings ?? [])) {
+      expect(viaHelp.stdout).toContain(`--${setting.flag} <value>`);
+      expect(viaHelp.stdout).toContain(setting.env);
+    }
+  });
+});
+
+describe('usage errors exit 2 with the message and how to get help', () => {
+  test('no command', async () => {
+    const run = await coffer([]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('Usage: coffer <command> [flags]');
+  });
+
+  test('an unknown command', async () => {
+    const run = await coffer(['sevre']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("coffer: unknown command 'sevre'");
+    expect(run.stderr).toContain('Did you mean serve?');
+    expect(run.stderr).toContain("Run 'coffer help' for the commands.");
+  });
+
+  test('an unknown flag names the command, suggests the nearest flag and points to the help', async () => {
+    const run = await coffer(['serve', '--prot', '9000']);
+    expect(run).toMatchObject({ code: 2, stdout: '' });
+    expect(run.stderr).toContain("coffer serve: unknown option '--prot'");
+    expect(run.stderr).toContain('Did you mean --port?');
+    expect(run.stderr).toContain("Run 'coffer help serve' for its flags.");
+    expect(run.stderr).not.toMatch(/ERR_PARSE_ARGS|TypeError|at .*\.js:\d+/);
+  });
+
+  test('a flag without its value', async () => {
+    const run = await coffer(['migrate', '--database-url']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("coffer migrate: option '--database-url <value>' argument missing");
+  });
+
+  test('an argument a command does not take', async () => {
+    const run = await coffer(['migrate', 'now']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("coffer migrate: too many arguments for 'migrate'");
+  });
+
+  test('bootstrap without its inputs names each one', async () => {
+    const run = await coffer(['bootstrap', '--email', 'not-an-email'], { COFFER_DATA_DIR: join(scratch, 'unused') });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe('coffer bootstrap: --email must be an email address; --password is required; --organization is required\n');
+  });
+
+  test('a malformed --timeout', async () => {
+    const run = await coffer(['bootstrap', '--server', 'http://127.0.0.1:1', '--timeout', 'soon', '--email', 'a@example.com', '--password', 'long enough', '--organization', 'Acme']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("--timeout must be a duration such as 90s, 10m or 1h, not 'soon'");
+  });
+});
+
+describe('configuration errors exit 3 naming the setting', () => {
+  test.each([
+    [{ COFFER_PORT: 'http' }, 'COFFER_PORT (--port): must be a port number, 0 to 65535'],
+    [{ COFFER_LOG_FORMAT: 'fancy' }, 'COFFER_LOG_FORMAT (--log-format)'],
+    [{ COFFER_ENCRYPTION_KEY: 'c2hvcnQ=' }, 'COFFER_ENCRYPTION_KEY (--encryption-key): must be 32 bytes, base64-encoded (openssl rand -base64 32)'],
+    [{ DATABASE_URL: 'postgresql://db/coffer' }, 'COFFER_ENCRYPTION_KEY (--encryption-key): is required when DATABASE_URL is set'],
+  ])('%o', async (env, message) => {
+    const run = await coffer(['serve'], env);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('coffer serve: invalid configuration:');
+    expect(run.stderr).toContain(message);
+  });
+
+  test('a flag is checked like its variable', async () => {
+    const run = await coffer(['serve', '--probe-port', '99999']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain('COFFER_PROBE_PORT (--probe-port): must be a port number');
+  });
+
+  test('an unreadable generated keys file names the file and what to do', async () => {
+    const dataDir = join(scratch, 'broken-keys');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'keys.json'), '{"encryptionKey": "trunc');
+    const setUp = ['bootstrap', '--email', 'a@example.com', '--password', 'long enough', '--organization', 'Acme'];
+    const run = await coffer(setUp, { COFFER_DATA_DIR: dataDir, COFFER_ENCRYPTION_KEY: '', COFFER_AUTH_SECRET: '' });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain(`coffer bootstrap: cannot read the generated keys in ${join(dataDir, 'keys.json')}`);
+    expect(run.stderr).toContain('restore it from a backup, or set COFFER_ENCRYPTION_KEY and COFFER_AUTH_SECRET');
+  });
+});
+
+describe('database errors exit 4 naming the database (password masked) and DATABASE_URL', () => {
+  const server = () => new URL(inject('postgresAdminUrl'));
+  const withDatabase = (url: string) => ({ DATABASE_URL: url, ...keys });
+
+  test('nothing listens at the address', async () => {
+    const port = await freePort();
+    const run = await coffer(['migrate'], withDatabase(`postgresql://coffer:hunter2-password@127.0.0.1:${port}/coffer`));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`coffer migrate: cannot connect to PostgreSQL at postgresql://coffer:****@127.0.0.1:${port}/coffer: connection refused`);
+    expect(run.stderr).toContain('set DATABASE_URL (--database-url) to where it runs');
+    expect(run.stderr + run.stdout).not.toContain('hunter2-password');
+  });
+
+  test('a host that does not resolve', async () => {
+    const run = await coffer(['serve'], withDatabase('postgresql://coffer:hunter2-password@no-such-host.invalid:5432/coffer'));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain("coffer serve: cannot connect to PostgreSQL at postgresql://coffer:****@no-such-host.invalid:5432/coffer: the host 'no-such-host.invalid' cannot be resolved");
+    expect(run.stderr + run.stdout).not.toContain('hunter2-password');
+  });
+
+  test('a user the server does not accept', async () => {
+    const url = server();
+    url.username = 'no_such_coffer_user';
+    url.password = 'hunter2-password';
+    const run = await coffer(['migrate'], withDatabase(url.toString()));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`does not let user 'no_such_coffer_user' connect`);
+    expect(run.stderr).toContain('Set an existing user that may connect in DATABASE_URL (--database-url).');
+    expect(run.stderr + run.stdout).not.toContain('hunter2-password');
+  });
+
+  test('a database that does not exist', async () => {
+    const url = server();
+    url.pathname = '/no_such_coffer_database';
+    const run = await coffer(['bootstrap', '--email', 'a@example.com', '--password', 'long enough', '--organization', 'Acme'], withDatabase(url.toString()));
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`coffer bootstrap: PostgreSQL at ${url.hostname}:${url.port || 5432} has no database 'no_such_coffer_database'. Create it`);
+  });
+
+  test('an embedded data directory that cannot be created', async () => {
+    const file = join(scratch, 'a-file');
+    writeFileSync(file, '');
+    const run = await coffer(['migrate'], { COFFER_DATA_DIR: join(file, 'data'), ...keys });
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain(`coffer migrate: cannot use the data directory '${join(file, 'data')}' for the embedded database`);
+    expect(run.stderr).toContain('Set COFFER_DATA_DIR (--data-dir) to a directory this user may write');
+  });
+});
+
+describe('network errors exit 5 naming the port and its setting', () => {
+  let holder: Server;
+  let taken: number;
+  beforeAll(async () => {
+    holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    taken = (holder.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+  test('the API port is in use', async () => {
+    const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_PORT: String(taken), COFFER_PROBE_PORT: String(await freePort()) });
+    expect(run.code).toBe(5);
+    expect(run.stderr).toContain(`coffer serve: cannot listen for the API on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PORT (--port) to a free port.`);
+  });
+
+  test('the probe port is in use', async () => {
+    const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_PORT: String(await freePort()), COFFER_PROBE_PORT: String(taken) });
+    expect(run.code).toBe(5);
+    expect(run.stderr).toContain(`cannot listen for the probes on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PROBE_PORT (--probe-port) to a free port.`);
+  });
+
+  test('a listen address that is not on this machine', async () => {
+    const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_HOST: '192.0.2.1', COFFER_PORT: String(await freePort()) });
+    expect(run.code).toBe(5);
+    expect(run.stderr).toContain("'192.0.2.1' is not an address of this machine. Set COFFER_HOST (--host)");
+  });
+});
