@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifySchema, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
+import { registerDocs } from './docs/openapi-document.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
@@ -33,6 +33,8 @@ export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpressi
 export interface RegisteredRoute {
   method: string;
   url: string;
+  /** The route's schema (zod): the API reference's tests check its examples against it. */
+  schema?: FastifySchema;
 }
 
 declare module 'fastify' {
@@ -91,7 +93,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   const registeredRoutes: RegisteredRoute[] = [];
   app.decorate('registeredRoutes', registeredRoutes);
   app.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) if (method !== 'HEAD') registeredRoutes.push({ method, url: route.url, schema: route.schema });
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -119,51 +121,4 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
     eventRoutes(zodScope, services, streams);
   });
   return { app, metrics };
-}
-
-async function registerDocs(app: ZodApp): Promise<void> {
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Coffer API',
-        description: 'Secrets API, wire-compatible with the Infisical REST API for the operations it covers.',
-        version: '0.1.0',
-      },
-      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
-      security: [{ bearerAuth: [] }],
-    },
-    transform: jsonSchemaTransform,
-  });
-  registerLazyReference(app);
-}
-
-/** Response headers the forwarding reply sets itself. */
-const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
-
-/**
- * The API reference UI (/api/docs, its script, /api/docs/openapi.json and .yaml) comes from
- * @scalar/fastify-api-reference, which holds ~40 MiB in memory once imported: it is loaded on
- * the first visit, into a Fastify instance of its own that these routes forward to.
- */
-function registerLazyReference(app: ZodApp): void {
-  let reference: Promise<FastifyInstance> | undefined;
-  const load = async () => {
-    const { default: scalar } = await import('@scalar/fastify-api-reference');
-    const ui = Fastify({ logger: false, routerOptions: { ignoreTrailingSlash: true } });
-    await ui.register(scalar, { routePrefix: '/api/docs', configuration: { content: () => app.swagger() } });
-    await ui.ready();
-    return ui;
-  };
-  for (const url of ['/api/docs', '/api/docs/*']) {
-    app.get(url, { schema: { hide: true } }, async (request, reply) => {
-      reference ??= load().catch((error: unknown) => {
-        reference = undefined;
-        throw error;
-      });
-      const response = await (await reference).inject({ method: 'GET', url: request.url, headers: request.headers });
-      for (const [name, value] of Object.entries(response.headers)) if (!HOP_HEADERS.has(name) && value !== undefined) reply.header(name, value);
-      return reply.code(response.statusCode).send(response.rawPayload);
-    });
-  }
 }

@@ -48,20 +48,26 @@ export const INTEGRATION_SLUGS: ReadonlySet<string> = new Set([
  * client's own settings survive a round trip.
  */
 export const integrationMetadataSchema = z.looseObject({
-  initialSyncBehavior: z.string().optional(),
-  secretPrefix: z.string().optional(),
-  secretSuffix: z.string().optional(),
-  mappingBehavior: z.enum(['one-to-one', 'many-to-one']).optional(),
-  shouldAutoRedeploy: z.boolean().optional(),
-  secretGCPLabel: z.object({ labelName: z.string(), labelValue: z.string() }).optional(),
-  secretAWSTag: z.array(z.object({ key: z.string(), value: z.string() })).optional(),
-  githubVisibility: z.enum(['selected', 'private', 'all']).optional(),
-  githubVisibilityRepoIds: z.array(z.string()).optional(),
-  kmsKeyId: z.string().optional(),
-  shouldDisableDelete: z.boolean().optional(),
-  shouldEnableDelete: z.boolean().optional(),
-  shouldMaskSecrets: z.boolean().optional(),
-  shouldProtectSecrets: z.boolean().optional(),
+  initialSyncBehavior: z.string().optional().describe('What the first sync does with what the target already holds (the provider\'s option).'),
+  secretPrefix: z.string().optional().describe('A prefix for the synced keys.'),
+  secretSuffix: z.string().optional().describe('A suffix for the synced keys.'),
+  mappingBehavior: z.enum(['one-to-one', 'many-to-one']).optional().describe('One target secret per key, or all keys in one.'),
+  shouldAutoRedeploy: z.boolean().optional().describe('Whether the provider redeploys after a sync.'),
+  secretGCPLabel: z
+    .object({ labelName: z.string().describe('The label\'s name.'), labelValue: z.string().describe('The label\'s value.') })
+    .optional()
+    .describe('For GCP: a label put on the synced secrets.'),
+  secretAWSTag: z
+    .array(z.object({ key: z.string().describe('The tag\'s key.'), value: z.string().describe('The tag\'s value.') }))
+    .optional()
+    .describe('For AWS: tags put on the synced secrets.'),
+  githubVisibility: z.enum(['selected', 'private', 'all']).optional().describe('For GitHub organization secrets: which repositories see them.'),
+  githubVisibilityRepoIds: z.array(z.string()).optional().describe('For GitHub: the repositories when the visibility is `selected`.'),
+  kmsKeyId: z.string().optional().describe('For AWS: the KMS key to encrypt the synced secrets with.'),
+  shouldDisableDelete: z.boolean().optional().describe('Whether keys removed here are kept at the provider.'),
+  shouldEnableDelete: z.boolean().optional().describe('Whether keys removed here are deleted at the provider.'),
+  shouldMaskSecrets: z.boolean().optional().describe('For GitLab: whether the variables are masked.'),
+  shouldProtectSecrets: z.boolean().optional().describe('For GitLab: whether the variables are protected.'),
 });
 
 export type IntegrationMetadata = z.infer<typeof integrationMetadataSchema>;

@@ -2,19 +2,20 @@ import { z } from 'zod';
 import { temporaryAccessFields, temporaryAccessResponse, temporaryAccessResponseSchema } from '../permissions/temporary-access.ts';
 import type { MembershipRoleRow } from './membership-store.ts';
 
-const roleSlug = z.string().trim().toLowerCase().min(1).max(64);
+const roleSlug = z.string().trim().toLowerCase().min(1).max(64).describe('A role slug: `admin`, `member`, `viewer`, `no-access`, or a custom role of the project.');
 
 /** One role of a membership, permanent or temporary (op 11's two item shapes). */
 export const roleAssignmentSchema = z.union([
-  z.object({ role: roleSlug, isTemporary: z.literal(false).default(false) }),
-  z.object({ role: roleSlug, isTemporary: z.literal(true), ...temporaryAccessFields }),
+  z.object({ role: roleSlug, isTemporary: z.literal(false).default(false).describe('A permanent role.') }).describe('A permanent role.'),
+  z.object({ role: roleSlug, isTemporary: z.literal(true).describe('A temporary role.'), ...temporaryAccessFields }).describe('A temporary role: it stops granting access when it ends.'),
 ]);
 export type RoleAssignment = z.infer<typeof roleAssignmentSchema>;
 
 export const roleAssignmentsSchema = z
   .array(roleAssignmentSchema)
   .min(1)
-  .refine((roles) => roles.some((role) => !role.isTemporary), 'At least one long lived role is required');
+  .refine((roles) => roles.some((role) => !role.isTemporary), 'At least one long lived role is required')
+  .describe('The roles, replacing the ones held; at least one must be permanent.');
 
 export const membershipRoleSchema = z.object({
   id: z.string(),

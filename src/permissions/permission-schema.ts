@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS, type ProjectSubject } from './permission-rules.ts';
 
 const conditionValue = z.union([
-  z.string().min(1),
-  z.strictObject({ $eq: z.string().min(1) }),
-  z.strictObject({ $ne: z.string().min(1) }),
-  z.strictObject({ $in: z.array(z.string().min(1)).min(1) }),
-  z.strictObject({ $glob: z.string().min(1) }),
+  z.string().min(1).describe('Exactly this value.'),
+  z.strictObject({ $eq: z.string().min(1).describe('Exactly this value.') }),
+  z.strictObject({ $ne: z.string().min(1).describe('Anything but this value.') }),
+  z.strictObject({ $in: z.array(z.string().min(1)).min(1).describe('One of these values.') }),
+  z.strictObject({ $glob: z.string().min(1).describe('A glob such as `/app/**` (for `secretPath`).') }),
 ]);
 
 const actionSchema = z.enum(ACTIONS);
@@ -14,11 +14,18 @@ const actionSchema = z.enum(ACTIONS);
 /** A project permission rule as clients send it; `action` may be one action or a list. */
 export const permissionRuleInputSchema = z
   .object({
-    subject: z.enum(PROJECT_SUBJECTS),
-    action: z.union([actionSchema, z.array(actionSchema).min(1)]),
-    conditions: z.strictObject({ environment: conditionValue.optional(), secretPath: conditionValue.optional() }).optional(),
-    inverted: z.boolean().optional(),
+    subject: z.enum(PROJECT_SUBJECTS).describe('What the rule is about.'),
+    action: z.union([actionSchema, z.array(actionSchema).min(1)]).describe('`read`, `create`, `edit`, `delete`, or a list of them.'),
+    conditions: z
+      .strictObject({
+        environment: conditionValue.optional().describe('The environment slugs the rule applies to.'),
+        secretPath: conditionValue.optional().describe('The secret paths the rule applies to.'),
+      })
+      .optional()
+      .describe(`Narrows the rule to environments and paths (only for ${CONDITIONAL_SUBJECTS.join(', ')}).`),
+    inverted: z.boolean().optional().describe('`true`: the rule forbids instead of allowing.'),
   })
+  .describe('One permission rule (CASL).')
   .refine((rule) => !rule.conditions || CONDITIONAL_SUBJECTS.includes(rule.subject as ProjectSubject), {
     message: `conditions apply only to ${CONDITIONAL_SUBJECTS.join(', ')}`,
     path: ['conditions'],
@@ -33,7 +40,7 @@ export const permissionRuleInputSchema = z
     };
   });
 
-export const permissionRulesInputSchema = z.array(permissionRuleInputSchema);
+export const permissionRulesInputSchema = z.array(permissionRuleInputSchema).describe('The rules.');
 
 export const permissionRuleSchema = z.object({
   subject: z.string(),

@@ -17,9 +17,9 @@ export const temporaryRangeSchema = z
 
 /** The temporary-access fields the reference accepts for roles and privileges. */
 export const temporaryAccessFields = {
-  temporaryMode: z.literal('relative'),
-  temporaryRange: temporaryRangeSchema,
-  temporaryAccessStartTime: z.iso.datetime({ offset: true }),
+  temporaryMode: z.literal('relative').describe('Always `relative`: access lasts `temporaryRange` from `temporaryAccessStartTime`.'),
+  temporaryRange: temporaryRangeSchema.describe('How long the access lasts, such as `30m`, `1h` or `7d`.'),
+  temporaryAccessStartTime: z.iso.datetime({ offset: true }).describe('When the access starts (ISO 8601).'),
 };
 
 export interface TemporaryAccess {

@@ -10,10 +10,16 @@ export const privilegeSlugSchema = z.string().trim().toLowerCase().min(1).max(60
 /** The reference's shorthand for a secrets-only privilege. */
 const privilegePermissionSchema = z
   .object({
-    actions: z.array(z.enum(ACTIONS)).min(1),
-    subject: z.literal('secrets'),
-    conditions: z.object({ environment: z.string().trim().min(1), secretPath: z.object({ $glob: z.string().min(1) }).optional() }),
+    actions: z.array(z.enum(ACTIONS)).min(1).describe('`read`, `create`, `edit`, `delete`.'),
+    subject: z.literal('secrets').describe('Always `secrets`.'),
+    conditions: z
+      .object({
+        environment: z.string().trim().min(1).describe('The environment slug.'),
+        secretPath: z.object({ $glob: z.string().min(1).describe('A glob such as `/app/**`.') }).optional().describe('The secret paths (default: all).'),
+      })
+      .describe('Where the rule applies.'),
   })
+  .describe('The short form for one rule on secrets (instead of `permissions`).')
   .transform((shorthand): PermissionRule[] => [
     {
       subject: 'secrets',
@@ -23,7 +29,7 @@ const privilegePermissionSchema = z
   ]);
 
 export const privilegeRulesFields = {
-  permissions: permissionRulesInputSchema.min(1).optional(),
+  permissions: permissionRulesInputSchema.min(1).optional().describe('The rules the privilege adds (or give `privilegePermission`).'),
   privilegePermission: privilegePermissionSchema.optional(),
 };
 
@@ -34,27 +40,34 @@ export function rulesOf(input: { permissions?: PermissionRule[]; privilegePermis
 const hasRules = (body: { permissions?: unknown; privilegePermission?: unknown }) => body.permissions !== undefined || body.privilegePermission !== undefined;
 const rulesRequired = { message: 'Permission or privilegePermission must be provided', path: ['permissions'] };
 
-const target = { identityId: z.string().trim().min(1), projectSlug: z.string().trim().min(1) };
+const target = {
+  identityId: z.string().trim().min(1).describe("The identity's id."),
+  projectSlug: z.string().trim().min(1).describe("The project's slug."),
+};
+const slug = privilegeSlugSchema.describe('A slug for the privilege, unique for the identity in the project (generated when absent).').meta({ examples: ['read-prod-app'] });
+const privilegeSlug = z.string().trim().min(1).describe("The privilege's slug.");
 
-export const createPermanentPrivilegeBody = z.object({ ...target, slug: privilegeSlugSchema.optional(), ...privilegeRulesFields }).refine(hasRules, rulesRequired);
+export const createPermanentPrivilegeBody = z.object({ ...target, slug: slug.optional(), ...privilegeRulesFields }).refine(hasRules, rulesRequired);
 export const createTemporaryPrivilegeBody = z
-  .object({ ...target, slug: privilegeSlugSchema.optional(), ...privilegeRulesFields, ...temporaryAccessFields })
+  .object({ ...target, slug: slug.optional(), ...privilegeRulesFields, ...temporaryAccessFields })
   .refine(hasRules, rulesRequired);
 
 export const updatePrivilegeBody = z.object({
-  privilegeSlug: z.string().trim().min(1),
+  privilegeSlug,
   ...target,
-  privilegeDetails: z.object({
-    slug: privilegeSlugSchema.optional(),
-    ...privilegeRulesFields,
-    isTemporary: z.boolean().optional(),
-    temporaryMode: temporaryAccessFields.temporaryMode.optional(),
-    temporaryRange: temporaryAccessFields.temporaryRange.optional(),
-    temporaryAccessStartTime: temporaryAccessFields.temporaryAccessStartTime.optional(),
-  }),
+  privilegeDetails: z
+    .object({
+      slug: slug.optional().describe('A new slug.'),
+      ...privilegeRulesFields,
+      isTemporary: z.boolean().optional().describe('`true`: it ends after `temporaryRange`; `false`: it is permanent.'),
+      temporaryMode: temporaryAccessFields.temporaryMode.optional(),
+      temporaryRange: temporaryAccessFields.temporaryRange.optional(),
+      temporaryAccessStartTime: temporaryAccessFields.temporaryAccessStartTime.optional(),
+    })
+    .describe('What to change; fields left out keep their value.'),
 });
 
-export const privilegeTargetSchema = z.object({ privilegeSlug: z.string().trim().min(1), ...target });
+export const privilegeTargetSchema = z.object({ privilegeSlug, ...target });
 
 export const privilegeSchema = z.object({
   id: z.string(),

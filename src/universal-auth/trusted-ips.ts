@@ -21,7 +21,7 @@ export function parseTrustedIp(text: string): TrustedIp | undefined {
 
 /** The request schema: `[{ipAddress: "<address or CIDR>"}]`, at least one; defaults to every address. */
 export const trustedIpsSchema = z
-  .array(z.object({ ipAddress: z.string().trim().min(1) }))
+  .array(z.object({ ipAddress: z.string().trim().min(1).describe('An IPv4 or IPv6 address or CIDR range, such as `10.0.0.0/8`.') }).describe('One address or range.'))
   .min(1)
   .transform((entries, context) => {
     const parsed = entries.map((entry) => parseTrustedIp(entry.ipAddress));

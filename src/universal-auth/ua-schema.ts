@@ -7,21 +7,27 @@ export const DEFAULT_TOKEN_TTL_SECONDS = 2_592_000;
 
 const trustedIpSchema = z.object({ ipAddress: z.string(), type: z.string(), prefix: z.number() });
 
+const clientSecretTrustedIps = trustedIpsSchema.describe('Addresses a login with a client secret may come from (default: any).');
+const accessTokenTrustedIps = trustedIpsSchema.describe('Addresses requests with the access tokens may come from, checked on every request (default: any).');
+const ttlText = 'Seconds an access token lives after it is issued or renewed';
+const maxTtlText = 'Seconds an access token may live in all, renewals included';
+const usesText = 'How many requests one access token may make; 0 (default): unlimited.';
+
 /** Attach: the reference's defaults (30 days, any address, unlimited uses). */
 export const attachUniversalAuthBody = z.object({
-  clientSecretTrustedIps: trustedIpsSchema.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
-  accessTokenTrustedIps: trustedIpsSchema.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
-  accessTokenTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS),
-  accessTokenMaxTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS),
-  accessTokenNumUsesLimit: z.number().int().min(0).default(0),
+  clientSecretTrustedIps: clientSecretTrustedIps.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
+  accessTokenTrustedIps: accessTokenTrustedIps.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
+  accessTokenTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${ttlText} (default 30 days).`),
+  accessTokenMaxTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${maxTtlText} (default 30 days).`),
+  accessTokenNumUsesLimit: z.number().int().min(0).default(0).describe(usesText),
 });
 
 export const updateUniversalAuthBody = z.object({
-  clientSecretTrustedIps: trustedIpsSchema.optional(),
-  accessTokenTrustedIps: trustedIpsSchema.optional(),
-  accessTokenTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional(),
-  accessTokenMaxTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional(),
-  accessTokenNumUsesLimit: z.number().int().min(0).optional(),
+  clientSecretTrustedIps: clientSecretTrustedIps.optional(),
+  accessTokenTrustedIps: accessTokenTrustedIps.optional(),
+  accessTokenTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional().describe(`${ttlText}.`),
+  accessTokenMaxTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional().describe(`${maxTtlText}.`),
+  accessTokenNumUsesLimit: z.number().int().min(0).optional().describe(usesText),
 });
 
 export const universalAuthSchema = z.object({
@@ -53,9 +59,9 @@ export function toUniversalAuthResponse(row: IdentityUniversalAuth) {
 }
 
 export const createClientSecretBody = z.object({
-  description: z.string().trim().max(500).default(''),
-  numUsesLimit: z.number().int().min(0).default(0),
-  ttl: z.number().int().min(0).max(MAX_TTL_SECONDS).default(0),
+  description: z.string().trim().max(500).default('').describe('What the client secret is for, at most 500 characters.'),
+  numUsesLimit: z.number().int().min(0).default(0).describe('How many logins it allows; 0 (default): unlimited.'),
+  ttl: z.number().int().min(0).max(MAX_TTL_SECONDS).default(0).describe('Seconds it is valid; 0 (default): until revoked.'),
 });
 
 /** Op 10's client secret data: never the secret or its digest. */
@@ -87,11 +93,14 @@ export function toClientSecretData(row: IdentityUaClientSecret) {
   };
 }
 
-export const loginBody = z.object({ clientId: z.string().trim().min(1).max(256), clientSecret: z.string().trim().min(1).max(256) });
+export const loginBody = z.object({
+  clientId: z.string().trim().min(1).max(256).describe("The identity's universal-auth client id."),
+  clientSecret: z.string().trim().min(1).max(256).describe('One of its client secrets.'),
+});
 
 export const tokenResponseSchema = z.object({
-  accessToken: z.string(),
-  expiresIn: z.number(),
-  accessTokenMaxTTL: z.number(),
+  accessToken: z.string().describe('The access token: send it as `Authorization: Bearer <token>`.'),
+  expiresIn: z.number().describe('Seconds until it expires (unless renewed).'),
+  accessTokenMaxTTL: z.number().describe('Seconds it may live in all, renewals included.'),
   tokenType: z.literal('Bearer'),
 });

@@ -34,16 +34,27 @@ export function id() {
 
 /** A folder path (`secretPath`, `path`, `directory`); "/" when absent or empty. */
 export function path() {
-  return optional(text(PATH_MAX)).transform((value) => value ?? '/');
+  return optional(text(PATH_MAX))
+    .transform((value) => value ?? '/')
+    .describe('A folder path such as `/app/db`; `/` (the environment\'s root) when absent. A missing leading `/` is added, a trailing one removed.');
 }
 
-/** An optional field: absent, null-free and empty are all "not given". */
+/** The environment a request acts in, by slug. */
+export function environmentSlug() {
+  return required().describe("The environment's slug (`dev`, `staging`, `prod` …).");
+}
+
+/** An optional field: absent, null-free and empty are all "not given". Keeps the inner schema's description and examples. */
 export function optional<T extends z.ZodType<unknown, string>>(schema: T) {
-  return z
+  const field = z
     .string()
     .optional()
     .transform((value) => (value === '' ? undefined : value))
     .pipe(schema.optional());
+  const meta = schema.meta();
+  if (!meta) return field;
+  // zod leaves `examples` of a transformed input out of its JSON schema; `example` stays
+  return field.meta(Array.isArray(meta.examples) ? { ...meta, example: meta.examples[0] } : meta);
 }
 
 /** An optional boolean query parameter, "true" or "false"; absent or empty means `fallback`. */
@@ -66,10 +77,10 @@ export function optionalInteger(min: number, max = 2_147_483_647) {
 
 /** The fields that name a project, in every spelling the reference accepts. */
 export const projectRefFields = {
-  workspaceId: optional(id()),
-  projectId: optional(id()),
-  workspaceSlug: optional(id()),
-  projectSlug: optional(id()),
+  workspaceId: optional(id()).describe('The project\'s id, as the older clients name it; the same as `projectId`.'),
+  projectId: optional(id()).describe('The project\'s id. Give it, `workspaceId`, `projectSlug` or `workspaceSlug`.'),
+  workspaceSlug: optional(id()).describe('The project\'s slug, as the older clients name it; the same as `projectSlug` (used when no id is given).'),
+  projectSlug: optional(id()).describe('The project\'s slug (used when no id is given).'),
 };
 
 export interface ProjectRefInput {
@@ -87,7 +98,10 @@ export function projectRef(fields: ProjectRefInput): { workspaceId?: string; pro
 }
 
 /** A required project id, as `projectId` or `workspaceId`: an object refinement for bodies and queries. */
-export const projectIdFields = { workspaceId: optional(id()), projectId: optional(id()) };
+export const projectIdFields = {
+  workspaceId: optional(id()).describe('The project\'s id, as the older clients name it; the same as `projectId`.'),
+  projectId: optional(id()).describe('The project\'s id (or give `workspaceId`).'),
+};
 
 export function hasProjectId(fields: { workspaceId?: string; projectId?: string }): boolean {
   return (fields.projectId ?? fields.workspaceId) !== undefined;

@@ -3,19 +3,32 @@ import { auditLogSchema, USER_AGENT_TYPES } from '../../audit/audit-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id, optional, optionalInteger, text } from '../../validation/input.ts';
+import { describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Audit logs'];
 const auditQuery = {
-  eventType: optional(z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas')),
-  userAgentType: optional(z.enum(USER_AGENT_TYPES)),
-  startDate: optional(z.iso.datetime({ offset: true })),
-  endDate: optional(z.iso.datetime({ offset: true })),
-  offset: optionalInteger(0).transform((value) => value ?? 0),
-  limit: optionalInteger(1, 1000).transform((value) => value ?? 20),
-  actor: optional(id()).describe('a user id or an identity id'),
-  cursor: optional(text(1024)).describe('nextCursor of the previous page: stable paging while new entries arrive'),
+  eventType: optional(z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas')).describe(
+    'Only entries of this event type, or of these (comma-separated), such as `create-secret,update-secret`.',
+  ),
+  userAgentType: optional(z.enum(USER_AGENT_TYPES)).describe('Only entries made by this kind of client (`ServiceNodeSDK` and `InfisicalNodeSDK` match each other).'),
+  startDate: optional(z.iso.datetime({ offset: true })).describe('Only entries from this time on (ISO 8601); the oldest retained entry when absent.'),
+  endDate: optional(z.iso.datetime({ offset: true })).describe('Only entries up to this time (ISO 8601).'),
+  offset: optionalInteger(0)
+    .transform((value) => value ?? 0)
+    .describe('How many entries to skip (default 0).'),
+  limit: optionalInteger(1, 1000)
+    .transform((value) => value ?? 20)
+    .describe('How many entries to answer, 1 to 1000 (default 20).'),
+  actor: optional(id()).describe('Only entries made by this user or identity (its id).'),
+  cursor: optional(text(1024)).describe('The `nextCursor` of the previous page: the next page stays stable while new entries arrive.'),
 };
-const pageResponse = { 200: z.object({ auditLogs: z.array(auditLogSchema), nextCursor: z.string().optional() }) };
+const auditFacts = 'Newest first (ties by id). Entries expire after `COFFER_AUDIT_RETENTION_DAYS`. Metadata holds names, ids and paths, never a value or a credential.';
+const pageResponse = {
+  200: z.object({
+    auditLogs: z.array(auditLogSchema),
+    nextCursor: z.string().optional().describe('Pass it as `cursor` for the next page; absent on the last page.'),
+  }),
+};
 
 export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
   app.get(
@@ -23,8 +36,8 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
     {
       schema: {
         tags,
-        summary: "Export a project's audit log, newest first",
-        params: z.object({ workspaceId: id() }),
+        ...describeRoute({ summary: "Export a project's audit log", description: `The audit entries of a project. ${auditFacts}`, permission: projectPermission('read', 'audit-logs'), effects: reads() }),
+        params: z.object({ workspaceId: id().describe("The project's id.") }),
         querystring: z.object(auditQuery),
         response: pageResponse,
       },
@@ -37,12 +50,17 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
     {
       schema: {
         tags,
-        summary: "Export the organization's audit log, newest first",
+        ...describeRoute({
+          summary: "Export the organization's audit log",
+          description: `The audit entries of the caller's organization, of every project and of the organization itself. ${auditFacts}`,
+          permission: orgPermission('read', 'audit-logs'),
+          effects: reads(),
+        }),
         querystring: z.object({
           ...auditQuery,
-          projectId: optional(id()),
-          actorType: optional(z.enum(['user', 'identity', 'service'])),
-          eventMetadata: optional(text(4096)).describe("'key1=value1,key2=value2': entries whose metadata holds these"),
+          projectId: optional(id()).describe("Only entries of this project (its id)."),
+          actorType: optional(z.enum(['user', 'identity', 'service'])).describe('Only entries made by users, identities, or Coffer itself (`service`).'),
+          eventMetadata: optional(text(4096)).describe('`key1=value1,key2=value2`: only entries whose metadata holds these.'),
         }),
         response: pageResponse,
       },

@@ -5,15 +5,31 @@ import { publicUserSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { id, optional, required, text } from '../../validation/input.ts';
+import { changes, describeRoute, PUBLIC } from '../docs/operation-doc.ts';
 
 const tags = ['Authentication'];
-const password = z.string().min(8, 'must be at least 8 characters').max(1024);
+const password = z.string().min(8, 'must be at least 8 characters').max(1024).describe('The password the user will log in with, at least 8 characters.');
+const organizationId = id().describe("The organization's id.");
 
 /** Routes that take credentials instead of an access token. */
 export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites }: Services): void {
   app.post(
     '/api/v1/auth/universal-auth/login',
-    { schema: { tags, summary: 'Log in a machine identity with a client id and secret (JSON or form body)', body: loginBody, response: { 200: tokenResponseSchema } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Log in with universal auth',
+          description:
+            "Exchanges a machine identity's client id and client secret for an access token (JSON or form body). The token lives as the identity's universal auth says (TTL, max TTL, uses, trusted IPs). A wrong, revoked, expired or used-up secret and an unknown client id all answer the same 401.",
+          permission: PUBLIC,
+          effects: changes('Issues an access token and counts a use of the client secret.', 'login-identity-universal-auth'),
+          errors: [401],
+        }),
+        body: loginBody,
+        response: { 200: tokenResponseSchema },
+      },
+    },
     async (request) => universalAuthLogin.login(request.body, requestOrigin(request)),
   );
 
@@ -22,9 +38,26 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
     {
       schema: {
         tags,
-        summary: 'Log in a user with email and password',
-        body: z.object({ email: z.email(), password: z.string().min(1).max(1024), organizationId: optional(id()) }),
-        response: { 200: z.object({ accessToken: z.string(), expiresIn: z.number(), tokenType: z.literal('Bearer'), organizationId: z.string() }) },
+        ...describeRoute({
+          summary: 'Log in a user',
+          description: 'Exchanges a user\'s email and password for a 10-day access token in one of their organizations (the first they joined when `organizationId` is absent). Wrong credentials answer 401.',
+          permission: PUBLIC,
+          effects: changes('Opens a session.', 'login-user'),
+          errors: [401],
+        }),
+        body: z.object({
+          email: z.email().describe("The user's email."),
+          password: z.string().min(1).max(1024).describe("The user's password."),
+          organizationId: optional(id()).describe('The organization to log in to; the first one the user joined when absent.'),
+        }),
+        response: {
+          200: z.object({
+            accessToken: z.string().describe('The access token: send it as `Authorization: Bearer <token>`.'),
+            expiresIn: z.number().describe('Seconds until it expires.'),
+            tokenType: z.literal('Bearer'),
+            organizationId: z.string().describe('The organization it acts in.'),
+          }),
+        },
       },
     },
     async (request) => userLogin.login(request.body, requestOrigin(request)),
@@ -35,14 +68,20 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
     {
       schema: {
         tags: ['Users'],
-        summary: 'Accept an organization invite with the invite token and a password',
+        ...describeRoute({
+          summary: 'Accept an invite',
+          description: 'Joins the organization an invite is for, with the invite token it answered and a password; the user then logs in with `POST /api/v1/auth/login`. A wrong or expired invite answers 401.',
+          permission: PUBLIC,
+          effects: changes('Creates the user (or joins an existing one to the organization) and uses up the invite.', 'accept-org-invite'),
+          errors: [401],
+        }),
         body: z.object({
-          email: z.email(),
-          organizationId: id(),
-          inviteToken: required(256),
+          email: z.email().describe('The email the invite was sent to.'),
+          organizationId,
+          inviteToken: required(256).describe('The invite token (given once, when the user was invited).'),
           password,
-          firstName: optional(text(64)),
-          lastName: optional(text(64)),
+          firstName: optional(text(64)).describe("The user's first name."),
+          lastName: optional(text(64)).describe("The user's last name."),
         }),
         response: { 200: z.object({ message: z.string(), user: publicUserSchema, organizationId: z.string() }) },
       },
@@ -51,8 +90,8 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
   );
 }
 
-const accessTokenBody = z.object({ accessToken: required(4096) });
-const bodyTokenNote = 'The token in the body is enough; an Authorization header, when sent, must be allowed to manage that identity.';
+const accessTokenBody = z.object({ accessToken: required(4096).describe("A machine identity's access token.") });
+const bodyTokenRule = 'the holder of the token in the body (no Authorization header is needed); an Authorization header, when sent, must belong to someone allowed to manage that identity.';
 
 /** Renew and revoke take the token in the body, with or without an Authorization header (as the reference). */
 export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
@@ -61,9 +100,13 @@ export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
     {
       schema: {
         tags,
-        summary: "Restart an identity access token's TTL (up to its max TTL)",
-        description: bodyTokenNote,
-        security: [],
+        ...describeRoute({
+          summary: 'Renew an access token',
+          description: `Restarts an identity access token's TTL, never past its max TTL (400 beyond it). Answers the same token with its new lifetime. Who may call it: ${bodyTokenRule}`,
+          permission: PUBLIC,
+          effects: changes("Restarts the token's TTL.", 'renew-identity-access-token'),
+          errors: [401, 403],
+        }),
         body: accessTokenBody,
         response: { 200: tokenResponseSchema },
       },
@@ -79,11 +122,15 @@ export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Revoke an identity access token',
-        description: bodyTokenNote,
-        security: [],
+        ...describeRoute({
+          summary: 'Revoke an access token',
+          description: `Revokes an identity access token: it stops working at once. Who may call it: ${bodyTokenRule}`,
+          permission: PUBLIC,
+          effects: changes('Revokes the token.', 'revoke-identity-access-token'),
+          errors: [401, 403],
+        }),
         body: accessTokenBody,
-        response: { 200: z.object({ message: z.string() }) },
+        response: { 200: z.object({ message: z.string().describe('What was done.') }) },
       },
     },
     async (request) => {
@@ -96,7 +143,19 @@ export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
 export function tokenRoutes(app: ZodApp, { tokens }: Services): void {
   app.post(
     '/api/v1/auth/logout',
-    { schema: { tags, summary: 'End the session (or revoke the access token) this request carries', response: { 200: z.object({ message: z.string() }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Log out',
+          description: "Ends the session of the user's token this request carries, or revokes the identity access token it carries.",
+          permission: 'any caller with a token: it ends its own.',
+          effects: 'Ends the session or revokes the token. Recorded in the audit log as `logout-user` (users) or `revoke-identity-access-token` (identities), in the same transaction.',
+          errors: [400],
+        }),
+        response: { 200: z.object({ message: z.string().describe('What was done.') }) },
+      },
+    },
     async (request) => tokens.logout(request.actor),
   );
 }

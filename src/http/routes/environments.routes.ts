@@ -3,11 +3,21 @@ import { environmentNameSchema, environmentSchema, environmentSlugSchema } from 
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id } from '../../validation/input.ts';
+import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Environments'];
-const environmentParams = z.object({ workspaceId: id(), id: id() });
-const position = z.number().int().min(1).max(1_000_000);
-const changeResponse = z.object({ message: z.string(), workspace: z.string(), environment: environmentSchema });
+const workspaceId = id().describe("The project's id.");
+const environmentParams = z.object({ workspaceId, id: id().describe("The environment's id.") });
+const position = z.number().int().min(1).max(1_000_000).describe('Where the environment is listed, from 1; the others move to make room.');
+const name = environmentNameSchema.describe("The environment's name, 1 to 64 characters.").meta({ examples: ['Preview'] });
+const slug = environmentSlugSchema
+  .describe('Lowercase letters, digits and hyphens, unique in the project; clients and Integrations name the environment by it.')
+  .meta({ examples: ['preview'] });
+const changeResponse = z.object({
+  message: z.string().describe('What was done.'),
+  workspace: z.string().describe("The project's id."),
+  environment: environmentSchema,
+});
 
 export function environmentRoutes(app: ZodApp, { environments }: Services): void {
   app.post(
@@ -15,9 +25,15 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
     {
       schema: {
         tags,
-        summary: 'Create an environment',
-        params: z.object({ workspaceId: id() }),
-        body: z.object({ name: environmentNameSchema, slug: environmentSlugSchema, position: position.optional() }),
+        ...describeRoute({
+          summary: 'Create an environment',
+          description: 'Adds an environment (with its empty root folder) to a project, last unless `position` says otherwise.',
+          permission: projectPermission('create', 'environments'),
+          effects: changes('Creates the environment and its root folder.', 'create-environment'),
+          errors: [400],
+        }),
+        params: z.object({ workspaceId }),
+        body: z.object({ name, slug, position: position.optional() }),
         response: { 200: changeResponse },
       },
     },
@@ -33,13 +49,15 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
     {
       schema: {
         tags,
-        summary: 'Update an environment (slug, name, position)',
-        params: environmentParams,
-        body: z.object({
-          slug: environmentSlugSchema.optional(),
-          name: environmentNameSchema.optional(),
-          position: position.optional(),
+        ...describeRoute({
+          summary: 'Update an environment',
+          description: "Renames an environment, changes its slug, or moves it. Fields left out keep their value. Integrations that name the old slug stop finding it.",
+          permission: projectPermission('edit', 'environments'),
+          effects: changes('Updates the environment (and the positions of the others when it moves).', 'update-environment'),
+          errors: [400],
         }),
+        params: environmentParams,
+        body: z.object({ slug: slug.optional(), name: name.optional(), position: position.optional() }),
         response: { 200: changeResponse },
       },
     },
@@ -52,7 +70,19 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
 
   app.delete(
     '/api/v1/workspace/:workspaceId/environments/:id',
-    { schema: { tags, summary: 'Delete an environment with its folders and secrets', params: environmentParams, response: { 200: changeResponse } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete an environment',
+          description: 'Deletes an environment with all its folders, secrets and imports. Integrations reading it report it missing.',
+          permission: projectPermission('delete', 'environments'),
+          effects: changes('Deletes the environment and everything in it.', 'delete-environment'),
+        }),
+        params: environmentParams,
+        response: { 200: changeResponse },
+      },
+    },
     async (request) => {
       const { workspaceId, id } = request.params;
       const environment = await environments.delete(request.actor, workspaceId, id);
@@ -62,7 +92,14 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
 
   app.get(
     '/api/v1/workspace/:workspaceId/environments/:id',
-    { schema: { tags, summary: 'Get an environment', params: environmentParams, response: { 200: z.object({ environment: environmentSchema }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get an environment', description: 'One environment of a project.', permission: projectPermission('read', 'environments'), effects: reads() }),
+        params: environmentParams,
+        response: { 200: z.object({ environment: environmentSchema }) },
+      },
+    },
     async (request) => ({ environment: await environments.get(request.actor, request.params.id, request.params.workspaceId) }),
   );
 
@@ -71,8 +108,13 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
     {
       schema: {
         tags,
-        summary: 'Get an environment by id',
-        params: z.object({ envId: id() }),
+        ...describeRoute({
+          summary: 'Get an environment by id',
+          description: 'One environment, found by its id alone.',
+          permission: projectPermission('read', 'environments'),
+          effects: reads(),
+        }),
+        params: z.object({ envId: id().describe("The environment's id.") }),
         response: { 200: z.object({ environment: environmentSchema }) },
       },
     },

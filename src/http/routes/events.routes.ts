@@ -5,6 +5,7 @@ import type { ZodApp } from '../app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { id, optional, required, text } from '../../validation/input.ts';
 import { streamEvents } from '../sse.ts';
+import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Events'];
 
@@ -14,12 +15,23 @@ export interface EventStreamSettings {
   recheckMs: number;
 }
 
-const registration = z.object({
-  event: z.enum(PROJECT_EVENT_NAMES),
-  conditions: z.object({ environmentSlug: required(), secretPath: optional(text(4096)) }).optional(),
-});
+const registration = z
+  .object({
+    event: z.enum(PROJECT_EVENT_NAMES).describe('The event to receive.'),
+    conditions: z
+      .object({
+        environmentSlug: required().describe('The environment slug.'),
+        secretPath: optional(text(4096)).describe('A secret-path glob; `/` (the root folder only) when absent, `/**` for everything.'),
+      })
+      .optional()
+      .describe('Narrows the event to an environment and secret paths.'),
+  })
+  .describe('One event to receive.');
 
-const description = `Server-sent events (text/event-stream) for changes in the project that the caller may read.
+const exampleStream =
+  'id: 42\nevent: secret-manager\ndata: {"type":"secret-manager","projectType":"secret-manager","source":"coffer","time":"2026-03-02T09:30:00.000Z","data":{"event":"secret:update","eventType":"secret:update","payload":[{"environment":"dev","secretPath":"/"}]}}\n\nevent: ping\ndata: \n\n';
+
+const description = `A stream of server-sent events (text/event-stream) for changes in the project that the caller may read.
 Each change arrives as \`id: <revision>\`, \`event: secret-manager\` and \`data\` holding
 \`{type, projectType: "secret-manager", source, time, data: {event, eventType, payload: [{environment, secretPath}]}}\`;
 \`event: ping\` every few seconds. \`conditions\` narrow an event to an environment and a secret-path glob
@@ -33,10 +45,19 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, sett
     {
       schema: {
         tags,
-        summary: "Subscribe to a project's changes (server-sent events)",
-        description,
-        body: z.object({ projectId: id(), register: z.array(registration).min(1).max(10) }),
-        response: { 200: z.string().describe('text/event-stream') },
+        ...describeRoute({
+          summary: "Subscribe to a project's changes",
+          description,
+          permission: `${projectPermission('read', 'secrets', 'path')} Each change is sent only where the caller may read; a caller may hold 50 streams per project (429 beyond).`,
+          effects: reads(),
+          errors: [429],
+        }),
+        produces: ['text/event-stream'],
+        body: z.object({
+          projectId: id().describe("The project's id."),
+          register: z.array(registration).min(1).max(10).describe('The events to receive, 1 to 10.'),
+        }),
+        response: { 200: z.string().describe('The event stream (text/event-stream).').meta({ examples: [exampleStream] }) },
       },
     },
     async (request, reply) => {

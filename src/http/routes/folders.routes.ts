@@ -2,15 +2,19 @@ import { z } from 'zod';
 import { folderDetailSchema, folderSchema } from '../../folders/folder-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { hasProjectId, id, optional, PATH_MAX, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
+import { environmentSlug, hasProjectId, id, optional, PATH_MAX, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
+import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Folders'];
 const location = {
   ...projectIdFields,
-  environment: required(),
-  path: optional(text(PATH_MAX)),
-  directory: optional(text(PATH_MAX)).describe('Deprecated: use path'),
+  environment: environmentSlug(),
+  path: optional(text(PATH_MAX)).describe('The parent folder\'s path, such as `/app`; `/` when absent.'),
+  directory: optional(text(PATH_MAX)).describe('Deprecated: the same as `path`, as the Infisical CLI sends it.'),
 };
+const folderName = required()
+  .describe('The folder\'s name: letters, digits, `_` and `-` (400 `InvalidFolderName` otherwise).')
+  .meta({ examples: ['db'] });
 /** `path`, or the deprecated `directory` the Infisical CLI still sends. */
 const pathOf = (fields: { path?: string; directory?: string }) => fields.path ?? fields.directory ?? '/';
 const folderResponse = z.object({ folder: folderSchema });
@@ -21,8 +25,13 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a folder (and any missing parents); an existing folder is returned unchanged',
-        body: z.object({ ...location, name: required() }).refine(hasProjectId, projectIdRequired),
+        ...describeRoute({
+          summary: 'Create a folder',
+          description: 'Creates a folder named `name` inside `path`, and any missing folders on the way. A folder that already exists there is answered unchanged.',
+          permission: projectPermission('create', 'secret-folders', 'path'),
+          effects: changes('Creates the folder (and missing parents); Integrations reading the path are told at once.', 'create-folder'),
+        }),
+        body: z.object({ ...location, name: folderName }).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },
     },
@@ -38,7 +47,12 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
     {
       schema: {
         tags,
-        summary: 'List the folders directly inside a path',
+        ...describeRoute({
+          summary: 'List folders',
+          description: 'The folders directly inside a path (not their subfolders).',
+          permission: projectPermission('read', 'secret-folders', 'path'),
+          effects: reads(),
+        }),
         querystring: z.object(location).refine(hasProjectId, projectIdRequired),
         response: { 200: z.object({ folders: z.array(folderSchema) }) },
       },
@@ -52,7 +66,17 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
   app.get(
     '/api/v1/folders/:id',
     {
-      schema: { tags, summary: 'Get a folder with its path', params: z.object({ id: id() }), response: { 200: z.object({ folder: folderDetailSchema }) } },
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Get a folder',
+          description: 'One folder by id, with its environment and its full path.',
+          permission: projectPermission('read', 'secret-folders', 'path'),
+          effects: reads(),
+        }),
+        params: z.object({ id: id().describe("The folder's id.") }),
+        response: { 200: z.object({ folder: folderDetailSchema }) },
+      },
     },
     async (request) => ({ folder: await folders.get(request.actor, request.params.id) }),
   );
@@ -62,9 +86,15 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Rename a folder',
-        params: z.object({ folderId: id() }),
-        body: z.object({ ...location, name: required() }).refine(hasProjectId, projectIdRequired),
+        ...describeRoute({
+          summary: 'Rename a folder',
+          description: 'Gives the folder with this id, inside `path`, the new `name`. Secrets below it move with it; Integrations that read the old path stop finding it.',
+          permission: projectPermission('edit', 'secret-folders', 'path'),
+          effects: changes('Renames the folder.', 'update-folder'),
+          errors: [400],
+        }),
+        params: z.object({ folderId: id().describe("The folder's id.") }),
+        body: z.object({ ...location, name: folderName.describe('The new name: letters, digits, `_` and `-`.') }).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },
     },
@@ -80,8 +110,14 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Delete a folder with everything inside it (by id, or by name inside path)',
-        params: z.object({ folderIdOrName: id() }),
+        ...describeRoute({
+          summary: 'Delete a folder',
+          description: 'Deletes a folder, named by id or by its name inside `path`, with every folder, secret and import inside it.',
+          permission: projectPermission('delete', 'secret-folders', 'path'),
+          effects: changes('Deletes the folder and everything below it.', 'delete-folder'),
+          errors: [400],
+        }),
+        params: z.object({ folderIdOrName: id().describe("The folder's id, or its name inside `path`.") }),
         body: z.object(location).refine(hasProjectId, projectIdRequired),
         response: { 200: folderResponse },
       },

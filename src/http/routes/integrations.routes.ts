@@ -3,11 +3,15 @@ import { integrationAuthSchema, integrationMetadataSchema, integrationSchema } f
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { flag, id, optional, PATH_MAX, path, required, text } from '../../validation/input.ts';
+import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Integrations'];
-const authParams = z.object({ integrationAuthId: id() });
-const integrationParams = z.object({ integrationId: id() });
-const workspaceParams = z.object({ workspaceId: id() });
+const authParams = z.object({ integrationAuthId: id().describe("The integration auth's id.") });
+const integrationParams = z.object({ integrationId: id().describe("The integration's id.") });
+const workspaceParams = z.object({ workspaceId: id().describe("The project's id.") });
+const integrationSlug = required(64).describe('The integration type: a slug such as `github`, `aws-secret-manager` or `kubernetes`.');
+const targetText = (what: string) => optional(text()).describe(`${what} at the provider (stored and returned; Coffer pushes only to Kubernetes).`);
+const kept = 'Coffer stores integration records for every provider but syncs only `kubernetes` ones (through its operator); records of other providers are kept and answered, nothing is pushed.';
 const authResponse = { 200: z.object({ integrationAuth: integrationAuthSchema }) };
 const integrationResponse = { 200: z.object({ integration: integrationSchema }) };
 
@@ -17,16 +21,22 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: "Store an integration provider's access token for a project (sealed; never returned)",
+        ...describeRoute({
+          summary: 'Create an integration auth',
+          description: `Stores a provider's credentials for a project, sealed with the project's key: they are never answered, logged or audited. Integrations are created on an integration auth. ${kept}`,
+          permission: projectPermission('create', 'integrations'),
+          effects: changes('Creates the integration auth.', 'authorize-integration'),
+          errors: [400],
+        }),
         body: z.object({
-          workspaceId: id(),
-          integration: required(64).describe('an integration slug, e.g. "github", "aws-secret-manager" or "kubernetes"'),
-          accessId: optional(text(4096)),
-          accessToken: optional(text(8192)),
-          awsAssumeIamRoleArn: optional(text(2048).pipe(z.url())),
-          url: optional(text(2048).pipe(z.url())),
-          namespace: optional(text()),
-          refreshToken: optional(text(8192)),
+          workspaceId: id().describe("The project's id."),
+          integration: integrationSlug,
+          accessId: optional(text(4096)).describe("The provider's access key id, where it has one."),
+          accessToken: optional(text(8192)).describe("The provider's access token or secret key (sealed; never answered)."),
+          awsAssumeIamRoleArn: optional(text(2048).pipe(z.url())).describe('For AWS: the ARN of a role to assume.'),
+          url: optional(text(2048).pipe(z.url())).describe("The provider's URL, for self-hosted providers."),
+          namespace: optional(text()).describe("The provider's namespace, where it has one."),
+          refreshToken: optional(text(8192)).describe("The provider's OAuth refresh token (sealed; never answered)."),
         }),
         response: authResponse,
       },
@@ -39,13 +49,32 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
 
   app.get(
     '/api/v1/integration-auth/:integrationAuthId',
-    { schema: { tags, summary: 'Get an integration auth', params: authParams, response: authResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get an integration auth', description: 'One integration auth, without its credentials.', permission: projectPermission('read', 'integrations'), effects: reads() }),
+        params: authParams,
+        response: authResponse,
+      },
+    },
     async (request) => ({ integrationAuth: await integrationAuths.getById(request.actor, request.params.integrationAuthId) }),
   );
 
   app.delete(
     '/api/v1/integration-auth/:integrationAuthId',
-    { schema: { tags, summary: 'Delete an integration auth and its integrations', params: authParams, response: authResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete an integration auth',
+          description: 'Deletes an integration auth and the integrations created on it.',
+          permission: projectPermission('delete', 'integrations'),
+          effects: changes('Deletes the integration auth and its integrations.', 'unauthorize-integration'),
+        }),
+        params: authParams,
+        response: authResponse,
+      },
+    },
     async (request) => ({ integrationAuth: await integrationAuths.delete(request.actor, request.params.integrationAuthId) }),
   );
 
@@ -54,8 +83,13 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: 'Delete every integration auth of one integration type in a project, and their integrations',
-        querystring: z.object({ integration: required(64), projectId: id() }),
+        ...describeRoute({
+          summary: 'Delete the integration auths of a type',
+          description: 'Deletes every integration auth of one integration type in a project, with their integrations.',
+          permission: projectPermission('delete', 'integrations'),
+          effects: changes('Deletes the integration auths and their integrations.', 'unauthorize-integration'),
+        }),
+        querystring: z.object({ integration: integrationSlug, projectId: id().describe("The project's id.") }),
         response: { 200: z.object({ integrationAuth: z.array(integrationAuthSchema) }) },
       },
     },
@@ -67,7 +101,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: "List a project's integration auths",
+        ...describeRoute({ summary: 'List integration auths', description: "A project's integration auths, without their credentials.", permission: projectPermission('read', 'integrations'), effects: reads() }),
         params: workspaceParams,
         response: { 200: z.object({ authorizations: z.array(integrationAuthSchema) }) },
       },
@@ -80,24 +114,30 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: 'Create an integration that syncs the secrets of an environment and path',
+        ...describeRoute({
+          summary: 'Create an integration',
+          description: `Records that the secrets of an environment and path are synced to a target of the integration auth's provider. The caller must also be able to read those secrets. ${kept}`,
+          permission: `${projectPermission('create', 'integrations')} And \`read\` on \`secrets\` at the source environment and path.`,
+          effects: changes('Creates the integration.', 'create-integration'),
+          errors: [400],
+        }),
         body: z.object({
-          integrationAuthId: id(),
-          sourceEnvironment: required(),
-          secretPath: path(),
-          isActive: z.boolean().default(true),
-          app: optional(text()),
-          appId: optional(text()),
-          targetEnvironment: optional(text()),
-          targetEnvironmentId: optional(text()),
-          targetService: optional(text()),
-          targetServiceId: optional(text()),
-          owner: optional(text()),
-          url: optional(text(2048).pipe(z.url())),
-          path: optional(text()),
-          region: optional(text()),
-          scope: optional(text()),
-          metadata: integrationMetadataSchema.default({}),
+          integrationAuthId: id().describe('The integration auth to create it on.'),
+          sourceEnvironment: required().describe('The slug of the environment to sync from.'),
+          secretPath: path().describe('The folder path to sync from; `/` when absent.'),
+          isActive: z.boolean().default(true).describe('Whether it syncs (default true); false pauses it.'),
+          app: targetText('The target app (for `kubernetes`: the Secret name)'),
+          appId: targetText("The target app's id"),
+          targetEnvironment: targetText('The target environment (for `kubernetes`: the namespace)'),
+          targetEnvironmentId: targetText("The target environment's id"),
+          targetService: targetText('The target service'),
+          targetServiceId: targetText("The target service's id"),
+          owner: targetText('The target owner (for `kubernetes`: the namespace)'),
+          url: optional(text(2048).pipe(z.url())).describe("The target's URL (stored and returned)."),
+          path: targetText('The target path'),
+          region: targetText('The target region'),
+          scope: targetText('The target scope'),
+          metadata: integrationMetadataSchema.default({}).describe("The provider's sync options (stored and returned)."),
         }),
         response: integrationResponse,
       },
@@ -107,7 +147,14 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
 
   app.get(
     '/api/v1/integration/:integrationId',
-    { schema: { tags, summary: 'Get an integration', params: integrationParams, response: integrationResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get an integration', description: 'One integration with its sync state.', permission: projectPermission('read', 'integrations'), effects: reads() }),
+        params: integrationParams,
+        response: integrationResponse,
+      },
+    },
     async (request) => ({ integration: await integrations.getById(request.actor, request.params.integrationId) }),
   );
 
@@ -116,17 +163,23 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: 'Activate or pause an integration, change its target or move its source; omitted fields keep their values',
+        ...describeRoute({
+          summary: 'Update an integration',
+          description:
+            'Activates or pauses an integration, changes its target, or moves its source; fields left out keep their value (unlike the reference, a missing `secretPath` keeps the stored one). For an Integration resource that leaves `spec.isActive` unset, `isActive` here pauses and resumes its Secret.',
+          permission: `${projectPermission('edit', 'integrations')} Moving the source also needs \`read\` on \`secrets\` there.`,
+          effects: changes('Updates the integration.', 'update-integration'),
+        }),
         params: integrationParams,
         body: z.object({
-          isActive: z.boolean(),
-          app: optional(text()),
-          appId: optional(text()),
-          targetEnvironment: optional(text()),
-          owner: optional(text()),
-          environment: optional(required()).describe('slug of the environment to sync from'),
-          secretPath: optional(text(PATH_MAX)).describe('path to sync from; the stored path when omitted'),
-          metadata: integrationMetadataSchema.optional().describe('merged into the stored metadata, key by key'),
+          isActive: z.boolean().describe('Whether it syncs; false pauses it.'),
+          app: targetText('The target app (for `kubernetes`: the Secret name)'),
+          appId: targetText("The target app's id"),
+          targetEnvironment: targetText('The target environment'),
+          owner: targetText('The target owner'),
+          environment: optional(required()).describe('The slug of the environment to sync from; the stored one when absent.'),
+          secretPath: optional(text(PATH_MAX)).describe('The folder path to sync from; the stored path when absent.'),
+          metadata: integrationMetadataSchema.optional().describe('Merged into the stored sync options, key by key.'),
         }),
         response: integrationResponse,
       },
@@ -139,10 +192,15 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: 'Delete an integration',
+        ...describeRoute({
+          summary: 'Delete an integration',
+          description: "Deletes an integration record. (The operator's records follow their Integration resources: delete the resource instead.)",
+          permission: projectPermission('delete', 'integrations'),
+          effects: changes('Deletes the integration.', 'delete-integration'),
+        }),
         params: integrationParams,
         querystring: z.object({
-          shouldDeleteIntegrationSecrets: flag(false),
+          shouldDeleteIntegrationSecrets: flag(false).describe('Recorded in the audit entry; Coffer deletes nothing at the provider.'),
         }),
         response: integrationResponse,
       },
@@ -156,7 +214,19 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
 
   app.post(
     '/api/v1/integration/:integrationId/sync',
-    { schema: { tags, summary: 'Sync an integration now', params: integrationParams, response: integrationResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Sync an integration now',
+          description: "Asks for the integration to be synced again at once (for `kubernetes` integrations, the operator rewrites the Secret if it differs).",
+          permission: projectPermission('edit', 'integrations'),
+          effects: changes('Records a change for the integration\'s source, which wakes the operator.', 'manual-sync-integration'),
+        }),
+        params: integrationParams,
+        response: integrationResponse,
+      },
+    },
     async (request) => ({ integration: await integrations.sync(request.actor, request.params.integrationId) }),
   );
 
@@ -165,7 +235,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        summary: "List a project's integrations",
+        ...describeRoute({ summary: 'List integrations', description: "A project's integrations with their sync state.", permission: projectPermission('read', 'integrations'), effects: reads() }),
         params: workspaceParams,
         response: { 200: z.object({ integrations: z.array(integrationSchema) }) },
       },

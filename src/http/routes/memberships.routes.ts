@@ -9,10 +9,13 @@ import {
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id, optional, required } from '../../validation/input.ts';
+import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Memberships'];
-const userMembershipParams = z.object({ workspaceId: id(), membershipId: id() });
-const identityParams = z.object({ projectId: id(), identityId: id() });
+const projectId = id().describe("The project's id.");
+const userMembershipParams = z.object({ workspaceId: projectId, membershipId: id().describe("The user's project membership id.") });
+const identityParams = z.object({ projectId, identityId: id().describe("The identity's id.") });
+const escalation = 'Nobody grants roles beyond their own permissions, or changes a member who holds more than they do (403 `PrivilegeEscalation`).';
 const rolesResponse = { 200: z.object({ roles: z.array(membershipRoleSchema) }) };
 const memberUser = z.object({
   id: z.string(),
@@ -38,12 +41,18 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
     {
       schema: {
         tags,
-        summary: 'Add organization members to a project (role "member" unless roleSlugs say otherwise)',
-        params: z.object({ projectId: id() }),
+        ...describeRoute({
+          summary: 'Add users to a project',
+          description: `Makes users of the organization members of a project, by email or username, with the role \`member\` unless \`roleSlugs\` say otherwise. ${escalation}`,
+          permission: projectPermission('create', 'member'),
+          effects: changes('Creates the memberships.', 'add-workspace-members'),
+          errors: [400],
+        }),
+        params: z.object({ projectId }),
         body: z.object({
-          emails: z.array(z.email()).default([]),
-          usernames: z.array(required()).default([]),
-          roleSlugs: z.array(required().toLowerCase()).min(1).optional(),
+          emails: z.array(z.email()).default([]).describe('Emails of organization users to add.'),
+          usernames: z.array(required()).default([]).describe('Usernames of organization users to add.'),
+          roleSlugs: z.array(required().toLowerCase()).min(1).optional().describe('Their roles (default `member`).'),
         }),
         response: { 200: z.object({ memberships: z.array(userMembershipSchema) }) },
       },
@@ -56,8 +65,8 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
     {
       schema: {
         tags,
-        summary: 'List the users of a project with their roles',
-        params: z.object({ workspaceId: id() }),
+        ...describeRoute({ summary: 'List project users', description: 'The users of a project with their roles.', permission: projectPermission('read', 'member'), effects: reads() }),
+        params: z.object({ workspaceId: projectId }),
         response: { 200: z.object({ memberships: z.array(userMembershipSchema.extend({ user: memberUser, roles: z.array(membershipRoleSchema) })) }) },
       },
     },
@@ -67,7 +76,18 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
   app.patch(
     '/api/v1/workspace/:workspaceId/memberships/:membershipId',
     {
-      schema: { tags, summary: "Replace a user's project roles (permanent and temporary)", params: userMembershipParams, body: z.object({ roles: roleAssignmentsSchema }), response: rolesResponse },
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: "Change a user's project roles",
+          description: `Replaces a user's roles in a project, permanent and temporary. ${escalation}`,
+          permission: projectPermission('edit', 'member'),
+          effects: changes('Replaces the roles.', 'update-user-workspace-role'),
+        }),
+        params: userMembershipParams,
+        body: z.object({ roles: roleAssignmentsSchema }),
+        response: rolesResponse,
+      },
     },
     async (request) => {
       const { workspaceId, membershipId } = request.params;
@@ -77,7 +97,19 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
 
   app.delete(
     '/api/v1/workspace/:workspaceId/memberships/:membershipId',
-    { schema: { tags, summary: 'Remove a user from a project', params: userMembershipParams, response: { 200: z.object({ membership: userMembershipSchema }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Remove a user from a project',
+          description: `Ends a user's membership of a project with its roles and personal overrides. ${escalation}`,
+          permission: projectPermission('delete', 'member'),
+          effects: changes('Deletes the membership.', 'remove-workspace-member'),
+        }),
+        params: userMembershipParams,
+        response: { 200: z.object({ membership: userMembershipSchema }) },
+      },
+    },
     async (request) => ({ membership: await userMemberships.remove(request.actor, request.params.workspaceId, request.params.membershipId) }),
   );
 }
@@ -89,9 +121,20 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
     {
       schema: {
         tags,
-        summary: 'Add a machine identity to a project',
+        ...describeRoute({
+          summary: 'Add an identity to a project',
+          description: `Makes a machine identity of the organization a member of a project, with \`role\` or \`roles\` (\`no-access\` when neither is given). ${escalation}`,
+          permission: projectPermission('create', 'identity'),
+          effects: changes('Creates the membership.', 'create-identity-project-membership'),
+          errors: [400],
+        }),
         params: identityParams,
-        body: z.object({ role: optional(required().toLowerCase()), roles: z.array(roleAssignmentSchema).min(1).optional() }).refine(
+        body: z
+          .object({
+            role: optional(required().toLowerCase()).describe('One permanent role (the older form of `roles`).'),
+            roles: z.array(roleAssignmentSchema).min(1).optional().describe('Its roles, permanent and temporary; at least one permanent.'),
+          })
+          .refine(
           (body) => !body.roles || body.roles.some((role) => !role.isTemporary),
           { message: 'At least one long lived role is required', path: ['roles'] },
         ),
@@ -107,7 +150,18 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
   app.patch(
     path,
     {
-      schema: { tags, summary: "Replace an identity's project roles", params: identityParams, body: z.object({ roles: roleAssignmentsSchema }), response: rolesResponse },
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: "Change an identity's project roles",
+          description: `Replaces a machine identity's roles in a project, permanent and temporary. ${escalation}`,
+          permission: projectPermission('edit', 'identity'),
+          effects: changes('Replaces the roles.', 'update-identity-project-membership'),
+        }),
+        params: identityParams,
+        body: z.object({ roles: roleAssignmentsSchema }),
+        response: rolesResponse,
+      },
     },
     async (request) => ({
       roles: await identityMemberships.updateRoles(request.actor, request.params.projectId, request.params.identityId, request.body.roles),
@@ -116,13 +170,32 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
 
   app.delete(
     path,
-    { schema: { tags, summary: 'Remove an identity from a project', params: identityParams, response: { 200: z.object({ identityMembership: identityMembershipSchema }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Remove an identity from a project',
+          description: `Ends a machine identity's membership of a project with its roles and additional privileges there. ${escalation}`,
+          permission: projectPermission('delete', 'identity'),
+          effects: changes('Deletes the membership.', 'delete-identity-project-membership'),
+        }),
+        params: identityParams,
+        response: { 200: z.object({ identityMembership: identityMembershipSchema }) },
+      },
+    },
     async (request) => ({ identityMembership: await identityMemberships.remove(request.actor, request.params.projectId, request.params.identityId) }),
   );
 
   app.get(
     path,
-    { schema: { tags, summary: "An identity's project membership with its roles", params: identityParams, response: { 200: z.object({ identityMembership: identityMembershipDetails }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ summary: "Get an identity's project membership", description: "A machine identity's membership of a project, with its roles.", permission: projectPermission('read', 'identity'), effects: reads() }),
+        params: identityParams,
+        response: { 200: z.object({ identityMembership: identityMembershipDetails }) },
+      },
+    },
     async (request) => ({ identityMembership: await identityMemberships.get(request.actor, request.params.projectId, request.params.identityId) }),
   );
 
@@ -131,8 +204,8 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
     {
       schema: {
         tags,
-        summary: 'List the identities of a project with their roles',
-        params: z.object({ projectId: id() }),
+        ...describeRoute({ summary: 'List project identities', description: 'The machine identities of a project with their roles.', permission: projectPermission('read', 'identity'), effects: reads() }),
+        params: z.object({ projectId }),
         response: { 200: z.object({ identityMemberships: z.array(identityMembershipDetails) }) },
       },
     },

@@ -10,15 +10,29 @@ import {
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id } from '../../validation/input.ts';
+import { changes, describeRoute, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Additional privileges'];
 const base = '/api/v1/additional-privilege/identity';
 const privilegeResponse = { 200: z.object({ privilege: privilegeSchema }) };
+const target = z.object({
+  identityId: id().describe("The identity's id."),
+  projectSlug: id().describe("The project's slug."),
+});
+const escalation =
+  'Nobody grants rules beyond their own permissions, or changes an identity that holds more than they do (403 `PrivilegeEscalation`).';
+const grant = (how: 'permanent' | 'temporary'): OperationDoc => ({
+  summary: `Grant a ${how} privilege`,
+  description: `Adds rules to what one machine identity may do in one project, on top of its roles${how === 'temporary' ? ', for `temporaryRange` from `temporaryAccessStartTime`' : ''}. ${escalation}`,
+  permission: projectPermission('edit', 'identity'),
+  effects: changes('Creates the privilege.', 'create-identity-additional-privilege'),
+  errors: [400],
+});
 
 export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
   app.post(
     `${base}/permanent`,
-    { schema: { tags, summary: 'Grant an identity a permanent additional privilege', body: createPermanentPrivilegeBody, response: privilegeResponse } },
+    { schema: { tags, ...describeRoute(grant('permanent')), body: createPermanentPrivilegeBody, response: privilegeResponse } },
     async (request) => {
       const { identityId, projectSlug, slug } = request.body;
       return { privilege: await privileges.create(request.actor, { identityId, projectSlug }, { slug, rules: rulesOf(request.body)! }) };
@@ -27,7 +41,7 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
 
   app.post(
     `${base}/temporary`,
-    { schema: { tags, summary: 'Grant an identity a temporary additional privilege', body: createTemporaryPrivilegeBody, response: privilegeResponse } },
+    { schema: { tags, ...describeRoute(grant('temporary')), body: createTemporaryPrivilegeBody, response: privilegeResponse } },
     async (request) => {
       const { identityId, projectSlug, slug, ...temporary } = request.body;
       return { privilege: await privileges.create(request.actor, { identityId, projectSlug }, { ...temporary, slug, isTemporary: true, rules: rulesOf(request.body)! }) };
@@ -36,7 +50,20 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
 
   app.patch(
     base,
-    { schema: { tags, summary: 'Update an additional privilege', body: updatePrivilegeBody, response: privilegeResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Update a privilege',
+          description: `Changes an additional privilege's slug, rules or time limits; fields left out keep their value. ${escalation}`,
+          permission: projectPermission('edit', 'identity'),
+          effects: changes('Updates the privilege.', 'update-identity-additional-privilege'),
+          errors: [400],
+        }),
+        body: updatePrivilegeBody,
+        response: privilegeResponse,
+      },
+    },
     async (request) => {
       const { privilegeDetails, ...target } = request.body;
       const { permissions: _permissions, privilegePermission: _shorthand, ...rest } = privilegeDetails;
@@ -46,7 +73,19 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
 
   app.delete(
     base,
-    { schema: { tags, summary: 'Delete an additional privilege', body: privilegeTargetSchema, response: privilegeResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete a privilege',
+          description: `Removes an additional privilege from an identity. ${escalation}`,
+          permission: projectPermission('edit', 'identity'),
+          effects: changes('Deletes the privilege.', 'delete-identity-additional-privilege'),
+        }),
+        body: privilegeTargetSchema,
+        response: privilegeResponse,
+      },
+    },
     async (request) => ({ privilege: await privileges.delete(request.actor, request.body) }),
   );
 
@@ -55,9 +94,14 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
     {
       schema: {
         tags,
-        summary: "Get an identity's additional privilege by slug",
-        params: z.object({ privilegeSlug: id() }),
-        querystring: z.object({ identityId: id(), projectSlug: id() }),
+        ...describeRoute({
+          summary: 'Get a privilege',
+          description: "One of an identity's additional privileges in a project, by slug.",
+          permission: projectPermission('edit', 'identity'),
+          effects: reads(),
+        }),
+        params: z.object({ privilegeSlug: id().describe("The privilege's slug.") }),
+        querystring: target,
         response: privilegeResponse,
       },
     },
@@ -69,8 +113,8 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
     {
       schema: {
         tags,
-        summary: "List an identity's additional privileges in a project",
-        querystring: z.object({ identityId: id(), projectSlug: id() }),
+        ...describeRoute({ summary: 'List privileges', description: "An identity's additional privileges in a project.", permission: projectPermission('read', 'identity'), effects: reads() }),
+        querystring: target,
         response: { 200: z.object({ privileges: z.array(privilegeSchema) }) },
       },
     },

@@ -8,10 +8,11 @@ import {
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id, optional, text } from '../../validation/input.ts';
+import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Projects'];
-const workspaceParams = z.object({ workspaceId: id() });
-const slugParams = z.object({ slug: id() });
+const workspaceParams = z.object({ workspaceId: id().describe("The project's id.") });
+const slugParams = z.object({ slug: id().describe("The project's slug.") });
 /** The look-ups by slug the operators and SDKs call; each answers the bare project, as the reference does. */
 const SLUG_LOOKUPS = ['/api/v2/workspace/:slug', '/api/v1/projects/slug/:slug', '/api/v1/workspace/slug/:slug'];
 
@@ -21,8 +22,19 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a project with the dev, staging and prod environments',
-        body: z.object({ projectName: projectNameSchema, slug: optional(projectSlugSchema), kmsKeyId: optional(text(256)) }),
+        ...describeRoute({
+          summary: 'Create a project',
+          description:
+            'Creates a project in the caller\'s organization with the environments `dev`, `staging` and `prod`, its own data key (wrapped by the root key), and the caller as its admin. Without `slug`, one is derived from the name with a random suffix.',
+          permission: orgPermission('create', 'workspace'),
+          effects: changes('Creates the project, its environments and the caller\'s admin membership.', 'create-project'),
+          errors: [400],
+        }),
+        body: z.object({
+          projectName: projectNameSchema.describe("The project's name, 1 to 64 characters."),
+          slug: optional(projectSlugSchema).describe('A slug of 5 to 36 lowercase letters, digits and hyphens, unique in the organization (400 `DuplicateSlug` otherwise).'),
+          kmsKeyId: optional(text(256)).describe('Accepted for compatibility and ignored: Coffer keeps its own keys.'),
+        }),
         response: { 200: z.object({ project: projectWithEnvironmentsSchema }) },
       },
     },
@@ -32,7 +44,16 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
   app.get(
     '/api/v1/workspace',
     {
-      schema: { tags, summary: 'List the projects of your organization', response: { 200: z.object({ workspaces: z.array(projectWithEnvironmentsSchema) }) } },
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'List projects',
+          description: "The projects of the caller's organization with their environments: all of them for organization admins, the projects the caller is a member of for everyone else.",
+          permission: 'any member of the organization (the list is what the caller may see).',
+          effects: reads(),
+        }),
+        response: { 200: z.object({ workspaces: z.array(projectWithEnvironmentsSchema) }) },
+      },
     },
     async (request) => ({ workspaces: await projects.list(request.actor) }),
   );
@@ -40,7 +61,12 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
   app.get(
     '/api/v1/workspace/:workspaceId',
     {
-      schema: { tags, summary: 'Get a project', params: workspaceParams, response: { 200: z.object({ workspace: projectWithEnvironmentsSchema }) } },
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get a project', description: 'A project with its environments.', permission: projectPermission('read', 'workspace'), effects: reads() }),
+        params: workspaceParams,
+        response: { 200: z.object({ workspace: projectWithEnvironmentsSchema }) },
+      },
     },
     async (request) => ({ workspace: await projects.get(request.actor, request.params.workspaceId) }),
   );
@@ -48,7 +74,19 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
   for (const url of SLUG_LOOKUPS) {
     app.get(
       url,
-      { schema: { tags, summary: 'Get a project by its slug', params: slugParams, response: { 200: projectWithEnvironmentsSchema } } },
+      {
+        schema: {
+          tags,
+          ...describeRoute({
+            summary: 'Get a project by its slug',
+            description: `A project of the caller's organization with its environments, found by slug; the bare project object, as the reference answers (${SLUG_LOOKUPS.join(', ')} are the same operation under the paths different clients call).`,
+            permission: projectPermission('read', 'workspace'),
+            effects: reads(),
+          }),
+          params: slugParams,
+          response: { 200: projectWithEnvironmentsSchema },
+        },
+      },
       async (request) => projects.getBySlug(request.actor, request.params.slug),
     );
   }
@@ -58,9 +96,17 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update a project',
+        ...describeRoute({
+          summary: 'Update a project',
+          description: 'Renames a project or turns its auto-capitalization of secret names on or off. Fields left out keep their value; an empty body changes nothing.',
+          permission: projectPermission('edit', 'settings'),
+          effects: changes('Updates the project.', 'update-project'),
+        }),
         params: workspaceParams,
-        body: z.object({ name: projectNameSchema.optional(), autoCapitalization: z.boolean().optional() }),
+        body: z.object({
+          name: projectNameSchema.optional().describe('The new name, 1 to 64 characters.'),
+          autoCapitalization: z.boolean().optional().describe('Whether new secret names are upper-cased.'),
+        }),
         response: { 200: z.object({ workspace: projectSchema }) },
       },
     },
@@ -69,7 +115,19 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
 
   app.delete(
     '/api/v1/workspace/:workspaceId',
-    { schema: { tags, summary: 'Delete a project and everything in it', params: workspaceParams, response: { 200: z.object({ workspace: projectSchema }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete a project',
+          description: 'Deletes a project with everything in it: environments, folders, secrets and their versions, imports, tags, integrations, memberships and roles. Integrations that synced from it stop. Answers the deleted project.',
+          permission: projectPermission('delete', 'workspace'),
+          effects: changes('Deletes the project and all it holds (its audit entries are kept until they expire).', 'delete-project'),
+        }),
+        params: workspaceParams,
+        response: { 200: z.object({ workspace: projectSchema }) },
+      },
+    },
     async (request) => ({ workspace: await projects.delete(request.actor, request.params.workspaceId) }),
   );
 }

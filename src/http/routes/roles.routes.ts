@@ -4,13 +4,18 @@ import { roleSchema, roleSlugSchema } from '../../roles/role-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { id, required, text } from '../../validation/input.ts';
+import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Roles'];
-const projectParams = z.object({ workspaceId: id().describe('project id or slug') });
-const roleParams = projectParams.extend({ roleId: id() });
+const projectParams = z.object({ workspaceId: id().describe("The project's id or slug.") });
+const roleParams = projectParams.extend({ roleId: id().describe("The custom role's id.") });
 const roleResponse = { 200: z.object({ role: roleSchema }) };
-const name = required(64);
-const description = text(500).nullable().optional();
+const slug = roleSlugSchema
+  .describe('The role\'s slug, unique in the project; not a built-in one (`admin`, `member`, `viewer`, `no-access`).')
+  .meta({ examples: ['secret-reader'] });
+const name = required(64).describe("The role's name.").meta({ examples: ['Secret reader'] });
+const description = text(500).nullable().optional().describe('What the role is for.');
+const escalation = 'Nobody defines a role with rules beyond their own permissions (403 `PrivilegeEscalation`).';
 
 export function roleRoutes(app: ZodApp, { roles }: Services): void {
   app.post(
@@ -18,9 +23,15 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a custom project role',
+        ...describeRoute({
+          summary: 'Create a custom role',
+          description: `Creates a project role made of CASL rules; rules on secrets, folders and imports may name environments and secret paths (\`{"$glob": "/app/**"}\`). ${escalation}`,
+          permission: projectPermission('create', 'role'),
+          effects: changes('Creates the role.', 'create-project-role'),
+          errors: [400],
+        }),
         params: projectParams,
-        body: z.object({ slug: roleSlugSchema, name, description, permissions: permissionRulesInputSchema }),
+        body: z.object({ slug, name, description, permissions: permissionRulesInputSchema }),
         response: roleResponse,
       },
     },
@@ -32,9 +43,15 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update a custom project role',
+        ...describeRoute({
+          summary: 'Update a custom role',
+          description: `Changes a custom role's slug, name, description or rules (replaced as a whole); fields left out keep their value. Members holding it get the new rules at once. ${escalation}`,
+          permission: projectPermission('edit', 'role'),
+          effects: changes('Updates the role.', 'update-project-role'),
+          errors: [400],
+        }),
         params: roleParams,
-        body: z.object({ slug: roleSlugSchema.optional(), name: name.optional(), description, permissions: permissionRulesInputSchema.optional() }),
+        body: z.object({ slug: slug.optional(), name: name.optional(), description, permissions: permissionRulesInputSchema.optional() }),
         response: roleResponse,
       },
     },
@@ -43,14 +60,32 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
 
   app.delete(
     '/api/v1/workspace/:workspaceId/roles/:roleId',
-    { schema: { tags, summary: 'Delete a custom project role that nobody holds', params: roleParams, response: roleResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete a custom role',
+          description: 'Deletes a custom role that no member holds (400 `RoleInUse` otherwise).',
+          permission: projectPermission('delete', 'role'),
+          effects: changes('Deletes the role.', 'delete-project-role'),
+          errors: [400],
+        }),
+        params: roleParams,
+        response: roleResponse,
+      },
+    },
     async (request) => ({ role: await roles.delete(request.actor, request.params.workspaceId, request.params.roleId) }),
   );
 
   app.get(
     '/api/v1/workspace/:workspaceId/roles',
     {
-      schema: { tags, summary: 'List the built-in and custom roles of a project', params: projectParams, response: { 200: z.object({ roles: z.array(roleSchema) }) } },
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'List roles', description: 'The built-in and custom roles of a project, with their rules.', permission: projectPermission('read', 'role'), effects: reads() }),
+        params: projectParams,
+        response: { 200: z.object({ roles: z.array(roleSchema) }) },
+      },
     },
     async (request) => ({ roles: await roles.list(request.actor, request.params.workspaceId) }),
   );
@@ -58,7 +93,12 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
   app.get(
     '/api/v1/workspace/:workspaceId/roles/slug/:roleSlug',
     {
-      schema: { tags, summary: 'Get a project role by slug', params: projectParams.extend({ roleSlug: id() }), response: roleResponse },
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get a role by slug', description: 'One role of a project, built-in or custom, with its rules.', permission: projectPermission('read', 'role'), effects: reads() }),
+        params: projectParams.extend({ roleSlug: id().describe("The role's slug.") }),
+        response: roleResponse,
+      },
     },
     async (request) => ({ role: await roles.getBySlug(request.actor, request.params.workspaceId, request.params.roleSlug) }),
   );

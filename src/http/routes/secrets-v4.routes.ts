@@ -14,7 +14,10 @@ import {
   secretType,
   updateSecretBody,
   updateSecretsBody,
+  secretDocs,
+  v4Doc,
 } from './secret-fields.ts';
+import { describeRoute } from '../docs/operation-doc.ts';
 
 /**
  * The v4 secrets API (the current Infisical CLI and operator): the v3 operations under new
@@ -23,7 +26,8 @@ import {
  */
 const tags = ['Secrets (v4)'];
 const v4Reads = { includeImports: true, expandSecretReferences: true };
-const visible = { secretValueHidden: z.boolean() };
+const visible = { secretValueHidden: z.boolean().describe('Whether `secretValue` was masked (`viewSecretValue=false`).') };
+const viewSecretValue = flag(true).describe('`false`: values are masked and `secretValueHidden` is true. Default: true.');
 const v4Secret = rawSecretSchema.extend(visible);
 const v4Response = { 200: z.object({ secret: v4Secret }) };
 const batchResponse = { 200: z.object({ secrets: z.array(v4Secret) }) };
@@ -40,13 +44,13 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
     {
       schema: {
         tags,
-        summary: 'List secrets (imports included and references expanded unless turned off)',
+        ...describeRoute(v4Doc(secretDocs.list, 'v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`). With `includePersonalOverrides=true` a user\'s overrides replace the shared values; without, they are left out.')),
         querystring: z.object({
           ...readQuery(v4Reads),
-          recursive: flag(false),
-          viewSecretValue: flag(true),
-          includePersonalOverrides: flag(false).describe("true: a user's personal overrides replace the shared values"),
-          tagSlugs: commaList().describe('comma-separated tag slugs'),
+          recursive: flag(false).describe('`true`: the secrets of every folder below the path too (20 levels at most). Default: false.'),
+          viewSecretValue,
+          includePersonalOverrides: flag(false).describe("`true`: a user's personal overrides replace the shared values; `false` (default): they are left out."),
+          tagSlugs: commaList().describe('Comma-separated tag slugs: only secrets that carry all of them.'),
         }),
         response: {
           200: z.object({
@@ -81,9 +85,17 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Get a secret (through imports and with references expanded unless turned off)',
+        ...describeRoute(v4Doc(secretDocs.get, 'v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`).')),
         params: nameParams,
-        querystring: z.object({ ...readQuery(v4Reads), version: optionalInteger(1), type: secretType, viewSecretValue: flag(true) }),
+        querystring: z.object({
+          ...readQuery(v4Reads),
+          version: optionalInteger(1)
+            .describe('A past version of the secret (from 1); the current one when absent.')
+            // zod leaves `examples` of a transformed input out of its JSON schema, `example` not
+            .meta({ example: '2' }),
+          type: secretType,
+          viewSecretValue,
+        }),
         response: { 200: z.object({ secret: v4Secret.extend({ secretPath: z.string() }) }) },
       },
     },
@@ -110,7 +122,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a secret',
+        ...describeRoute(secretDocs.create),
         params: nameParams,
         body: createSecretBody,
         response: v4Response,
@@ -127,7 +139,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
+        ...describeRoute(secretDocs.update),
         params: nameParams,
         body: updateSecretBody,
         response: v4Response,
@@ -144,7 +156,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
+        ...describeRoute(secretDocs.delete),
         params: nameParams,
         body: deleteSecretBody,
         response: v4Response,
@@ -163,7 +175,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create several secrets, all or none',
+        ...describeRoute(secretDocs.createMany),
         body: createSecretsBody,
         response: batchResponse,
       },
@@ -179,7 +191,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update several secrets, all or none',
+        ...describeRoute(secretDocs.updateMany),
         body: updateSecretsBody,
         response: batchResponse,
       },
@@ -195,7 +207,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Delete several secrets, all or none',
+        ...describeRoute(secretDocs.deleteMany),
         body: deleteSecretsBody,
         response: batchResponse,
       },

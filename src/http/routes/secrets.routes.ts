@@ -3,7 +3,7 @@ import { RevisionCache } from '../../changes/revision-cache.ts';
 import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { commaList, flag, id, optionalInteger, projectRef, required, path as secretPathField } from '../../validation/input.ts';
+import { commaList, environmentSlug, flag, id, optionalInteger, projectRef, required, path as secretPathField } from '../../validation/input.ts';
 import {
   createSecretBody,
   createSecretsBody,
@@ -16,7 +16,9 @@ import {
   secretType,
   updateSecretBody,
   updateSecretsBody,
+  secretDocs,
 } from './secret-fields.ts';
+import { changes, describeRoute, type OperationDoc, projectPermission } from '../docs/operation-doc.ts';
 
 const tags = ['Secrets'];
 const SERIALIZED_LISTING_BYTES = 16 * 1024 * 1024;
@@ -37,11 +39,11 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     {
       schema: {
         tags,
-        summary: 'List secrets (recursive to depth 20, with imports, references expanded on request)',
+        ...describeRoute(secretDocs.list),
         querystring: z.object({
           ...readQuery(v3Reads),
-          recursive: flag(false),
-          tagSlugs: commaList().describe('comma-separated tag slugs'),
+          recursive: flag(false).describe('`true`: the secrets of every folder below the path too (20 levels at most). Default: false.'),
+          tagSlugs: commaList().describe('Comma-separated tag slugs: only secrets that carry all of them.'),
         }),
         response: { 200: listingResponse },
       },
@@ -70,9 +72,12 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     {
       schema: {
         tags,
-        summary: 'Get a secret, optionally at a past version or through imports',
+        ...describeRoute(secretDocs.get),
         params: nameParams,
-        querystring: z.object({ ...readQuery(v3Reads), version: optionalInteger(1), type: secretType }),
+        querystring: z.object({ ...readQuery(v3Reads), version: optionalInteger(1)
+            .describe('A past version of the secret (from 1); the current one when absent.')
+            // zod leaves `examples` of a transformed input out of its JSON schema, `example` not
+            .meta({ example: '2' }), type: secretType }),
         response: secretResponse,
       },
     },
@@ -97,7 +102,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     {
       schema: {
         tags,
-        summary: 'Create a secret',
+        ...describeRoute(secretDocs.create),
         params: nameParams,
         body: createSecretBody,
         response: secretResponse,
@@ -111,7 +116,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     {
       schema: {
         tags,
-        summary: 'Update a secret: value, comment, tags, or its name (newSecretName)',
+        ...describeRoute(secretDocs.update),
         params: nameParams,
         body: updateSecretBody,
         response: secretResponse,
@@ -125,7 +130,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
     {
       schema: {
         tags,
-        summary: 'Delete a secret (a shared secret takes its personal overrides with it)',
+        ...describeRoute(secretDocs.delete),
         params: nameParams,
         body: deleteSecretBody,
         response: secretResponse,
@@ -143,7 +148,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create several secrets, all or none',
+        ...describeRoute(secretDocs.createMany),
         body: createSecretsBody,
         response: batchResponse,
       },
@@ -156,7 +161,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update several secrets, all or none',
+        ...describeRoute(secretDocs.updateMany),
         body: updateSecretsBody,
         response: batchResponse,
       },
@@ -169,7 +174,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Delete several secrets, all or none',
+        ...describeRoute(secretDocs.deleteMany),
         body: deleteSecretsBody,
         response: batchResponse,
       },
@@ -179,21 +184,33 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
 }
 
 const tagBody = z.object({
-  projectSlug: id(),
-  environment: required(),
+  projectSlug: id().describe("The project's slug."),
+  environment: environmentSlug(),
   secretPath: secretPathField(),
   type: secretType,
-  tagSlugs: z.array(required().toLowerCase()).min(1),
+  tagSlugs: z.array(required().toLowerCase()).min(1).describe('Slugs of the project\'s tags.'),
 });
 
+const tagDocs = {
+  post: {
+    summary: 'Attach tags to a secret',
+    description: "Adds the project's tags named by `tagSlugs` to a secret (tags it already has stay). Answers the secret in the reference's encrypted shape, without its value.",
+    permission: projectPermission('edit', 'secrets', 'path'),
+    effects: changes('Adds the tags to the secret.', 'attach-secret-tags'),
+  },
+  delete: {
+    summary: 'Detach tags from a secret',
+    description: "Removes the tags named by `tagSlugs` from a secret. Answers the secret in the reference's encrypted shape, without its value.",
+    permission: projectPermission('edit', 'secrets', 'path'),
+    effects: changes('Removes the tags from the secret.', 'detach-secret-tags'),
+  },
+} satisfies Record<string, OperationDoc>;
+
 function tagRoutes(app: ZodApp, { secretTagging }: Services): void {
-  for (const [method, summary] of [
-    ['post', 'Attach tags to a secret'],
-    ['delete', 'Detach tags from a secret'],
-  ] as const) {
+  for (const method of ['post', 'delete'] as const) {
     app[method](
       '/api/v3/secrets/tags/:secretName',
-      { schema: { tags, summary, params: nameParams, body: tagBody, response: { 200: z.object({ secret: encryptedSecretSchema }) } } },
+      { schema: { tags, ...describeRoute(tagDocs[method]), params: nameParams, body: tagBody, response: { 200: z.object({ secret: encryptedSecretSchema }) } } },
       async (request) => {
         const input = { ...request.body, secretName: request.params.secretName };
         return { secret: method === 'post' ? await secretTagging.attach(request.actor, input) : await secretTagging.detach(request.actor, input) };

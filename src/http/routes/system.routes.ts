@@ -3,11 +3,12 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { required } from '../../validation/input.ts';
 import { VERSION } from '../../version.ts';
+import { describeRoute, PUBLIC, reads } from '../docs/operation-doc.ts';
 
 const bootstrapBody = z.object({
-  email: z.email(),
-  password: z.string().min(8, 'must be at least 8 characters').max(1024),
-  organization: required(64),
+  email: z.email().describe("The admin user's email; it logs in with it."),
+  password: z.string().min(8, 'must be at least 8 characters').max(1024).describe("The admin user's password, at least 8 characters."),
+  organization: required(64).describe("The organization's name; its slug is derived from it."),
 });
 
 const bootstrapResponse = z.object({
@@ -27,11 +28,11 @@ const bootstrapResponse = z.object({
 
 const entryPoints = z.object({
   name: z.literal('coffer'),
-  version: z.string(),
-  docs: z.string(),
-  openapi: z.string(),
-  status: z.string(),
-  bootstrap: z.string(),
+  version: z.string().describe("The server's release.").meta({ examples: [VERSION] }),
+  docs: z.string().describe('The API reference (this document, rendered).'),
+  openapi: z.string().describe('The OpenAPI document.'),
+  status: z.string().describe('The status route.'),
+  bootstrap: z.string().describe('The one-time bootstrap of a new instance.'),
 });
 
 /** Routes that need no access token. */
@@ -41,7 +42,13 @@ export function systemRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags: ['System'],
-        summary: 'Where to start: links to the API reference',
+        ...describeRoute({
+          summary: 'Where to start',
+          description:
+            'Links to the API reference, the OpenAPI document, the status route and the bootstrap. A browser (a request that accepts `text/html`) is redirected (302) to the reference at `/api/docs` instead.',
+          permission: PUBLIC,
+          effects: reads(),
+        }),
         response: { 200: entryPoints },
       },
     },
@@ -54,7 +61,18 @@ export function systemRoutes(app: ZodApp, services: Services): void {
 
   app.get(
     '/api/status',
-    { schema: { tags: ['System'], summary: 'Service status', response: { 200: z.object({ message: z.string() }) } } },
+    {
+      schema: {
+        tags: ['System'],
+        ...describeRoute({
+          summary: 'Service status',
+          description: 'Answers `{"message": "Ok"}` while the API is serving. (Readiness, which follows the database, is `/readyz` on the probe port.)',
+          permission: PUBLIC,
+          effects: reads(),
+        }),
+        response: { 200: z.object({ message: z.string().describe('Always `Ok`.') }) },
+      },
+    },
     async () => ({ message: 'Ok' }),
   );
 
@@ -63,7 +81,14 @@ export function systemRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags: ['System'],
-        summary: 'Set up an empty instance: admin user, organization and an admin machine identity token (works once)',
+        ...describeRoute({
+          summary: 'Bootstrap a new instance',
+          description:
+            'Sets up an instance that has no organization yet: the admin user, the organization and the machine identity `coffer-admin` (organization admin) with a non-expiring, revocable access token, which the answer carries once. Works exactly once per instance; afterwards it answers 400 `BootstrapError`. `coffer bootstrap` does the same from the command line.',
+          permission: PUBLIC,
+          effects: 'Creates the user, the organization, the identity and its token. Nothing is audited: there is no organization to audit in before it.',
+          errors: [400],
+        }),
         body: bootstrapBody,
         response: { 200: bootstrapResponse },
       },

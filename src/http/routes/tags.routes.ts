@@ -3,10 +3,22 @@ import type { Services } from '../../services/container.ts';
 import { tagColorSchema, tagSchema, tagSlugSchema } from '../../tags/tag-schema.ts';
 import type { ZodApp } from '../app.ts';
 import { id, optional, text } from '../../validation/input.ts';
+import { changes, describeRoute, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Tags'];
-const projectParams = z.object({ projectId: id() });
-const tagParams = projectParams.extend({ tagId: id() });
+const projectParams = z.object({ projectId: id().describe("The project's id.") });
+const tagParams = projectParams.extend({ tagId: id().describe("The tag's id.") });
+const slugParams = projectParams.extend({ tagSlug: id().describe("The tag's slug.") });
+const slug = tagSlugSchema.describe('The tag\'s slug, unique in the project (it is also its name).').meta({ examples: ['backend'] });
+const color = tagColorSchema.describe('A color to show the tag in, such as `#2e8b57` (at most 32 characters).');
+const createDoc = {
+  summary: 'Create a tag',
+  description: 'Adds a tag to a project; secrets can then carry it (`tagIds`) and listings filter by it (`tagSlugs`).',
+  permission: projectPermission('create', 'tags'),
+  effects: changes('Creates the tag.', 'create-tag'),
+  errors: [400],
+} satisfies OperationDoc;
+const bySlugDoc = { summary: 'Get a tag by slug', description: "One of the project's tags, by slug.", permission: projectPermission('read', 'tags'), effects: reads() } satisfies OperationDoc;
 const cliTag = z.object({ id: z.string(), slug: z.string(), name: z.string(), color: z.string().nullable() });
 const tagResponse = { 200: z.object({ workspaceTag: tagSchema }) };
 
@@ -18,12 +30,12 @@ export function tagRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a project tag',
+        ...describeRoute(createDoc),
         params: projectParams,
         body: z.object({
-          slug: tagSlugSchema,
-          color: tagColorSchema,
-          name: optional(text(256)).describe('Ignored; the name is the slug'),
+          slug,
+          color,
+          name: optional(text(256)).describe('Ignored: a tag\'s name is its slug.'),
         }),
         response: tagResponse,
       },
@@ -39,7 +51,7 @@ export function tagRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        summary: 'List the project tags in slug order',
+        ...describeRoute({ summary: 'List tags', description: "The project's tags in slug order.", permission: projectPermission('read', 'tags'), effects: reads() }),
         params: projectParams,
         response: { 200: z.object({ workspaceTags: z.array(tagSchema) }) },
       },
@@ -52,8 +64,8 @@ export function tagRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        summary: 'Get a project tag by slug',
-        params: projectParams.extend({ tagSlug: id() }),
+        ...describeRoute(bySlugDoc),
+        params: slugParams,
         response: tagResponse,
       },
     },
@@ -64,7 +76,14 @@ export function tagRoutes(app: ZodApp, services: Services): void {
 
   app.get(
     '/api/v1/workspace/:projectId/tags/:tagId',
-    { schema: { tags, summary: 'Get a project tag', params: tagParams, response: tagResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ summary: 'Get a tag', description: "One of the project's tags, by id.", permission: projectPermission('read', 'tags'), effects: reads() }),
+        params: tagParams,
+        response: tagResponse,
+      },
+    },
     async (request) => ({ workspaceTag: await tagService.getById(request.actor, request.params.projectId, request.params.tagId) }),
   );
 
@@ -73,9 +92,15 @@ export function tagRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        summary: 'Update a project tag (slug, color)',
+        ...describeRoute({
+          summary: 'Update a tag',
+          description: 'Changes a tag\'s slug or color; fields left out keep their value. Secrets keep the tag.',
+          permission: projectPermission('edit', 'tags'),
+          effects: changes('Updates the tag.', 'update-tag'),
+          errors: [400],
+        }),
         params: tagParams,
-        body: z.object({ slug: tagSlugSchema.optional(), color: tagColorSchema.optional() }),
+        body: z.object({ slug: slug.optional(), color: color.optional() }),
         response: tagResponse,
       },
     },
@@ -87,7 +112,19 @@ export function tagRoutes(app: ZodApp, services: Services): void {
 
   app.delete(
     '/api/v1/workspace/:projectId/tags/:tagId',
-    { schema: { tags, summary: 'Delete a project tag and its links to secrets', params: tagParams, response: tagResponse } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Delete a tag',
+          description: 'Deletes a tag; the secrets that carried it lose it.',
+          permission: projectPermission('delete', 'tags'),
+          effects: changes('Deletes the tag and its links to secrets.', 'delete-tag'),
+        }),
+        params: tagParams,
+        response: tagResponse,
+      },
+    },
     async (request) => ({ workspaceTag: await tagService.delete(request.actor, request.params.projectId, request.params.tagId) }),
   );
 }
@@ -100,9 +137,9 @@ function projectTagRoutes(app: ZodApp, { tags: tagService }: Services): void {
     {
       schema: {
         tags,
-        summary: 'Create a project tag',
+        ...describeRoute({ ...createDoc, description: `${createDoc.description} The path the Infisical CLI calls (\`secrets set --tags\`); answers \`{tag}\`.` }),
         params: projectParams,
-        body: z.object({ slug: tagSlugSchema, color: tagColorSchema }),
+        body: z.object({ slug, color }),
         response: { 200: z.object({ tag: cliTag }) },
       },
     },
@@ -111,7 +148,14 @@ function projectTagRoutes(app: ZodApp, { tags: tagService }: Services): void {
 
   app.get(
     '/api/v1/projects/:projectId/tags/slug/:tagSlug',
-    { schema: { tags, summary: 'Get a project tag by slug', params: projectParams.extend({ tagSlug: id() }), response: { 200: z.object({ tag: cliTag }) } } },
+    {
+      schema: {
+        tags,
+        ...describeRoute({ ...bySlugDoc, description: `${bySlugDoc.description} The path the Infisical CLI calls; answers \`{tag}\`.` }),
+        params: slugParams,
+        response: { 200: z.object({ tag: cliTag }) },
+      },
+    },
     async (request) => ({ tag: toTag(await tagService.getBySlug(request.actor, request.params.projectId, request.params.tagSlug)) }),
   );
 }

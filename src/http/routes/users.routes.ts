@@ -4,6 +4,7 @@ import type { Services } from '../../services/container.ts';
 import { orgMembershipSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
 import { id } from '../../validation/input.ts';
+import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Users'];
 
@@ -13,16 +14,29 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
     {
       schema: {
         tags,
-        summary: 'Invite users to an organization; each invite token is returned once',
+        ...describeRoute({
+          summary: 'Invite users',
+          description:
+            'Invites up to 100 emails into an organization with an organization role (at most the caller\'s own). Coffer sends no email: the answer carries each invite token, once; hand it to the user, who accepts with `POST /api/v1/invite-org/accept`.',
+          permission: orgPermission('create', 'member'),
+          effects: changes('Creates the invited memberships.', 'invite-org-members'),
+        }),
         body: z.object({
-          inviteeEmails: z.array(z.email()).min(1).max(100),
-          organizationId: id(),
-          organizationRoleSlug: orgRoleSchema.default('member'),
+          inviteeEmails: z.array(z.email()).min(1).max(100).describe('The emails to invite, 1 to 100.'),
+          organizationId: id().describe("The organization's id (the caller's)."),
+          organizationRoleSlug: orgRoleSchema.default('member').describe('Their organization role: `admin`, `member` (default) or `no-access`.'),
         }),
         response: {
           200: z.object({
-            message: z.string(),
-            invites: z.array(z.object({ email: z.string(), membershipId: z.string(), inviteToken: z.string(), expiresAt: z.string() })),
+            message: z.string().describe('What was done.'),
+            invites: z.array(
+              z.object({
+                email: z.string().describe('The invited email.'),
+                membershipId: z.string().describe('The membership waiting for the user.'),
+                inviteToken: z.string().describe('The one-time invite token: shown only here.'),
+                expiresAt: z.string().describe('When the invite expires.'),
+              }),
+            ),
           }),
         },
       },
@@ -39,8 +53,8 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
     {
       schema: {
         tags,
-        summary: 'List the users of an organization (invited and accepted)',
-        params: z.object({ organizationId: id() }),
+        ...describeRoute({ summary: 'List organization users', description: 'The users of an organization, invited and accepted, with their roles.', permission: orgPermission('read', 'member'), effects: reads() }),
+        params: z.object({ organizationId: id().describe("The organization's id.") }),
         response: { 200: z.object({ users: z.array(orgMembershipSchema) }) },
       },
     },
