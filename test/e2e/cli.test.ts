@@ -5,10 +5,13 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { commands } from '../../src/cli/commands.ts';
+import { EXIT } from '../../src/cli/exit-codes.ts';
 import { settingsIn } from '../../src/config.ts';
 import { VERSION } from '../../src/version.ts';
-import { COFFER_BIN } from '../support/coffer-process.ts';
+import { COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { README_PATH } from '../support/readme.ts';
 import { freePort } from '../support/free-port.ts';
 
 /**
@@ -219,5 +222,37 @@ describe('network errors exit 5 naming the port and its setting', () => {
     const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_HOST: '192.0.2.1', COFFER_PORT: String(await freePort()) });
     expect(run.code).toBe(5);
     expect(run.stderr).toContain("'192.0.2.1' is not an address of this machine. Set COFFER_HOST (--host)");
+  });
+});
+
+describe('the documented exit codes', () => {
+  test('README "Exit codes" lists every code the CLI uses, with its meaning', () => {
+    const readme = readFileSync(README_PATH, 'utf8');
+    const rows = [...readme.matchAll(/^\| (\d) \| ([^|]+) \|/gm)].map((match) => [Number(match[1]), match[2]!.trim()] as const);
+    expect(rows.map(([code]) => code)).toEqual(Object.values(EXIT));
+    const names: Record<number, RegExp> = { 0: /success/, 1: /failed/, 2: /usage/, 3: /configuration/, 4: /database/, 5: /port/ };
+    for (const [code, meaning] of rows) expect(meaning).toMatch(names[code]!);
+  });
+});
+
+describe('logs', () => {
+  test('COFFER_LOG_FORMAT=pretty: readable lines, migration progress, the bootstrap hint, one line per request', async () => {
+    const server = await startCoffer({ COFFER_DATA_DIR: join(scratch, 'pretty'), DATABASE_URL: '', COFFER_OPERATOR: 'false', COFFER_LOG_FORMAT: 'pretty' });
+    try {
+      expect((await fetch(`${server.api}/api/status`)).status).toBe(200);
+      const lines = () => server.output.join('').split('\n');
+      for (let waited = 0; !lines().some((line) => line.includes('GET /api/status')) && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      const output = lines();
+      const stamp = String.raw`^\[\d\d:\d\d:\d\d\.\d{3}\] `;
+      expect(output).toContainEqual(expect.stringMatching(new RegExp(`${stamp}INFO: applying \\d+ database migrations$`)));
+      expect(output).toContainEqual(expect.stringMatching(new RegExp(`${stamp}INFO: migration 0001_foundation applied$`)));
+      expect(output).toContainEqual(expect.stringMatching(new RegExp(`${stamp}INFO: this instance is not set up yet`)));
+      const requests = output.filter((line) => line.includes('/api/status'));
+      expect(requests).toHaveLength(1);
+      expect(requests[0]).toMatch(new RegExp(`${stamp}INFO: GET /api/status 200 [\\d.]+ ms \\{"reqId":"req-[0-9a-f-]+"\\}$`));
+      expect(output.join('\n')).not.toMatch(/"level":\d/);
+    } finally {
+      await stopCoffer(server);
+    }
   });
 });
