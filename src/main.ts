@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { configFlags, loadConfig } from './config.ts';
@@ -12,6 +13,7 @@ import {
   storeSecret,
   withoutToken,
 } from './bootstrap/bootstrap-remote.ts';
+import { DataDirInUseError } from './db/data-dir-lock.ts';
 import { AppError } from './errors.ts';
 import { scheduleAuditRetention } from './audit/audit-retention.ts';
 import { buildApiApp } from './http/app.ts';
@@ -19,6 +21,7 @@ import { registerDatabaseMetrics } from './http/metrics.ts';
 import { buildProbeApp } from './http/probe-app.ts';
 import { startOperator } from './operator/start.ts';
 import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
+import type { Services } from './services/container.ts';
 
 export const VERSION = '0.1.0';
 
@@ -90,13 +93,14 @@ export async function main(argv: string[]): Promise<void> {
 async function serve(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
   const logger = createLogger(config);
-  const services = await startServices(config, logger);
+  const services = await startServices(config, logger, 'serve');
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
   registerDatabaseMetrics(metrics.registry, services.database);
   const probes = buildProbeApp(services, metrics.registry);
   const stopRetention = scheduleAuditRetention(services.db, logger);
   await app.listen({ host: config.host, port: config.port });
   await probes.listen({ host: config.host, port: config.probePort });
+  services.database.dataDirLock?.announce(`http://${reachableHost(config.host)}:${config.port}`);
   const operator = startOperator(config, services, logger, VERSION, metrics.registry);
   logger.info({ api: `http://${config.host}:${config.port}`, docs: `http://${config.host}:${config.port}/api/docs`, probes: config.probePort }, 'coffer is serving');
 
@@ -115,11 +119,22 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
+/** Where a local client reaches a server listening on `host`. */
+function reachableHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}
+
 async function migrateCommand(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
   const logger = createLogger(config, 2);
-  const database = await openMigratedDatabase(config, logger);
-  await database.close();
+  try {
+    const database = await openMigratedDatabase(config, logger, 'migrate');
+    await database.close();
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    throw new Error(`${error.message}. A serving coffer applies its migrations when it starts; stop it to run coffer migrate.`);
+  }
 }
 
 const bootstrapInput = z.object({
@@ -177,10 +192,23 @@ async function bootstrapCommand(flags: Record<string, unknown>): Promise<void> {
   }
 }
 
+/**
+ * The bootstrap straight into the database; on an embedded directory that a
+ * local `coffer serve` holds, through that server's API instead.
+ */
 async function bootstrapDatabase(flags: Record<string, unknown>, input: z.output<typeof bootstrapInput>): Promise<BootstrapResult> {
   const config = loadConfig(flags);
   const logger = createLogger(config, 2);
-  const services = await startServices(config, logger);
+  let services: Services;
+  try {
+    services = await startServices(config, logger, 'bootstrap');
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    const server = error.holder?.host === hostname() ? error.holder.api : undefined;
+    if (!server) throw new Error(`${error.message}. Run coffer bootstrap --server <its API address> to bootstrap through it.`);
+    process.stderr.write(`coffer bootstrap: ${error.message}; bootstrapping through its API at ${server}\n`);
+    return bootstrapOverHttp({ server, input, timeoutMs: 30_000 });
+  }
   try {
     return await services.bootstrap.bootstrap(input);
   } finally {

@@ -1,6 +1,7 @@
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
+import { lockDataDir } from './db/data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { loggerOptions } from './logger.ts';
@@ -28,16 +29,32 @@ export function resolveKeys(config: Config, logger: Logger): SecurityKeys {
   };
 }
 
-/** Opens the configured database and applies pending migrations. */
-export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const applied = await migrate(database);
+/**
+ * Opens the configured database and applies pending migrations. The embedded
+ * database's directory is taken for this process alone first (DataDirInUseError
+ * names the process that holds it).
+ */
+export async function openMigratedDatabase(config: Config, logger: Logger, command: string): Promise<Database> {
+  const dataDirLock = config.databaseUrl
+    ? undefined
+    : await lockDataDir(config.dataDir, command, (error) => {
+        logger.fatal({ err: error, dataDir: config.dataDir }, 'the data directory lock was taken by another process; stopping before anything more is written');
+        process.exit(70);
+      });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, dataDirLock }).catch(async (error: unknown) => {
+    await dataDirLock?.release();
+    throw error;
+  });
+  const applied = await migrate(database).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
+  });
   logger.info({ backend: database.backend, applied }, 'database ready');
   return database;
 }
 
-export async function startServices(config: Config, logger: Logger): Promise<Services> {
+export async function startServices(config: Config, logger: Logger, command: string): Promise<Services> {
+  const database = await openMigratedDatabase(config, logger, command);
   const keys = resolveKeys(config, logger);
-  const database = await openMigratedDatabase(config, logger);
   return createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
 }
