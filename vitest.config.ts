@@ -25,7 +25,10 @@ export default defineConfig({
           globalSetup: ['test/support/postgres-global-setup.ts'],
         },
       },
-      { extends: true, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000 } },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000, globalSetup: ['test/support/postgres-global-setup.ts'] },
+      },
       {
         extends: true,
         test: {

@@ -20,6 +20,7 @@ import { buildApiApp } from './http/app.ts';
 import { registerDatabaseMetrics } from './http/metrics.ts';
 import { buildProbeApp } from './http/probe-app.ts';
 import { startOperator } from './operator/start.ts';
+import { rotateKeyCommand } from './installation/rotate-key-command.ts';
 import { createLogger, openMigratedDatabase, startServices } from './runtime.ts';
 import type { Services } from './services/container.ts';
 
@@ -39,6 +40,10 @@ Commands:
                                     ids) into that Kubernetes Secret in POD_NAMESPACE instead
                                     of printing the token (KUBECONFIG or in-cluster)
               --if-needed           an instance that is already set up is not an error
+  rotate-key  Re-wrap every project data key under a new root key, in one transaction
+              --new-key <base64> (or COFFER_NEW_ENCRYPTION_KEY); the current key as usual
+              (COFFER_ENCRYPTION_KEY, or keys.json, which then receives the new key).
+              Stop every coffer server first; start them with the new key afterwards.
   version     Print the version
 
 Settings (flag or environment variable):
@@ -64,6 +69,7 @@ const commandFlags = {
   server: { type: 'string' },
   'store-secret': { type: 'string' },
   'if-needed': { type: 'boolean' },
+  'new-key': { type: 'string' },
   timeout: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -85,6 +91,8 @@ export async function main(argv: string[]): Promise<void> {
       return migrateCommand(values);
     case 'bootstrap':
       return bootstrapCommand(values);
+    case 'rotate-key':
+      return rotateKeyCommand(values);
     default:
       throw new Error(`unknown command '${command}'\n\n${USAGE}`);
   }

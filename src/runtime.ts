@@ -4,6 +4,7 @@ import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
 import { lockDataDir } from './db/data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { verifyRootKey } from './installation/root-key.ts';
 import { loggerOptions } from './logger.ts';
 import { createServices, type SecurityKeys, type Services } from './services/container.ts';
 
@@ -35,13 +36,14 @@ export function resolveKeys(config: Config, logger: Logger): SecurityKeys {
  * names the process that holds it).
  */
 export async function openMigratedDatabase(config: Config, logger: Logger, command: string): Promise<Database> {
+  const applicationName = command === 'serve' ? 'coffer' : `coffer-${command}`;
   const dataDirLock = config.databaseUrl
     ? undefined
     : await lockDataDir(config.dataDir, command, (error) => {
         logger.fatal({ err: error, dataDir: config.dataDir }, 'the data directory lock was taken by another process; stopping before anything more is written');
         process.exit(70);
       });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, dataDirLock }).catch(async (error: unknown) => {
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName, dataDirLock }).catch(async (error: unknown) => {
     await dataDirLock?.release();
     throw error;
   });
@@ -53,8 +55,17 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
   return database;
 }
 
+/** The database (migrated), the services, and the root key checked against the database before anything is served. */
 export async function startServices(config: Config, logger: Logger, command: string): Promise<Services> {
   const database = await openMigratedDatabase(config, logger, command);
-  const keys = resolveKeys(config, logger);
-  return createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
+  try {
+    const keys = resolveKeys(config, logger);
+    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
+    const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
+    logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');
+    return services;
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 }

@@ -56,6 +56,8 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL application_name of the pool's connections (default `coffer`). */
+  applicationName?: string;
   /** The data directory's lock (taken by the caller before anything is read from it); released by close(). */
   dataDirLock?: DataDirLock;
 }
@@ -67,11 +69,12 @@ function queryCounter() {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir, options.dataDirLock);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.applicationName ?? 'coffer');
+  return openPglite(options.dataDir, options.dataDirLock);
 }
 
-function openPostgres(connectionString: string, max: number): Database {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'coffer' });
+function openPostgres(connectionString: string, max: number, applicationName: string): Database {
+  const pool = new pg.Pool({ connectionString, max, application_name: applicationName });
   // An idle client losing its server connection must not crash the process.
   pool.on('error', () => {});
   const { log, queryCount } = queryCounter();

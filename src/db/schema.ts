@@ -9,6 +9,14 @@ export interface InstanceStateTable {
   bootstrappedAt: Generated<Date>;
 }
 
+export interface InstallationTable {
+  id: Generated<string>;
+  singleton: Generated<boolean>;
+  rootKeyCheck: Buffer | null;
+  rootKeyRotatedAt: Date | null;
+  createdAt: Timestamp;
+}
+
 export interface OrganizationsTable {
   id: Generated<string>;
   name: string;
@@ -356,6 +364,7 @@ export interface SchemaMigrationsTable {
 
 export interface DB {
   instanceState: InstanceStateTable;
+  installation: InstallationTable;
   organizations: OrganizationsTable;
   users: UsersTable;
   orgMemberships: OrgMembershipsTable;

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { createEnvironmentWithRoot } from '../environments/environment-service.ts';
 import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-store.ts';
 import { BadRequestError } from '../errors.ts';
+import { assertRootKeyCurrent } from '../installation/root-key.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireLockedProject, requireProject, requireProjectBySlug } from './project-lookup.ts';
 import { toProjectResponse, toProjectWithEnvironments } from './project-schema.ts';
@@ -60,6 +61,7 @@ export class ProjectService {
   async #createWithSlug(actor: Actor, name: string, slug: string) {
     const { db, keyring, audit } = this.#deps;
     return db.transaction().execute(async (trx) => {
+      await assertRootKeyCurrent(trx, keyring);
       const created = await insertProject(trx, { name, slug, orgId: actor.orgId });
       await setProjectDataKey(trx, created.id, keyring.createProjectKey(created.id));
       const environments = [];

@@ -86,7 +86,15 @@ export async function startReplica(app: TestApp): Promise<TestApp> {
   return serveTestApp(app.backend, database, app.keys, app.databaseUrl);
 }
 
-async function serveTestApp(backend: Backend, database: Database, keys: TestApp['keys'], databaseUrl: string | undefined): Promise<TestApp> {
+/**
+ * Another server process over the same database (PGlite or PostgreSQL, the
+ * same Database object) with other keys; closing it leaves the database open.
+ */
+export async function startSibling(app: TestApp, keys: TestApp['keys']): Promise<TestApp> {
+  return serveTestApp(app.backend, app.database, keys, app.databaseUrl, false);
+}
+
+async function serveTestApp(backend: Backend, database: Database, keys: TestApp['keys'], databaseUrl: string | undefined, ownsDatabase = true): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -133,7 +141,7 @@ async function serveTestApp(backend: Backend, database: Database, keys: TestApp[
     async close() {
       const audit = JSON.stringify(await database.db.selectFrom('auditLogs').select(['eventMetadata', 'actorMetadata']).execute());
       await app.close();
-      await database.close();
+      if (ownsDatabase) await database.close();
       const leaked = [...credentials].filter((credential) => logs.some((line) => line.includes(credential)) || audit.includes(credential));
       if (leaked.length > 0) throw new Error(`${leaked.length} access token(s) appeared in the service's logs or audit log`);
       const exposed = [...secretValues].filter((value) => audit.includes(value) || logs.some((line) => line.includes(value)));
