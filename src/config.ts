@@ -19,6 +19,11 @@ const settings = {
   operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org' },
   leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election' },
   operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency' },
+  loginMaxFailures: { env: 'COFFER_LOGIN_MAX_FAILURES', flag: 'login-max-failures' },
+  loginAddressMaxFailures: { env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES', flag: 'login-address-max-failures' },
+  loginFailureWindow: { env: 'COFFER_LOGIN_FAILURE_WINDOW', flag: 'login-failure-window' },
+  loginLockout: { env: 'COFFER_LOGIN_LOCKOUT', flag: 'login-lockout' },
+  loginMaxLockout: { env: 'COFFER_LOGIN_MAX_LOCKOUT', flag: 'login-max-lockout' },
 } as const;
 
 type SettingName = keyof typeof settings;
@@ -69,8 +74,16 @@ const configSchema = z
     operatorOrganization: z.string().min(1).optional(),
     leaderElection: booleanText.prefault('true'),
     operatorConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+    loginMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(5),
+    loginAddressMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    loginFailureWindow: duration.prefault('15m'),
+    loginLockout: duration.prefault('1m'),
+    loginMaxLockout: duration.prefault('1h'),
   })
   .superRefine((config, context) => {
+    if (config.loginMaxLockout < config.loginLockout) {
+      context.addIssue({ code: 'custom', path: ['loginMaxLockout'], message: 'must be at least COFFER_LOGIN_LOCKOUT' });
+    }
     if (!config.databaseUrl) return;
     for (const name of ['encryptionKey', 'authSecret'] as const) {
       if (!config[name]) {
@@ -116,4 +129,15 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     if (value !== undefined && value !== '') input[name] = value;
   }
   return parseConfig(input);
+}
+
+/** The login throttle's limits from the configuration. */
+export function loginLimits(config: Config) {
+  return {
+    maxFailures: config.loginMaxFailures,
+    addressMaxFailures: config.loginAddressMaxFailures,
+    windowMs: config.loginFailureWindow,
+    lockoutMs: config.loginLockout,
+    maxLockoutMs: config.loginMaxLockout,
+  };
 }

@@ -54,6 +54,13 @@ Settings (flag or environment variable):
   --log-level COFFER_LOG_LEVEL (info)      --audit-retention-days COFFER_AUDIT_RETENTION_DAYS (90)
   --trusted-proxies COFFER_TRUSTED_PROXIES (comma-separated addresses or CIDRs)
 
+Login throttling (universal-auth login, user login, invite acceptance):
+  --login-max-failures COFFER_LOGIN_MAX_FAILURES (5, per client id or email)
+  --login-address-max-failures COFFER_LOGIN_ADDRESS_MAX_FAILURES (30, per source address)
+  --login-failure-window COFFER_LOGIN_FAILURE_WINDOW (15m)
+  --login-lockout COFFER_LOGIN_LOCKOUT (1m, doubling with each lockout)
+  --login-max-lockout COFFER_LOGIN_MAX_LOCKOUT (1h)
+
 Operator (runs inside serve):
   --operator COFFER_OPERATOR (auto: when KUBECONFIG is set or in a cluster; true; false)
   --resync-interval COFFER_RESYNC_INTERVAL (10m)   --operator-namespace COFFER_OPERATOR_NAMESPACE (Lease namespace)
@@ -106,6 +113,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   registerDatabaseMetrics(metrics.registry, services.database);
   const probes = buildProbeApp(services, metrics.registry);
   const stopRetention = scheduleAuditRetention(services.db, logger);
+  const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   await app.listen({ host: config.host, port: config.port });
   await probes.listen({ host: config.host, port: config.probePort });
   services.database.dataDirLock?.announce(`http://${reachableHost(config.host)}:${config.port}`);
@@ -118,6 +126,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     stopRetention();
+    stopThrottlePruning();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

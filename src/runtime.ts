@@ -1,5 +1,5 @@
 import pino, { type Logger } from 'pino';
-import type { Config } from './config.ts';
+import { type Config, loginLimits } from './config.ts';
 import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
 import { lockDataDir } from './db/data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
@@ -60,7 +60,7 @@ export async function startServices(config: Config, logger: Logger, command: str
   const database = await openMigratedDatabase(config, logger, command);
   try {
     const keys = resolveKeys(config, logger);
-    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
+    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays, loginLimits: loginLimits(config), logger });
     const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
     logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');
     return services;

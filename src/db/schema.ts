@@ -17,6 +17,15 @@ export interface InstallationTable {
   createdAt: Timestamp;
 }
 
+export interface LoginThrottlesTable {
+  key: string;
+  failures: Generated<number>;
+  windowStartedAt: Date;
+  lockouts: Generated<number>;
+  lockedUntil: Date | null;
+  lastFailureAt: Date;
+}
+
 export interface OrganizationsTable {
   id: Generated<string>;
   name: string;
@@ -365,6 +374,7 @@ export interface SchemaMigrationsTable {
 export interface DB {
   instanceState: InstanceStateTable;
   installation: InstallationTable;
+  loginThrottles: LoginThrottlesTable;
   organizations: OrganizationsTable;
   users: UsersTable;
   orgMemberships: OrgMembershipsTable;

@@ -1,6 +1,7 @@
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
+import { DEFAULT_LOGIN_LIMITS, LoginThrottle, type LoginThrottleLimits } from '../auth/login-throttle.ts';
 import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
@@ -9,6 +10,7 @@ import { ProjectEventService } from '../events/project-events.ts';
 import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
 import { TokenSigner } from '../crypto/tokens.ts';
+import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { ServiceDeps } from './deps.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
@@ -43,6 +45,10 @@ export interface SecurityKeys {
 
 export interface ServiceOptions {
   auditRetentionDays: number;
+  /** Login throttling (defaults: DEFAULT_LOGIN_LIMITS). */
+  loginLimits?: LoginThrottleLimits;
+  /** Where lockouts are logged. */
+  logger?: Logger;
 }
 
 /** The composition root: every service, wired once per process. */
@@ -59,12 +65,14 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
+  const loginThrottle = new LoginThrottle(db, deps.audit, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   return {
     database,
     ...deps,
     auth,
     credentials,
-    ...accessControlServices(deps, auth, credentials),
+    loginThrottle,
+    ...accessControlServices(deps, auth, credentials, loginThrottle),
     bootstrap: new BootstrapService(db, auth),
     projects: new ProjectService(deps),
     environments: new EnvironmentService(deps),
@@ -84,14 +92,14 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
 }
 
 /** Identities, universal auth, users, memberships, roles and privileges. */
-function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest) {
+function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle) {
   return {
     tokens: new TokenService(deps, auth),
     identities: new IdentityService(deps),
     universalAuth: new UniversalAuthService(deps, credentials),
-    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials),
-    invites: new InviteService(deps, credentials),
-    userLogin: new UserLogin(deps, auth),
+    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials, loginThrottle),
+    invites: new InviteService(deps, credentials, loginThrottle),
+    userLogin: new UserLogin(deps, auth, loginThrottle),
     orgMemberships: new OrgMembershipService(deps),
     userMemberships: new UserMembershipService(deps),
     identityMemberships: new IdentityMembershipService(deps),

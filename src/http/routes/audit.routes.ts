@@ -41,7 +41,7 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
         querystring: z.object({
           ...auditQuery,
           projectId: optional(id()),
-          actorType: optional(z.enum(['user', 'identity', 'service'])),
+          actorType: optional(z.enum(['user', 'identity', 'service', 'unknownUser'])),
           eventMetadata: optional(text(4096)).describe("'key1=value1,key2=value2': entries whose metadata holds these"),
         }),
         response: pageResponse,

@@ -8,12 +8,16 @@ import { id, optional, required, text } from '../../validation/input.ts';
 
 const tags = ['Authentication'];
 const password = z.string().min(8, 'must be at least 8 characters').max(1024);
+const throttled =
+  'Failed attempts are counted per credential and per source address; past the limit every attempt answers 429 RateLimitExceeded with Retry-After until the lockout ends (see the README, Login throttling).';
 
 /** Routes that take credentials instead of an access token. */
 export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites }: Services): void {
   app.post(
     '/api/v1/auth/universal-auth/login',
-    { schema: { tags, summary: 'Log in a machine identity with a client id and secret (JSON or form body)', body: loginBody, response: { 200: tokenResponseSchema } } },
+    {
+      schema: { tags, summary: 'Log in a machine identity with a client id and secret (JSON or form body)', description: throttled, body: loginBody, response: { 200: tokenResponseSchema } },
+    },
     async (request) => universalAuthLogin.login(request.body, requestOrigin(request)),
   );
 
@@ -23,6 +27,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
       schema: {
         tags,
         summary: 'Log in a user with email and password',
+        description: throttled,
         body: z.object({ email: z.email(), password: z.string().min(1).max(1024), organizationId: optional(id()) }),
         response: { 200: z.object({ accessToken: z.string(), expiresIn: z.number(), tokenType: z.literal('Bearer'), organizationId: z.string() }) },
       },
@@ -36,6 +41,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
       schema: {
         tags: ['Users'],
         summary: 'Accept an organization invite with the invite token and a password',
+        description: throttled,
         body: z.object({
           email: z.email(),
           organizationId: id(),
