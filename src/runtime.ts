@@ -60,7 +60,7 @@ export async function startServices(config: Config, logger: Logger, command: str
   const database = await openMigratedDatabase(config, logger, command);
   try {
     const keys = resolveKeys(config, logger);
-    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays, loginLimits: loginLimits(config), logger });
+    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays, loginLimits: loginLimits(config), logger, clusterName: config.clusterName });
     const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
     logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');
     return services;

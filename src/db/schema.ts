@@ -26,6 +26,30 @@ export interface LoginThrottlesTable {
   lastFailureAt: Date;
 }
 
+export interface NamespaceGrantsTable {
+  id: Generated<string>;
+  projectId: string;
+  cluster: string;
+  namespace: string;
+  origin: 'api' | 'created';
+  grantedByType: 'user' | 'identity';
+  grantedById: string;
+  grantedByName: string;
+  createdAt: Timestamp;
+}
+export type NamespaceGrant = Selectable<NamespaceGrantsTable>;
+
+export interface ProjectClaimsTable {
+  projectId: string;
+  cluster: string;
+  namespace: string;
+  name: string;
+  resourceUid: string;
+  createdProject: boolean;
+  claimedAt: Timestamp;
+}
+export type ProjectClaim = Selectable<ProjectClaimsTable>;
+
 export interface OrganizationsTable {
   id: Generated<string>;
   name: string;
@@ -375,6 +399,8 @@ export interface DB {
   instanceState: InstanceStateTable;
   installation: InstallationTable;
   loginThrottles: LoginThrottlesTable;
+  namespaceGrants: NamespaceGrantsTable;
+  projectClaims: ProjectClaimsTable;
   organizations: OrganizationsTable;
   users: UsersTable;
   orgMemberships: OrgMembershipsTable;

@@ -17,6 +17,7 @@ import { identityRoutes } from './routes/identities.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
 import { integrationRoutes } from './routes/integrations.routes.ts';
 import { membershipRoutes } from './routes/memberships.routes.ts';
+import { namespaceGrantRoutes } from './routes/namespace-grants.routes.ts';
 import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
 import { roleRoutes } from './routes/roles.routes.ts';
@@ -69,6 +70,7 @@ const accessControlRouteGroups = [
 const protectedRouteGroups = [
   auditRoutes,
   projectRoutes,
+  namespaceGrantRoutes,
   environmentRoutes,
   folderRoutes,
   secretRoutes,

@@ -15,6 +15,8 @@ import type { Database } from '../db/database.ts';
 import type { ServiceDeps } from './deps.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
+import { NamespaceGrantService } from '../grants/grant-service.ts';
+import { ProjectClaims } from '../grants/project-claims.ts';
 import { IdentityService } from '../identities/identity-service.ts';
 import { ImportService } from '../imports/import-service.ts';
 import { IntegrationAuthService } from '../integrations/integration-auth-service.ts';
@@ -37,6 +39,8 @@ import { UniversalAuthService } from '../universal-auth/ua-service.ts';
 import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
 
+export const DEFAULT_CLUSTER_NAME = 'local';
+
 export interface SecurityKeys {
   /** 32 bytes, base64. */
   encryptionKey: string;
@@ -49,6 +53,8 @@ export interface ServiceOptions {
   loginLimits?: LoginThrottleLimits;
   /** Where lockouts are logged. */
   logger?: Logger;
+  /** The in-process operator's cluster name: the one a namespace grant names by default (`local`). */
+  clusterName?: string;
 }
 
 /** The composition root: every service, wired once per process. */
@@ -66,6 +72,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
   const loginThrottle = new LoginThrottle(db, deps.audit, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
+  const projects = new ProjectService(deps);
   return {
     database,
     ...deps,
@@ -74,7 +81,9 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     loginThrottle,
     ...accessControlServices(deps, auth, credentials, loginThrottle),
     bootstrap: new BootstrapService(db, auth),
-    projects: new ProjectService(deps),
+    projects,
+    namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
+    projectClaims: new ProjectClaims(deps, projects),
     environments: new EnvironmentService(deps),
     folders: new FolderService(deps),
     auditExport: new AuditExportService(deps),
