@@ -75,10 +75,23 @@ export async function findClaimWithGrants(db: Executor, declaring: Place & { nam
     .leftJoin('namespaceGrants as used', (join) =>
       join.onRef('used.projectId', '=', 'c.projectId').on('used.cluster', '=', using.cluster).on('used.namespace', '=', using.namespace),
     )
-    .select(['c.projectId', 'c.createdProject', 'own.id as ownGrantId', 'used.id as usedGrantId'])
+    .innerJoin('projects as p', 'p.id', 'c.projectId')
+    .select(['c.projectId', 'p.slug', 'c.createdProject', 'own.id as ownGrantId', 'used.id as usedGrantId'])
     .where('c.cluster', '=', declaring.cluster)
     .where('c.namespace', '=', declaring.namespace)
     .where('c.name', '=', declaring.name)
     .where('c.resourceUid', '=', declaring.uid)
+    .executeTakeFirst();
+}
+
+/** The claim on the project with this slug in the organization, by claimants of `cluster`. */
+export async function findClaimByProjectSlug(db: Executor, orgId: string, cluster: string, slug: string): Promise<ProjectClaim | undefined> {
+  return db
+    .selectFrom('projectClaims as c')
+    .innerJoin('projects as p', 'p.id', 'c.projectId')
+    .selectAll('c')
+    .where('p.orgId', '=', orgId)
+    .where('p.slug', '=', slug)
+    .where('c.cluster', '=', cluster)
     .executeTakeFirst();
 }

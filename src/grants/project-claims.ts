@@ -7,7 +7,17 @@ import { findProjectBySlug } from '../projects/project-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { grantCall } from './grant-schema.ts';
 import { accessChange, grantedBy } from './grant-service.ts';
-import { deleteClaim, findClaimOfProject, findClaimWithGrants, findGrantFor, insertClaim, insertGrant, lockClaimOf, type Place } from './grant-store.ts';
+import {
+  deleteClaim,
+  findClaimByProjectSlug,
+  findClaimOfProject,
+  findClaimWithGrants,
+  findGrantFor,
+  insertClaim,
+  insertGrant,
+  lockClaimOf,
+  type Place,
+} from './grant-store.ts';
 
 /** A SecretsProject as the claims know it: where it is and which object it is. */
 export interface Claimant extends Place {
@@ -124,19 +134,26 @@ export class ProjectClaims {
    * grant, or be the declaring namespace (with its grant), or be listed in
    * `allowedNamespaces` of a SecretsProject that created the project.
    */
-  async authorizeUse(declaring: Claimant & { slug: string; allowedNamespaces: string[] }, using: Place): Promise<string> {
+  async authorizeUse(declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
     const found = await findClaimWithGrants(this.#deps.db, declaring, using);
     if (!found) throw new AccessRefusedError('ProjectNotReady', `${describe(declaring)} has not declared its project yet`);
+    const granted = { projectId: found.projectId, slug: found.slug };
     if (using.namespace === declaring.namespace && using.cluster === declaring.cluster) {
-      if (found.ownGrantId) return found.projectId;
-      throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${using.namespace}' of cluster '${using.cluster}' for project '${declaring.slug}' was revoked; nothing is synced until a project admin gives one again: ${grantCall(declaring.slug, using.cluster, using.namespace)}`);
+      if (found.ownGrantId) return granted;
+      throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${using.namespace}' of cluster '${using.cluster}' for project '${found.slug}' was revoked; nothing is synced until a project admin gives one again: ${grantCall(found.slug, using.cluster, using.namespace)}`);
     }
-    if (found.usedGrantId) return found.projectId;
-    if (found.createdProject && found.ownGrantId && declaring.allowedNamespaces.includes(using.namespace)) return found.projectId;
+    if (found.usedGrantId) return granted;
+    if (found.createdProject && found.ownGrantId && declaring.allowedNamespaces.includes(using.namespace)) return granted;
     throw new AccessRefusedError(
       'Forbidden',
-      `namespace '${using.namespace}' may not use project '${declaring.slug}' (declared by ${describe(declaring)}): it needs to be in that SecretsProject's allowedNamespaces (for a project the SecretsProject created) or a grant from a project admin: ${grantCall(declaring.slug, using.cluster, using.namespace)}`,
+      `namespace '${using.namespace}' may not use project '${found.slug}' (declared by ${describe(declaring)}): it needs to be in that SecretsProject's allowedNamespaces (for a project the SecretsProject created) or a grant from a project admin: ${grantCall(found.slug, using.cluster, using.namespace)}`,
     );
+  }
+
+  /** Which SecretsProject of `cluster` declares the project with this slug (from the database, not from any resource's status). */
+  async claimantOfSlug(orgId: string, cluster: string, slug: string): Promise<Claimant | undefined> {
+    const claim = await findClaimByProjectSlug(this.#deps.db, orgId, cluster, slug);
+    return claim && { cluster: claim.cluster, namespace: claim.namespace, name: claim.name, uid: claim.resourceUid };
   }
 }
 

@@ -170,14 +170,17 @@ describe('claims (what the operator does with grants)', () => {
   test('use by other namespaces: own grant, or allowedNamespaces of a created project; a revoked grant stops the declaring namespace too', async () => {
     const owner = { cluster: 'local', namespace: 'owner-ns', name: 'shared', uid: 'uid-6' };
     const { projectId } = await app.services.projectClaims.declare(operator, owner, { slug: 'shared-by-cluster', name: 'Shared' });
-    const declaring = { ...owner, slug: 'shared-by-cluster', allowedNamespaces: ['friend-ns'] };
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).toBe(projectId);
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).toBe(projectId);
+    const declaring = { ...owner, allowedNamespaces: ['friend-ns'] };
+    const granted = { projectId, slug: 'shared-by-cluster' };
+    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).toEqual(granted);
+    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).toEqual(granted);
     await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({ error: 'Forbidden' });
     // a forged declaration (another uid, as a status written by hand would claim) reads nothing
     await expect(app.services.projectClaims.authorizeUse({ ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({ error: 'ProjectNotReady' });
     expect((await app.request('POST', url(projectId), { token: fx.token, body: { namespace: 'stranger-ns' } })).status).toBe(200);
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).toBe(projectId);
+    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).toEqual(granted);
+    expect(await app.services.projectClaims.claimantOfSlug(fx.orgId, 'local', 'shared-by-cluster')).toEqual(owner);
+    expect(await app.services.projectClaims.claimantOfSlug(fx.orgId, 'other-cluster', 'shared-by-cluster')).toBeUndefined();
 
     const own = (await app.request('GET', url(projectId), { token: fx.token })).body.grants.find((grant: { namespace: string }) => grant.namespace === 'owner-ns');
     expect((await app.request('DELETE', `${url(projectId)}/${own.id}`, { token: fx.token })).status).toBe(200);
