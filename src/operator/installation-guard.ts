@@ -23,8 +23,13 @@ export async function mayReconcile(context: OperatorContext, kind: KindName, res
   if (holder) return refuse(context, kind, resource, holder);
   if (await namesAnotherDatabase(context, kind, resource)) return refuse(context, kind, resource, 'an installation from before installation ids');
   const { namespace, name, resourceVersion } = resource.metadata;
-  await context.kube.claimStatus(kind, namespace, name, context.installationId, resourceVersion!);
+  const claimed = await context.kube.claimStatus(kind, namespace, name, context.installationId, resourceVersion!);
+  if (claimed.status?.installationId !== context.installationId) {
+    // an older CRD prunes the field: without it no installation could tell the resource is taken
+    throw new Error(`the ${kind} CRD has no status.installationId: apply the CRDs of this Coffer version (crds/) before running its operator`);
+  }
   resource.status = { ...resource.status, installationId: context.installationId };
+  resource.metadata.resourceVersion = claimed.metadata?.resourceVersion;
   return true;
 }
 

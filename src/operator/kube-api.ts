@@ -96,9 +96,9 @@ export class KubeApi {
    * condition that the resource is still at `resourceVersion` (409 otherwise):
    * of two installations claiming it at once, one wins.
    */
-  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<void> {
+  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<KubernetesObject & { status?: { installationId?: string } }> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    await this.custom.patchNamespacedCustomObjectStatus(
+    return this.custom.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
       mergePatch,
     );
