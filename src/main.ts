@@ -62,7 +62,9 @@ Login throttling (universal-auth login, user login, invite acceptance):
   --login-max-lockout COFFER_LOGIN_MAX_LOCKOUT (1h)
 
 Operator (runs inside serve):
-  --operator COFFER_OPERATOR (auto: when KUBECONFIG is set or in a cluster; true; false)
+  --operator COFFER_OPERATOR (auto: only inside a cluster, with service-account credentials;
+                              true: also with a kubeconfig; false)
+  --cluster-name COFFER_CLUSTER_NAME (local: the cluster's name in namespace grants)
   --resync-interval COFFER_RESYNC_INTERVAL (10m)   --operator-namespace COFFER_OPERATOR_NAMESPACE (Lease namespace)
   --watch-namespace COFFER_WATCH_NAMESPACE (all)   --operator-org COFFER_OPERATOR_ORG (the only organization)
   --leader-election COFFER_LEADER_ELECTION (true)  --operator-concurrency COFFER_OPERATOR_CONCURRENCY (16)

@@ -205,6 +205,25 @@ describe('installations', () => {
     firstInstallation = (await query<{ id: string }>(environment.DATABASE_URL!, 'SELECT id FROM installation'))[0]!.id;
   });
 
+  test('the start log says which cluster, namespaces, Lease and installation the operator acts on', () => {
+    const start = operator.output.join('').split('\n').find((line) => line.includes('operator starting for cluster'));
+    expect(start).toBeDefined();
+    expect(JSON.parse(start!)).toMatchObject({ cluster: 'local', namespaces: 'all', lease: `${home.name}/coffer-operator`, installationId: firstInstallation, server: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/) });
+  });
+
+  test('an Integration whose target Secret belongs to another installation: Ready=False InstallationConflict, the Secret untouched', async () => {
+    const other = '00000000-0000-4000-8000-0000000000aa';
+    await cluster.core.createNamespacedSecret({
+      namespace: home.name,
+      body: { metadata: { name: 'theirs', labels: { 'app.kubernetes.io/managed-by': 'coffer' }, annotations: { 'coffer.dev/installation': other } }, stringData: { THEIR_KEY: 'theirs' } },
+    });
+    await cluster.apply('integrations', home.name, { kind: 'Integration', metadata: { name: 'clash' }, spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'theirs' } } });
+    const refused = await waitForReason('integrations', home.name, 'clash', 'InstallationConflict');
+    expect(refused.message).toContain(other);
+    expect(await cluster.secretData(home.name, 'theirs')).toEqual({ THEIR_KEY: 'theirs' });
+    await cluster.remove('integrations', home.name, 'clash');
+  });
+
   test('managed Secrets, CR status and integration records carry the installation', async () => {
     const secret = await cluster.secret(home.name, 'app-secrets');
     expect(secret!.metadata!.annotations!['coffer.dev/installation']).toBe(firstInstallation);
