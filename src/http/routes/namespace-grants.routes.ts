@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { clusterNameSchema, namespaceGrantSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
 import type { Services } from '../../services/container.ts';
+import { id, optional } from '../../validation/input.ts';
 import type { ZodApp } from '../app.ts';
 
 const tags = ['Namespace grants'];
 const base = '/api/v1/workspace/:workspaceId/namespace-grants';
-const projectParams = z.object({ workspaceId: z.string().trim().describe('the project id or slug') });
+const projectParams = z.object({ workspaceId: id().describe('the project id or slug') });
 const grantResponse = { 200: z.object({ grant: namespaceGrantSchema }) };
 
 const about =
@@ -25,7 +26,7 @@ export function namespaceGrantRoutes(app: ZodApp, { namespaceGrants }: Services)
         params: projectParams,
         body: z.object({
           namespace: namespaceNameSchema.describe('the Kubernetes namespace'),
-          cluster: clusterNameSchema.optional().describe("the cluster as its operator names itself (COFFER_CLUSTER_NAME); default: this server's own operator's cluster"),
+          cluster: optional(clusterNameSchema).describe("the cluster as its operator names itself (COFFER_CLUSTER_NAME); default: this server's own operator's cluster"),
         }),
         response: grantResponse,
       },
@@ -54,7 +55,7 @@ export function namespaceGrantRoutes(app: ZodApp, { namespaceGrants }: Services)
         tags,
         summary: 'Revoke a namespace grant (project admins); syncs into that namespace stop',
         description: about,
-        params: projectParams.extend({ grantId: z.string().trim() }),
+        params: projectParams.extend({ grantId: id() }),
         response: grantResponse,
       },
     },
