@@ -27,7 +27,6 @@ export default defineConfig({
       },
       {
         extends: true,
-        // the CLI's database errors are checked against a real PostgreSQL server
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000, globalSetup: ['test/support/postgres-global-setup.ts'] },
       },
       {

@@ -71,7 +71,7 @@ export const targetName = (project: number, index: number) => `s-${project}-${in
 
 /**
  * Creates what is missing of the fleet: projects (through the API, with secrets in dev at /),
- * namespaces, one SecretsProject per project (adopting it by slug) and its Integrations.
+ * namespaces, one SecretsProject per project (claiming it by slug, with a namespace grant) and its Integrations.
  * What `from` describes is taken as existing already.
  */
 export async function createFleet(cluster: Cluster, api: Server, token: string, shape: FleetShape, from: Omit<FleetShape, 'secretsPerProject'> = { projects: 0, namespaces: 0, integrationsPerProject: 0 }) {
@@ -81,6 +81,8 @@ export async function createFleet(cluster: Cluster, api: Server, token: string, 
   await bounded(projects, 4, async (index) => {
     const { project } = await call(api, 'POST', '/api/v2/workspace', token, { projectName: `Bench ${index}`, slug: projectSlug(index) });
     projectIds.set(index, project.id);
+    // a SecretsProject claims an existing project only with its namespace's grant
+    await call(api, 'POST', `/api/v1/workspace/${project.id}/namespace-grants`, token, { namespace: namespaceName(index % shape.namespaces) });
     const secrets = Array.from({ length: shape.secretsPerProject }, (_, key) => ({ secretKey: `KEY_${key}`, secretValue: `value-${index}-${key}` }));
     if (secrets.length > 0) await call(api, 'POST', '/api/v3/secrets/batch/raw', token, { workspaceId: project.id, environment: 'dev', secretPath: '/', secrets });
   });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Where a setting is listed in the command-line help; each command takes the groups it uses. */
-export type SettingGroup = 'server' | 'storage' | 'keys' | 'logging' | 'operator';
+export type SettingGroup = 'server' | 'storage' | 'keys' | 'logging' | 'login' | 'operator';
 
 /** Every setting: its environment variable, its command-line flag, its help line and its rule (below). */
 const settings = {
@@ -31,13 +31,29 @@ const settings = {
   logFormat: { env: 'COFFER_LOG_FORMAT', flag: 'log-format', group: 'logging', help: 'auto (default: readable lines in a terminal, else JSON), json or pretty' },
   auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days', group: 'server', help: 'days an audit entry is kept (default 90)' },
   trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies', group: 'server', help: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed' },
-  operator: { env: 'COFFER_OPERATOR', flag: 'operator', group: 'operator', help: 'run the operator: auto (default: when KUBECONFIG is set or in a cluster), true or false' },
+  operator: {
+    env: 'COFFER_OPERATOR',
+    flag: 'operator',
+    group: 'operator',
+    help: 'run the operator: auto (default: only inside a cluster, with service-account credentials), true (also with a kubeconfig) or false',
+  },
+  clusterName: { env: 'COFFER_CLUSTER_NAME', flag: 'cluster-name', group: 'operator', help: "this cluster's name in namespace grants (default local)" },
   resyncInterval: { env: 'COFFER_RESYNC_INTERVAL', flag: 'resync-interval', group: 'operator', help: 'full resync every (default 10m; changes are pushed at once)' },
   operatorNamespace: { env: 'COFFER_OPERATOR_NAMESPACE', flag: 'operator-namespace', group: 'operator', help: 'namespace of the leader-election Lease (default $POD_NAMESPACE or coffer-system)' },
   watchNamespace: { env: 'COFFER_WATCH_NAMESPACE', flag: 'watch-namespace', group: 'operator', help: 'watch one namespace only (default: all)' },
   operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org', group: 'operator', help: 'organization (slug) the operator acts in (default: the only one)' },
   leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election', group: 'operator', help: 'one replica reconciles at a time: true (default) or false' },
   operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency', group: 'operator', help: 'resources reconciled at once (default 16)' },
+  loginMaxFailures: { env: 'COFFER_LOGIN_MAX_FAILURES', flag: 'login-max-failures', group: 'login', help: 'failed logins per client id or email before a lockout (default 5)' },
+  loginAddressMaxFailures: {
+    env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES',
+    flag: 'login-address-max-failures',
+    group: 'login',
+    help: 'failed logins per source address before a lockout (default 30)',
+  },
+  loginFailureWindow: { env: 'COFFER_LOGIN_FAILURE_WINDOW', flag: 'login-failure-window', group: 'login', help: 'how long failures count (default 15m)' },
+  loginLockout: { env: 'COFFER_LOGIN_LOCKOUT', flag: 'login-lockout', group: 'login', help: 'the first lockout, doubling with each one (default 1m)' },
+  loginMaxLockout: { env: 'COFFER_LOGIN_MAX_LOCKOUT', flag: 'login-max-lockout', group: 'login', help: 'the longest lockout (default 1h)' },
 } as const satisfies Record<string, { env: string; flag: string; group: SettingGroup; help: string }>;
 
 type SettingName = keyof typeof settings;
@@ -89,8 +105,17 @@ const configSchema = z
     operatorOrganization: z.string().min(1).optional(),
     leaderElection: booleanText.prefault('true'),
     operatorConcurrency: z.coerce.number().int().min(1).max(256).default(16),
+    clusterName: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63)').default('local'),
+    loginMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(5),
+    loginAddressMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    loginFailureWindow: duration.prefault('15m'),
+    loginLockout: duration.prefault('1m'),
+    loginMaxLockout: duration.prefault('1h'),
   })
   .superRefine((config, context) => {
+    if (config.loginMaxLockout < config.loginLockout) {
+      context.addIssue({ code: 'custom', path: ['loginMaxLockout'], message: 'must be at least COFFER_LOGIN_LOCKOUT' });
+    }
     if (!config.databaseUrl) return;
     for (const name of ['encryptionKey', 'authSecret'] as const) {
       if (!config[name]) {
@@ -145,4 +170,15 @@ export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEn
     if (value !== undefined && value !== '') input[name] = value;
   }
   return parseConfig(input);
+}
+
+/** The login throttle's limits from the configuration. */
+export function loginLimits(config: Config) {
+  return {
+    maxFailures: config.loginMaxFailures,
+    addressMaxFailures: config.loginAddressMaxFailures,
+    windowMs: config.loginFailureWindow,
+    lockoutMs: config.loginLockout,
+    maxLockoutMs: config.loginMaxLockout,
+  };
 }

@@ -52,6 +52,16 @@ export class NotFoundError extends AppError {
   }
 }
 
+/** 429 with a Retry-After header (seconds). */
+export class TooManyRequestsError extends AppError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, 'RateLimitExceeded', message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
 export class ConflictError extends AppError {
   constructor(message: string, error = 'Conflict') {
     super(409, error, message);

@@ -1,8 +1,11 @@
 import type { Logger } from 'pino';
-import type { Config } from './config.ts';
+import { EXIT } from './cli/exit-codes.ts';
+import { type Config, loginLimits } from './config.ts';
 import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
+import { lockDataDir } from './db/data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { verifyRootKey } from './installation/root-key.ts';
 import { createLogger as createProcessLogger } from './logger.ts';
 import { createServices, type SecurityKeys, type Services } from './services/container.ts';
 
@@ -28,20 +31,46 @@ export function resolveKeys(config: Config, logger: Logger): SecurityKeys {
   };
 }
 
-/** Opens the configured database and applies pending migrations. */
-export async function openMigratedDatabase(config: Config, logger: Logger): Promise<Database> {
+/**
+ * Opens the configured database and applies pending migrations. The embedded
+ * database's directory is taken for this process alone first (DataDirInUseError
+ * names the process that holds it).
+ */
+export async function openMigratedDatabase(config: Config, logger: Logger, command: string): Promise<Database> {
+  const applicationName = command === 'serve' ? 'coffer' : `coffer-${command}`;
+  const dataDirLock = config.databaseUrl
+    ? undefined
+    : await lockDataDir(config.dataDir, command, (error) => {
+        logger.fatal({ err: error, dataDir: config.dataDir }, 'the data directory lock was taken by another process; stopping before anything more is written');
+        process.exit(EXIT.dataDirLost);
+      });
   if (!config.databaseUrl) logger.info({ dataDir: config.dataDir }, `opening the embedded database in ${config.dataDir} (the first start creates it, which takes a few seconds)`);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName, dataDirLock }).catch(async (error: unknown) => {
+    await dataDirLock?.release();
+    throw error;
+  });
   const applied = await migrate(database, undefined, {
     onPending: (names) => logger.info({ count: names.length }, `applying ${names.length} database migration${names.length === 1 ? '' : 's'}`),
     onApplied: (name, ms) => logger.info({ migration: name, ms }, `migration ${name} applied`),
+  }).catch(async (error: unknown) => {
+    await database.close();
+    throw error;
   });
   logger.info({ backend: database.backend, applied: applied.length }, 'database ready');
   return database;
 }
 
-export async function startServices(config: Config, logger: Logger): Promise<Services> {
-  const keys = resolveKeys(config, logger);
-  const database = await openMigratedDatabase(config, logger);
-  return createServices(database, keys, { auditRetentionDays: config.auditRetentionDays });
+/** The database (migrated), the services, and the root key checked against the database before anything is served. */
+export async function startServices(config: Config, logger: Logger, command: string): Promise<Services> {
+  const database = await openMigratedDatabase(config, logger, command);
+  try {
+    const keys = resolveKeys(config, logger);
+    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays, loginLimits: loginLimits(config), logger, clusterName: config.clusterName });
+    const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
+    logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');
+    return services;
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 }

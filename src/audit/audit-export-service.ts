@@ -1,5 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
 import { requireProject } from '../projects/project-lookup.ts';
+import { listProjectsOfOrg } from '../projects/project-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { type AuditLogFilter, findAuditLogs } from './audit-store.ts';
 import { type AuditLogEntry, decodeCursor, encodeCursor, parseEventMetadataFilter, toAuditLogEntry, userAgentTypesMatching } from './audit-schema.ts';
@@ -41,15 +42,39 @@ export class AuditExportService {
     return this.#page({ ...this.#filter(query), orgId: project.orgId, projectId: project.id });
   }
 
+  /**
+   * The organization's log as far as the caller may read it: the entries of
+   * projects whose audit log it may read, and organization-level entries when
+   * its org role may read the organization's audit log. `projectId` narrows to
+   * one project, which must be one of those (404 unknown, 403 not readable).
+   */
   async organizationLogs(actor: Actor, query: OrgAuditQuery): Promise<AuditPage> {
-    await this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'read', 'audit-logs');
+    const scope = query.projectId ? { projectId: await this.#readableProject(actor, query.projectId) } : await this.#visibleScope(actor);
     return this.#page({
       ...this.#filter(query),
       orgId: actor.orgId,
-      projectId: query.projectId,
+      ...scope,
       actorType: query.actorType,
       eventMetadata: parseEventMetadataFilter(query.eventMetadata),
     });
+  }
+
+  async #readableProject(actor: Actor, projectId: string): Promise<string> {
+    const project = await requireProject(this.#deps.db, projectId);
+    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'audit-logs');
+    return project.id;
+  }
+
+  /** Org admins see the whole organization; others their readable projects, and org events if their org role allows. */
+  async #visibleScope(actor: Actor): Promise<Pick<AuditLogFilter, 'visible'>> {
+    const { db, permissions } = this.#deps;
+    if (actor.orgRole === 'admin') return {};
+    const orgEvents = (await permissions.forOrg(actor, actor.orgId)).can('read', 'audit-logs');
+    const projectIds: string[] = [];
+    for (const project of await listProjectsOfOrg(db, actor.orgId, { kind: actor.kind, id: actor.id })) {
+      if ((await permissions.forProject(actor, project)).can('read', 'audit-logs')) projectIds.push(project.id);
+    }
+    return { visible: { projectIds, orgEvents } };
   }
 
   #filter(query: AuditQuery): Omit<AuditLogFilter, 'orgId'> {
@@ -66,6 +91,7 @@ export class AuditExportService {
   }
 
   async #page(filter: AuditLogFilter): Promise<AuditPage> {
+    if (filter.visible && filter.visible.projectIds.length === 0 && !filter.visible.orgEvents) return { auditLogs: [] };
     const rows = await findAuditLogs(this.#deps.db, filter);
     const last = rows.at(-1);
     const page: AuditPage = { auditLogs: rows.map(toAuditLogEntry) };

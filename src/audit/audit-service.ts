@@ -1,4 +1,4 @@
-import { type Actor, actorMetadata } from '../actor/actor.ts';
+import { type Actor, actorMetadata, type RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { NewAuditLog } from '../db/schema.ts';
 import { insertAuditLog, insertAuditLogs } from './audit-store.ts';
@@ -37,6 +37,11 @@ export class AuditService {
     await insertAuditLog(db, this.#row(actor, scope, event));
   }
 
+  /** An event no authenticated caller made (a login lockout): actor type `unknownUser`, as the reference records failed logins. */
+  async recordUnauthenticated(db: Executor, origin: RequestOrigin, scope: AuditScope, event: AuditEvent): Promise<void> {
+    await insertAuditLog(db, this.#rowOf('unknownUser', {}, origin, scope, event));
+  }
+
   /** The audit row of a successful read (not part of any transaction). */
   async recordRead(db: Executor, actor: Actor, scope: AuditScope, event: AuditEvent): Promise<void> {
     if (!this.#reads) return this.record(db, actor, scope, event);
@@ -44,12 +49,16 @@ export class AuditService {
   }
 
   #row(actor: Actor, scope: AuditScope, event: AuditEvent): NewAuditLog {
+    return this.#rowOf(actor.kind, actorMetadata(actor), actor, scope, event);
+  }
+
+  #rowOf(actorType: string, metadata: Record<string, string>, origin: RequestOrigin, scope: AuditScope, event: AuditEvent): NewAuditLog {
     return {
-      actor: actor.kind,
-      actorMetadata: JSON.stringify(actorMetadata(actor)),
-      ipAddress: actor.ip,
-      userAgent: actor.userAgent,
-      userAgentType: actor.userAgentType,
+      actor: actorType,
+      actorMetadata: JSON.stringify(metadata),
+      ipAddress: origin.ip,
+      userAgent: origin.userAgent,
+      userAgentType: origin.userAgentType,
       eventType: event.type,
       eventMetadata: JSON.stringify(event.metadata),
       orgId: scope.orgId,

@@ -13,6 +13,8 @@ export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promis
 export interface AuditLogFilter {
   orgId: string;
   projectId?: string;
+  /** Only these projects' entries, and organization-level ones (no project) when `orgEvents`. */
+  visible?: { projectIds: string[]; orgEvents: boolean };
   eventTypes?: string[];
   userAgentTypes?: string[];
   actorId?: string;
@@ -31,6 +33,15 @@ export interface AuditLogFilter {
 export async function findAuditLogs(db: Executor, filter: AuditLogFilter) {
   let query = db.selectFrom('auditLogs').selectAll().where('orgId', '=', filter.orgId);
   if (filter.projectId) query = query.where('projectId', '=', filter.projectId);
+  const visible = filter.visible;
+  if (visible) {
+    query = query.where((eb) =>
+      eb.or([
+        visible.projectIds.length > 0 ? eb('projectId', 'in', visible.projectIds) : eb.lit(false),
+        visible.orgEvents ? eb('projectId', 'is', null) : eb.lit(false),
+      ]),
+    );
+  }
   if (filter.eventTypes?.length) query = query.where('eventType', 'in', filter.eventTypes);
   if (filter.userAgentTypes?.length) query = query.where('userAgentType', 'in', filter.userAgentTypes);
   if (filter.actorType) query = query.where('actor', '=', filter.actorType);

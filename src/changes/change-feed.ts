@@ -16,13 +16,16 @@ export type ChangeKind =
   | 'environment-deleted'
   | 'project-deleted'
   | 'integration'
-  | 'tags';
+  | 'tags'
+  /** a namespace grant given or revoked: who may use the project in a cluster changed */
+  | 'access';
 
 /**
  * Kinds that never alter the keys and values a path resolves to (integration
- * records; tags on secrets), only what an API listing shows.
+ * records; tags on secrets; namespace grants), only what an API listing shows
+ * or who may read it.
  */
-export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags']);
+export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags', 'access']);
 
 export interface Change {
   projectId: string;

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import {
   AlreadyBootstrappedError,
@@ -11,8 +12,10 @@ import {
   withoutToken,
 } from '../bootstrap/bootstrap-remote.ts';
 import { loadConfig } from '../config.ts';
+import { DataDirInUseError } from '../db/data-dir-lock.ts';
 import { AppError } from '../errors.ts';
 import { createLogger, startServices } from '../runtime.ts';
+import type { Services } from '../services/container.ts';
 import type { CommandSpec } from './command.ts';
 import { withDatabaseExplained } from './database-errors.ts';
 import { CliError, EXIT } from './exit-codes.ts';
@@ -24,7 +27,7 @@ export const bootstrapCommand: CommandSpec = {
     'Creates the admin user, the organization and the admin machine identity `coffer-admin` with a non-expiring (revocable) ' +
     'access token, once per instance, and prints them (the token last, or everything as JSON with --json). ' +
     'With --server it goes through a running server\'s API (POST /api/v1/admin/bootstrap); without, straight into the ' +
-    'configured database (not while a `coffer serve` uses the same embedded data directory: use --server then).',
+    'configured database (on an embedded data directory that a local `coffer serve` holds, through that server\'s API).',
   flags: [
     { flags: '--email <email>', description: 'the admin user\'s email [COFFER_BOOTSTRAP_EMAIL]' },
     { flags: '--password <password>', description: 'the admin user\'s password, at least 8 characters [COFFER_BOOTSTRAP_PASSWORD]' },
@@ -110,10 +113,23 @@ function parseTimeoutFlag(value: string): number {
   }
 }
 
+/**
+ * The bootstrap straight into the database; on an embedded directory that a
+ * local `coffer serve` holds, through that server's API instead.
+ */
 async function bootstrapDatabase(flags: Record<string, unknown>, input: z.output<typeof bootstrapInput>): Promise<BootstrapResult> {
   const config = loadConfig(flags);
   const logger = createLogger(config, 2);
-  const services = await withDatabaseExplained(config, () => startServices(config, logger));
+  let services: Services;
+  try {
+    services = await withDatabaseExplained(config, () => startServices(config, logger, 'bootstrap'));
+  } catch (error) {
+    if (!(error instanceof DataDirInUseError)) throw error;
+    const server = error.holder?.host === hostname() ? error.holder.api : undefined;
+    if (!server) throw new CliError(`${error.message}. Run coffer bootstrap --server <its API address> to bootstrap through it.`, EXIT.database);
+    process.stderr.write(`coffer bootstrap: ${error.message}; bootstrapping through its API at ${server}\n`);
+    return bootstrapOverHttp({ server, input, timeoutMs: 30_000 });
+  }
   try {
     return await services.bootstrap.bootstrap(input);
   } finally {

@@ -1,3 +1,4 @@
+import { rotateKeyCommand } from '../installation/rotate-key-command.ts';
 import { VERSION } from '../version.ts';
 import { bootstrapCommand } from './bootstrap-command.ts';
 import type { CommandSpec } from './command.ts';
@@ -13,5 +14,18 @@ const versionCommand: CommandSpec = {
   },
 };
 
+const rotateKey: CommandSpec = {
+  name: 'rotate-key',
+  summary: 're-wrap every project data key under a new root key',
+  description:
+    'Re-wraps every project data key and the root-key check value under a new root key, in one transaction. The current key is read as usual ' +
+    '(COFFER_ENCRYPTION_KEY, or keys.json, which then receives the new key). Stop every coffer server first (on PostgreSQL the command refuses ' +
+    'while servers are connected); start them with the new key afterwards.',
+  flags: [{ flags: '--new-key <base64>', description: 'the new root key, 32 bytes base64 (openssl rand -base64 32) [COFFER_NEW_ENCRYPTION_KEY]' }],
+  settings: ['storage', 'keys', 'logging'],
+  examples: ['COFFER_NEW_ENCRYPTION_KEY="$(openssl rand -base64 32)" coffer rotate-key'],
+  run: rotateKeyCommand,
+};
+
 /** Every `coffer` command, in the order `coffer help` lists them. A new command is one more entry. */
-export const commands: CommandSpec[] = [serveCommand, migrateCommand, bootstrapCommand, versionCommand];
+export const commands: CommandSpec[] = [serveCommand, migrateCommand, bootstrapCommand, rotateKey, versionCommand];

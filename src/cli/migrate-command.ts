@@ -1,7 +1,9 @@
 import { loadConfig } from '../config.ts';
 import { createLogger, openMigratedDatabase } from '../runtime.ts';
 import type { CommandSpec } from './command.ts';
+import { DataDirInUseError } from '../db/data-dir-lock.ts';
 import { withDatabaseExplained } from './database-errors.ts';
+import { CliError, EXIT } from './exit-codes.ts';
 
 export const migrateCommand: CommandSpec = {
   name: 'migrate',
@@ -15,7 +17,12 @@ export const migrateCommand: CommandSpec = {
   async run(flags) {
     const config = loadConfig(flags);
     const logger = createLogger(config, 2);
-    const database = await withDatabaseExplained(config, () => openMigratedDatabase(config, logger));
-    await database.close();
+    try {
+      const database = await withDatabaseExplained(config, () => openMigratedDatabase(config, logger, 'migrate'));
+      await database.close();
+    } catch (error) {
+      if (!(error instanceof DataDirInUseError)) throw error;
+      throw new CliError(`${error.message}. A serving coffer applies its migrations when it starts; stop it to run coffer migrate.`, EXIT.database);
+    }
   },
 };

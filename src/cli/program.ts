@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { ConfigError, type SettingGroup, settingsIn } from '../config.ts';
 import { KeysFileError } from '../crypto/secrets-file.ts';
+import { DataDirInUseError } from '../db/data-dir-lock.ts';
+import { RootKeyMismatchError } from '../installation/root-key.ts';
 import { VERSION } from '../version.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT, type ExitCode } from './exit-codes.ts';
@@ -15,6 +17,7 @@ const GROUP_HEADINGS: Record<SettingGroup, string> = {
   storage: 'Storage settings',
   keys: 'Key settings',
   logging: 'Log settings',
+  login: 'Login throttling settings (universal-auth login, user login, invite acceptance)',
   operator: 'Operator settings',
 };
 
@@ -37,7 +40,8 @@ export async function runCli(commands: CommandSpec[], argv: string[], output: Cl
 
 function describeFailure(error: unknown): { message: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
-  if (error instanceof ConfigError || error instanceof KeysFileError) return { message: error.message, exitCode: EXIT.configuration };
+  if (error instanceof ConfigError || error instanceof KeysFileError || error instanceof RootKeyMismatchError) return { message: error.message, exitCode: EXIT.configuration };
+  if (error instanceof DataDirInUseError) return { message: error.message, exitCode: EXIT.database };
   return { message: error instanceof Error ? error.message : String(error), exitCode: EXIT.failed };
 }
 
@@ -53,7 +57,7 @@ function buildProgram(commands: CommandSpec[], output: CliOutput, onCommand: (na
     .configureHelp({ subcommandTerm: (command) => command.name() })
     .showSuggestionAfterError(true)
     .showHelpAfterError("Run 'coffer help' for the commands.")
-    .addHelpText('after', `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network (README "Exit codes").`);
+    .addHelpText('after', `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network, 70 data directory lost (README "Exit codes").`);
   for (const spec of commands) program.addCommand(buildCommand(program, spec, output, onCommand));
   return program;
 }

@@ -20,7 +20,7 @@ export const serveCommand: CommandSpec = {
     'Serves the API (COFFER_PORT, docs at /api/docs) and the probes /healthz, /readyz and /metrics (COFFER_PROBE_PORT), ' +
     'applies pending database migrations first, and runs the Kubernetes operator in-process when a Kubernetes configuration is found. ' +
     'Without DATABASE_URL it stores everything in an embedded database in COFFER_DATA_DIR.',
-  settings: ['server', 'storage', 'keys', 'logging', 'operator'],
+  settings: ['server', 'storage', 'keys', 'logging', 'login', 'operator'],
   examples: [
     'coffer serve                                   # embedded database in ./.coffer-data, API on 127.0.0.1:8080',
     'DATABASE_URL=postgresql://coffer:…@db:5432/coffer COFFER_ENCRYPTION_KEY=… COFFER_AUTH_SECRET=… coffer serve --host 0.0.0.0',
@@ -31,22 +31,25 @@ export const serveCommand: CommandSpec = {
 async function serve(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
   const logger = createLogger(config);
-  const services = await withDatabaseExplained(config, () => startServices(config, logger));
+  const services = await withDatabaseExplained(config, () => startServices(config, logger, 'serve'));
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
   registerDatabaseMetrics(metrics.registry, services.database);
   const probes = buildProbeApp(services, metrics.registry);
   const stopRetention = scheduleAuditRetention(services.db, logger);
+  const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
     await listen(probes, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
   } catch (error) {
     stopRetention();
+    stopThrottlePruning();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     throw error;
   }
-  const operator = startOperator(config, services, logger, VERSION, metrics.registry);
   const api = `http://${reachableHost(config.host)}:${config.port}`;
+  services.database.dataDirLock?.announce(api);
+  const operator = startOperator(config, services, logger, VERSION, metrics.registry);
   logger.info({ api, docs: `${api}/api/docs`, probes: `http://${reachableHost(config.host)}:${config.probePort}` }, `coffer ${VERSION} is serving the API on ${api} (docs: ${api}/api/docs)`);
   await announceBootstrap(services, logger, api);
 
@@ -56,6 +59,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     stopRetention();
+    stopThrottlePruning();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

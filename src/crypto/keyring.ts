@@ -1,4 +1,4 @@
-import { createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, hkdfSync, type KeyObject, randomBytes, timingSafeEqual } from 'node:crypto';
 import { open, seal } from './aead.ts';
 
 const DATA_KEY_LENGTH = 32;
@@ -27,6 +27,28 @@ export class Keyring {
     const dataKey = randomBytes(DATA_KEY_LENGTH);
     this.#dataKeys.set(projectId, createSecretKey(dataKey));
     return seal(this.#rootKey, dataKey, projectKeyContext(projectId));
+  }
+
+  /** A project's data key (raw bytes) wrapped by this keyring's root key: root key rotation. */
+  wrapProjectKey(projectId: string, dataKey: Buffer): Buffer {
+    return seal(this.#rootKey, dataKey, projectKeyContext(projectId));
+  }
+
+  /**
+   * The root key's check value for one installation: HMAC-SHA256 of a fixed
+   * text under a key derived from the root key (HKDF-SHA256, the installation
+   * id as salt). It tells whether a key is the one the database was written
+   * with, and reveals nothing about the key.
+   */
+  rootKeyCheck(installationId: string): Buffer {
+    const checkKey = Buffer.from(hkdfSync('sha256', this.#rootKey, installationId, 'coffer:root-key-check', 32));
+    return createHmac('sha256', checkKey).update('coffer root key check v1').digest();
+  }
+
+  /** True when `stored` is this root key's check value for the installation. */
+  matchesRootKeyCheck(installationId: string, stored: Buffer): boolean {
+    const expected = this.rootKeyCheck(installationId);
+    return stored.length === expected.length && timingSafeEqual(stored, expected);
   }
 
   /** The project's data key (raw bytes). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface GeneratedKeys {
@@ -38,4 +38,14 @@ export function loadOrCreateKeysFile(dataDir: string): GeneratedKeys {
   const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
   writeFileSync(path, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
   return { ...keys, created: true, path };
+}
+
+/** After `coffer rotate-key` on a database whose root key lives in keys.json: the new key replaces it there. */
+export function replaceStoredEncryptionKey(dataDir: string, encryptionKey: string): string {
+  const path = join(dataDir, 'keys.json');
+  const stored = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const temporary = `${path}.rotating`;
+  writeFileSync(temporary, `${JSON.stringify({ ...stored, encryptionKey }, null, 2)}\n`, { mode: 0o600 });
+  renameSync(temporary, path);
+  return path;
 }

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import type { DataDirLock } from './data-dir-lock.ts';
 import type { DB } from './schema.ts';
 import { WriteWatch } from './write-watch.ts';
 
@@ -26,6 +27,8 @@ export interface Database {
    * held by the caller. PGlite has a single connection, so it runs there.
    */
   execScript(connection: Executor, script: string): Promise<void>;
+  /** The embedded data directory's lock, held by this process until close(). */
+  readonly dataDirLock?: DataDirLock;
   close(): Promise<void>;
 }
 
@@ -53,6 +56,10 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL application_name of the pool's connections (default `coffer`). */
+  applicationName?: string;
+  /** The data directory's lock (taken by the caller before anything is read from it); released by close(). */
+  dataDirLock?: DataDirLock;
 }
 
 /** Counts the statements Kysely runs (its log hook); a transaction's BEGIN/COMMIT are not counted. */
@@ -62,11 +69,12 @@ function queryCounter() {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.dataDir);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.applicationName ?? 'coffer');
+  return openPglite(options.dataDir, options.dataDirLock);
 }
 
-function openPostgres(connectionString: string, max: number): Database {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'coffer' });
+function openPostgres(connectionString: string, max: number, applicationName: string): Database {
+  const pool = new pg.Pool({ connectionString, max, application_name: applicationName });
   // An idle client losing its server connection must not crash the process.
   pool.on('error', () => {});
   const { log, queryCount } = queryCounter();
@@ -105,7 +113,7 @@ function openPostgres(connectionString: string, max: number): Database {
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+async function openPglite(dataDir: string, dataDirLock: DataDirLock | undefined): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const pglite = await PGlite.create(dataDir, {
     parsers: {
@@ -129,6 +137,10 @@ async function openPglite(dataDir: string): Promise<Database> {
     async execScript(_connection, script) {
       await pglite.exec(script);
     },
-    close: () => db.destroy(),
+    dataDirLock,
+    async close() {
+      await db.destroy();
+      await dataDirLock?.release();
+    },
   };
 }

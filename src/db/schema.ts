@@ -9,6 +9,47 @@ export interface InstanceStateTable {
   bootstrappedAt: Generated<Date>;
 }
 
+export interface InstallationTable {
+  id: Generated<string>;
+  singleton: Generated<boolean>;
+  rootKeyCheck: Buffer | null;
+  rootKeyRotatedAt: Date | null;
+  createdAt: Timestamp;
+}
+
+export interface LoginThrottlesTable {
+  key: string;
+  failures: Generated<number>;
+  windowStartedAt: Date;
+  lockouts: Generated<number>;
+  lockedUntil: Date | null;
+  lastFailureAt: Date;
+}
+
+export interface NamespaceGrantsTable {
+  id: Generated<string>;
+  projectId: string;
+  cluster: string;
+  namespace: string;
+  origin: 'api' | 'created';
+  grantedByType: 'user' | 'identity';
+  grantedById: string;
+  grantedByName: string;
+  createdAt: Timestamp;
+}
+export type NamespaceGrant = Selectable<NamespaceGrantsTable>;
+
+export interface ProjectClaimsTable {
+  projectId: string;
+  cluster: string;
+  namespace: string;
+  name: string;
+  resourceUid: string;
+  createdProject: boolean;
+  claimedAt: Timestamp;
+}
+export type ProjectClaim = Selectable<ProjectClaimsTable>;
+
 export interface OrganizationsTable {
   id: Generated<string>;
   name: string;
@@ -356,6 +397,10 @@ export interface SchemaMigrationsTable {
 
 export interface DB {
   instanceState: InstanceStateTable;
+  installation: InstallationTable;
+  loginThrottles: LoginThrottlesTable;
+  namespaceGrants: NamespaceGrantsTable;
+  projectClaims: ProjectClaimsTable;
   organizations: OrganizationsTable;
   users: UsersTable;
   orgMemberships: OrgMembershipsTable;

@@ -18,6 +18,7 @@ import { identityRoutes } from './routes/identities.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
 import { integrationRoutes } from './routes/integrations.routes.ts';
 import { membershipRoutes } from './routes/memberships.routes.ts';
+import { namespaceGrantRoutes } from './routes/namespace-grants.routes.ts';
 import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
 import { roleRoutes } from './routes/roles.routes.ts';
@@ -72,6 +73,7 @@ const accessControlRouteGroups = [
 const protectedRouteGroups = [
   auditRoutes,
   projectRoutes,
+  namespaceGrantRoutes,
   environmentRoutes,
   folderRoutes,
   secretRoutes,

@@ -35,6 +35,8 @@ export interface ManagedIntegrationInput {
   targetEnvironment: string;
   /** Left as stored when undefined (true on creation). */
   isActive?: boolean;
+  /** Where the resource lives: installation, cluster, namespace, name (the record's `metadata`; `{}` when absent). */
+  metadata?: Record<string, string>;
 }
 
 export interface SyncResult {

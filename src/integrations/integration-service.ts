@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import { isUniqueViolation, isUuid } from '../db/errors.ts';
@@ -186,7 +187,7 @@ export class IntegrationService {
     const environment = await lookups.requireEnvironment(db, project.id, input.environment);
     await requireFolder(db, environment, path);
     const wanted = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, envId: environment.id, secretPath: path, isActive: input.isActive ?? existing.isActive };
-    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]);
+    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
     return differs ? { existing } : { existing, unchanged: toIntegrationResponse(existing) };
   }
 
@@ -210,14 +211,14 @@ export class IntegrationService {
         integration: KUBERNETES_INTEGRATION,
         managedBy: input.managedBy,
         isActive: input.isActive ?? true,
-        metadata: {},
+        metadata: input.metadata ?? {},
       });
       return this.#created(tx, actor, project, row);
     }
     const wanted = { ...values, envId: source.environment.id, integrationAuthId: auth.id, isActive: input.isActive ?? existing.isActive };
-    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]);
+    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
     if (!differs) return toIntegrationResponse(existing);
-    await updateIntegration(trx, existing.id, wanted);
+    await updateIntegration(trx, existing.id, { ...wanted, metadata: input.metadata ?? {} });
     return this.#updated(tx, actor, project, existing);
   }
 

@@ -4,6 +4,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { Services } from '../services/container.ts';
 import type { DependencyIndex } from './dependency-index.ts';
 import type { EventRecorder } from './event-recorder.ts';
+import type { ConflictReports } from './installation-guard.ts';
 import type { KubeApi } from './kube-api.ts';
 import type { ListingCache } from './listing-cache.ts';
 import type { IntegrationResource, SecretImportResource, SecretsProject } from './resources.ts';
@@ -23,6 +24,11 @@ export interface OperatorContext {
   listings: ListingCache;
   /** Kubernetes Events, posted in the background (best-effort). */
   events: EventRecorder;
+  /** This database's installation id: the resources it manages carry it. */
+  installationId: string;
+  /** The cluster as this operator names itself (COFFER_CLUSTER_NAME): what namespace grants name. */
+  clusterName: string;
+  conflicts: ConflictReports;
 }
 
 /** A reconcile outcome that is not a failure to retry: it goes into the status as Ready=False. */

@@ -5,9 +5,10 @@ import type { OperatorContext } from './context.ts';
 import { NotReadyError } from './context.ts';
 import { dataHash, desiredSecret, emptyApply, liveDataHash, resolveSecretData } from './managed-secret.ts';
 import { ABSENT, isConflict } from './kube-api.ts';
+import { mayReconcile } from './installation-guard.ts';
 import { resolveProject } from './project-resolution.ts';
 import { ensureFinalizer, removeFinalizer, writeStatus } from './resource-status.ts';
-import { ANNOTATION_DATA_HASH, ANNOTATION_INTEGRATION, type IntegrationResource, MANAGED_BY_LABEL, resourceKey } from './resources.ts';
+import { ANNOTATION_DATA_HASH, ANNOTATION_INSTALLATION, ANNOTATION_INTEGRATION, type IntegrationResource, MANAGED_BY_LABEL, resourceKey } from './resources.ts';
 
 /**
  * Integration → an integration record in the API and a native Secret holding
@@ -15,13 +16,14 @@ import { ANNOTATION_DATA_HASH, ANNOTATION_INTEGRATION, type IntegrationResource,
  */
 export async function reconcileIntegration(context: OperatorContext, resource: IntegrationResource): Promise<number | void> {
   const key = resourceKey(resource.metadata.namespace, resource.metadata.name);
+  if (!(await mayReconcile(context, 'Integration', resource))) return;
   if (resource.metadata.deletionTimestamp) return finalize(context, resource, key);
   await ensureFinalizer(context, 'Integration', resource);
   let integrationId = resource.status?.integrationId;
   // everything read below is at least this current; changes after it reach the Integration once it is indexed
   const readAt = await context.services.changes.latestRevision(context.services.db);
   try {
-    const project = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
     const record = await context.services.integrations.upsertManaged(context.actor, {
       managedBy: key,
       projectId: project.projectId,
@@ -31,6 +33,13 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
       owner: resource.metadata.namespace,
       targetEnvironment: resource.metadata.namespace,
       isActive: resource.spec.isActive,
+      metadata: {
+        installationId: context.installationId,
+        cluster: context.clusterName,
+        namespace: resource.metadata.namespace,
+        name: resource.metadata.name,
+        ...(resource.metadata.uid ? { uid: resource.metadata.uid } : {}),
+      },
     });
     integrationId = record.id;
     const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
@@ -69,7 +78,7 @@ export async function reconcileIntegration(context: OperatorContext, resource: I
  */
 async function indexOwnPlace(context: OperatorContext, key: string, resource: IntegrationResource, readAt: number): Promise<boolean> {
   try {
-    const { projectId } = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const { projectId } = await resolveProject(context, resource.metadata.namespace, resource.spec);
     const environment = await context.services.lookups.requireEnvironment(context.services.db, projectId, resource.spec.environment);
     const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
     return context.dependencies.set(key, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: new Set() }, readAt);
@@ -125,7 +134,7 @@ async function sync(
 async function applyIfChanged(context: OperatorContext, resource: IntegrationResource, data: Record<string, string>, revision: number): Promise<boolean> {
   const target = resource.spec.target;
   const policy = target.creationPolicy ?? 'Owner';
-  const desired = desiredSecret(resource, data, revision);
+  const desired = desiredSecret(resource, data, revision, context.installationId);
   const hash = dataHash(data);
   const wasDeleted = resource.status?.dataHash === hash ? 'was deleted' : undefined;
   const cached = context.managedSecrets.get(target.name, resource.metadata.namespace);
@@ -135,7 +144,7 @@ async function applyIfChanged(context: OperatorContext, resource: IntegrationRes
     return true;
   }
   const live = cached ?? (await context.kube.readSecret(resource.metadata.namespace, target.name));
-  assertWritable(resource, live, policy);
+  assertWritable(context, resource, live, policy);
   const liveHash = live ? liveDataHash(live, policy === 'Merge' ? Object.keys(data) : undefined) : undefined;
   const annotated = live?.metadata?.annotations?.[ANNOTATION_DATA_HASH];
   if (live && liveHash === hash && annotated === hash) return false;
@@ -170,8 +179,12 @@ function recordWrite(context: OperatorContext, resource: IntegrationResource, da
   }
 }
 
-function assertWritable(resource: IntegrationResource, live: V1Secret | undefined, policy: string): void {
+function assertWritable(context: OperatorContext, resource: IntegrationResource, live: V1Secret | undefined, policy: string): void {
   const name = resource.spec.target.name;
+  const installation = live?.metadata?.annotations?.[ANNOTATION_INSTALLATION];
+  if (installation && installation !== context.installationId) {
+    throw new NotReadyError('InstallationConflict', `Secret '${name}' is managed by Coffer installation ${installation}; this installation (${context.installationId}) does not write it`);
+  }
   if (policy === 'Merge') {
     if (!live) throw new NotReadyError('TargetMissing', `creationPolicy Merge needs an existing Secret '${name}'`, 30_000);
     return;
@@ -187,7 +200,9 @@ async function finalize(context: OperatorContext, resource: IntegrationResource,
   const { namespace } = resource.metadata;
   const name = resource.spec.target.name;
   const live = await context.kube.readSecret(namespace, name);
-  const ours = live?.metadata?.annotations?.[ANNOTATION_INTEGRATION] === key;
+  const annotations = live?.metadata?.annotations;
+  const installation = annotations?.[ANNOTATION_INSTALLATION];
+  const ours = annotations?.[ANNOTATION_INTEGRATION] === key && (!installation || installation === context.installationId);
   const policy = resource.spec.target.creationPolicy ?? 'Owner';
   if (ours && policy === 'Owner') await context.kube.deleteSecret(namespace, name);
   if (ours && policy === 'Merge') await context.kube.applySecret(emptyApply(namespace, name));

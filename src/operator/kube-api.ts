@@ -91,6 +91,19 @@ export class KubeApi {
     );
   }
 
+  /**
+   * Records in the status which installation manages the resource, on
+   * condition that the resource is still at `resourceVersion` (409 otherwise):
+   * of two installations claiming it at once, one wins.
+   */
+  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<KubernetesObject & { status?: { installationId?: string } }> {
+    this.#onRequest('patch', `${KINDS[kind].plural}/status`);
+    return this.custom.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
+      mergePatch,
+    );
+  }
+
   async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
     this.#onRequest('patch', KINDS[kind].plural);
     await this.custom.patchNamespacedCustomObject(

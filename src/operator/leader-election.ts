@@ -1,6 +1,7 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { apiStatus, isNotFound, type KubeApi } from './kube-api.ts';
+import { ANNOTATION_INSTALLATION } from './resources.ts';
 
 /** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
 class MicroTime extends Date {
@@ -13,6 +14,10 @@ export interface LeaderElectionOptions {
   namespace: string;
   name: string;
   identity: string;
+  /** This replica's installation: a Lease of another installation is never taken, even expired. */
+  installationId: string;
+  /** Called once per other installation found holding the Lease. */
+  onForeignLease?: (lease: V1Lease, otherInstallation: string) => void;
   leaseDurationSeconds?: number;
   renewIntervalMs?: number;
   onStartedLeading: () => Promise<void>;
@@ -22,12 +27,17 @@ export interface LeaderElectionOptions {
 /**
  * Leader election on a coordination.k8s.io Lease: the holder renews it; a
  * replica takes it over once it has not been renewed for a lease duration.
- * Updates carry the resourceVersion, so two replicas never both win.
+ * Updates carry the resourceVersion, so two replicas never both win. The
+ * Lease names its installation (annotation coffer.dev/installation, and the
+ * holder identity begins with it): a replica of another installation never
+ * takes it over, expired or not, and says so; deleting the Lease hands the
+ * cluster over.
  */
 export class LeaderElector {
   readonly #kube: KubeApi;
   readonly #logger: Logger;
-  readonly #options: Required<LeaderElectionOptions>;
+  readonly #options: Required<Omit<LeaderElectionOptions, 'onForeignLease'>> & Pick<LeaderElectionOptions, 'onForeignLease'>;
+  readonly #reportedForeign = new Set<string>();
   #leading = false;
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
@@ -69,7 +79,7 @@ export class LeaderElector {
   }
 
   async #tryAcquireOrRenew(): Promise<void> {
-    const { namespace, name, identity, leaseDurationSeconds } = this.#options;
+    const { namespace, name, identity, leaseDurationSeconds, installationId } = this.#options;
     const now = new MicroTime();
     let lease: V1Lease | undefined;
     try {
@@ -81,16 +91,28 @@ export class LeaderElector {
       await this.#guard(() =>
         this.#kube.coordination.createNamespacedLease({
           namespace,
-          body: { metadata: { name, namespace }, spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 } },
+          body: {
+            metadata: { name, namespace, annotations: { [ANNOTATION_INSTALLATION]: installationId } },
+            spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+          },
         }),
       );
       return;
+    }
+    const owner = lease.metadata?.annotations?.[ANNOTATION_INSTALLATION];
+    if (owner && owner !== installationId) {
+      if (!this.#reportedForeign.has(owner)) {
+        this.#reportedForeign.add(owner);
+        this.#options.onForeignLease?.(lease, owner);
+      }
+      return this.#setLeading(false);
     }
     const spec = lease.spec ?? {};
     const held = spec.holderIdentity === identity;
     const renewedAt = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
     const expired = !spec.holderIdentity || renewedAt + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < now.getTime();
     if (!held && !expired) return this.#setLeading(false);
+    lease.metadata = { ...lease.metadata, annotations: { ...lease.metadata?.annotations, [ANNOTATION_INSTALLATION]: installationId } };
     lease.spec = {
       ...spec,
       holderIdentity: identity,

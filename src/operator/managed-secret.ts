@@ -3,6 +3,7 @@ import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import type { ImportedGroup, ListedSecret } from '../secrets/secret-schema.ts';
 import {
   ANNOTATION_DATA_HASH,
+  ANNOTATION_INSTALLATION,
   ANNOTATION_INTEGRATION,
   ANNOTATION_REVISION,
   API_VERSION,
@@ -54,8 +55,8 @@ export function liveDataHash(secret: V1Secret, keys?: string[]): string {
   return dataHash(data);
 }
 
-/** The Secret as Coffer applies it (server-side apply; fields it leaves out are not its own). */
-export function desiredSecret(integration: IntegrationResource, data: Record<string, string>, revision: number): V1Secret {
+/** The Secret as Coffer applies it (server-side apply; fields it leaves out are not its own), marked with its installation. */
+export function desiredSecret(integration: IntegrationResource, data: Record<string, string>, revision: number, installationId: string): V1Secret {
   const { namespace, name, uid } = integration.metadata;
   const target = integration.spec.target;
   const policy = target.creationPolicy ?? 'Owner';
@@ -72,6 +73,7 @@ export function desiredSecret(integration: IntegrationResource, data: Record<str
         [ANNOTATION_INTEGRATION]: resourceKey(namespace, name),
         [ANNOTATION_REVISION]: String(revision),
         [ANNOTATION_DATA_HASH]: dataHash(data),
+        [ANNOTATION_INSTALLATION]: installationId,
       },
       ...(policy === 'Owner' ? { ownerReferences: [owner] } : {}),
     },

@@ -4,12 +4,14 @@ import type { Actor } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import { ChangeSubscriber } from '../changes/change-subscriber.ts';
 import { ensureServiceIdentity } from '../identities/service-identity.ts';
+import { installationIdOf } from '../installation/installation-service.ts';
 import { findSingleOrganization } from '../orgs/org-lookup.ts';
 import type { Services } from '../services/container.ts';
 import type { OperatorContext } from './context.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { EventRecorder } from './event-recorder.ts';
 import { createInformers, type OperatorInformers, startInformer } from './informers.ts';
+import { ConflictReports } from './installation-guard.ts';
 import { reconcileIntegration } from './integration-reconciler.ts';
 import { KubeApi } from './kube-api.ts';
 import { ListingCache } from './listing-cache.ts';
@@ -35,6 +37,8 @@ export interface OperatorOptions {
   watchNamespace?: string;
   /** Organization slug; the only organization when unset. */
   organization?: string;
+  /** The cluster as this operator names itself: what namespace grants name. */
+  clusterName: string;
   resyncIntervalMs: number;
   concurrency: number;
   metrics?: OperatorMetrics;
@@ -55,6 +59,7 @@ export class Operator {
   readonly #events: EventRecorder;
   readonly #seen = new Map<string, { generation?: number; deletion: string | null; finalized: boolean }>();
   #informers: OperatorInformers | null = null;
+  #context: OperatorContext | null = null;
   #queue: WorkQueue | null = null;
   #subscriber: ChangeSubscriber | null = null;
   #elector: LeaderElector | null = null;
@@ -78,6 +83,8 @@ export class Operator {
   async start(): Promise<void> {
     const actor = await this.#operatorActor();
     if (!actor) return;
+    const installationId = await installationIdOf(this.#services.db);
+    this.#logStart(installationId);
     const informers = createInformers(this.#kube, this.#options.watchNamespace);
     this.#informers = informers;
     const context: OperatorContext = {
@@ -92,7 +99,11 @@ export class Operator {
       dependencies: this.#dependencies,
       listings: this.#listings,
       events: this.#events,
+      installationId,
+      clusterName: this.#options.clusterName,
+      conflicts: new ConflictReports(),
     };
+    this.#context = context;
     this.#queue = new WorkQueue({
       concurrency: this.#options.concurrency,
       handler: (key) => this.#reconcile(context, key),
@@ -113,7 +124,7 @@ export class Operator {
       startInformer(informers.integrations, 'integrations', this.#logger, isStopped),
       startInformer(informers.managedSecrets, 'secrets', this.#logger, isStopped),
     ]);
-    this.#logger.info({ namespace: this.#options.watchNamespace ?? 'all', organization: actor.orgId }, `operator watching ${this.#options.watchNamespace ? `namespace ${this.#options.watchNamespace}` : 'all namespaces'}`);
+    this.#reportForeignResources(informers, installationId);
     if (!this.#options.leaderElection) {
       this.#logger.info('leader election off: this replica reconciles');
       return this.#startLeading();
@@ -121,11 +132,47 @@ export class Operator {
     this.#elector = new LeaderElector(this.#kube, this.#logger, {
       namespace: this.#options.leaseNamespace,
       name: 'coffer-operator',
-      identity: this.#options.replicaName,
+      identity: `${installationId}_${this.#options.replicaName}`,
+      installationId,
+      onForeignLease: (lease, other) => {
+        const message = `the Lease is held by Coffer installation ${other}; this installation (${installationId}) does not run the operator in this cluster`;
+        this.#logger.warn({ otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/coffer-operator`, holder: lease.spec?.holderIdentity }, message);
+        this.#events.record(lease as KubernetesObject, 'Warning', 'InstallationConflict', message);
+      },
       onStartedLeading: () => this.#startLeading(),
       onStoppedLeading: () => this.#stopLeading(),
     });
     this.#elector.start();
+  }
+
+  /** Which cluster and namespaces this operator acts on, and as which installation. */
+  #logStart(installationId: string): void {
+    const config = this.#options.kubeConfig;
+    this.#logger.info(
+      {
+        cluster: this.#options.clusterName,
+        server: config.getCurrentCluster()?.server,
+        context: config.getCurrentContext(),
+        namespaces: this.#options.watchNamespace ?? 'all',
+        lease: `${this.#options.leaseNamespace}/coffer-operator`,
+        installationId,
+      },
+      `operator starting for cluster '${this.#options.clusterName}' (${config.getCurrentCluster()?.server}), ${this.#options.watchNamespace ? `namespace ${this.#options.watchNamespace}` : 'all namespaces'}, as installation ${installationId}`,
+    );
+  }
+
+  /** At start: names every other installation whose resources are in this cluster (they are left alone). */
+  #reportForeignResources(informers: OperatorInformers, installationId: string): void {
+    const others = new Map<string, number>();
+    for (const informer of [informers.projects, informers.imports, informers.integrations] as const) {
+      for (const resource of informer.list() as readonly { status?: { installationId?: string } }[]) {
+        const other = resource.status?.installationId;
+        if (other && other !== installationId) others.set(other, (others.get(other) ?? 0) + 1);
+      }
+    }
+    for (const [other, count] of others) {
+      this.#logger.warn({ otherInstallation: other, installationId, resources: count }, `${count} Coffer resource(s) in this cluster are managed by installation ${other}; this installation leaves them alone and writes nothing to them`);
+    }
   }
 
   async stop(): Promise<void> {
@@ -175,6 +222,16 @@ export class Operator {
       // The reconciler that wrote an integration record of its own is already at work on it.
       if (change.kind === 'integration' && this.#services.changes.isQuiet(change.revision)) continue;
       if (change.kind === 'tags') continue;
+      if (change.kind === 'access') {
+        // a grant given or revoked: SecretsProjects waiting for one, and everything using this project, decide again
+        for (const project of this.#informers!.projects.list()) this.#enqueue('SecretsProject', project);
+        for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
+          const dependents = dependentsOf(this.#context!, project);
+          for (const key of dependents.integrations) this.#queue!.add(`Integration:${key}`);
+          for (const key of dependents.imports) this.#queue!.add(`SecretImport:${key}`);
+        }
+        continue;
+      }
       this.#dependencies.observe(change);
       const affected = [...this.#dependencies.affected(change)];
       this.#logger.debug(

@@ -9,6 +9,8 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const ANNOTATION_INTEGRATION = 'coffer.dev/integration';
 export const ANNOTATION_REVISION = 'coffer.dev/revision';
 export const ANNOTATION_DATA_HASH = 'coffer.dev/data-hash';
+/** The Coffer installation (database) that manages an object: on managed Secrets and the Lease. */
+export const ANNOTATION_INSTALLATION = 'coffer.dev/installation';
 
 export interface Condition {
   type: string;
@@ -43,6 +45,7 @@ export type SecretsProject = Resource<
     projectId?: string;
     slug?: string;
     environments?: { slug: string; id: string }[];
+    installationId?: string;
     conditions?: Condition[];
     observedGeneration?: number;
   }
@@ -55,7 +58,7 @@ export type SecretImportResource = Resource<
     import: { environment: string; path: string };
     position?: number;
   },
-  { secretImportId?: string; projectId?: string; conditions?: Condition[]; observedGeneration?: number }
+  { secretImportId?: string; projectId?: string; installationId?: string; conditions?: Condition[]; observedGeneration?: number }
 >;
 
 export type CreationPolicy = 'Owner' | 'Orphan' | 'Merge';
@@ -83,6 +86,7 @@ export type IntegrationResource = Resource<
     lastSyncTime?: string;
     secretCount?: number;
     dataHash?: string;
+    installationId?: string;
     conditions?: Condition[];
     observedGeneration?: number;
   }

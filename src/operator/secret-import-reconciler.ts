@@ -1,6 +1,7 @@
 import { AppError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { OperatorContext } from './context.ts';
+import { mayReconcile } from './installation-guard.ts';
 import { resolveProject } from './project-resolution.ts';
 import { ensureFinalizer, removeFinalizer, reportNotReady, writeStatus } from './resource-status.ts';
 import type { SecretImportResource } from './resources.ts';
@@ -8,10 +9,11 @@ import { notFoundAsUndefined } from './secrets-project-reconciler.ts';
 
 /** SecretImport → a secret import in the project (op 7), kept as the spec says (op 4), deleted with the resource. */
 export async function reconcileSecretImport(context: OperatorContext, resource: SecretImportResource): Promise<number | void> {
+  if (!(await mayReconcile(context, 'SecretImport', resource))) return;
   if (resource.metadata.deletionTimestamp) return finalize(context, resource);
   await ensureFinalizer(context, 'SecretImport', resource);
   try {
-    const project = resolveProject(context, resource.metadata.namespace, resource.spec);
+    const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
     const secretImport = await converge(context, resource, project.projectId);
     await writeStatus(context, 'SecretImport', resource, { secretImportId: secretImport.id, projectId: project.projectId }, [
       { type: 'Ready', status: 'True', reason: 'Reconciled', message: `imports ${resource.spec.import.environment}:${secretImport.importPath}` },

@@ -2,7 +2,8 @@ import slugify from '@sindresorhus/slugify';
 import { createHash } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
 import type { OperatorContext } from './context.ts';
-import { NotReadyError } from './context.ts';
+import { mayReconcile } from './installation-guard.ts';
+import { asNotReady } from './project-resolution.ts';
 import { ensureFinalizer, removeFinalizer, reportNotReady, writeStatus } from './resource-status.ts';
 import type { SecretsProject } from './resources.ts';
 
@@ -13,12 +14,17 @@ export function defaultProjectSlug(namespace: string, name: string): string {
   return base.length >= 5 ? base : `${base}-project`;
 }
 
-/** SecretsProject → a project (created or adopted) with its name, autoCapitalization and listed environments. */
+/**
+ * SecretsProject → a project, created or (with a namespace grant) claimed,
+ * with its name, autoCapitalization and listed environments. Without a grant
+ * for an existing project nothing about it is read, renamed or deleted.
+ */
 export async function reconcileSecretsProject(context: OperatorContext, resource: SecretsProject): Promise<number | void> {
+  if (!(await mayReconcile(context, 'SecretsProject', resource))) return;
   if (resource.metadata.deletionTimestamp) return finalize(context, resource);
   await ensureFinalizer(context, 'SecretsProject', resource);
   try {
-    const project = await ensureProject(context, resource);
+    const project = await declareProject(context, resource);
     await convergeSettings(context, resource, project);
     const environments = await convergeEnvironments(context, resource, project.id);
     await writeStatus(context, 'SecretsProject', resource, { projectId: project.id, slug: project.slug, environments }, [
@@ -29,30 +35,21 @@ export async function reconcileSecretsProject(context: OperatorContext, resource
   }
 }
 
-async function ensureProject(context: OperatorContext, resource: SecretsProject) {
+/** The project this SecretsProject declares (ProjectClaims.declare: created, or claimed with a grant). */
+async function declareProject(context: OperatorContext, resource: SecretsProject) {
   const { services, actor } = context;
-  const knownId = resource.status?.projectId;
-  if (knownId) {
-    const known = await services.projects.get(actor, knownId).catch(notFoundAsUndefined);
-    if (known) return known;
-  }
   const slug = resource.spec.slug ?? defaultProjectSlug(resource.metadata.namespace, resource.metadata.name);
-  const existing = await services.projects.getBySlug(actor, slug).catch(notFoundAsUndefined);
-  if (existing) {
-    assertNotClaimed(context, resource, existing.id);
-    return existing;
+  try {
+    const { projectId } = await services.projectClaims.declare(actor, claimantOf(context, resource), { slug, name: resource.spec.name });
+    return await services.projects.get(actor, projectId);
+  } catch (error) {
+    throw asNotReady(error);
   }
-  return services.projects.create(actor, { projectName: resource.spec.name, slug });
 }
 
-/** A project declared by another SecretsProject cannot be adopted: that would hand its secrets to this namespace. */
-function assertNotClaimed(context: OperatorContext, resource: SecretsProject, projectId: string): void {
-  const claimant = context.projects
-    .list()
-    .find((other) => other.status?.projectId === projectId && other.metadata.uid !== resource.metadata.uid);
-  if (claimant) {
-    throw new NotReadyError('Conflict', `the project is already declared by SecretsProject '${claimant.metadata.namespace}/${claimant.metadata.name}'`);
-  }
+function claimantOf(context: OperatorContext, resource: SecretsProject) {
+  const { namespace, name, uid } = resource.metadata;
+  return { cluster: context.clusterName, namespace, name, uid: uid! };
 }
 
 async function convergeSettings(context: OperatorContext, resource: SecretsProject, project: { id: string; name: string; autoCapitalization: boolean }) {
@@ -82,11 +79,9 @@ async function convergeEnvironments(context: OperatorContext, resource: SecretsP
   return project.environments.map(({ slug, id }) => ({ slug, id }));
 }
 
+/** The claim ends; with deletionPolicy Delete the project goes too, only if this resource created it. */
 async function finalize(context: OperatorContext, resource: SecretsProject): Promise<void> {
-  const projectId = resource.status?.projectId;
-  if (projectId && resource.spec.deletionPolicy === 'Delete') {
-    await context.services.projects.delete(context.actor, projectId).catch(notFoundAsUndefined);
-  }
+  await context.services.projectClaims.release(context.actor, claimantOf(context, resource), resource.spec.deletionPolicy === 'Delete').catch(notFoundAsUndefined);
   await removeFinalizer(context, 'SecretsProject', resource);
 }
 

@@ -1,5 +1,6 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
@@ -8,32 +9,45 @@ import type { Registry } from 'prom-client';
 import { OperatorMetrics } from './metrics.ts';
 import { Operator } from './operator.ts';
 
+/** Where a pod's service-account token is mounted: the sign of running in a cluster. */
+export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 /**
- * The Kubernetes configuration the operator runs with: COFFER_OPERATOR=false
- * never runs it; auto runs it when KUBECONFIG is set or inside a cluster;
- * true requires one.
+ * The Kubernetes configuration the operator runs with, or why there is none.
+ * COFFER_OPERATOR=false never runs it; auto runs it only inside a cluster
+ * (service-account credentials), never because a kubeconfig is around (a
+ * developer's laptop must not become a cluster's operator); true requires a
+ * configuration (a kubeconfig or the service account).
  */
-export function operatorKubeConfig(config: Config, env: NodeJS.ProcessEnv = process.env): KubeConfig | null {
-  if (config.operator === 'false') return null;
-  if (config.operator === 'auto' && !env.KUBECONFIG && !env.KUBERNETES_SERVICE_HOST) return null;
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster()) {
-    if (config.operator === 'true') throw new Error('COFFER_OPERATOR=true but no Kubernetes configuration was found (set KUBECONFIG or run in a cluster)');
-    return null;
+export function operatorKubeConfig(config: Config, env: NodeJS.ProcessEnv = process.env, tokenPath = SERVICE_ACCOUNT_TOKEN): { kubeConfig: KubeConfig } | { reason: string } {
+  if (config.operator === 'false') return { reason: 'operator disabled (COFFER_OPERATOR=false)' };
+  const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync(tokenPath);
+  if (config.operator === 'auto' && !inCluster) {
+    return {
+      reason: env.KUBECONFIG
+        ? 'operator not started: COFFER_OPERATOR=auto starts it only inside a cluster (service-account credentials); a kubeconfig alone needs --operator true (COFFER_OPERATOR=true)'
+        : 'operator not started: not running in a cluster (COFFER_OPERATOR=auto)',
+    };
   }
-  return kubeConfig;
+  const kubeConfig = new KubeConfig();
+  if (config.operator === 'auto') kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  if (!kubeConfig.getCurrentCluster()) {
+    throw new Error('COFFER_OPERATOR=true but no Kubernetes configuration was found (set KUBECONFIG or run in a cluster)');
+  }
+  return { kubeConfig };
 }
 
 /** Starts the operator in the background when configured; resolves to it (or null). */
 export function startOperator(config: Config, services: Services, logger: Logger, version: string, registry?: Registry): Operator | null {
-  const kubeConfig = operatorKubeConfig(config);
-  if (!kubeConfig) {
-    logger.info('operator disabled (COFFER_OPERATOR=false, or no KUBECONFIG / in-cluster configuration)');
+  const found = operatorKubeConfig(config);
+  if ('reason' in found) {
+    logger.info(found.reason);
     return null;
   }
   const operator = new Operator(services, logger, {
-    kubeConfig,
+    kubeConfig: found.kubeConfig,
+    clusterName: config.clusterName,
     version,
     leaseNamespace: config.operatorNamespace,
     // Unique per process, as client-go does: a restarted replica must not inherit a dead one's lease.

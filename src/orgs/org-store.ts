@@ -6,6 +6,10 @@ export async function insertOrganization(db: Executor, values: { name: string; s
   return db.insertInto('organizations').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
+export async function listOrganizationIds(db: Executor): Promise<string[]> {
+  return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((org) => org.id);
+}
+
 export async function findOrganization(db: Executor, id: string): Promise<Organization | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();

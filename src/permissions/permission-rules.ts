@@ -17,6 +17,7 @@ export const PROJECT_SUBJECTS = [
   'member',
   'identity',
   'role',
+  'namespace-grants',
 ] as const;
 export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 
@@ -84,6 +85,7 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
       only('role', 'read'),
       only('audit-logs', 'read'),
       only('workspace', 'read'),
+      only('namespace-grants', 'read'),
     ],
   },
   viewer: {

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { createEnvironmentWithRoot } from '../environments/environment-service.ts';
 import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-store.ts';
 import { BadRequestError } from '../errors.ts';
+import { assertRootKeyCurrent } from '../installation/root-key.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireLockedProject, requireProject, requireProjectBySlug } from './project-lookup.ts';
 import { toProjectResponse, toProjectWithEnvironments } from './project-schema.ts';
@@ -58,21 +59,29 @@ export class ProjectService {
   }
 
   async #createWithSlug(actor: Actor, name: string, slug: string) {
-    const { db, keyring, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const created = await insertProject(trx, { name, slug, orgId: actor.orgId });
-      await setProjectDataKey(trx, created.id, keyring.createProjectKey(created.id));
-      const environments = [];
-      for (const environment of DEFAULT_ENVIRONMENTS) {
-        environments.push(await createEnvironmentWithRoot(trx, { projectId: created.id, ...environment }));
-      }
-      await this.#addCreatorAsAdmin(trx, actor, created.id);
-      await audit.record(trx, actor, { orgId: actor.orgId, projectId: created.id, projectName: name }, {
-        type: 'create-project',
-        metadata: { projectId: created.id, name, slug },
-      });
-      return toProjectWithEnvironments(created, environments);
+    return this.#deps.db.transaction().execute((trx) => this.createInTransaction(trx, actor, name, slug));
+  }
+
+  /**
+   * The creation itself, in the caller's transaction (the operator creates a
+   * project together with its claim and grant). The caller checked the org
+   * permission; a taken slug fails with the unique violation projects_slug_key.
+   */
+  async createInTransaction(trx: Executor, actor: Actor, name: string, slug: string) {
+    const { keyring, audit } = this.#deps;
+    await assertRootKeyCurrent(trx, keyring);
+    const created = await insertProject(trx, { name, slug, orgId: actor.orgId });
+    await setProjectDataKey(trx, created.id, keyring.createProjectKey(created.id));
+    const environments = [];
+    for (const environment of DEFAULT_ENVIRONMENTS) {
+      environments.push(await createEnvironmentWithRoot(trx, { projectId: created.id, ...environment }));
+    }
+    await this.#addCreatorAsAdmin(trx, actor, created.id);
+    await audit.record(trx, actor, { orgId: actor.orgId, projectId: created.id, projectName: name }, {
+      type: 'create-project',
+      metadata: { projectId: created.id, name, slug },
     });
+    return toProjectWithEnvironments(created, environments);
   }
 
   async #addCreatorAsAdmin(trx: Executor, actor: Actor, projectId: string): Promise<void> {

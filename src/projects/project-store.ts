@@ -10,6 +10,18 @@ export async function setProjectDataKey(db: Executor, projectId: string, encrypt
   await db.updateTable('projects').set({ encryptedDataKey }).where('id', '=', projectId).execute();
 }
 
+/** Every project's wrapped data key, locked (FOR UPDATE) for the rest of the transaction: root key rotation. */
+export async function listProjectDataKeys(db: Executor): Promise<{ id: string; encryptedDataKey: Buffer }[]> {
+  const rows = await db.selectFrom('projects').select(['id', 'encryptedDataKey']).where('encryptedDataKey', 'is not', null).orderBy('id').forUpdate().execute();
+  return rows.map((row) => ({ id: row.id, encryptedDataKey: row.encryptedDataKey! }));
+}
+
+/** One project's wrapped data key, if any project has one (a key check on a database recorded before check values). */
+export async function findAnyProjectDataKey(db: Executor): Promise<{ id: string; encryptedDataKey: Buffer } | undefined> {
+  const row = await db.selectFrom('projects').select(['id', 'encryptedDataKey']).where('encryptedDataKey', 'is not', null).limit(1).executeTakeFirst();
+  return row ? { id: row.id, encryptedDataKey: row.encryptedDataKey! } : undefined;
+}
+
 export async function findProjectById(db: Executor, id: string): Promise<Project | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,6 +1,7 @@
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
+import { DEFAULT_LOGIN_LIMITS, LoginThrottle, type LoginThrottleLimits } from '../auth/login-throttle.ts';
 import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
@@ -9,10 +10,13 @@ import { ProjectEventService } from '../events/project-events.ts';
 import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
 import { TokenSigner } from '../crypto/tokens.ts';
+import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { ServiceDeps } from './deps.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
+import { NamespaceGrantService } from '../grants/grant-service.ts';
+import { ProjectClaims } from '../grants/project-claims.ts';
 import { IdentityService } from '../identities/identity-service.ts';
 import { ImportService } from '../imports/import-service.ts';
 import { IntegrationAuthService } from '../integrations/integration-auth-service.ts';
@@ -35,6 +39,8 @@ import { UniversalAuthService } from '../universal-auth/ua-service.ts';
 import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
 
+export const DEFAULT_CLUSTER_NAME = 'local';
+
 export interface SecurityKeys {
   /** 32 bytes, base64. */
   encryptionKey: string;
@@ -43,6 +49,12 @@ export interface SecurityKeys {
 
 export interface ServiceOptions {
   auditRetentionDays: number;
+  /** Login throttling (defaults: DEFAULT_LOGIN_LIMITS). */
+  loginLimits?: LoginThrottleLimits;
+  /** Where lockouts are logged. */
+  logger?: Logger;
+  /** The in-process operator's cluster name: the one a namespace grant names by default (`local`). */
+  clusterName?: string;
 }
 
 /** The composition root: every service, wired once per process. */
@@ -59,14 +71,19 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
+  const loginThrottle = new LoginThrottle(db, deps.audit, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
+  const projects = new ProjectService(deps);
   return {
     database,
     ...deps,
     auth,
     credentials,
-    ...accessControlServices(deps, auth, credentials),
+    loginThrottle,
+    ...accessControlServices(deps, auth, credentials, loginThrottle),
     bootstrap: new BootstrapService(db, auth),
-    projects: new ProjectService(deps),
+    projects,
+    namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
+    projectClaims: new ProjectClaims(deps, projects),
     environments: new EnvironmentService(deps),
     folders: new FolderService(deps),
     auditExport: new AuditExportService(deps),
@@ -84,14 +101,14 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
 }
 
 /** Identities, universal auth, users, memberships, roles and privileges. */
-function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest) {
+function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle) {
   return {
     tokens: new TokenService(deps, auth),
     identities: new IdentityService(deps),
     universalAuth: new UniversalAuthService(deps, credentials),
-    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials),
-    invites: new InviteService(deps, credentials),
-    userLogin: new UserLogin(deps, auth),
+    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials, loginThrottle),
+    invites: new InviteService(deps, credentials, loginThrottle),
+    userLogin: new UserLogin(deps, auth, loginThrottle),
     orgMemberships: new OrgMembershipService(deps),
     userMemberships: new UserMembershipService(deps),
     identityMemberships: new IdentityMembershipService(deps),

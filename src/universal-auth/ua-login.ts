@@ -1,11 +1,13 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { AuthService, IssuedToken } from '../auth/auth-service.ts';
+import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { CredentialDigest } from '../crypto/credential-digest.ts';
+import type { Executor } from '../db/database.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { isIpTrusted } from './trusted-ips.ts';
 import { UNIVERSAL_AUTH } from './ua-service.ts';
-import { claimClientSecretUse, findClientSecretByDigest } from './ua-store.ts';
+import { claimClientSecretUse, findClientSecretByDigest, orgIdsOfClientId } from './ua-store.ts';
 
 /** Compared against when no secret matched, so that every login runs the same comparison. */
 const NO_CLIENT_ID = '00000000-0000-0000-0000-000000000000';
@@ -22,54 +24,60 @@ function isUsable(row: SecretRow, now: Date): boolean {
  * POST /api/v1/auth/universal-auth/login. Whatever is wrong (unknown client
  * id, wrong, revoked, expired or used-up secret) takes the same path to the
  * same "Invalid credentials": digest the secret, look it up, compare the
- * client id in constant time, then decide.
+ * client id in constant time, then decide. Throttled per client id and
+ * source address (LoginThrottle).
  */
 export class UniversalAuthLogin {
   readonly #deps: ServiceDeps;
   readonly #auth: AuthService;
   readonly #credentials: CredentialDigest;
+  readonly #throttle: LoginThrottle;
 
-  constructor(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest) {
+  constructor(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, throttle: LoginThrottle) {
     this.#deps = deps;
     this.#auth = auth;
     this.#credentials = credentials;
+    this.#throttle = throttle;
   }
 
   async login(input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
+    const attempt = { method: 'universal-auth', credentialKind: 'clientId', credential: input.clientId, orgsOfCredential: (db: Executor) => orgIdsOfClientId(db, input.clientId) } as const;
+    return this.#throttle.attempt(attempt, origin, (trx) => this.#login(trx, input, origin));
+  }
+
+  async #login(trx: Executor, input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
     const digest = this.#credentials.digest(input.clientSecret);
-    return this.#deps.db.transaction().execute(async (trx) => {
-      const row = await findClientSecretByDigest(trx, digest);
-      const clientIdMatches = this.#credentials.matches(row?.clientId ?? NO_CLIENT_ID, input.clientId);
-      const now = new Date();
-      if (!row || !clientIdMatches || !isUsable(row, now)) throw new UnauthorizedError('Invalid credentials');
-      if (!isIpTrusted(origin.ip, row.clientSecretTrustedIps)) {
-        throw new ForbiddenError('You are not allowed to access this resource from the current IP address', 'ForbiddenError');
-      }
-      if (!(await claimClientSecretUse(trx, row.id, now))) throw new UnauthorizedError('Invalid credentials');
-      const { tokenId, ...token } = await this.#auth.issueIdentityToken(trx, {
-        identityId: row.identityId,
-        authMethod: UNIVERSAL_AUTH,
-        name: null,
-        accessTokenTtl: row.accessTokenTtl,
-        accessTokenMaxTtl: row.accessTokenMaxTtl,
-        accessTokenNumUsesLimit: row.accessTokenNumUsesLimit,
-        identityUaClientSecretId: row.id,
-      });
-      const actor: Actor = {
-        kind: 'identity',
-        id: row.identityId,
-        name: row.identityName,
-        orgId: row.orgId,
-        orgRole: row.orgRole,
-        tokenId,
-        authMethod: UNIVERSAL_AUTH,
-        ...origin,
-      };
-      await this.#deps.audit.record(trx, actor, { orgId: row.orgId }, {
-        type: 'login-identity-universal-auth',
-        metadata: { clientSecretId: row.id, identityId: row.identityId, identityAccessTokenId: tokenId, identityUniversalAuthId: row.universalAuthId },
-      });
-      return token;
+    const row = await findClientSecretByDigest(trx, digest);
+    const clientIdMatches = this.#credentials.matches(row?.clientId ?? NO_CLIENT_ID, input.clientId);
+    const now = new Date();
+    if (!row || !clientIdMatches || !isUsable(row, now)) throw new UnauthorizedError('Invalid credentials');
+    if (!isIpTrusted(origin.ip, row.clientSecretTrustedIps)) {
+      throw new ForbiddenError('You are not allowed to access this resource from the current IP address', 'ForbiddenError');
+    }
+    if (!(await claimClientSecretUse(trx, row.id, now))) throw new UnauthorizedError('Invalid credentials');
+    const { tokenId, ...token } = await this.#auth.issueIdentityToken(trx, {
+      identityId: row.identityId,
+      authMethod: UNIVERSAL_AUTH,
+      name: null,
+      accessTokenTtl: row.accessTokenTtl,
+      accessTokenMaxTtl: row.accessTokenMaxTtl,
+      accessTokenNumUsesLimit: row.accessTokenNumUsesLimit,
+      identityUaClientSecretId: row.id,
     });
+    const actor: Actor = {
+      kind: 'identity',
+      id: row.identityId,
+      name: row.identityName,
+      orgId: row.orgId,
+      orgRole: row.orgRole,
+      tokenId,
+      authMethod: UNIVERSAL_AUTH,
+      ...origin,
+    };
+    await this.#deps.audit.record(trx, actor, { orgId: row.orgId }, {
+      type: 'login-identity-universal-auth',
+      metadata: { clientSecretId: row.id, identityId: row.identityId, identityAccessTokenId: tokenId, identityUniversalAuthId: row.universalAuthId },
+    });
+    return token;
   }
 }

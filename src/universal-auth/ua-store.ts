@@ -125,3 +125,15 @@ export async function claimClientSecretUse(db: Executor, id: string, now: Date):
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
+
+/** The organization of the identity whose universal auth has this client id (none when unknown). */
+export async function orgIdsOfClientId(db: Executor, clientId: string): Promise<string[]> {
+  if (!isUuid(clientId)) return [];
+  const rows = await db
+    .selectFrom('identityUniversalAuths as ua')
+    .innerJoin('identityOrgMemberships as m', 'm.identityId', 'ua.identityId')
+    .select('m.orgId')
+    .where('ua.clientId', '=', clientId)
+    .execute();
+  return rows.map((row) => row.orgId);
+}

@@ -1,10 +1,19 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
+import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { CredentialDigest } from '../crypto/credential-digest.ts';
+import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import { acceptInvite, findInviteByDigest, findUserOrgMembership, inviteUserToOrg } from '../orgs/org-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { findUserByEmail, insertUser, publicUser, setUserPassword } from './user-store.ts';
+import { findUserByEmail, insertUser, orgIdsOfEmail, publicUser, setUserPassword } from './user-store.ts';
+
+/** What InviteService checks before its transaction. */
+interface PasswordChecks {
+  passwordHash: string;
+  inviteId: string | undefined;
+  existingPasswordOk: boolean | undefined;
+}
 
 export const INVITE_TTL_SECONDS = 7 * 24 * 60 * 60;
 
@@ -25,10 +34,12 @@ export interface AcceptInviteInput {
 export class InviteService {
   readonly #deps: ServiceDeps;
   readonly #credentials: CredentialDigest;
+  readonly #throttle: LoginThrottle;
 
-  constructor(deps: ServiceDeps, credentials: CredentialDigest) {
+  constructor(deps: ServiceDeps, credentials: CredentialDigest, throttle: LoginThrottle) {
     this.#deps = deps;
     this.#credentials = credentials;
+    this.#throttle = throttle;
   }
 
   async invite(actor: Actor, input: { organizationId: string; emails: string[]; role: string }) {
@@ -63,26 +74,40 @@ export class InviteService {
     });
   }
 
-  /** Any mismatch (token, email, organization, expiry, an existing user's password) is the same 401. */
+  /** Any mismatch (token, email, organization, expiry, an existing user's password) is the same 401; throttled per email and source address. */
   async accept(input: AcceptInviteInput, origin: RequestOrigin) {
-    const { db, audit } = this.#deps;
+    const attempt = { method: 'invite', credentialKind: 'email', credential: input.email, orgsOfCredential: (db: Executor) => orgIdsOfEmail(db, input.email) } as const;
     const digest = this.#credentials.digest(input.inviteToken);
+    return this.#throttle.attempt(
+      attempt,
+      origin,
+      (trx, checked) => this.#accept(trx, input, origin, digest, checked),
+      () => this.#checkPasswords(input, digest),
+    );
+  }
+
+  /** The argon2id work, outside any transaction: the new password's hash, and an existing account's password checked. */
+  async #checkPasswords(input: AcceptInviteInput, digest: Buffer) {
     const passwordHash = await hashPassword(input.password);
-    return db.transaction().execute(async (trx) => {
-      const invite = await findInviteByDigest(trx, digest);
-      const emailMatches = this.#credentials.matches((invite?.email ?? '').toLowerCase(), input.email.toLowerCase());
-      const valid = invite && emailMatches && invite.orgId === input.organizationId && (invite.inviteExpiresAt?.getTime() ?? 0) > Date.now();
-      if (!valid) throw new UnauthorizedError('Invalid or expired invite');
-      // Someone who already has an account proves it with their password.
-      if (invite.passwordHash && !(await verifyPassword(invite.passwordHash, input.password))) throw new UnauthorizedError('Invalid or expired invite');
-      if (!invite.passwordHash) {
-        await setUserPassword(trx, invite.userId!, { passwordHash, firstName: input.firstName ?? null, lastName: input.lastName ?? null });
-      }
-      await acceptInvite(trx, invite.id);
-      const user = (await findUserByEmail(trx, invite.email))!;
-      const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId: invite.orgId, orgRole: invite.role, tokenId: null, authMethod: 'email', ...origin };
-      await audit.record(trx, actor, { orgId: invite.orgId }, { type: 'accept-org-invite', metadata: { userId: user.id, membershipId: invite.id } });
-      return { message: 'Successfully accepted the invite', user: publicUser(user), organizationId: invite.orgId };
-    });
+    const invite = await findInviteByDigest(this.#deps.db, digest);
+    const existingPasswordOk = invite?.passwordHash ? await verifyPassword(invite.passwordHash, input.password) : undefined;
+    return { passwordHash, inviteId: invite?.id, existingPasswordOk };
+  }
+
+  async #accept(trx: Executor, input: AcceptInviteInput, origin: RequestOrigin, digest: Buffer, checked: PasswordChecks) {
+    const invite = await findInviteByDigest(trx, digest);
+    const emailMatches = this.#credentials.matches((invite?.email ?? '').toLowerCase(), input.email.toLowerCase());
+    const valid = invite && emailMatches && invite.orgId === input.organizationId && (invite.inviteExpiresAt?.getTime() ?? 0) > Date.now();
+    if (!valid || invite.id !== checked.inviteId) throw new UnauthorizedError('Invalid or expired invite');
+    // Someone who already has an account proves it with their password.
+    if (invite.passwordHash && !checked.existingPasswordOk) throw new UnauthorizedError('Invalid or expired invite');
+    if (!invite.passwordHash) {
+      await setUserPassword(trx, invite.userId!, { passwordHash: checked.passwordHash, firstName: input.firstName ?? null, lastName: input.lastName ?? null });
+    }
+    await acceptInvite(trx, invite.id);
+    const user = (await findUserByEmail(trx, invite.email))!;
+    const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId: invite.orgId, orgRole: invite.role, tokenId: null, authMethod: 'email', ...origin };
+    await this.#deps.audit.record(trx, actor, { orgId: invite.orgId }, { type: 'accept-org-invite', metadata: { userId: user.id, membershipId: invite.id } });
+    return { message: 'Successfully accepted the invite', user: publicUser(user), organizationId: invite.orgId };
   }
 }

@@ -43,6 +43,18 @@ export async function findUserByEmail(db: Executor, email: string): Promise<User
   return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
 }
 
+/** The organizations a user with this email has joined (none when unknown). */
+export async function orgIdsOfEmail(db: Executor, email: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('users as u')
+    .innerJoin('orgMemberships as m', 'm.userId', 'u.id')
+    .select('m.orgId')
+    .where((eb) => eb(eb.fn('lower', ['u.email']), '=', email.toLowerCase()))
+    .where('m.status', '=', 'accepted')
+    .execute();
+  return rows.map((row) => row.orgId);
+}
+
 export async function setUserPassword(db: Executor, userId: string, values: { passwordHash: string; firstName?: string | null; lastName?: string | null }) {
   await db.updateTable('users').set({ ...values, updatedAt: new Date() }).where('id', '=', userId).execute();
 }

@@ -100,3 +100,22 @@ describe.each(routes)('%s', (key) => {
     }
   });
 });
+
+describe('GET /api/v1/organization/audit-logs shows each persona only what it may read', () => {
+  test('entries of projects whose audit log it may read, and organization entries (org role member or admin)', async () => {
+    const foreign = await app.request('POST', '/api/v2/workspace', { token: fx.ids.token, body: { projectName: 'Matrix foreign' } });
+    const foreignId: string = foreign.body.project.id;
+    await app.request('POST', `/api/v3/secrets/raw/FOREIGN_ONLY`, { token: fx.ids.token, body: { workspaceId: foreignId, environment: 'dev', secretValue: 'foreign-value' } });
+    for (const persona of ROLE_PERSONAS) {
+      const exported = await app.request('GET', '/api/v1/organization/audit-logs', { token: fx.tokens[persona], query: { limit: '1000' } });
+      expect(exported.status, persona).toBe(200);
+      const seen = new Set<string | null>(exported.body.auditLogs.map((entry: { projectId: string | null }) => entry.projectId));
+      expect(seen.has(null), `${persona} sees organization entries`).toBe(true);
+      expect(seen.has(foreignId), `${persona} sees the project it is not in`).toBe(persona === 'orgAdmin');
+      if (persona === 'orgAdmin') continue;
+      const member = (await app.request('GET', '/api/v1/workspace', { token: fx.tokens[persona] })).body.workspaces.map((project: { id: string }) => project.id);
+      for (const projectId of seen) if (projectId !== null) expect(member, `${persona} sees entries of ${projectId}`).toContain(projectId);
+      expect(seen.has(fx.ids.projectId), `${persona} sees its own project`).toBe(true);
+    }
+  });
+});

@@ -228,9 +228,9 @@ describe('network errors exit 5 naming the port and its setting', () => {
 describe('the documented exit codes', () => {
   test('README "Exit codes" lists every code the CLI uses, with its meaning', () => {
     const readme = readFileSync(README_PATH, 'utf8');
-    const rows = [...readme.matchAll(/^\| (\d) \| ([^|]+) \|/gm)].map((match) => [Number(match[1]), match[2]!.trim()] as const);
+    const rows = [...readme.matchAll(/^\| (\d+) \| ([^|]+) \|/gm)].map((match) => [Number(match[1]), match[2]!.trim()] as const);
     expect(rows.map(([code]) => code)).toEqual(Object.values(EXIT));
-    const names: Record<number, RegExp> = { 0: /success/, 1: /failed/, 2: /usage/, 3: /configuration/, 4: /database/, 5: /port/ };
+    const names: Record<number, RegExp> = { 0: /success/, 1: /failed/, 2: /usage/, 3: /configuration/, 4: /database/, 5: /port/, 70: /lock/ };
     for (const [code, meaning] of rows) expect(meaning).toMatch(names[code]!);
   });
 });

@@ -91,6 +91,9 @@ export async function matrixFixture(app: TestApp) {
     async integrationAuth(integration = 'github') {
       return (await call('POST', '/api/v1/integration-auth/access-token', { workspaceId: projectId, integration, accessToken: 'provider-token' })).integrationAuth.id as string;
     },
+    async namespaceGrant() {
+      return (await call('POST', `/api/v1/workspace/${projectId}/namespace-grants`, { namespace: unique('ns') })).grant.id as string;
+    },
     async integration() {
       const integrationAuthId = await fresh.integrationAuth();
       return (await call('POST', '/api/v1/integration', { integrationAuthId, sourceEnvironment: 'dev', app: unique('app') })).integration.id as string;

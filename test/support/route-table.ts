@@ -46,6 +46,16 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'GET /api/v1/workspace/slug/:slug': { allow: ALL, build: at(`/api/v1/workspace/slug/${ids.projectSlug}`) },
     'PATCH /api/v1/workspace/:workspaceId': { allow: WRITERS, build: at(`/api/v1/workspace/${p}`, { body: { autoCapitalization: true } }) },
     'DELETE /api/v1/workspace/:workspaceId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${await fresh.project()}` }) },
+    // namespace grants
+    'POST /api/v1/workspace/:workspaceId/namespace-grants': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/namespace-grants`, body: { namespace: unique('ns'), cluster: 'matrix' } }),
+    },
+    'GET /api/v1/workspace/:workspaceId/namespace-grants': { allow: ALL, build: at(`/api/v1/workspace/${ids.projectSlug}/namespace-grants`) },
+    'DELETE /api/v1/workspace/:workspaceId/namespace-grants/:grantId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/namespace-grants/${await fresh.namespaceGrant()}` }),
+    },
     // environments
     'POST /api/v1/workspace/:workspaceId/environments': {
       allow: WRITERS,

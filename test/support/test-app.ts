@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { DEFAULT_LOGIN_LIMITS, type LoginThrottleLimits } from '../../src/auth/login-throttle.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
 import { loggerOptions } from '../../src/logger.ts';
@@ -33,6 +34,8 @@ export interface TestApp {
   /** The PostgreSQL database's URL (undefined on PGlite). */
   databaseUrl?: string;
   keys: { encryptionKey: string; authSecret: string };
+  /** The login throttle's limits this app runs with. */
+  loginLimits: LoginThrottleLimits;
   /** Every log line the app wrote, as JSON text. */
   logs: string[];
   request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
@@ -68,12 +71,19 @@ function secretValuesIn(body: unknown): string[] {
   return [...own, ...items];
 }
 
+/**
+ * Login throttling in tests: every request comes from 127.0.0.1 and many tests
+ * log in with wrong credentials on purpose, so the harness raises the failure
+ * limits; test/api/login-throttling.test.ts runs with the shipped defaults.
+ */
+export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS, maxFailures: 1000, addressMaxFailures: 10_000 };
+
 /** A fresh, empty, migrated instance of the service for one test file. */
-export async function startTestApp(): Promise<TestApp> {
+export async function startTestApp(options: { loginLimits?: LoginThrottleLimits } = {}): Promise<TestApp> {
   const backend = currentBackend();
   const { database, url } = await openTestDatabase(backend);
   const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
-  return serveTestApp(backend, database, keys, url);
+  return serveTestApp(backend, database, keys, url, { loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS });
 }
 
 /**
@@ -83,10 +93,24 @@ export async function startTestApp(): Promise<TestApp> {
 export async function startReplica(app: TestApp): Promise<TestApp> {
   if (!app.databaseUrl) throw new Error('replicas share a PostgreSQL database; this app runs on PGlite');
   const database = await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '', poolSize: 5 });
-  return serveTestApp(app.backend, database, app.keys, app.databaseUrl);
+  return serveTestApp(app.backend, database, app.keys, app.databaseUrl, { loginLimits: app.loginLimits });
 }
 
-async function serveTestApp(backend: Backend, database: Database, keys: TestApp['keys'], databaseUrl: string | undefined): Promise<TestApp> {
+/**
+ * Another server process over the same database (PGlite or PostgreSQL, the
+ * same Database object) with other keys; closing it leaves the database open.
+ */
+export async function startSibling(app: TestApp, keys: TestApp['keys']): Promise<TestApp> {
+  return serveTestApp(app.backend, app.database, keys, app.databaseUrl, { loginLimits: app.loginLimits, ownsDatabase: false });
+}
+
+async function serveTestApp(
+  backend: Backend,
+  database: Database,
+  keys: TestApp['keys'],
+  databaseUrl: string | undefined,
+  { loginLimits, ownsDatabase = true }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean },
+): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -95,7 +119,7 @@ async function serveTestApp(backend: Backend, database: Database, keys: TestApp[
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(database, keys, { auditRetentionDays: 90 });
+  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger });
   const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500 } });
   await app.ready();
 
@@ -128,12 +152,13 @@ async function serveTestApp(backend: Backend, database: Database, keys: TestApp[
     database,
     databaseUrl,
     keys,
+    loginLimits,
     logs,
     request,
     async close() {
       const audit = JSON.stringify(await database.db.selectFrom('auditLogs').select(['eventMetadata', 'actorMetadata']).execute());
       await app.close();
-      await database.close();
+      if (ownsDatabase) await database.close();
       const leaked = [...credentials].filter((credential) => logs.some((line) => line.includes(credential)) || audit.includes(credential));
       if (leaked.length > 0) throw new Error(`${leaked.length} access token(s) appeared in the service's logs or audit log`);
       const exposed = [...secretValues].filter((value) => audit.includes(value) || logs.some((line) => line.includes(value)));
@@ -158,14 +183,16 @@ export async function bootstrap(app: TestApp, organization = 'Acme') {
 
 /**
  * Every row of every table, as text; two snapshots are equal exactly when the
- * database holds the same data.
+ * database holds the same data. `except` leaves tables out (a failed login
+ * changes only login_throttles: its failure is counted).
  */
-export async function snapshotDatabase(database: Database): Promise<Record<string, string[]>> {
+export async function snapshotDatabase(database: Database, except: string[] = []): Promise<Record<string, string[]>> {
   const tables = await sql<{ name: string }>`
     SELECT table_name AS name FROM information_schema.tables
     WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name`.execute(database.db);
   const snapshot: Record<string, string[]> = {};
   for (const { name } of tables.rows) {
+    if (except.includes(name)) continue;
     const rows = await sql<{ row: string }>`SELECT row_to_json(t)::text AS row FROM ${sql.table(name)} t`.execute(database.db);
     snapshot[name] = rows.rows.map((entry) => entry.row).sort();
   }

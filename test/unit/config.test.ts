@@ -39,3 +39,49 @@ describe('configuration', () => {
     expect(parseConfig({ databaseUrl: 'postgresql://h/db', encryptionKey: key, authSecret: secret }).databaseUrl).toBe('postgresql://h/db');
   });
 });
+
+describe('when the operator starts (COFFER_OPERATOR)', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const { operatorKubeConfig } = await import('../../src/operator/start.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-kube-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    'apiVersion: v1\nkind: Config\nclusters: [{name: laptop, cluster: {server: "https://10.0.0.1:6443"}}]\nusers: [{name: me, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: laptop, user: me}}]\ncurrent-context: c\n',
+  );
+  const token = join(dir, 'token');
+  writeFileSync(token, 'service-account-token');
+  const settings = (operator: string) => loadConfig({}, { COFFER_OPERATOR: operator });
+  /** The client library reads process.env itself when it loads a configuration. */
+  function withEnv<T>(env: Record<string, string>, run: () => T): T {
+    const saved = Object.fromEntries(Object.keys(env).map((name) => [name, process.env[name]]));
+    Object.assign(process.env, env);
+    try {
+      return run();
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  }
+
+  test('auto with only a kubeconfig does not start it, and says how to', () => {
+    const found = operatorKubeConfig(settings('auto'), { KUBECONFIG: kubeconfig }, join(dir, 'absent'));
+    expect(found).toEqual({ reason: expect.stringContaining('a kubeconfig alone needs --operator true') });
+  });
+
+  test('auto inside a cluster (service-account token and KUBERNETES_SERVICE_HOST) starts it on the in-cluster configuration', () => {
+    const env = { KUBECONFIG: kubeconfig, KUBERNETES_SERVICE_HOST: '10.96.0.1', KUBERNETES_SERVICE_PORT: '443' };
+    const found = withEnv(env, () => operatorKubeConfig(settings('auto'), env, token));
+    expect('kubeConfig' in found && found.kubeConfig.getCurrentCluster()?.server).toBe('https://10.96.0.1:443');
+  });
+
+  test('true uses the kubeconfig; false never starts it', () => {
+    const found = withEnv({ KUBECONFIG: kubeconfig }, () => operatorKubeConfig(settings('true'), { KUBECONFIG: kubeconfig }, join(dir, 'absent')));
+    expect('kubeConfig' in found && found.kubeConfig.getCurrentCluster()?.server).toBe('https://10.0.0.1:6443');
+    expect(operatorKubeConfig(settings('false'), { KUBECONFIG: kubeconfig, KUBERNETES_SERVICE_HOST: '10.96.0.1' }, token)).toEqual({ reason: expect.stringContaining('disabled') });
+  });
+});

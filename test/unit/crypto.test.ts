@@ -30,6 +30,30 @@ describe('envelope encryption', () => {
   });
 });
 
+describe('root key check value', () => {
+  test('the same key and installation give the same value; another key or installation another; the value is not the key', () => {
+    const key = randomBytes(32);
+    const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+    const check = new Keyring(key).rootKeyCheck(installation);
+    expect(check).toHaveLength(32);
+    expect(check.equals(key)).toBe(false);
+    expect(new Keyring(Buffer.from(key)).matchesRootKeyCheck(installation, check)).toBe(true);
+    expect(new Keyring(randomBytes(32)).matchesRootKeyCheck(installation, check)).toBe(false);
+    expect(new Keyring(key).matchesRootKeyCheck('3f0c3a4e-0000-4000-8000-000000000002', check)).toBe(false);
+    expect(new Keyring(key).matchesRootKeyCheck(installation, check.subarray(0, 16))).toBe(false);
+  });
+
+  test('a data key re-wrapped under another root key opens there and only there', () => {
+    const old = new Keyring(randomBytes(32));
+    const wrapped = old.createProjectKey('p1');
+    const dataKey = old.projectKey('p1', wrapped);
+    const next = new Keyring(randomBytes(32));
+    const rewrapped = next.wrapProjectKey('p1', dataKey);
+    expect(new Keyring(Buffer.alloc(32, 1)).projectKey.bind(new Keyring(Buffer.alloc(32, 1)), 'p1', rewrapped)).toThrow();
+    expect(next.projectKey('p1', rewrapped).equals(dataKey)).toBe(true);
+  });
+});
+
 describe('passwords and tokens', () => {
   test('argon2id hashes verify only the right password', async () => {
     const hash = await hashPassword('correct horse');

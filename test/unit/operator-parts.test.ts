@@ -94,21 +94,23 @@ describe('managed Secret content', () => {
       spec: { environment: 'dev', target: { name: 'web-secrets', creationPolicy, labels: { team: 'a' } } },
     }) as IntegrationResource;
 
-  test('the applied Secret: labels, annotations without values, owner only for Owner, base64 data', () => {
-    const owned = desiredSecret(resource('Owner'), { TOKEN: 'v1' }, 42);
+  test('the applied Secret: labels, annotations without values (and its installation), owner only for Owner, base64 data', () => {
+    const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+    const owned = desiredSecret(resource('Owner'), { TOKEN: 'v1' }, 42, installation);
     expect(owned.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
     expect(owned.metadata!.annotations).toEqual({
       'coffer.dev/integration': 'shop/web',
       'coffer.dev/revision': '42',
       'coffer.dev/data-hash': dataHash({ TOKEN: 'v1' }),
+      'coffer.dev/installation': installation,
     });
     expect(owned.metadata!.ownerReferences).toEqual([
       { apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
     ]);
     expect(owned.data).toEqual({ TOKEN: Buffer.from('v1').toString('base64') });
     expect(owned.type).toBe('Opaque');
-    expect(desiredSecret(resource('Orphan'), {}, 1).metadata!.ownerReferences).toBeUndefined();
-    expect(desiredSecret(resource('Merge'), {}, 1).type).toBeUndefined();
+    expect(desiredSecret(resource('Orphan'), {}, 1, installation).metadata!.ownerReferences).toBeUndefined();
+    expect(desiredSecret(resource('Merge'), {}, 1, installation).type).toBeUndefined();
     expect(liveDataHash(owned)).toBe(dataHash({ TOKEN: 'v1' }));
   });
 

@@ -43,6 +43,7 @@ export const EXAMPLE_VALUES: Record<string, unknown> = {
   clientSecretId: 'c1e3a5c7-9b1d-4f3b-a5d7-3c5e7a9c1e13',
   identityUAId: 'e9a1c3e5-7f9b-4d1f-b3a5-4d6f8b0d2f24',
   folderIdOrName: 'db',
+  grantId: 'f7b9d1f3-5a7c-4e9a-b1d3-6f8b0d2f4b57',
   // names and slugs
   name: 'Web Shop',
   projectName: 'Web Shop',
@@ -131,6 +132,10 @@ export const EXAMPLE_VALUES: Record<string, unknown> = {
   temporaryRange: '1h',
   temporaryAccessStartTime: TIME,
   temporaryAccessEndTime: '2026-03-02T10:30:00.000Z',
+  // namespace grants
+  cluster: 'local',
+  namespace: 'shop',
+  'grantedBy.name': 'ci-deployer',
   // integrations
   integration: 'kubernetes',
   app: 'app-secrets',

@@ -52,14 +52,16 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
         tags,
         ...describeRoute({
           summary: "Export the organization's audit log",
-          description: `The audit entries of the caller's organization, of every project and of the organization itself. ${auditFacts}`,
-          permission: orgPermission('read', 'audit-logs'),
+          description: `The audit entries of the caller's organization that it may read: of the projects whose audit log it may read, and the organization's own entries when its organization role may read them (organization admins: everything). ${auditFacts}`,
+          permission: `any member of the organization; what it sees follows ${orgPermission('read', 'audit-logs').replace(/\.$/, '')} and \`read\` on \`audit-logs\` in each project.`,
           effects: reads(),
         }),
         querystring: z.object({
           ...auditQuery,
-          projectId: optional(id()).describe("Only entries of this project (its id)."),
-          actorType: optional(z.enum(['user', 'identity', 'service'])).describe('Only entries made by users, identities, or Coffer itself (`service`).'),
+          projectId: optional(id()).describe('Only entries of this project (its id); the caller must be able to read its audit log (403 otherwise).'),
+          actorType: optional(z.enum(['user', 'identity', 'service', 'unknownUser'])).describe(
+            'Only entries made by users, identities, Coffer itself (`service`), or nobody signed in (`unknownUser`: login lockouts).',
+          ),
           eventMetadata: optional(text(4096)).describe('`key1=value1,key2=value2`: only entries whose metadata holds these.'),
         }),
         response: pageResponse,

@@ -10,6 +10,8 @@ import { changes, describeRoute, PUBLIC } from '../docs/operation-doc.ts';
 const tags = ['Authentication'];
 const password = z.string().min(8, 'must be at least 8 characters').max(1024).describe('The password the user will log in with, at least 8 characters.');
 const organizationId = id().describe("The organization's id.");
+const throttled =
+  'Failed attempts are counted per credential and per source address; past the limit every attempt answers 429 `RateLimitExceeded` with `Retry-After` until the lockout ends (README, Login throttling).';
 
 /** Routes that take credentials instead of an access token. */
 export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites }: Services): void {
@@ -21,10 +23,10 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         ...describeRoute({
           summary: 'Log in with universal auth',
           description:
-            "Exchanges a machine identity's client id and client secret for an access token (JSON or form body). The token lives as the identity's universal auth says (TTL, max TTL, uses, trusted IPs). A wrong, revoked, expired or used-up secret and an unknown client id all answer the same 401.",
+            `Exchanges a machine identity's client id and client secret for an access token (JSON or form body). The token lives as the identity's universal auth says (TTL, max TTL, uses, trusted IPs). A wrong, revoked, expired or used-up secret and an unknown client id all answer the same 401. ${throttled}`,
           permission: PUBLIC,
           effects: changes('Issues an access token and counts a use of the client secret.', 'login-identity-universal-auth'),
-          errors: [401],
+          errors: [401, 429],
         }),
         body: loginBody,
         response: { 200: tokenResponseSchema },
@@ -40,10 +42,10 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         tags,
         ...describeRoute({
           summary: 'Log in a user',
-          description: 'Exchanges a user\'s email and password for a 10-day access token in one of their organizations (the first they joined when `organizationId` is absent). Wrong credentials answer 401.',
+          description: `Exchanges a user's email and password for a 10-day access token in one of their organizations (the first they joined when \`organizationId\` is absent). Wrong credentials answer 401. ${throttled}`,
           permission: PUBLIC,
           effects: changes('Opens a session.', 'login-user'),
-          errors: [401],
+          errors: [401, 429],
         }),
         body: z.object({
           email: z.email().describe("The user's email."),
@@ -70,10 +72,10 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         tags: ['Users'],
         ...describeRoute({
           summary: 'Accept an invite',
-          description: 'Joins the organization an invite is for, with the invite token it answered and a password; the user then logs in with `POST /api/v1/auth/login`. A wrong or expired invite answers 401.',
+          description: `Joins the organization an invite is for, with the invite token it answered and a password; the user then logs in with \`POST /api/v1/auth/login\`. A wrong or expired invite answers 401. ${throttled}`,
           permission: PUBLIC,
           effects: changes('Creates the user (or joins an existing one to the organization) and uses up the invite.', 'accept-org-invite'),
-          errors: [401],
+          errors: [401, 429],
         }),
         body: z.object({
           email: z.email().describe('The email the invite was sent to.'),

@@ -1,0 +1,166 @@
+import type { Actor } from '../actor/actor.ts';
+import { isUniqueViolation } from '../db/errors.ts';
+import type { ProjectClaim } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import type { ProjectService } from '../projects/project-service.ts';
+import { findProjectBySlug } from '../projects/project-store.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { grantCall } from './grant-schema.ts';
+import { accessChange, grantedBy } from './grant-service.ts';
+import {
+  deleteClaim,
+  findClaimByProjectSlug,
+  findClaimOfProject,
+  findClaimWithGrants,
+  findGrantFor,
+  insertClaim,
+  insertGrant,
+  lockClaimOf,
+  type Place,
+} from './grant-store.ts';
+
+/** A SecretsProject as the claims know it: where it is and which object it is. */
+export interface Claimant extends Place {
+  name: string;
+  uid: string;
+}
+
+/** Why a SecretsProject or Integration may not use a project; `error` is the condition reason the operator reports. */
+export class AccessRefusedError extends AppError {
+  constructor(error: 'GrantMissing' | 'GrantRevoked' | 'ProjectClaimed' | 'Forbidden' | 'ProjectNotReady', message: string) {
+    super(403, error, message);
+  }
+}
+
+const describe = (claimant: Place & { name: string }) => `SecretsProject '${claimant.namespace}/${claimant.name}' of cluster '${claimant.cluster}'`;
+
+/**
+ * The Kubernetes side of namespace grants: which SecretsProject declares which
+ * project (a claim, recorded in the database, never taken from a resource's
+ * status), and what the resources of a namespace may use. A SecretsProject
+ * creates a project (its namespace then holds a grant of origin `created`) or
+ * claims an existing one only with a grant for its namespace; one project has
+ * at most one claimant; only a project the claimant created may be deleted
+ * with it.
+ */
+export class ProjectClaims {
+  readonly #deps: ServiceDeps;
+  readonly #projects: ProjectService;
+
+  constructor(deps: ServiceDeps, projects: ProjectService) {
+    this.#deps = deps;
+    this.#projects = projects;
+  }
+
+  /** The project `claimant` declares: its claim, a new project, or an existing one its namespace has a grant for. */
+  async declare(actor: Actor, claimant: Claimant, wanted: { slug: string; name: string }): Promise<{ projectId: string; created: boolean }> {
+    const { db, audit, changes } = this.#deps;
+    await this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'create', 'workspace');
+    try {
+      const result = await db.transaction().execute(async (trx) => {
+        const held = await lockClaimOf(trx, claimant, claimant.name);
+        if (held?.resourceUid === claimant.uid) {
+          if (!(await findGrantFor(trx, held.projectId, claimant))) {
+            throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${claimant.namespace}' of cluster '${claimant.cluster}' for project '${wanted.slug}' was revoked; nothing is read or changed until a project admin gives one again: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`);
+          }
+          return { projectId: held.projectId, created: held.createdProject, fresh: false };
+        }
+        // the resource was deleted and made again: its former claim no longer stands for it
+        if (held) await deleteClaim(trx, held.projectId);
+        const existing = await findProjectBySlug(trx, actor.orgId, wanted.slug);
+        if (!existing) {
+          const project = await this.#projects.createInTransaction(trx, actor, wanted.name, wanted.slug);
+          await insertClaim(trx, { projectId: project.id, ...claimantRow(claimant), createdProject: true });
+          const grant = await insertGrant(trx, { projectId: project.id, cluster: claimant.cluster, namespace: claimant.namespace, origin: 'created', ...grantedBy(actor) });
+          await audit.record(trx, actor, { orgId: actor.orgId, projectId: project.id, projectName: project.name }, {
+            type: 'create-namespace-grant',
+            metadata: { grantId: grant.id, cluster: grant.cluster, namespace: grant.namespace, origin: grant.origin },
+          });
+          await changes.record(trx, [accessChange(project.id)]);
+          return { projectId: project.id, created: true, fresh: true };
+        }
+        if (!(await findGrantFor(trx, existing.id, claimant))) {
+          throw new AccessRefusedError(
+            'GrantMissing',
+            `project '${wanted.slug}' exists and namespace '${claimant.namespace}' of cluster '${claimant.cluster}' has no grant for it; nothing is read or changed. A project admin can give one: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`,
+          );
+        }
+        const other = await findClaimOfProject(trx, existing.id);
+        if (other) throw claimedBy(wanted.slug, other);
+        await insertClaim(trx, { projectId: existing.id, ...claimantRow(claimant), createdProject: false });
+        await audit.record(trx, actor, { orgId: existing.orgId, projectId: existing.id, projectName: existing.name }, {
+          type: 'create-project-claim',
+          metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name },
+        });
+        return { projectId: existing.id, created: false, fresh: true };
+      });
+      if (result.fresh) changes.committed();
+      return { projectId: result.projectId, created: result.created };
+    } catch (error) {
+      // two claimants at once: the loser tries again and finds what the winner made
+      if (isUniqueViolation(error, 'projects_slug_key') || isUniqueViolation(error, 'project_claims_pkey') || isUniqueViolation(error, 'project_claims_resource_key')) {
+        throw new AccessRefusedError('ProjectClaimed', `project '${wanted.slug}' was declared at the same time by another SecretsProject; trying again`);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * `claimant` is deleted: its claim ends. With deletionPolicy Delete the
+   * project is deleted too, but only if this very claimant created it.
+   */
+  async release(actor: Actor, claimant: Claimant, deleteProject: boolean): Promise<'deleted' | 'released' | 'none'> {
+    const { db, audit } = this.#deps;
+    const claim = await db.transaction().execute(async (trx) => {
+      const held = await lockClaimOf(trx, claimant, claimant.name);
+      if (!held || held.resourceUid !== claimant.uid) return undefined;
+      if (deleteProject && held.createdProject) return held;
+      await deleteClaim(trx, held.projectId);
+      await audit.record(trx, actor, { orgId: actor.orgId, projectId: held.projectId }, {
+        type: 'delete-project-claim',
+        metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name },
+      });
+      return null;
+    });
+    if (claim === undefined) return 'none';
+    if (claim === null) return 'released';
+    await this.#projects.delete(actor, claim.projectId);
+    return 'deleted';
+  }
+
+  /**
+   * The project a resource in `using` may read through the SecretsProject
+   * `declaring`: the declaration must be recorded, and `using` must hold a
+   * grant, or be the declaring namespace (with its grant), or be listed in
+   * `allowedNamespaces` of a SecretsProject that created the project.
+   */
+  async authorizeUse(declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
+    const found = await findClaimWithGrants(this.#deps.db, declaring, using);
+    if (!found) throw new AccessRefusedError('ProjectNotReady', `${describe(declaring)} has not declared its project yet`);
+    const granted = { projectId: found.projectId, slug: found.slug };
+    if (using.namespace === declaring.namespace && using.cluster === declaring.cluster) {
+      if (found.ownGrantId) return granted;
+      throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${using.namespace}' of cluster '${using.cluster}' for project '${found.slug}' was revoked; nothing is synced until a project admin gives one again: ${grantCall(found.slug, using.cluster, using.namespace)}`);
+    }
+    if (found.usedGrantId) return granted;
+    if (found.createdProject && found.ownGrantId && declaring.allowedNamespaces.includes(using.namespace)) return granted;
+    throw new AccessRefusedError(
+      'Forbidden',
+      `namespace '${using.namespace}' may not use project '${found.slug}' (declared by ${describe(declaring)}): it needs to be in that SecretsProject's allowedNamespaces (for a project the SecretsProject created) or a grant from a project admin: ${grantCall(found.slug, using.cluster, using.namespace)}`,
+    );
+  }
+
+  /** Which SecretsProject of `cluster` declares the project with this slug (from the database, not from any resource's status). */
+  async claimantOfSlug(orgId: string, cluster: string, slug: string): Promise<Claimant | undefined> {
+    const claim = await findClaimByProjectSlug(this.#deps.db, orgId, cluster, slug);
+    return claim && { cluster: claim.cluster, namespace: claim.namespace, name: claim.name, uid: claim.resourceUid };
+  }
+}
+
+function claimantRow(claimant: Claimant): Omit<ProjectClaim, 'projectId' | 'createdProject' | 'claimedAt'> {
+  return { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name, resourceUid: claimant.uid };
+}
+
+function claimedBy(slug: string, other: ProjectClaim): AccessRefusedError {
+  return new AccessRefusedError('ProjectClaimed', `project '${slug}' is already declared by ${describe(other)}; other namespaces use it through that SecretsProject`);
+}

@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Keyring } from '../../src/crypto/keyring.ts';
+import { RootKeyMismatchError, rotateRootKey, verifyRootKey } from '../../src/installation/root-key.ts';
+import { secretsFixture } from '../support/secrets-fixture.ts';
+import { snapshotDatabase, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * The root key is checked against the database before anything is served, and
+ * rotated in one transaction. (The start-up refusal of the real binary is in
+ * test/e2e/root-key.test.ts.)
+ */
+let app: TestApp;
+let fx: Awaited<ReturnType<typeof secretsFixture>>;
+const keyOf = (base64: string) => new Keyring(Buffer.from(base64, 'base64'));
+const raw = (base64: string) => Buffer.from(base64, 'base64');
+const newKey = randomBytes(32).toString('base64');
+
+beforeAll(async () => {
+  app = await startTestApp();
+  fx = await secretsFixture(app);
+  expect((await fx.createSecret('DB_PASSWORD', { secretValue: 'before-rotation' })).status).toBe(200);
+  expect((await fx.createSecret('API_KEY', { secretValue: 'also-before', secretPath: '/' })).status).toBe(200);
+});
+afterAll(async () => app?.close());
+
+describe('the key check', () => {
+  test('the first start records a check value that is not the key; the same key passes again', async () => {
+    const first = await verifyRootKey(app.database.db, app.services.keyring);
+    expect(first.recorded).toBe(true);
+    const row = await app.database.db.selectFrom('installation').selectAll().executeTakeFirstOrThrow();
+    expect(row.id).toBe(first.installationId);
+    expect(row.rootKeyCheck).toHaveLength(32);
+    expect(row.rootKeyCheck!.equals(Buffer.from(app.keys.encryptionKey, 'base64'))).toBe(false);
+    expect(await verifyRootKey(app.database.db, app.services.keyring)).toEqual({ installationId: row.id, recorded: false });
+  });
+
+  test('another key is refused with a message naming the installation, and nothing is written', async () => {
+    const before = await snapshotDatabase(app.database);
+    const error = await verifyRootKey(app.database.db, keyOf(randomBytes(32).toString('base64'))).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RootKeyMismatchError);
+    expect((error as Error).message).toMatch(/^COFFER_ENCRYPTION_KEY is not the root key of this database \(installation [0-9a-f-]{36}\)/);
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test('a database recorded before check values: a wrong key is caught by a project data key, not recorded', async () => {
+    await app.database.db.updateTable('installation').set({ rootKeyCheck: null }).execute();
+    await expect(verifyRootKey(app.database.db, keyOf(newKey))).rejects.toBeInstanceOf(RootKeyMismatchError);
+    expect((await app.database.db.selectFrom('installation').select('rootKeyCheck').executeTakeFirstOrThrow()).rootKeyCheck).toBeNull();
+    expect((await verifyRootKey(app.database.db, app.services.keyring)).recorded).toBe(true);
+  });
+});
+
+describe('rotation', () => {
+  test('a project key that cannot be opened aborts the whole rotation: no key and no check value changed', async () => {
+    const broken = await app.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'Broken key' } });
+    const brokenId = broken.body.project.id;
+    await app.database.db.updateTable('projects').set({ encryptedDataKey: randomBytes(60) }).where('id', '=', brokenId).execute();
+    const before = await snapshotDatabase(app.database);
+    await expect(rotateRootKey(app.database.db, raw(app.keys.encryptionKey), raw(newKey))).rejects.toBeInstanceOf(RootKeyMismatchError);
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+    expect((await app.request('DELETE', `/api/v1/workspace/${brokenId}`, { token: fx.token })).status).toBe(200);
+  });
+
+  test('rotate with the wrong current key: refused, nothing changed', async () => {
+    const before = await snapshotDatabase(app.database);
+    await expect(rotateRootKey(app.database.db, randomBytes(32), raw(newKey))).rejects.toThrow(
+      /^the current key \(COFFER_ENCRYPTION_KEY\) is not the root key of this database/,
+    );
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test('rotate, then start with the new key: every secret reads as before; the old key is refused', async () => {
+    const wrapped = await app.database.db.selectFrom('projects').select(['id', 'encryptedDataKey']).orderBy('id').execute();
+    const result = await rotateRootKey(app.database.db, raw(app.keys.encryptionKey), raw(newKey));
+    expect(result.projects).toBe(wrapped.length);
+    const rewrapped = await app.database.db.selectFrom('projects').select(['id', 'encryptedDataKey']).orderBy('id').execute();
+    expect(rewrapped.map((row) => row.id)).toEqual(wrapped.map((row) => row.id));
+    rewrapped.forEach((row, index) => expect(row.encryptedDataKey!.equals(wrapped[index]!.encryptedDataKey!)).toBe(false));
+
+    await expect(verifyRootKey(app.database.db, app.services.keyring)).rejects.toBeInstanceOf(RootKeyMismatchError);
+    const restarted = await startSibling(app, { ...app.keys, encryptionKey: newKey });
+    try {
+      expect((await verifyRootKey(restarted.database.db, restarted.services.keyring)).recorded).toBe(false);
+      const listed = await restarted.request('GET', '/api/v3/secrets/raw', { token: fx.token, query: { workspaceId: fx.projectId, environment: 'dev' } });
+      expect(listed.status).toBe(200);
+      const values = Object.fromEntries(listed.body.secrets.map((secret: { secretKey: string; secretValue: string }) => [secret.secretKey, secret.secretValue]));
+      expect(values).toEqual({ DB_PASSWORD: 'before-rotation', API_KEY: 'also-before' });
+      const created = await restarted.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'After rotation' } });
+      expect(created.status).toBe(200);
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  test('a server still running with the old key cannot create a project after the rotation (503, nothing written)', async () => {
+    const before = await snapshotDatabase(app.database);
+    const refused = await app.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'Old key' } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ statusCode: 503, error: 'RootKeyRotated', reqId: expect.any(String) });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+});
