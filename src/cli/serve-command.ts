@@ -50,7 +50,10 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const api = `http://${reachableHost(config.host)}:${config.port}`;
   services.database.dataDirLock?.announce(api);
   const operator = startOperator(config, services, logger, VERSION, metrics.registry);
-  logger.info({ api, docs: `${api}/api/docs`, probes: `http://${reachableHost(config.host)}:${config.probePort}` }, `coffer ${VERSION} is serving the API on ${api} (docs: ${api}/api/docs)`);
+  logger.info(
+    { listening: `${config.host}:${config.port}`, api, docs: `${api}/api/docs`, probes: `http://${reachableHost(config.host)}:${config.probePort}` },
+    `coffer ${VERSION} is serving the API on ${api} (docs: ${api}/api/docs)`,
+  );
   await announceBootstrap(services, logger, api);
 
   let stopping = false;
