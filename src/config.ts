@@ -25,6 +25,9 @@ const settings = {
   loginFailureWindow: { env: 'COFFER_LOGIN_FAILURE_WINDOW', flag: 'login-failure-window' },
   loginLockout: { env: 'COFFER_LOGIN_LOCKOUT', flag: 'login-lockout' },
   loginMaxLockout: { env: 'COFFER_LOGIN_MAX_LOCKOUT', flag: 'login-max-lockout' },
+  databaseConnectTimeout: { env: 'COFFER_DB_CONNECT_TIMEOUT', flag: 'db-connect-timeout' },
+  databaseStatementTimeout: { env: 'COFFER_DB_STATEMENT_TIMEOUT', flag: 'db-statement-timeout' },
+  databasePoolSize: { env: 'COFFER_DB_POOL_SIZE', flag: 'db-pool-size' },
 } as const;
 
 type SettingName = keyof typeof settings;
@@ -81,6 +84,9 @@ const configSchema = z
     loginFailureWindow: duration.prefault('15m'),
     loginLockout: duration.prefault('1m'),
     loginMaxLockout: duration.prefault('1h'),
+    databaseConnectTimeout: duration.prefault('5s'),
+    databaseStatementTimeout: duration.prefault('10s'),
+    databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),
   })
   .superRefine((config, context) => {
     if (config.loginMaxLockout < config.loginLockout) {

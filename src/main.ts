@@ -53,6 +53,8 @@ Settings (flag or environment variable):
   --encryption-key COFFER_ENCRYPTION_KEY   --auth-secret COFFER_AUTH_SECRET
   --log-level COFFER_LOG_LEVEL (info)      --audit-retention-days COFFER_AUDIT_RETENTION_DAYS (90)
   --trusted-proxies COFFER_TRUSTED_PROXIES (comma-separated addresses or CIDRs)
+  --db-connect-timeout COFFER_DB_CONNECT_TIMEOUT (5s)   --db-statement-timeout COFFER_DB_STATEMENT_TIMEOUT (10s)
+  --db-pool-size COFFER_DB_POOL_SIZE (10)
 
 Login throttling (universal-auth login, user login, invite acceptance):
   --login-max-failures COFFER_LOGIN_MAX_FAILURES (5, per client id or email)

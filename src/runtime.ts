@@ -43,7 +43,16 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
         logger.fatal({ err: error, dataDir: config.dataDir }, 'the data directory lock was taken by another process; stopping before anything more is written');
         process.exit(70);
       });
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName, dataDirLock }).catch(async (error: unknown) => {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    applicationName,
+    dataDirLock,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeout,
+    statementTimeoutMs: config.databaseStatementTimeout,
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; it is replaced on next use'),
+  }).catch(async (error: unknown) => {
     await dataDirLock?.release();
     throw error;
   });

@@ -34,6 +34,8 @@ export function listMigrations(dir = migrationsDir): Migration[] {
  */
 export async function migrate(database: Database, migrations = listMigrations()): Promise<string[]> {
   return database.db.connection().execute(async (connection) => {
+    // A migration (or waiting for another replica's) may take longer than a request's statement may.
+    await sql`SET statement_timeout = 0`.execute(connection);
     await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {
       await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -54,6 +56,7 @@ export async function migrate(database: Database, migrations = listMigrations())
       return pending.map((migration) => migration.name);
     } finally {
       await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      await sql`RESET statement_timeout`.execute(connection);
     }
   });
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { AppError, TooManyRequestsError } from '../errors.ts';
+import { translateDatabaseError } from '../db/errors.ts';
+import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.ts';
 
 interface ErrorBody {
   statusCode: number;
@@ -40,10 +41,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
         details: issues,
       });
     }
-    if (error instanceof AppError) {
-      if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
-      const body = { statusCode: error.statusCode, error: error.error, message: error.message };
-      return send(reply, error.details === undefined ? body : { ...body, details: error.details });
+    const known = translateDatabaseError(error);
+    if (known) {
+      if (known instanceof ServiceUnavailableError) {
+        reply.header('retry-after', String(known.retryAfterSeconds));
+        request.log.warn({ err: error }, 'database unavailable');
+      } else if (known instanceof TooManyRequestsError) {
+        reply.header('retry-after', String(known.retryAfterSeconds));
+      } else if (!(error instanceof AppError)) {
+        request.log.info({ err: error }, 'database refused the request');
+      }
+      const body = { statusCode: known.statusCode, error: known.error, message: known.message };
+      return send(reply, known.details === undefined ? body : { ...body, details: known.details });
     }
     if (!isResponseSerializationError(error) && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, {
