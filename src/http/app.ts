@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
 import swagger from '@fastify/swagger';
@@ -6,7 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDef
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
-import { registerErrorHandling } from './error-handler.ts';
+import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
@@ -83,7 +82,9 @@ const protectedRouteGroups = [
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({
     loggerInstance: options.logger,
-    genReqId: () => `req-${randomUUID()}`,
+    genReqId: newRequestId,
+    frameworkErrors,
+    clientErrorHandler,
     trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
     // Secret names (up to 500 characters, URL-encoded) travel as path parameters.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },

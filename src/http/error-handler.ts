@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { translateDatabaseError } from '../db/errors.ts';
@@ -20,10 +23,45 @@ const STATUS_NAMES: Record<number, string> = {
   404: 'NotFound',
   405: 'MethodNotAllowed',
   406: 'NotAcceptable',
+  408: 'RequestTimeout',
   413: 'PayloadTooLarge',
+  414: 'URITooLong',
   415: 'UnsupportedMediaType',
   429: 'RateLimitExceeded',
+  431: 'RequestHeaderFieldsTooLarge',
 };
+
+/** Request ids: every answer, Fastify's own rejections and the HTTP parser's included, carries one. */
+export const newRequestId = () => `req-${randomUUID()}`;
+
+/**
+ * What Fastify's router rejects before any route runs (a malformed
+ * percent-encoding, a path parameter past maxParamLength): the usual body.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const statusCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+  const message = statusCode === 414 ? 'A path parameter is longer than allowed' : 'The URL is malformed (invalid percent-encoding)';
+  return send(reply, { statusCode, error: STATUS_NAMES[statusCode]!, message });
+}
+
+/**
+ * What Node's HTTP parser rejects before Fastify sees a request (headers past
+ * 16 KiB, a malformed request line, a request timeout): the usual body, then
+ * the connection is closed, as Node itself does.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const statusCode = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    statusCode === 431 ? 'The request headers are larger than allowed (16 KiB)' : statusCode === 408 ? 'The request took too long to arrive' : 'The request is malformed';
+  const body = JSON.stringify({ statusCode, message, error: STATUS_NAMES[statusCode], reqId: newRequestId() });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
 
 /** Every error leaves as `{statusCode, message, error, reqId}`; only our own bugs become 500s. */
 export function registerErrorHandling(app: FastifyInstance): void {
