@@ -31,6 +31,9 @@ const STATUS_NAMES: Record<number, string> = {
   431: 'RequestHeaderFieldsTooLarge',
 };
 
+/** The largest response body sent. */
+export const MAX_RESPONSE_BYTES = 48 * 1024 * 1024;
+
 /** Request ids: every answer, Fastify's own rejections and the HTTP parser's included, carries one. */
 export const newRequestId = () => `req-${randomUUID()}`;
 
@@ -101,6 +104,20 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     request.log.error({ err: error }, 'request failed');
     return send(reply, { statusCode: 500, error: 'InternalServerError', message: 'Something went wrong' });
+  });
+
+  // The last guard on one response's size; listings refuse earlier, before decrypting (MAX_LISTING_BYTES).
+  app.addHook('onSend', async (request, reply, payload) => {
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.byteLength : 0;
+    if (size <= MAX_RESPONSE_BYTES) return payload;
+    request.log.warn({ size }, 'response over the size limit refused');
+    reply.code(422).type('application/json; charset=utf-8');
+    return JSON.stringify({
+      statusCode: 422,
+      error: 'ResponseTooLarge',
+      message: `The response would be larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB; ask for less at once`,
+      reqId: String(request.id),
+    });
   });
 
   app.setNotFoundHandler((request, reply) =>
