@@ -27,6 +27,7 @@ interface Answer {
   retryAfter: string | null;
   body: any;
   at: number;
+  tookMs: number;
 }
 
 let postgres: PrivatePostgres;
@@ -59,6 +60,7 @@ afterAll(async () => {
 });
 
 async function write(name: string): Promise<Answer> {
+  const sentAt = Date.now();
   const response = await fetch(`${server.api}/api/v3/secrets/raw/${name}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -66,7 +68,7 @@ async function write(name: string): Promise<Answer> {
     signal: AbortSignal.timeout(60_000),
   });
   const text = await response.text();
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: text ? JSON.parse(text) : undefined, at: Date.now() };
+  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: text ? JSON.parse(text) : undefined, at: Date.now(), tookMs: Date.now() - sentAt };
 }
 
 async function readiness(): Promise<number> {
@@ -129,7 +131,15 @@ test('survives repeated PostgreSQL outages under write load: 503 + Retry-After, 
     const startedAt = Date.now();
     await until('readiness to come back', async () => (await readiness()) === 200);
     await until('a write to succeed after the outage', async () => answers.some((answer) => answer.status === 200 && answer.at > startedAt));
+    const readyAt = Date.now();
     outages.push({ stoppedAt, startedAt, unavailable: answers.filter((answer) => answer.at > stoppedAt && answer.at < startedAt), readyDuring });
+    const unavailable = outages.at(-1)!.unavailable;
+    // figures for bench/RESULTS.md; not asserted (timings depend on the machine)
+    console.log(
+      `outage (${mode}, ${OUTAGE_MS / 1000} s): ${unavailable.filter((answer) => answer.status === 503).length} × 503, ` +
+        `slowest answer ${Math.max(...unavailable.map((answer) => answer.tookMs))} ms, readiness 503 × ${readyDuring.length}, ` +
+        `ready again ${readyAt - startedAt} ms after the server accepted connections`,
+    );
   }
   loading = false;
   await Promise.all(writers);
