@@ -125,6 +125,8 @@ export function operationsOf(openapi: any): { operations: Operation[]; resolve: 
     for (const [method, operation] of Object.entries<any>(methods)) {
       const verb = method.toUpperCase();
       if (SKIPPED.has(`${verb} ${path}`)) continue;
+      // a server-sent event stream never ends while its subscriber lives; in-process requests would wait for ever
+      if (JSON.stringify(operation.responses ?? {}).includes('text/event-stream')) continue;
       const params = (operation.parameters ?? [])
         .filter((param: any) => param.in === 'path' || param.in === 'query')
         .map((param: any) => ({ name: param.name, in: param.in, schema: resolve(param.schema ?? {}), required: Boolean(param.required) }));
