@@ -4,13 +4,14 @@ export const FOLDER_NAME_PATTERN = /^[A-Za-z0-9_-]+$/;
 export const FOLDER_NAME_MAX = 128;
 export const ROOT_FOLDER_NAME = 'root';
 /** Folders nest at most this deep; so a path has at most this many segments. */
-export const MAX_PATH_DEPTH = 32;
+export const MAX_PATH_DEPTH = 30;
 /**
- * A path as sent is at most this long. Any path of MAX_PATH_DEPTH names of
- * FOLDER_NAME_MAX characters (4,128 once normalised) fits, renames included;
+ * A path as sent is at most this long (the routes' input rules refuse longer
+ * ones first, with the same bound). Any path of MAX_PATH_DEPTH names of
+ * FOLDER_NAME_MAX characters (3,870 once normalised) fits, renames included;
  * the bound is on the text to parse, refused before it is split.
  */
-export const MAX_PATH_LENGTH = 8192;
+export const MAX_PATH_LENGTH = 4096;
 
 export function isValidFolderName(name: string): boolean {
   return name.length <= FOLDER_NAME_MAX && FOLDER_NAME_PATTERN.test(name);
