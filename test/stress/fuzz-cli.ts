@@ -44,6 +44,11 @@ for (const backend of backends) {
       .slice(0, 5)
       .map(([name, { requests: count, ms }]) => `${name} ${count}× ${(ms / count).toFixed(1)} ms`);
     process.stdout.write(`  most time: ${slowest.join('; ')}\n`);
+    const belowEdge = Object.entries(report.refusedByDatabase).sort(([, a], [, b]) => b.count - a.count);
+    if (belowEdge.length > 0) process.stdout.write(`  input refused by PostgreSQL, not by the route's rules (422 without details):\n`);
+    for (const [name, { count, example }] of belowEdge) {
+      process.stdout.write(`    ${name} ${count}×, e.g. ${example.url.slice(0, 200)} ${JSON.stringify(example.payload?.slice(0, 300) ?? '')}\n`);
+    }
     for (const failure of report.failures) process.stdout.write(`${describe(failure)}\n`);
     failed ||= report.failures.length > 0;
   } finally {

@@ -49,6 +49,12 @@ export interface FuzzReport {
   failures: FuzzFailure[];
   /** Per operation: requests sent and milliseconds spent. */
   operations: Record<string, { requests: number; ms: number }>;
+  /**
+   * Per operation: input that passed the route's schema and was refused by
+   * PostgreSQL (422 without `details`, from the database-error mapping): the
+   * places where the edge's input rules do not yet cover a field.
+   */
+  refusedByDatabase: Record<string, { count: number; example: FuzzRequest }>;
 }
 
 interface Operation {
@@ -310,6 +316,15 @@ export function offShape(answer: FuzzAnswer): string | undefined {
   return undefined;
 }
 
+function refusedByDatabase(answer: FuzzAnswer): boolean {
+  try {
+    const body = JSON.parse(answer.body);
+    return body.error === 'ValidationFailure' && body.details === undefined;
+  } catch {
+    return false;
+  }
+}
+
 export interface FuzzOptions {
   seed: number;
   requests: number;
@@ -321,7 +336,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
   const { operations, resolve } = operationsOf(target.openapi);
   const creates = operations.filter((operation) => operation.method === 'POST');
   const pools = new Pools({ org: [target.orgId], envSlug: ['dev', 'staging', 'prod'], path: ['/', '/a', '/a/b'] });
-  const report: FuzzReport = { requests: 0, statuses: {}, failures: [], operations: {} };
+  const report: FuzzReport = { requests: 0, statuses: {}, failures: [], operations: {}, refusedByDatabase: {} };
   await fc.assert(
     fc.asyncProperty(fc.gen(), async (gen) => {
       const draw: Draw = (arbitrary) => gen(() => arbitrary);
@@ -348,6 +363,7 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
           report.failures.push(failure);
           options.onFailure?.(failure);
         }
+        if (answer.status === 422 && refusedByDatabase(answer)) (report.refusedByDatabase[name] ??= { count: 0, example: request }).count++;
         learn(request, answer, pools);
         if ((step + 1) % 1000 === 0) options.onProgress?.(step + 1, report);
       }
