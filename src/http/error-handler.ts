@@ -66,8 +66,30 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   socket.destroy(error);
 }
 
+/**
+ * While the database is away every request fails the same way: one warning
+ * per interval (with how many more failed since), the rest at debug level.
+ */
+class OutageLog {
+  #lastWarnedAt = 0;
+  #since = 0;
+
+  report(request: FastifyRequest, error: unknown): void {
+    const now = Date.now();
+    if (now - this.#lastWarnedAt < 5_000) {
+      this.#since++;
+      request.log.debug({ err: error }, 'database unavailable');
+      return;
+    }
+    request.log.warn({ err: error, alsoUnavailableSinceLastWarning: this.#since }, 'database unavailable; answering 503');
+    this.#lastWarnedAt = now;
+    this.#since = 0;
+  }
+}
+
 /** Every error leaves as `{statusCode, message, error, reqId}`; only our own bugs become 500s. */
 export function registerErrorHandling(app: FastifyInstance): void {
+  const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const issues = error.validation.map((issue) => ({
@@ -86,7 +108,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (known) {
       if (known instanceof ServiceUnavailableError) {
         reply.header('retry-after', String(known.retryAfterSeconds));
-        request.log.warn({ err: error }, 'database unavailable');
+        outageLog.report(request, error);
       } else if (known instanceof TooManyRequestsError) {
         reply.header('retry-after', String(known.retryAfterSeconds));
       } else if (!(error instanceof AppError)) {
