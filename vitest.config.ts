@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * One suite, several projects: the API and storage tests run once on embedded
  * PGlite and once on PostgreSQL; cluster tests get a real kube-apiserver.
  */
-const apiTests = ['test/api/**/*.test.ts'];
+const apiTests = ['test/api/**/*.test.ts', 'test/stress/fuzz.test.ts'];
 
 export default defineConfig({
   test: {
@@ -29,6 +29,8 @@ export default defineConfig({
         extends: true,
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000, globalSetup: ['test/support/postgres-global-setup.ts'] },
       },
+      // A PostgreSQL server of the test's own, stopped and started under load (test/support/private-postgres.ts).
+      { extends: true, test: { name: 'faults', include: ['test/stress/database-outage.test.ts'], testTimeout: 300_000 } },
       {
         extends: true,
         test: {

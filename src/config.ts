@@ -15,6 +15,9 @@ const settings = {
     help: 'PostgreSQL 14+, postgresql://user:password@host:5432/database (default: unset, the embedded database)',
   },
   dataDir: { env: 'COFFER_DATA_DIR', flag: 'data-dir', group: 'storage', help: 'embedded database and its generated keys (default ./.coffer-data)' },
+  databaseConnectTimeout: { env: 'COFFER_DB_CONNECT_TIMEOUT', flag: 'db-connect-timeout', group: 'storage', help: 'how long a PostgreSQL connection may take to open (default 5s)' },
+  databaseStatementTimeout: { env: 'COFFER_DB_STATEMENT_TIMEOUT', flag: 'db-statement-timeout', group: 'storage', help: 'how long one PostgreSQL statement may run (default 10s)' },
+  databasePoolSize: { env: 'COFFER_DB_POOL_SIZE', flag: 'db-pool-size', group: 'storage', help: 'PostgreSQL connections per process (default 10)' },
   encryptionKey: {
     env: 'COFFER_ENCRYPTION_KEY',
     flag: 'encryption-key',
@@ -111,6 +114,9 @@ const configSchema = z
     loginFailureWindow: duration.prefault('15m'),
     loginLockout: duration.prefault('1m'),
     loginMaxLockout: duration.prefault('1h'),
+    databaseConnectTimeout: duration.prefault('5s'),
+    databaseStatementTimeout: duration.prefault('10s'),
+    databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),
   })
   .superRefine((config, context) => {
     if (config.loginMaxLockout < config.loginLockout) {

@@ -73,3 +73,14 @@ export class RateLimitError extends AppError {
     super(429, 'RateLimitExceeded', message);
   }
 }
+
+/** The database cannot be reached (or did not answer in time); the client should try again later. */
+export class ServiceUnavailableError extends AppError {
+  /** Seconds the client should wait before retrying (the Retry-After header). */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds = 5) {
+    super(503, 'ServiceUnavailable', message);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

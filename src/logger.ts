@@ -1,4 +1,4 @@
-import pino, { type Logger, type LoggerOptions } from 'pino';
+import pino, { type Logger, type LoggerOptions, stdSerializers } from 'pino';
 import pretty from 'pino-pretty';
 
 /**
@@ -34,6 +34,7 @@ export function loggerOptions(level: string): LoggerOptions {
     level,
     redact: { paths: redactedPaths, censor: '[redacted]' },
     serializers: {
+      err: serializeError,
       req(request: { id: string; method: string; url: string; ip?: string }) {
         return { id: request.id, method: request.method, url: stripQuerySecrets(request.url), ip: request.ip };
       },
@@ -71,4 +72,49 @@ export function stripQuerySecrets(url: string): string {
   const names = new URLSearchParams(url.slice(mark + 1));
   const kept = [...names.keys()].map((name) => (/(token|secret|password|key)/i.test(name) ? `${name}=[redacted]` : `${name}=${names.get(name)}`));
   return `${url.slice(0, mark)}?${kept.join('&')}`;
+}
+
+/** Fields of a driver's error that can carry a statement's bind parameters or the values it was given. */
+const VALUE_FIELDS = ['params', 'parameters', 'detail', 'where', 'hint', 'internalQuery', 'query', 'queryOptions', 'position', 'internalPosition'];
+/** What a database error may say about itself in a log line: where it happened, never with what. */
+const DATABASE_ERROR_FIELDS = ['type', 'code', 'severity', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'];
+
+function isDatabaseError(error: Record<string, unknown>): boolean {
+  return (typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code)) || 'params' in error || 'parameters' in error;
+}
+
+/** PostgreSQL quotes the offending value in messages (`invalid input syntax for type integer: "…"`). */
+function withoutQuotedValues(text: string): string {
+  return text.replace(/"(?:[^"\\]|\\.)*"/g, '"…"');
+}
+
+/**
+ * Errors as log fields: pino's standard form, except that a database error
+ * keeps only where it happened (SQLSTATE, constraint, table, routine), its
+ * message and stack with quoted values blanked, and never the statement's
+ * bind parameters or detail; the same for each error in its `cause` chain.
+ */
+export function serializeError(error: unknown, depth = 0): unknown {
+  if (!(error instanceof Error)) return error;
+  const serialized = stdSerializers.err(error) as unknown as Record<string, unknown>;
+  for (const field of VALUE_FIELDS) delete serialized[field];
+  if (isDatabaseError(error as unknown as Record<string, unknown>)) {
+    const kept: Record<string, unknown> = { message: withoutQuotedValues(error.message), stack: withoutQuotedValues(error.stack ?? '') };
+    for (const field of DATABASE_ERROR_FIELDS) if (serialized[field] !== undefined) kept[field] = serialized[field];
+    return kept;
+  }
+  if (error.cause !== undefined && depth < 5) {
+    serialized.cause = serializeError(error.cause, depth + 1);
+    // pino writes the causes' messages into this error's message and stack too
+    if (causedByDatabase(error.cause, depth + 1)) {
+      serialized.message = withoutQuotedValues(String(serialized.message ?? ''));
+      serialized.stack = withoutQuotedValues(String(serialized.stack ?? ''));
+    }
+  }
+  return serialized;
+}
+
+function causedByDatabase(error: unknown, depth: number): boolean {
+  if (!(error instanceof Error) || depth > 5) return false;
+  return isDatabaseError(error as unknown as Record<string, unknown>) || causedByDatabase(error.cause, depth + 1);
 }

@@ -45,7 +45,16 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
         process.exit(EXIT.dataDirLost);
       });
   if (!config.databaseUrl) logger.info({ dataDir: config.dataDir }, `opening the embedded database in ${config.dataDir} (the first start creates it, which takes a few seconds)`);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, applicationName, dataDirLock }).catch(async (error: unknown) => {
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    applicationName,
+    dataDirLock,
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: config.databaseConnectTimeout,
+    statementTimeoutMs: config.databaseStatementTimeout,
+    onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; it is replaced on next use'),
+  }).catch(async (error: unknown) => {
     await dataDirLock?.release();
     throw error;
   });

@@ -13,13 +13,20 @@ export interface ChangeSubscriberOptions {
   onError?: (error: unknown) => void;
 }
 
-const RECONNECT_DELAY_MS = 1000;
+/** Retries after a lost connection or a failed read: 0.5 s, doubling up to 5 s while the database stays away. */
+const RETRY_FIRST_MS = 500;
+const RETRY_MAX_MS = 5_000;
+
+function nextDelay(previous: number): number {
+  return previous === 0 ? RETRY_FIRST_MS : Math.min(previous * 2, RETRY_MAX_MS);
+}
 
 /**
  * Delivers every committed change exactly once and in order. It wakes on the
  * in-process event, on NOTIFY from other replicas and on a timer, and always
  * reads `revision > last`, so nothing committed while it was stopped or
- * disconnected is missed.
+ * disconnected is missed. While the database is away it retries (listening
+ * and reading) with a capped backoff, and catches up once it is back.
  */
 export class ChangeSubscriber {
   readonly #database: Database;
@@ -31,6 +38,9 @@ export class ChangeSubscriber {
   #pending = false;
   #unlisten: (() => Promise<void>) | null = null;
   #timer: NodeJS.Timeout | null = null;
+  #retry: NodeJS.Timeout | null = null;
+  #readDelay = 0;
+  #listenDelay = 0;
   readonly #wake = () => void this.drain();
 
   constructor(database: Database, feed: ChangeFeed, options: ChangeSubscriberOptions) {
@@ -57,6 +67,7 @@ export class ChangeSubscriber {
     this.#running = false;
     this.#feed.off('committed', this.#wake);
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#retry) clearTimeout(this.#retry);
     await this.#unlisten?.();
     this.#unlisten = null;
     await this.#draining;
@@ -89,17 +100,39 @@ export class ChangeSubscriber {
         }
       } catch (error) {
         this.#options.onError?.(error);
+        this.#retryRead();
         return;
       }
+      this.#readDelay = 0;
     } while (this.#pending);
   }
 
-  async #listen(): Promise<void> {
+  /** A failed read is tried again soon, not only at the next poll or wake-up. */
+  #retryRead(): void {
+    if (!this.#running || this.#retry) return;
+    this.#readDelay = nextDelay(this.#readDelay);
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      void this.drain();
+    }, this.#readDelay);
+    this.#retry.unref();
+  }
+
+  /** Resolves true once listening, false after a failure (a retry is then scheduled). */
+  async #listen(): Promise<boolean> {
     try {
-      this.#unlisten = await this.#database.listen(CHANGE_CHANNEL, this.#wake, () => this.#relisten());
+      const unlisten = await this.#database.listen(CHANGE_CHANNEL, this.#wake, () => this.#relisten());
+      if (!this.#running) {
+        await unlisten();
+        return false;
+      }
+      this.#unlisten = unlisten;
+      this.#listenDelay = 0;
+      return true;
     } catch (error) {
       this.#options.onError?.(error);
       this.#relisten();
+      return false;
     }
   }
 
@@ -107,6 +140,9 @@ export class ChangeSubscriber {
   #relisten(): void {
     this.#unlisten = null;
     if (!this.#running) return;
-    setTimeout(() => void this.#listen().then(this.#wake), RECONNECT_DELAY_MS).unref();
+    this.#listenDelay = nextDelay(this.#listenDelay);
+    setTimeout(() => {
+      if (this.#running) void this.#listen().then((listening) => listening && this.#wake());
+    }, this.#listenDelay).unref();
   }
 }

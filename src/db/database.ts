@@ -60,7 +60,16 @@ export interface DatabaseOptions {
   applicationName?: string;
   /** The data directory's lock (taken by the caller before anything is read from it); released by close(). */
   dataDirLock?: DataDirLock;
+  /** PostgreSQL: the longest a statement waits for a connection (connecting, or for a free one in the pool). */
+  connectTimeoutMs?: number;
+  /** PostgreSQL: the longest one statement runs, and a transaction may sit idle, before the server ends it. */
+  statementTimeoutMs?: number;
+  /** Connection errors the database recovers from by itself (a broken idle or busy connection is dropped). */
+  onConnectionError?: (error: Error) => void;
 }
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
 /** Counts the statements Kysely runs (its log hook); a transaction's BEGIN/COMMIT are not counted. */
 function queryCounter() {
@@ -69,14 +78,36 @@ function queryCounter() {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.applicationName ?? 'coffer');
-  return openPglite(options.dataDir, options.dataDirLock);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options.dataDir, options.dataDirLock);
 }
 
-function openPostgres(connectionString: string, max: number, applicationName: string): Database {
-  const pool = new pg.Pool({ connectionString, max, application_name: applicationName });
-  // An idle client losing its server connection must not crash the process.
-  pool.on('error', () => {});
+/**
+ * Connection settings every client shares: bounded waits for a connection and
+ * for a statement, and TCP keepalive so a connection to a vanished server is
+ * noticed even while idle.
+ */
+function clientSettings(options: DatabaseOptions) {
+  const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  return {
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: statementTimeout,
+    idle_in_transaction_session_timeout: statementTimeout,
+  };
+}
+
+function openPostgres(connectionString: string, options: DatabaseOptions): Database {
+  const settings = clientSettings(options);
+  const onConnectionError = options.onConnectionError ?? (() => {});
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 10, application_name: options.applicationName ?? 'coffer', ...settings });
+  // node-postgres emits 'error' on a client whose connection breaks; with no
+  // listener that is an uncaught exception. The pool listens on idle clients
+  // only, so every client gets a listener of its own for its whole life: a
+  // checked-out client's failure reaches its caller as a rejected query, and
+  // the pool drops the client when it is released.
+  pool.on('error', onConnectionError);
+  pool.on('connect', (client) => client.on('error', onConnectionError));
   const { log, queryCount } = queryCounter();
   const writes = new WriteWatch();
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [writes, new CamelCasePlugin()], log });
@@ -86,7 +117,7 @@ function openPostgres(connectionString: string, max: number, applicationName: st
     queryCount,
     writes,
     async listen(channel, onNotify, onLost) {
-      const client = new pg.Client({ connectionString, application_name: 'coffer-listen' });
+      const client = new pg.Client({ connectionString, application_name: 'coffer-listen', ...settings });
       let closing = false;
       let lost = false;
       const reportLost = () => {
@@ -96,11 +127,17 @@ function openPostgres(connectionString: string, max: number, applicationName: st
       };
       client.on('error', reportLost);
       client.on('end', reportLost);
-      await client.connect();
       client.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       });
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      } catch (error) {
+        closing = true;
+        await client.end().catch(() => {});
+        throw error;
+      }
       return async () => {
         closing = true;
         await client.end().catch(() => {});

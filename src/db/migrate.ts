@@ -40,6 +40,8 @@ export interface MigrationProgress {
  */
 export async function migrate(database: Database, migrations = listMigrations(), progress: MigrationProgress = {}): Promise<string[]> {
   return database.db.connection().execute(async (connection) => {
+    // A migration (or waiting for another replica's) may take longer than a request's statement may.
+    await sql`SET statement_timeout = 0`.execute(connection);
     await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`.execute(connection);
     try {
       await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -63,6 +65,7 @@ export async function migrate(database: Database, migrations = listMigrations(),
       return pending.map((migration) => migration.name);
     } finally {
       await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`.execute(connection);
+      await sql`RESET statement_timeout`.execute(connection);
     }
   });
 }

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
-import { NotFoundError } from '../errors.ts';
-import { findFolderById, findFolderByPath, folderPathSegments, insertRootFolder, listFolderTree } from './folder-store.ts';
+import { AppError, NotFoundError } from '../errors.ts';
+import { findFolderById, findFolderByPath, folderPathSegments, insertRootFolder, listFolderSubtree } from './folder-store.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
 
@@ -24,9 +24,13 @@ export interface FolderAtPath {
   path: string;
 }
 
+/** Folders one recursive read may cover; a larger subtree is refused before any of its secrets is read. */
+export const MAX_SUBTREE_FOLDERS = 5000;
+
 /**
  * The folder at `path` and every folder below it, at most `maxDepth` levels
- * down, each with its full path. Paths match whole segments only.
+ * down, each with its full path. Paths match whole segments only. More than
+ * MAX_SUBTREE_FOLDERS folders → 422.
  */
 export async function requireFolderSubtree(
   db: Executor,
@@ -36,8 +40,12 @@ export async function requireFolderSubtree(
 ): Promise<FolderAtPath[]> {
   const root = await requireFolder(db, environment, path);
   const children = new Map<string, { id: string; name: string }[]>();
-  for (const folder of await listFolderTree(db, environment.id)) {
-    if (folder.parentId) children.set(folder.parentId, [...(children.get(folder.parentId) ?? []), folder]);
+  const subtree = await listFolderSubtree(db, root.id, maxDepth, MAX_SUBTREE_FOLDERS + 1);
+  if (subtree.length > MAX_SUBTREE_FOLDERS) {
+    throw new AppError(422, 'ListingTooLarge', `'${formatSecretPath(parseSecretPath(path))}' has more than ${MAX_SUBTREE_FOLDERS} folders below it; list a deeper path, or without recursive`);
+  }
+  for (const folder of subtree) {
+    if (folder.parentId && folder.id !== root.id) children.set(folder.parentId, [...(children.get(folder.parentId) ?? []), folder]);
   }
   const start = formatSecretPath(parseSecretPath(path));
   const found: FolderAtPath[] = [];

@@ -21,7 +21,7 @@ import {
   listChildFolders,
   renameFolder,
 } from './folder-store.ts';
-import { formatSecretPath, isValidFolderName, parseSecretPath } from './secret-path.ts';
+import { assertPathDepth, formatSecretPath, isValidFolderName, parseSecretPath } from './secret-path.ts';
 
 interface FolderLocation {
   projectId: string;
@@ -46,6 +46,7 @@ export class FolderService {
   async create(actor: Actor, input: FolderLocation & { name: string }) {
     assertFolderName(input.name);
     const target = [...parseSecretPath(input.path), input.name];
+    assertPathDepth(target);
     const result = await this.#createOnce(actor, input, target).catch((error: unknown) => {
       // A concurrent request created one of the folders first: the retry finds it.
       if (isUniqueViolation(error, 'secret_folders_name_key')) return this.#createOnce(actor, input, target);

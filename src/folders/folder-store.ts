@@ -84,7 +84,23 @@ export async function deleteFolder(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('secretFolders').where('id', '=', id).execute();
 }
 
-/** Every folder of an environment (id, parent and name only), for walking the tree in memory. */
-export async function listFolderTree(db: Executor, envId: string): Promise<{ id: string; parentId: string | null; name: string }[]> {
-  return db.selectFrom('secretFolders').select(['id', 'parentId', 'name']).where('envId', '=', envId).where('isReserved', '=', false).execute();
+/**
+ * The folder `rootId` and the folders below it, at most `maxDepth` levels
+ * down (id, parent and name only), stopping after `limit` rows.
+ */
+export async function listFolderSubtree(
+  db: Executor,
+  rootId: string,
+  maxDepth: number,
+  limit: number,
+): Promise<{ id: string; parentId: string | null; name: string }[]> {
+  const result = await sql<{ id: string; parentId: string | null; name: string }>`
+    WITH RECURSIVE tree AS (
+      SELECT id, parent_id, name, 0 AS depth FROM secret_folders WHERE id = ${rootId}
+      UNION ALL
+      SELECT c.id, c.parent_id, c.name, t.depth + 1 FROM secret_folders c JOIN tree t ON c.parent_id = t.id
+      WHERE t.depth < ${maxDepth} AND NOT c.is_reserved
+    )
+    SELECT id, parent_id, name FROM tree LIMIT ${limit}`.execute(db);
+  return result.rows;
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifySchema, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
@@ -6,7 +5,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
 import { registerDocs } from './docs/openapi-document.ts';
-import { registerErrorHandling } from './error-handler.ts';
+import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
@@ -86,7 +85,9 @@ const protectedRouteGroups = [
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {
   const app = Fastify({
     loggerInstance: options.logger,
-    genReqId: () => `req-${randomUUID()}`,
+    genReqId: newRequestId,
+    frameworkErrors,
+    clientErrorHandler,
     logController: new RequestLogController(),
     trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
     // Secret names (up to 500 characters, URL-encoded) travel as path parameters.

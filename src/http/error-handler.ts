@@ -1,6 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { AppError, TooManyRequestsError } from '../errors.ts';
+import { translateDatabaseError } from '../db/errors.ts';
+import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.ts';
 
 interface ErrorBody {
   statusCode: number;
@@ -19,13 +23,73 @@ const STATUS_NAMES: Record<number, string> = {
   404: 'NotFound',
   405: 'MethodNotAllowed',
   406: 'NotAcceptable',
+  408: 'RequestTimeout',
   413: 'PayloadTooLarge',
+  414: 'URITooLong',
   415: 'UnsupportedMediaType',
   429: 'RateLimitExceeded',
+  431: 'RequestHeaderFieldsTooLarge',
 };
+
+/** The largest response body sent. */
+export const MAX_RESPONSE_BYTES = 48 * 1024 * 1024;
+
+/** Request ids: every answer, Fastify's own rejections and the HTTP parser's included, carries one. */
+export const newRequestId = () => `req-${randomUUID()}`;
+
+/**
+ * What Fastify's router rejects before any route runs (a malformed
+ * percent-encoding, a path parameter past maxParamLength): the usual body.
+ */
+export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  const statusCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
+  const message = statusCode === 414 ? 'A path parameter is longer than allowed' : 'The URL is malformed (invalid percent-encoding)';
+  return send(reply, { statusCode, error: STATUS_NAMES[statusCode]!, message });
+}
+
+/**
+ * What Node's HTTP parser rejects before Fastify sees a request (headers past
+ * 16 KiB, a malformed request line, a request timeout): the usual body, then
+ * the connection is closed, as Node itself does.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const statusCode = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const message =
+    statusCode === 431 ? 'The request headers are larger than allowed (16 KiB)' : statusCode === 408 ? 'The request took too long to arrive' : 'The request is malformed';
+  const body = JSON.stringify({ statusCode, message, error: STATUS_NAMES[statusCode], reqId: newRequestId() });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/**
+ * While the database is away every request fails the same way: one warning
+ * per interval (with how many more failed since), the rest at debug level.
+ */
+class OutageLog {
+  #lastWarnedAt = 0;
+  #since = 0;
+
+  report(request: FastifyRequest, error: unknown): void {
+    const now = Date.now();
+    if (now - this.#lastWarnedAt < 5_000) {
+      this.#since++;
+      request.log.debug({ err: error }, 'database unavailable');
+      return;
+    }
+    request.log.warn({ err: error, alsoUnavailableSinceLastWarning: this.#since }, 'database unavailable; answering 503');
+    this.#lastWarnedAt = now;
+    this.#since = 0;
+  }
+}
 
 /** Every error leaves as `{statusCode, message, error, reqId}`; only our own bugs become 500s. */
 export function registerErrorHandling(app: FastifyInstance): void {
+  const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const issues = error.validation.map((issue) => ({
@@ -40,10 +104,18 @@ export function registerErrorHandling(app: FastifyInstance): void {
         details: issues,
       });
     }
-    if (error instanceof AppError) {
-      if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
-      const body = { statusCode: error.statusCode, error: error.error, message: error.message };
-      return send(reply, error.details === undefined ? body : { ...body, details: error.details });
+    const known = translateDatabaseError(error);
+    if (known) {
+      if (known instanceof ServiceUnavailableError) {
+        reply.header('retry-after', String(known.retryAfterSeconds));
+        outageLog.report(request, error);
+      } else if (known instanceof TooManyRequestsError) {
+        reply.header('retry-after', String(known.retryAfterSeconds));
+      } else if (!(error instanceof AppError)) {
+        request.log.info({ err: error }, 'database refused the request');
+      }
+      const body = { statusCode: known.statusCode, error: known.error, message: known.message };
+      return send(reply, known.details === undefined ? body : { ...body, details: known.details });
     }
     if (!isResponseSerializationError(error) && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, {
@@ -54,6 +126,20 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     request.log.error({ err: error }, 'request failed');
     return send(reply, { statusCode: 500, error: 'InternalServerError', message: 'Something went wrong' });
+  });
+
+  // The last guard on one response's size; listings refuse earlier, before decrypting (MAX_LISTING_BYTES).
+  app.addHook('onSend', async (request, reply, payload) => {
+    const size = typeof payload === 'string' ? Buffer.byteLength(payload) : Buffer.isBuffer(payload) ? payload.byteLength : 0;
+    if (size <= MAX_RESPONSE_BYTES) return payload;
+    request.log.warn({ size }, 'response over the size limit refused');
+    reply.code(422).type('application/json; charset=utf-8');
+    return JSON.stringify({
+      statusCode: 422,
+      error: 'ResponseTooLarge',
+      message: `The response would be larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB; ask for less at once`,
+      reqId: String(request.id),
+    });
   });
 
   app.setNotFoundHandler((request, reply) =>

@@ -4,24 +4,41 @@ import type { Registry } from 'prom-client';
 import { listMigrations, pendingMigrations } from '../db/migrate.ts';
 import type { Services } from '../services/container.ts';
 
+/** A readiness check answers within this, whatever the database does (the manifests give the probe 3 s). */
+const READINESS_DEADLINE_MS = 2_000;
+
 /** Liveness, readiness and metrics, on their own port so they never need a token. */
 export function buildProbeApp(services: Services, registry: Registry): FastifyInstance {
   const app = Fastify({ logger: false });
   const shipped = listMigrations();
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    try {
-      await sql`SELECT 1`.execute(services.db);
-      const pending = await pendingMigrations(services.db, shipped);
-      if (pending.length > 0) return reply.status(503).send({ status: 'not ready', reason: `pending migrations: ${pending.join(', ')}` });
-      return { status: 'ready' };
-    } catch {
-      return reply.status(503).send({ status: 'not ready', reason: 'database unreachable' });
-    }
+    const problem = await withDeadline(readinessProblem(services, shipped), READINESS_DEADLINE_MS, 'database did not answer in time');
+    if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
+    return { status: 'ready' };
   });
   app.get('/metrics', async (_request, reply) => {
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });
   return app;
+}
+
+/** Why the instance cannot serve (database unreachable, migrations pending), or null. */
+async function readinessProblem(services: Services, shipped: ReturnType<typeof listMigrations>): Promise<string | null> {
+  try {
+    await sql`SELECT 1`.execute(services.db);
+    const pending = await pendingMigrations(services.db, shipped);
+    return pending.length > 0 ? `pending migrations: ${pending.join(', ')}` : null;
+  } catch {
+    return 'database unreachable';
+  }
+}
+
+function withDeadline(check: Promise<string | null>, ms: number, late: string): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(late), ms);
+  });
+  return Promise.race([check, deadline]).finally(() => clearTimeout(timer));
 }

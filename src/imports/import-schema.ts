@@ -1,4 +1,7 @@
 import { z } from 'zod';
+
+/** The longest chain of imports (a imports b imports c …); longer ones are refused when an import is made. */
+export const MAX_IMPORT_DEPTH = 10;
 import type { ImportRow } from './import-store.ts';
 
 export const secretImportSchema = z.object({

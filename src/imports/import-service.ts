@@ -8,7 +8,7 @@ import { folderLocation, requireFolder } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { toSecretImportResponse } from './import-schema.ts';
+import { MAX_IMPORT_DEPTH, toSecretImportResponse } from './import-schema.ts';
 import {
   deleteImport,
   findImportById,
@@ -66,6 +66,30 @@ function findImportChain(edges: ImportEdge[], from: Place, to: Place): Place[] |
     }
   }
   return undefined;
+}
+
+/** Places each place imports (forward) or is imported by (backward). */
+function importGraph(edges: ImportEdge[]): { forward: Map<string, string[]>; backward: Map<string, string[]> } {
+  const forward = new Map<string, string[]>();
+  const backward = new Map<string, string[]>();
+  for (const edge of edges) {
+    const importer = `${edge.envId}:${edge.folderPath}`;
+    const source = `${edge.importEnvId}:${edge.importPath}`;
+    forward.set(importer, [...(forward.get(importer) ?? []), source]);
+    backward.set(source, [...(backward.get(source) ?? []), importer]);
+  }
+  return { forward, backward };
+}
+
+/** The longest chain of imports leaving `start` along `next` (the graph is acyclic: cycles are refused). */
+function longestChain(next: Map<string, string[]>, start: string, memo = new Map<string, number>()): number {
+  const known = memo.get(start);
+  if (known !== undefined) return known;
+  memo.set(start, 0);
+  let longest = 0;
+  for (const place of next.get(start) ?? []) longest = Math.max(longest, 1 + longestChain(next, place, memo));
+  memo.set(start, longest);
+  return longest;
 }
 
 function traceBack(previous: Map<string, Place | null>, end: Place): Place[] {
@@ -224,9 +248,18 @@ export class ImportService {
     if (await findImportBySource(db, destination.folder.id, source.environment.id, source.path)) {
       throw new BadRequestError(`${describePlace(source)} is already imported into ${describePlace(destination)}`, 'DuplicateImport');
     }
-    const chain = findImportChain(await listImportEdges(db, destination.project.id), source, destination);
+    const edges = await listImportEdges(db, destination.project.id);
+    const chain = findImportChain(edges, source, destination);
     if (chain) {
       throw new BadRequestError(`Cyclic import not allowed: ${[destination, ...chain].map(describePlace).join(' → ')}`, 'CyclicImport');
+    }
+    const { forward, backward } = importGraph(edges);
+    const depth = longestChain(backward, placeKey(destination)) + 1 + longestChain(forward, placeKey(source));
+    if (depth > MAX_IMPORT_DEPTH) {
+      throw new BadRequestError(
+        `This import would make a chain of ${depth} imports; chains are at most ${MAX_IMPORT_DEPTH} long (${describePlace(destination)} ← ${describePlace(source)})`,
+        'ImportChainTooDeep',
+      );
     }
   }
 

@@ -195,7 +195,8 @@ export class Operator {
 
   async #startLeading(): Promise<void> {
     if (this.#stopped) return;
-    const after = await this.#services.changes.latestRevision(this.#services.db);
+    const after = await this.#whenDatabaseAnswers('read the change log', () => this.#services.changes.latestRevision(this.#services.db));
+    if (after === undefined) return;
     this.#listings.reset(after);
     this.#queue!.start();
     this.#subscriber = new ChangeSubscriber(this.#services.database, this.#services.changes, {
@@ -316,12 +317,29 @@ export class Operator {
     }
   }
 
+  /** Runs `action` until it succeeds (the database may be away for a while); undefined once stopped. */
+  async #whenDatabaseAnswers<T>(what: string, action: () => Promise<T>): Promise<T | undefined> {
+    for (let attempt = 0; !this.#stopped; attempt++) {
+      try {
+        return await action();
+      } catch (error) {
+        if (attempt === 0) this.#logger.warn({ err: error }, `could not ${what}; retrying until the database answers`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 5_000)));
+      }
+    }
+    return undefined;
+  }
+
   async #operatorActor(): Promise<Actor | undefined> {
     const { db } = this.#services;
     for (let waitedLogged = false; !this.#stopped; waitedLogged = true) {
-      const organization = await findSingleOrganization(db, this.#options.organization);
+      const organization = await this.#whenDatabaseAnswers('look up the organization', () => findSingleOrganization(db, this.#options.organization));
+      if (this.#stopped) return undefined;
       if (organization) {
-        const identity = await ensureServiceIdentity(db, organization.id, OPERATOR_IDENTITY_NAME, 'admin');
+        const identity = await this.#whenDatabaseAnswers('set up the operator identity', () =>
+          ensureServiceIdentity(db, organization.id, OPERATOR_IDENTITY_NAME, 'admin'),
+        );
+        if (!identity) return undefined;
         const userAgent = `k8-operator/${this.#options.version}`;
         return {
           kind: 'identity',

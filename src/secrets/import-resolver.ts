@@ -1,9 +1,18 @@
 import type { Executor } from '../db/database.ts';
 import type { Secret } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import { MAX_IMPORT_DEPTH } from '../imports/import-schema.ts';
 import { listImportsOfFolders } from '../imports/import-store.ts';
 import type { SharedSecretsCache } from './shared-secrets-cache.ts';
 
-export const MAX_IMPORT_DEPTH = 10;
+/**
+ * Imports followed for one request, counted along every chain (a folder
+ * reached by two chains counts twice): the import graph is acyclic and at
+ * most MAX_IMPORT_DEPTH deep, but shared sources can still multiply the chains.
+ */
+export const MAX_IMPORTS_FOLLOWED = 1000;
+
+type ImportEntry = Awaited<ReturnType<typeof listImportsOfFolders>>[number];
 
 export interface ResolvedImport {
   environment: { id: string; slug: string };
@@ -22,19 +31,42 @@ export interface ResolvedImport {
 export class ImportResolver {
   readonly #db: Executor;
   readonly #cache: SharedSecretsCache;
+  /** Each folder's imports, read once per request. */
+  readonly #importsByFolder = new Map<string, Promise<ImportEntry[]>>();
+  #followed = 0;
 
   constructor(db: Executor, cache: SharedSecretsCache) {
     this.#db = db;
     this.#cache = cache;
   }
 
+  #importsOf(folderId: string): Promise<ImportEntry[]> {
+    let imports = this.#importsByFolder.get(folderId);
+    if (!imports) {
+      imports = listImportsOfFolders(this.#db, [folderId]).then((entries) => entries.filter((entry) => !entry.isReplication));
+      this.#importsByFolder.set(folderId, imports);
+    }
+    return imports;
+  }
+
+  /** Counts one more import followed; refuses the request past MAX_IMPORTS_FOLLOWED. */
+  #follow(): void {
+    if (++this.#followed > MAX_IMPORTS_FOLLOWED) {
+      throw new AppError(
+        422,
+        'ImportLimitExceeded',
+        `Resolving this request's imports would follow more than ${MAX_IMPORTS_FOLLOWED} imports; read fewer folders at once or import fewer shared sources`,
+      );
+    }
+  }
+
   /** The imports of `folderId` in position order (the last one wins among them). */
   async importsOf(folderId: string, origin: { environmentId: string; path: string }): Promise<ResolvedImport[]> {
     const chain = new Set([`${origin.environmentId}:${origin.path}`]);
-    const imports = await listImportsOfFolders(this.#db, [folderId]);
+    const imports = await this.#importsOf(folderId);
     const resolved: ResolvedImport[] = [];
     for (const entry of imports) {
-      if (entry.isReplication) continue;
+      this.#follow();
       const environment = { id: entry.importEnvId, slug: entry.importEnvSlug };
       const source = await this.#cache.get(environment, entry.importPath);
       resolved.push({
@@ -53,9 +85,10 @@ export class ImportResolver {
     const source = await this.#cache.get(environment, path);
     const collected = [...source.secrets];
     if (source.folderId && depth < MAX_IMPORT_DEPTH) {
-      const nested = (await listImportsOfFolders(this.#db, [source.folderId])).filter((entry) => !entry.isReplication).reverse();
+      const nested = [...(await this.#importsOf(source.folderId))].reverse();
       const nextChain = new Set([...chain, id]);
       for (const entry of nested) {
+        this.#follow();
         collected.push(...(await this.#secretsOf({ id: entry.importEnvId, slug: entry.importEnvSlug }, entry.importPath, depth + 1, nextChain)));
       }
     }

@@ -1,7 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
 import { RevisionCache } from '../changes/revision-cache.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
-import { NotFoundError } from '../errors.ts';
+import { AppError, NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
@@ -17,6 +17,10 @@ import { findSecret, findSecretVersion, listSecretsWithTagsOfFolders, type Secre
 import { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 export const MAX_RECURSION_DEPTH = 20;
+/** The most a listing's secrets may weigh (keys, values, comments, per-secret fields), checked before they are decrypted. */
+export const MAX_LISTING_BYTES = 32 * 1024 * 1024;
+/** What one listed secret adds to the response besides its key, value and comment (ids, dates, flags, JSON). */
+const LISTED_SECRET_OVERHEAD_BYTES = 400;
 /** Secrets kept in listings for machine callers (each listing as long as its project does not change). */
 const LISTING_CACHE_SECRETS = 20_000;
 
@@ -80,6 +84,15 @@ interface ReadContext {
   permission: PermissionSet;
 }
 
+/** A listing past MAX_LISTING_BYTES is refused before its secrets are decrypted (ciphertexts are a little longer than the text). */
+function assertListingSize(rows: readonly Secret[]): void {
+  let bytes = 0;
+  for (const row of rows) bytes += row.key.length + row.encryptedValue.length + (row.encryptedComment?.length ?? 0) + LISTED_SECRET_OVERHEAD_BYTES;
+  if (bytes > MAX_LISTING_BYTES) {
+    throw new AppError(422, 'ListingTooLarge', `The listing would be larger than ${MAX_LISTING_BYTES / 1024 / 1024} MiB; list fewer folders (a deeper path, or without recursive)`);
+  }
+}
+
 /** Reads secrets: listings (recursive, with imports and references expanded) and single secrets, by version too. */
 export class SecretReader {
   readonly #deps: ServiceDeps;
@@ -134,6 +147,7 @@ export class SecretReader {
     const load = async () => {
       const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
       const rows = await listSecretsWithTagsOfFolders(db, [...pathOf.keys()], userId);
+      assertListingSize(rows);
       return rows
         .map(({ tags, ...row }): ListedSecret => {
           const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));

@@ -17,6 +17,12 @@ describe('configuration', () => {
     });
   });
 
+  test('database timeouts and pool size: defaults, durations, flags', () => {
+    expect(loadConfig({}, {})).toMatchObject({ databaseConnectTimeout: 5_000, databaseStatementTimeout: 10_000, databasePoolSize: 10 });
+    const config = loadConfig({ 'db-statement-timeout': '1m' }, { COFFER_DB_CONNECT_TIMEOUT: '1500ms', COFFER_DB_STATEMENT_TIMEOUT: '30s', COFFER_DB_POOL_SIZE: '4' });
+    expect(config).toMatchObject({ databaseConnectTimeout: 1_500, databaseStatementTimeout: 60_000, databasePoolSize: 4 });
+  });
+
   test('flags override the environment', () => {
     const config = loadConfig({ port: '9000' }, { COFFER_PORT: '7000', COFFER_HOST: '0.0.0.0', COFFER_TRUSTED_PROXIES: '10.0.0.1, 10.1.0.0/16' });
     expect(config).toMatchObject({ port: 9000, host: '0.0.0.0', trustedProxies: ['10.0.0.1', '10.1.0.0/16'] });
@@ -26,6 +32,9 @@ describe('configuration', () => {
     [{ COFFER_PORT: 'eighty' }, 'COFFER_PORT (--port)'],
     [{ COFFER_PROBE_PORT: '70000' }, 'COFFER_PROBE_PORT (--probe-port)'],
     [{ COFFER_LOG_LEVEL: 'loud' }, 'COFFER_LOG_LEVEL (--log-level)'],
+    [{ COFFER_DB_CONNECT_TIMEOUT: '5' }, 'COFFER_DB_CONNECT_TIMEOUT (--db-connect-timeout)'],
+    [{ COFFER_DB_STATEMENT_TIMEOUT: '100ms' }, 'COFFER_DB_STATEMENT_TIMEOUT (--db-statement-timeout)'],
+    [{ COFFER_DB_POOL_SIZE: '0' }, 'COFFER_DB_POOL_SIZE (--db-pool-size)'],
     [{ COFFER_ENCRYPTION_KEY: 'c2hvcnQ=' }, 'COFFER_ENCRYPTION_KEY (--encryption-key)'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL (--database-url)'],
     [{ DATABASE_URL: 'postgres://h/db' }, 'COFFER_ENCRYPTION_KEY (--encryption-key): is required when DATABASE_URL is set'],
