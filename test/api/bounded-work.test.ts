@@ -135,5 +135,5 @@ describe('response size', () => {
     expect(response.status).toBe(422);
     expect(response.body).toEqual(refused(422, 'ListingTooLarge'));
     expect((await fx.getSecret('BIG_0', { secretPath: '/big' })).body.secret.secretValue).toHaveLength(1_000_000);
-  });
+  }, 180_000); // 34 MB of writes first: on a loaded 2-core machine PGlite takes over the default 30 s
 });
