@@ -6,6 +6,7 @@ import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
 import { ChangeFanout } from '../changes/change-fanout.ts';
+import { ChangeStreamService } from '../events/change-stream.ts';
 import { ProjectEventService } from '../events/project-events.ts';
 import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
@@ -97,6 +98,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     integrations: new IntegrationService(deps),
     changeFanout,
     projectEvents: new ProjectEventService(deps, changeFanout),
+    changeStreams: new ChangeStreamService(deps, changeFanout),
   };
 }
 
