@@ -95,7 +95,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
-    integrations: new IntegrationService(deps),
+    integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     changeFanout,
     projectEvents: new ProjectEventService(deps, changeFanout),
     changeStreams: new ChangeStreamService(deps, changeFanout),
