@@ -382,6 +382,8 @@ export interface IntegrationsTable {
   scope: string | null;
   metadata: ColumnType<unknown, string | undefined, string>;
   managedBy: string | null;
+  /** The cluster of the Integration resource that keeps this record (with managedBy). */
+  cluster: string | null;
   isSynced: boolean | null;
   syncMessage: string | null;
   syncedRevision: number | null;

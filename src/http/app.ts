@@ -10,6 +10,7 @@ import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
+import { changeRoutes } from './routes/changes.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
 import { type EventStreamSettings, eventRoutes } from './routes/events.routes.ts';
 import { folderRoutes } from './routes/folders.routes.ts';
@@ -48,7 +49,7 @@ export interface AppOptions {
   logger: FastifyBaseLogger;
   /** Addresses/CIDRs whose X-Forwarded-For is believed. */
   trustedProxies: string[];
-  /** Event streams' heartbeat and recheck intervals (defaults 15 s and 60 s). */
+  /** Event streams' heartbeat, recheck and stall intervals (defaults 15 s, 60 s and 60 s). */
   eventStreams?: Partial<EventStreamSettings>;
 }
 
@@ -116,12 +117,13 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   systemRoutes(app, services);
   publicAuthRoutes(app, services);
   bodyTokenRoutes(app, services);
-  const streams = { heartbeatMs: 15_000, recheckMs: 60_000, ...options.eventStreams };
+  const streams = { heartbeatMs: 15_000, recheckMs: 60_000, stallTimeoutMs: 60_000, ...options.eventStreams };
   await app.register(async (scope) => {
     const zodScope = scope.withTypeProvider<ZodTypeProvider>();
     requireAuthentication(zodScope, services.auth);
     for (const routes of [...protectedRouteGroups, ...accessControlRouteGroups]) routes(zodScope, services);
     eventRoutes(zodScope, services, streams);
+    changeRoutes(zodScope, services, streams);
   });
   return { app, metrics };
 }

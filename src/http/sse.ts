@@ -11,6 +11,8 @@ export interface ServerSentEvent {
 /** What a stream sends: next() resolves with events, or null when the stream is over. */
 export interface EventSource {
   next(): Promise<ServerSentEvent[] | null>;
+  /** The heartbeat event (default: `event: ping` without data). */
+  heartbeat?(): ServerSentEvent;
   close(): void;
 }
 
@@ -19,6 +21,8 @@ export interface StreamOptions {
   heartbeatMs: number;
   /** Called this often; a rejection ends the stream with an `error` event (e.g. the token was revoked). */
   recheck?: { everyMs: number; run: () => Promise<void> };
+  /** A client that reads nothing of what waits for it for this long is dropped (default 60 s). */
+  stallTimeoutMs?: number;
 }
 
 /** A client that has not read this much of what was written is dropped rather than buffered for. */
@@ -30,6 +34,21 @@ export const SSE_HEADERS = {
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
+
+/** Resolves true once the response drains (or closes), false when it has not within `timeoutMs`. */
+async function drained(raw: FastifyReply['raw'], timeoutMs: number): Promise<boolean> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  try {
+    await Promise.race([once(raw, 'drain', { signal: controller.signal }), once(raw, 'close', { signal: controller.signal })]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+}
 
 export function formatEvent(event: ServerSentEvent): string {
   let text = '';
@@ -43,7 +62,8 @@ export function formatEvent(event: ServerSentEvent): string {
  * Takes over the response and writes `source`'s events as text/event-stream until the
  * source ends, the client goes away or a recheck fails. A slow reader is waited for
  * (nothing more is pulled from the source until the socket drains), never buffered
- * for without bound; the source is always closed at the end.
+ * for without bound, and dropped when it reads nothing for `stallTimeoutMs`; the
+ * source is always closed at the end.
  */
 export async function streamEvents(request: FastifyRequest, reply: FastifyReply, source: EventSource, options: StreamOptions): Promise<void> {
   const raw = reply.raw;
@@ -72,7 +92,7 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
   request.raw.socket?.setKeepAlive(true);
   raw.on('close', end);
   const heartbeat = setInterval(() => {
-    if (!raw.writableNeedDrain) write(formatEvent({ event: 'ping' }));
+    if (!raw.writableNeedDrain) write(formatEvent(source.heartbeat?.() ?? { event: 'ping' }));
   }, options.heartbeatMs);
   const recheck = setInterval(() => {
     options.recheck?.run().catch((error: unknown) => {
@@ -89,7 +109,11 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
       const events = await source.next();
       if (events === null || ended) break;
       const flushed = write(events.map(formatEvent).join(''));
-      if (!flushed && !ended && !raw.destroyed) await Promise.race([once(raw, 'drain'), once(raw, 'close')]);
+      if (!flushed && !ended && !raw.destroyed && !(await drained(raw, options.stallTimeoutMs ?? 60_000))) {
+        request.log.info('event stream dropped: the client stopped reading');
+        end();
+        raw.destroy();
+      }
     }
   } catch (error) {
     request.log.warn({ err: error }, 'event stream failed');

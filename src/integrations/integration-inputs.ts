@@ -26,7 +26,10 @@ export interface UpdateIntegrationInput {
 }
 
 export interface ManagedIntegrationInput {
+  /** `<namespace>/<name>` of the Integration resource. */
   managedBy: string;
+  /** The resource's cluster (default: the in-process operator's, COFFER_CLUSTER_NAME). */
+  cluster?: string;
   projectId: string;
   environment: string;
   secretPath: string;

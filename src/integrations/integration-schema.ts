@@ -103,6 +103,15 @@ export function toIntegrationAuthResponse(row: IntegrationAuth): IntegrationAuth
   };
 }
 
+/** Where a synced Secret lives: what a project admin reads to know where the project's secrets are. */
+export const kubernetesPlacementSchema = z.object({
+  cluster: z.string().describe('The cluster, as its operator names itself (`COFFER_CLUSTER_NAME`).'),
+  namespace: z.string().describe('The namespace of the Integration resource and its Secret.'),
+  name: z.string().describe('The Integration resource\'s name.'),
+  secretName: z.string().nullable().describe('The Secret the operator writes.'),
+  syncedRevision: z.number().nullable().describe('The change-log revision the Secret last reflected; null before the first sync.'),
+});
+
 export const integrationSchema = z.object({
   id: z.string(),
   isActive: z.boolean(),
@@ -128,6 +137,9 @@ export const integrationSchema = z.object({
   isSynced: z.boolean().nullable(),
   syncMessage: z.string().nullable(),
   environment: z.object({ slug: z.string(), name: z.string(), id: z.string() }),
+  kubernetes: kubernetesPlacementSchema
+    .nullable()
+    .describe('Where an operator keeps this integration\'s Secret: its cluster, namespace and names; null for a record no Integration resource keeps.'),
 });
 
 export type IntegrationResponse = z.infer<typeof integrationSchema>;
@@ -158,5 +170,12 @@ export function toIntegrationResponse(row: IntegrationRow): IntegrationResponse 
     isSynced: row.isSynced,
     syncMessage: row.syncMessage,
     environment: { slug: row.envSlug, name: row.envName, id: row.envId },
+    kubernetes: toKubernetesPlacement(row),
   };
+}
+
+function toKubernetesPlacement(row: IntegrationRow): z.infer<typeof kubernetesPlacementSchema> | null {
+  if (row.managedBy === null || row.cluster === null) return null;
+  const [namespace = '', name = ''] = row.managedBy.split('/');
+  return { cluster: row.cluster, namespace, name, secretName: row.app, syncedRevision: row.syncedRevision };
 }

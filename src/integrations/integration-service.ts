@@ -44,9 +44,12 @@ const SYNC_MESSAGE_MAX = 1024;
 /** Integrations: where a project's secrets at one environment and path are synced to. */
 export class IntegrationService {
   readonly #deps: ServiceDeps;
+  /** The in-process operator's cluster: the one a managed call names when it names none. */
+  readonly #clusterName: string;
 
-  constructor(deps: ServiceDeps) {
+  constructor(deps: ServiceDeps, clusterName: string) {
     this.#deps = deps;
+    this.#clusterName = clusterName;
   }
 
   async create(actor: Actor, input: CreateIntegrationInput): Promise<IntegrationResponse> {
@@ -134,7 +137,7 @@ export class IntegrationService {
     for (let attempt = 1; ; attempt++) {
       try {
         // first attempt: what the unlocked check found; after a lost race: read again
-        const seen = attempt === 1 ? existing : await findIntegrationByManagedBy(this.#deps.db, input.managedBy);
+        const seen = attempt === 1 ? existing : await findIntegrationByManagedBy(this.#deps.db, this.#clusterOf(input), input.managedBy);
         return await this.#write((tx) => this.#upsertManaged(tx, actor, input, seen), { quiet: true });
       } catch (error) {
         // two first reconciles raced to insert the same managed_by: the loser updates instead
@@ -143,12 +146,12 @@ export class IntegrationService {
     }
   }
 
-  /** For the in-process operator: deletes the integration owned by `managedBy`, if any. */
-  async deleteManaged(actor: Actor, managedBy: string): Promise<void> {
+  /** For the operator: deletes the integration owned by `managedBy` in `cluster`, if any. */
+  async deleteManaged(actor: Actor, managedBy: string, cluster = this.#clusterName): Promise<void> {
     await this.#write(
       async (tx) => {
         const { trx } = tx;
-        const found = await findIntegrationByManagedBy(trx, managedBy);
+        const found = await findIntegrationByManagedBy(trx, cluster, managedBy);
         if (!found) return undefined;
         const { project, row } = await this.#locked(trx, actor, found.id, 'delete');
         return this.#deleted(tx, actor, project, row, {});
@@ -178,7 +181,7 @@ export class IntegrationService {
    */
   async #unchangedManaged(actor: Actor, input: ManagedIntegrationInput): Promise<{ existing?: IntegrationRow; unchanged?: IntegrationResponse }> {
     const { db, lookups, permissions } = this.#deps;
-    const existing = await findIntegrationByManagedBy(db, input.managedBy);
+    const existing = await findIntegrationByManagedBy(db, this.#clusterOf(input), input.managedBy);
     if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing };
     const project = await lookups.requireProject(db, { id: input.projectId });
     await permissions.assertProjectPermission(actor, project, 'edit', 'integrations');
@@ -196,7 +199,7 @@ export class IntegrationService {
     const { trx } = tx;
     const project = await this.#authorize(trx, actor, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
-    const existing = seen && (await findIntegrationByManagedBy(trx, input.managedBy));
+    const existing = seen && (await findIntegrationByManagedBy(trx, this.#clusterOf(input), input.managedBy));
     if (existing && existing.projectId !== project.id) {
       await this.#deps.permissions.assertProjectPermission(actor, await requireProject(trx, existing.projectId), 'delete', 'integrations', undefined, trx);
     }
@@ -210,6 +213,7 @@ export class IntegrationService {
         integrationAuthId: auth.id,
         integration: KUBERNETES_INTEGRATION,
         managedBy: input.managedBy,
+        cluster: this.#clusterOf(input),
         isActive: input.isActive ?? true,
         metadata: input.metadata ?? {},
       });
@@ -220,6 +224,10 @@ export class IntegrationService {
     if (!differs) return toIntegrationResponse(existing);
     await updateIntegration(trx, existing.id, { ...wanted, metadata: input.metadata ?? {} });
     return this.#updated(tx, actor, project, existing);
+  }
+
+  #clusterOf(input: ManagedIntegrationInput): string {
+    return input.cluster ?? this.#clusterName;
   }
 
   async #created(tx: WriteContext, actor: Actor, project: Project, row: IntegrationRow): Promise<IntegrationResponse> {

@@ -41,8 +41,9 @@ export async function findIntegrationById(db: Executor, id: string): Promise<Int
   return selectIntegrationRows(db).where('integrations.id', '=', id).executeTakeFirst();
 }
 
-export async function findIntegrationByManagedBy(db: Executor, managedBy: string): Promise<IntegrationRow | undefined> {
-  return selectIntegrationRows(db).where('integrations.managedBy', '=', managedBy).executeTakeFirst();
+/** The record an Integration resource keeps: by its cluster and `<namespace>/<name>`. */
+export async function findIntegrationByManagedBy(db: Executor, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
+  return selectIntegrationRows(db).where('integrations.cluster', '=', cluster).where('integrations.managedBy', '=', managedBy).executeTakeFirst();
 }
 
 export async function listIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
@@ -62,7 +63,7 @@ export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): 
 export async function insertIntegration(
   db: Executor,
   environment: Environment,
-  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null },
+  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null; cluster?: string | null },
 ): Promise<IntegrationRow> {
   const { metadata, ...rest } = values;
   const row = await db

@@ -26,9 +26,12 @@ export type { Action, OrgSubject, PermissionConditions, ProjectSubject };
 /** What an actor may do in one project (or organization), computed once. */
 export class PermissionSet {
   readonly ability: Ability;
+  /** When a temporary grant starts or ends (ms since epoch): the set is not right after it. */
+  readonly validUntil: number;
 
-  constructor(rules: PermissionRule[]) {
+  constructor(rules: PermissionRule[], validUntil = Infinity) {
     this.ability = buildAbility(rules);
+    this.validUntil = validUntil;
   }
 
   can(action: Action, subject: string, conditions?: PermissionConditions): boolean {
@@ -76,10 +79,21 @@ const ADMIN = new PermissionSet(ADMIN_PROJECT_RULES);
 export class PermissionService {
   readonly #db: Kysely<DB>;
   readonly #cache: WriteInvalidatedCache<PermissionSet | null> | undefined;
+  #accessVersion = 0;
 
   constructor(db: Kysely<DB>, writes?: WriteWatch) {
     this.#db = db;
     this.#cache = writes && new WriteInvalidatedCache(writes, ACCESS_TABLES, { ttlMs: PERMISSION_CACHE_TTL_MS, maxEntries: 10_000 });
+    writes?.onWrite(ACCESS_TABLES, () => this.#accessVersion++);
+  }
+
+  /**
+   * Counts writes made in this process that may change what someone may do:
+   * a holder of permission sets for longer than one request (an event stream)
+   * drops them when it moves.
+   */
+  get accessVersion(): number {
+    return this.#accessVersion;
   }
 
   /** `db` lets a caller inside a transaction read through it (one connection on PGlite, no pool starvation on PostgreSQL). */
@@ -97,7 +111,7 @@ export class PermissionService {
     const membershipId = await findMembershipId(db, actor.kind, actor.id, projectId);
     if (!membershipId) return { value: null };
     const { rules, changesAt } = await rulesOfMembership(db, actor.kind, membershipId, new Date());
-    return { value: new PermissionSet(rules), expiresAt: changesAt };
+    return { value: new PermissionSet(rules, changesAt), expiresAt: changesAt };
   }
 
   async assertProjectPermission(

@@ -6,6 +6,7 @@ import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
 import { ChangeFeed } from '../changes/change-feed.ts';
 import { ChangeFanout } from '../changes/change-fanout.ts';
+import { ChangeStreamService } from '../events/change-stream.ts';
 import { ProjectEventService } from '../events/project-events.ts';
 import { CredentialDigest } from '../crypto/credential-digest.ts';
 import { Keyring } from '../crypto/keyring.ts';
@@ -94,9 +95,10 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
-    integrations: new IntegrationService(deps),
+    integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     changeFanout,
     projectEvents: new ProjectEventService(deps, changeFanout),
+    changeStreams: new ChangeStreamService(deps, changeFanout),
   };
 }
 

@@ -235,6 +235,7 @@ describe('create integration (POST /api/v1/integration)', () => {
         isSynced: null,
         syncMessage: null,
         environment: { slug: 'dev', name: 'Development', id: envIds.dev },
+        kubernetes: null,
       },
     });
     expect(await auditMetadata('create-integration')).toContainEqual({
@@ -505,6 +506,29 @@ describe('in-process operator calls', () => {
     await app.services.integrations.deleteManaged(actor, 'apps/deleted');
     await app.services.integrations.deleteManaged(actor, 'apps/never-existed');
     expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('each record says where its Secret lives; one namespace and name in two clusters are two records', async () => {
+    const local = await app.services.integrations.upsertManaged(actor, managed('shop/app'));
+    expect(local.kubernetes).toEqual({ cluster: 'local', namespace: 'shop', name: 'app', secretName: 'app-secret', syncedRevision: null });
+    const remote = await app.services.integrations.upsertManaged(actor, managed('shop/app', { cluster: 'cluster-b', app: 'remote-secret' }));
+    expect(remote.id).not.toBe(local.id);
+    expect(remote.kubernetes).toEqual({ cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'remote-secret', syncedRevision: null });
+    await app.services.integrations.recordSyncResult(remote.id, { isSynced: true, syncMessage: null, syncedRevision: 7 });
+
+    // what a project admin reads: every synced Secret with its cluster and namespace
+    const { integrations } = (await call('GET', `/api/v1/workspace/${operatorProjectId}/integrations`)).body;
+    const placements = integrations.filter((record: { kubernetes: { namespace: string } | null }) => record.kubernetes?.namespace === 'shop').map((record: { kubernetes: unknown }) => record.kubernetes);
+    expect(placements).toEqual([
+      { cluster: 'local', namespace: 'shop', name: 'app', secretName: 'app-secret', syncedRevision: null },
+      { cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'remote-secret', syncedRevision: 7 },
+    ]);
+    // a record no Integration resource keeps says so
+    expect(integrations.filter((record: { integration: string }) => record.integration !== 'kubernetes').every((record: { kubernetes: unknown }) => record.kubernetes === null)).toBe(true);
+
+    await app.services.integrations.deleteManaged(actor, 'shop/app', 'cluster-b');
+    expect((await getIntegration(remote.id)).status).toBe(404);
+    expect((await getIntegration(local.id)).status).toBe(200);
   });
 
   test('the operator calls are audited as k8-operator', async () => {

@@ -80,3 +80,31 @@ test('HTTP metrics count requests by route template and status', async () => {
   expect(text).toContain('coffer_http_request_duration_seconds_bucket');
   await api.close();
 });
+
+test('upgrading to 0010 gives the Integration records kept before it their cluster: the one their operator recorded, else local', async () => {
+  const database = await openDatabase({ dataDir: 'memory://' });
+  try {
+    const through = listMigrations().findIndex((migration) => migration.name === '0010_integration_cluster');
+    await migrate(database, listMigrations().slice(0, through));
+    await database.execScript(
+      database.db,
+      `INSERT INTO organizations (id, name, slug) VALUES ('00000000-0000-4000-8000-000000000001', 'Org', 'org');
+       INSERT INTO projects (id, name, slug, org_id) VALUES ('00000000-0000-4000-8000-000000000002', 'P', 'p', '00000000-0000-4000-8000-000000000001');
+       INSERT INTO project_environments (id, name, slug, position, project_id) VALUES ('00000000-0000-4000-8000-000000000003', 'Dev', 'dev', 1, '00000000-0000-4000-8000-000000000002');
+       INSERT INTO integration_auths (id, project_id, integration) VALUES ('00000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-000000000002', 'kubernetes');
+       INSERT INTO integrations (integration_auth_id, env_id, integration, managed_by, metadata) VALUES
+         ('00000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-000000000003', 'kubernetes', 'shop/named', '{"cluster":"prod-eu"}'),
+         ('00000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-000000000003', 'kubernetes', 'shop/older', '{}'),
+         ('00000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-000000000003', 'github', NULL, '{"cluster":"ignored"}');`,
+    );
+    await migrate(database);
+    const rows = await database.db.selectFrom('integrations').select(['managedBy', 'cluster']).orderBy('managedBy').execute();
+    expect(rows).toEqual([
+      { managedBy: 'shop/named', cluster: 'prod-eu' },
+      { managedBy: 'shop/older', cluster: 'local' },
+      { managedBy: null, cluster: null },
+    ]);
+  } finally {
+    await database.close();
+  }
+});

@@ -148,6 +148,8 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       streams: true,
       build: at('/api/v1/events/subscribe/project-events', { body: { projectId: p, register: [{ event: 'secret:update' }] } }),
     },
+    // the change stream, narrowed to the project (test/api/change-stream.test.ts serves it over a real socket)
+    'GET /api/v1/changes/stream': { allow: ALL, streams: true, build: at('/api/v1/changes/stream', { query: { projectId: p } }) },
     // tags
     'POST /api/v1/workspace/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
     'GET /api/v1/workspace/:projectId/tags': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags`) },

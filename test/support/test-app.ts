@@ -7,6 +7,7 @@ import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DEFAULT_LOGIN_LIMITS, type LoginThrottleLimits } from '../../src/auth/login-throttle.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
+import type { EventStreamSettings } from '../../src/http/routes/events.routes.ts';
 import { loggerOptions } from '../../src/logger.ts';
 import { createServices, type Services } from '../../src/services/container.ts';
 import { adminQuery, databaseUrl } from './postgres-server.ts';
@@ -79,11 +80,11 @@ function secretValuesIn(body: unknown): string[] {
 export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS, maxFailures: 1000, addressMaxFailures: 10_000 };
 
 /** A fresh, empty, migrated instance of the service for one test file. */
-export async function startTestApp(options: { loginLimits?: LoginThrottleLimits } = {}): Promise<TestApp> {
+export async function startTestApp(options: { loginLimits?: LoginThrottleLimits; eventStreams?: Partial<EventStreamSettings> } = {}): Promise<TestApp> {
   const backend = currentBackend();
   const { database, url } = await openTestDatabase(backend);
   const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
-  return serveTestApp(backend, database, keys, url, { loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS });
+  return serveTestApp(backend, database, keys, url, { loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS, eventStreams: options.eventStreams });
 }
 
 /**
@@ -109,7 +110,7 @@ async function serveTestApp(
   database: Database,
   keys: TestApp['keys'],
   databaseUrl: string | undefined,
-  { loginLimits, ownsDatabase = true }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean },
+  { loginLimits, ownsDatabase = true, eventStreams }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean; eventStreams?: Partial<EventStreamSettings> },
 ): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -120,7 +121,7 @@ async function serveTestApp(
   });
   const logger = pino(loggerOptions('debug'), sink);
   const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger });
-  const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500 } });
+  const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams } });
   await app.ready();
 
   // Every credential and secret value the tests sent; close() fails the file if

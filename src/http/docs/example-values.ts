@@ -156,6 +156,9 @@ export const EXAMPLE_VALUES: Record<string, unknown> = {
   endDate: '2026-03-02T23:59:59.000Z',
   offset: '0',
   limit: '50',
+  // the change stream: resume after a revision
+  since: '41',
+  'last-event-id': '41',
   cursor: Buffer.from(`${TIME}|${OBJECT}`).toString('base64url'),
   // times
   createdAt: TIME,

@@ -13,6 +13,8 @@ export interface EventStreamSettings {
   heartbeatMs: number;
   /** How often an open stream re-checks the caller's token and permissions. */
   recheckMs: number;
+  /** How long a client may read nothing of what waits for it before it is dropped. */
+  stallTimeoutMs: number;
 }
 
 const registration = z
@@ -64,6 +66,7 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, sett
       const stream = await projectEvents.subscribe(request.actor, request.body.projectId, request.body.register);
       await streamEvents(request, reply, stream, {
         heartbeatMs: settings.heartbeatMs,
+        stallTimeoutMs: settings.stallTimeoutMs,
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),

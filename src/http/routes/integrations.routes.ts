@@ -235,7 +235,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List integrations', description: "A project's integrations with their sync state.", permission: projectPermission('read', 'integrations'), effects: reads() }),
+        ...describeRoute({ summary: 'List integrations', description: "A project's integrations with their sync state; for each one an operator keeps, `kubernetes` says where its Secret lives (cluster, namespace, names) and the revision it last reflected: where the project's secrets are synced.", permission: projectPermission('read', 'integrations'), effects: reads() }),
         params: workspaceParams,
         response: { 200: z.object({ integrations: z.array(integrationSchema) }) },
       },

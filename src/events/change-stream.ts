@@ -1,0 +1,156 @@
+import type { Actor } from '../actor/actor.ts';
+import type { ChangeRecord } from '../changes/change-feed.ts';
+import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
+import { RateLimitError } from '../errors.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { CallerScope } from './caller-scope.ts';
+
+/** Change streams one caller (user or machine identity) may hold open at once. */
+export const MAX_CHANGE_STREAMS_PER_CALLER = 20;
+
+export interface ChangeStreamRequest {
+  /** Resume after this revision (the last one the client had); absent: from now on. */
+  since?: number;
+  /** Only this project's changes. */
+  projectId?: string;
+}
+
+/** One server-sent event of the change stream; `id` is always a revision the client may resume after. */
+export interface ChangeStreamEvent {
+  id: string;
+  event: 'ready' | 'reset' | 'change' | 'ping';
+  data: string;
+}
+
+/** Why a stream starts with a `reset` event. */
+export const RESET_UNKNOWN_REVISION = 'unknown-revision';
+
+/**
+ * The change stream (`GET /api/v1/changes/stream`): every change-feed revision the
+ * caller may read, in order, each once, resumable after any revision the log holds.
+ * All streams share the process's one change subscription (ChangeFanout); what a
+ * caller may read is decided in memory (CallerScope), so a change costs no query
+ * per stream.
+ */
+export class ChangeStreamService {
+  readonly #deps: ServiceDeps;
+  readonly #fanout: ChangeFanout;
+  readonly #open = new Map<string, number>();
+
+  constructor(deps: ServiceDeps, fanout: ChangeFanout) {
+    this.#deps = deps;
+    this.#fanout = fanout;
+  }
+
+  async open(actor: Actor, request: ChangeStreamRequest): Promise<ChangeStream> {
+    if (request.projectId !== undefined) await CallerScope.assertReadable(this.#deps, actor, request.projectId);
+    const key = `${actor.kind}:${actor.id}`;
+    const open = this.#open.get(key) ?? 0;
+    if (open >= MAX_CHANGE_STREAMS_PER_CALLER) {
+      throw new RateLimitError(`At most ${MAX_CHANGE_STREAMS_PER_CALLER} change streams may be open per caller; close one before opening another.`);
+    }
+    this.#open.set(key, open + 1);
+    try {
+      return await this.#subscribe(actor, request, () => this.#release(key));
+    } catch (error) {
+      this.#release(key);
+      throw error;
+    }
+  }
+
+  async #subscribe(actor: Actor, request: ChangeStreamRequest, release: () => void): Promise<ChangeStream> {
+    const latest = await this.#deps.changes.latestRevision(this.#deps.db);
+    // A revision past the log's end is not this database's (restored from a backup, another installation):
+    // what the client holds cannot be brought up to date change by change.
+    const reset = request.since !== undefined && request.since > latest;
+    const start = request.since === undefined || reset ? latest : request.since;
+    const scope = new CallerScope(this.#deps, actor, request.projectId);
+    const subscription = await this.#fanout.subscribe({ after: start, accept: (change) => scope.mayAccept(change) });
+    return new ChangeStream(subscription, scope, { start, reset, release });
+  }
+
+  #release(key: string): void {
+    const open = (this.#open.get(key) ?? 1) - 1;
+    if (open > 0) this.#open.set(key, open);
+    else this.#open.delete(key);
+  }
+}
+
+/** One client's stream; call close() when it goes away. */
+export class ChangeStream {
+  readonly #subscription: ChangeSubscription;
+  readonly #scope: CallerScope;
+  readonly #release: () => void;
+  /** The first event, not sent yet. */
+  #opening: ChangeStreamEvent | null;
+  /** Every change up to this revision has been handed out or was not the caller's. */
+  #sentThrough: number;
+  /** Between taking changes from the subscription and handing them out. */
+  #busy = false;
+  #closed = false;
+
+  constructor(subscription: ChangeSubscription, scope: CallerScope, start: { start: number; reset: boolean; release: () => void }) {
+    this.#subscription = subscription;
+    this.#scope = scope;
+    this.#release = start.release;
+    this.#sentThrough = start.start;
+    const data = start.reset
+      ? { revision: start.start, reason: RESET_UNKNOWN_REVISION, message: 'The revision to resume after is not in this server\'s change log: list again, then follow from this revision.' }
+      : { revision: start.start };
+    this.#opening = { id: String(start.start), event: start.reset ? 'reset' : 'ready', data: JSON.stringify(data) };
+  }
+
+  /** The next events; null once the stream has ended. */
+  async next(): Promise<ChangeStreamEvent[] | null> {
+    if (this.#opening) {
+      const opening = this.#opening;
+      this.#opening = null;
+      return [opening];
+    }
+    for (;;) {
+      this.#busy = false;
+      const changes = await this.#subscription.next();
+      this.#busy = true;
+      if (!changes) return null;
+      const visible = await this.#scope.filter(changes);
+      this.#sentThrough = Math.max(this.#sentThrough, changes.at(-1)!.revision);
+      if (visible.length > 0) return visible.map(toChangeEvent);
+    }
+  }
+
+  /**
+   * A heartbeat carrying the revision the client may resume after: on a quiet
+   * stream of a busy server it moves past the changes the caller does not see,
+   * so a reconnect does not read them again.
+   */
+  heartbeat(): ChangeStreamEvent {
+    if (!this.#busy && !this.#opening) this.#sentThrough = Math.max(this.#sentThrough, this.#subscription.settledRevision);
+    return { id: String(this.#sentThrough), event: 'ping', data: JSON.stringify({ revision: this.#sentThrough }) };
+  }
+
+  /** Re-reads the caller's permissions (after its token was checked again). */
+  refresh(actor: Actor): void {
+    this.#scope.refresh(actor);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#subscription.close();
+    this.#release();
+  }
+}
+
+function toChangeEvent(change: ChangeRecord): ChangeStreamEvent {
+  const time = change.createdAt instanceof Date ? change.createdAt : new Date(change.createdAt);
+  const data = {
+    revision: change.revision,
+    kind: change.kind,
+    projectId: change.projectId,
+    environmentId: change.environmentId,
+    environment: change.environmentSlug,
+    secretPath: change.secretPath,
+    time: time.toISOString(),
+  };
+  return { id: String(change.revision), event: 'change', data: JSON.stringify(data) };
+}

@@ -1,0 +1,145 @@
+import { AppError } from '../errors.ts';
+import type { ServerConnection } from './server-connection.ts';
+
+/** A machine identity's universal-auth credentials (from a Kubernetes Secret, read again at each login). */
+export interface UniversalAuthCredentials {
+  clientId: string;
+  clientSecret: string;
+}
+
+interface TokenAnswer {
+  accessToken: string;
+  /** Seconds the token lives from now (0: no TTL). */
+  expiresIn: number;
+  /** Seconds from its creation after which it can no longer be renewed (0: none). */
+  accessTokenMaxTTL: number;
+}
+
+interface HeldToken {
+  value: string;
+  /** ms since epoch; Infinity without a TTL. */
+  expiresAt: number;
+  /** ms since epoch after which renewing does not help. */
+  maxExpiresAt: number;
+  ttlMs: number;
+}
+
+/** Renew when this share of the TTL is left. */
+const RENEW_AT_REMAINING = 1 / 3;
+
+/**
+ * Holds the operator's access token: logs in with universal auth, renews the
+ * token before it expires (logs in again once renewing cannot extend it past
+ * its max TTL), and logs in again when the server says the token is no longer
+ * valid (revoked, deleted). Concurrent callers share one login.
+ */
+export class TokenKeeper {
+  readonly #server: ServerConnection;
+  readonly #credentials: () => Promise<UniversalAuthCredentials>;
+  #token: HeldToken | null = null;
+  #pending: Promise<HeldToken> | null = null;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  /** Logins made (for the operator's metrics and tests). */
+  logins = 0;
+
+  constructor(server: ServerConnection, credentials: () => Promise<UniversalAuthCredentials>) {
+    this.#server = server;
+    this.#credentials = credentials;
+  }
+
+  /** A token valid now; logs in first when there is none. */
+  async token(): Promise<string> {
+    const held = this.#token;
+    // a token about to expire is not handed out (the call would race its end)
+    if (held && held.expiresAt > Date.now() + Math.min(1_000, held.ttlMs / 4)) return held.value;
+    return (await this.#obtain(() => this.#login())).value;
+  }
+
+  /** The server refused `rejected` (401): drop it and log in again, once for every caller that saw it. */
+  async renewAfterRejection(rejected: string): Promise<string> {
+    if (this.#token && this.#token.value !== rejected) return this.#token.value;
+    this.#token = null;
+    return (await this.#obtain(() => this.#login())).value;
+  }
+
+  /** Runs `call` with a token; a 401 logs in again and runs it once more. */
+  async withToken<T>(call: (token: string) => Promise<T>): Promise<T> {
+    const token = await this.token();
+    try {
+      return await call(token);
+    } catch (error) {
+      if (!(error instanceof AppError && error.statusCode === 401)) throw error;
+      return call(await this.renewAfterRejection(token));
+    }
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+
+  #obtain(get: () => Promise<HeldToken>): Promise<HeldToken> {
+    this.#pending ??= get()
+      .then((token) => {
+        this.#token = token;
+        this.#schedule(token);
+        return token;
+      })
+      .finally(() => {
+        this.#pending = null;
+      });
+    return this.#pending;
+  }
+
+  async #login(): Promise<HeldToken> {
+    const { clientId, clientSecret } = await this.#credentials();
+    const answer = await this.#server.call<TokenAnswer>('POST', '/api/v1/auth/universal-auth/login', { body: { clientId, clientSecret } });
+    this.logins++;
+    return held(answer, Date.now());
+  }
+
+  async #renew(token: HeldToken): Promise<HeldToken> {
+    try {
+      const answer = await this.#server.call<TokenAnswer>('POST', '/api/v1/auth/token/renew', { body: { accessToken: token.value } });
+      return held(answer, Date.now(), token.maxExpiresAt);
+    } catch (error) {
+      // revoked, or past its max TTL: a new login; the server away: the caller retries
+      if (error instanceof AppError && error.statusCode >= 400 && error.statusCode < 500) return this.#login();
+      throw error;
+    }
+  }
+
+  /** Renews at two thirds of the TTL; logs in instead when the max TTL would cut the renewed token short. */
+  #schedule(token: HeldToken): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    if (this.#stopped || !Number.isFinite(token.expiresAt)) return;
+    const refreshAt = token.expiresAt - token.ttlMs * RENEW_AT_REMAINING;
+    this.#timer = setTimeout(() => void this.#refresh(token), Math.max(0, refreshAt - Date.now()));
+    this.#timer.unref();
+  }
+
+  async #refresh(token: HeldToken): Promise<void> {
+    if (this.#stopped || this.#token !== token) return;
+    const renewable = token.maxExpiresAt - Date.now() > token.ttlMs * (1 - RENEW_AT_REMAINING);
+    try {
+      await this.#obtain(() => (renewable ? this.#renew(token) : this.#login()));
+    } catch {
+      // the server is away: try again soon, while the token still lives; after that token() logs in
+      if (!this.#stopped && this.#token === token) {
+        this.#timer = setTimeout(() => void this.#refresh(token), 5_000);
+        this.#timer.unref();
+      }
+    }
+  }
+}
+
+function held(answer: TokenAnswer, now: number, maxExpiresAt?: number): HeldToken {
+  const ttlMs = answer.expiresIn * 1000;
+  return {
+    value: answer.accessToken,
+    expiresAt: answer.expiresIn > 0 ? now + ttlMs : Infinity,
+    maxExpiresAt: maxExpiresAt ?? (answer.accessTokenMaxTTL > 0 ? now + answer.accessTokenMaxTTL * 1000 : Infinity),
+    ttlMs,
+  };
+}
