@@ -12,7 +12,7 @@ import { type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write'>;
+  status: Pick<StatusWriter, 'write' | 'forget'>;
   events: Pick<EventRecorder, 'record'>;
   metrics?: Pick<OperatorMetrics, 'reconciled'>;
   concurrency: number;
@@ -137,6 +137,7 @@ export class Manager {
     const resource = controller.informer.get(key.name, key.namespace);
     if (!resource) {
       controller.forget?.(key);
+      this.#options.status.forget(key.kind, key);
       return undefined;
     }
     this.#options.logger.debug({ kind: key.kind, namespace: key.namespace, name: key.name }, `reconciling ${key.kind} ${key.namespace}/${key.name}`);

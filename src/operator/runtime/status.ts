@@ -27,6 +27,12 @@ export interface ConditionUpdate {
 export class StatusWriter {
   readonly #kube: KubeApi;
   readonly #logger: Logger;
+  /**
+   * The conditions last written per resource. The informer's copy of a
+   * resource lags behind our own writes; a reconcile that runs before the
+   * watch delivers them would otherwise take its Ready state for news.
+   */
+  readonly #written = new Map<string, Map<string, ConditionUpdate>>();
 
   constructor(kube: KubeApi, logger: Logger) {
     this.#kube = kube;
@@ -57,7 +63,10 @@ export class StatusWriter {
     let nextConditions = resource.status?.conditions;
     for (const condition of conditions) nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
     const next = { ...resource.status, ...fields, conditions: nextConditions, observedGeneration };
-    if (isDeepStrictEqual(stripVolatile(next), stripVolatile(resource.status ?? {}))) return;
+    if (isDeepStrictEqual(stripVolatile(next), stripVolatile(resource.status ?? {}))) {
+      this.#remember(kind, resource, conditions);
+      return;
+    }
     const { namespace, name } = resource.metadata;
     try {
       await this.#kube.patchStatus(kind, namespace, name, next);
@@ -66,17 +75,39 @@ export class StatusWriter {
       return;
     }
     this.#logReadyChange(kind, resource, conditions.find((condition) => condition.type === 'Ready'));
+    this.#remember(kind, resource, conditions);
+  }
+
+  /** A condition as it stands: as this process last wrote it, else as the cached resource shows it. */
+  condition(kind: KindName, resource: StatusResource, type: ConditionType): Pick<ConditionUpdate, 'status' | 'reason' | 'message'> | undefined {
+    return this.#written.get(writtenKey(kind, resource.metadata))?.get(type) ?? resource.status?.conditions?.find((condition) => condition.type === type);
+  }
+
+  /** The resource is gone. */
+  forget(kind: KindName, resource: { namespace: string; name: string }): void {
+    this.#written.delete(writtenKey(kind, resource));
+  }
+
+  #remember(kind: KindName, resource: StatusResource, conditions: readonly ConditionUpdate[]): void {
+    const key = writtenKey(kind, resource.metadata);
+    const written = this.#written.get(key) ?? new Map<string, ConditionUpdate>();
+    for (const condition of conditions) written.set(condition.type, condition);
+    this.#written.set(key, written);
   }
 
   #logReadyChange(kind: KindName, resource: StatusResource, ready: ConditionUpdate | undefined): void {
     if (!ready) return;
-    const before = resource.status?.conditions?.find((condition) => condition.type === 'Ready');
+    const before = this.condition(kind, resource, 'Ready');
     if (before?.status === ready.status && before.reason === ready.reason) return;
     const { namespace, name } = resource.metadata;
     const fields = { kind, namespace, name, reason: ready.reason };
     if (ready.status === 'True') this.#logger.info(fields, `${kind} ${namespace}/${name} is Ready (${ready.reason}): ${ready.message}`);
     else this.#logger.info(fields, `${kind} ${namespace}/${name} is not Ready (${ready.reason}): ${ready.message}`);
   }
+}
+
+function writtenKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
+  return `${kind}/${namespace}/${name}`;
 }
 
 /** Sync timestamps alone do not warrant a write. */

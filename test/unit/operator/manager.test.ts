@@ -37,7 +37,7 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   const manager = new Manager({
     logger: pino({ level: 'silent' }),
     concurrency: 1,
-    status: { write: async (_kind, _resource, fields, conditions) => void statusWrites.push({ fields, conditions }) },
+    status: { write: async (_kind, _resource, fields, conditions) => void statusWrites.push({ fields, conditions }), forget: () => {} },
     events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     metrics: { reconciled: (kind, outcome) => counted.push(`${kind} ${outcome}`) },
   });
