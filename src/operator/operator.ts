@@ -1,33 +1,29 @@
 import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { Actor } from '../actor/actor.ts';
-import type { ChangeRecord } from '../changes/change-feed.ts';
-import { ChangeSubscriber } from '../changes/change-subscriber.ts';
-import { ensureServiceIdentity } from '../identities/service-identity.ts';
-import { installationIdOf } from '../installation/installation-service.ts';
-import { findSingleOrganization } from '../orgs/org-lookup.ts';
-import type { Services } from '../services/container.ts';
-import type { OperatorContext } from './context.ts';
-import { DependencyIndex } from './dependency-index.ts';
-import { EventRecorder } from './event-recorder.ts';
-import { createInformers, type OperatorInformers, startInformer } from './informers.ts';
-import { ConflictReports } from './installation-guard.ts';
-import { reconcileIntegration } from './integration-reconciler.ts';
-import { KubeApi } from './kube-api.ts';
-import { ListingCache } from './listing-cache.ts';
-import { LeaderElector } from './leader-election.ts';
-import type { OperatorMetrics } from './metrics.ts';
-import { dependentsOf } from './project-resolution.ts';
-import { ANNOTATION_INTEGRATION, FINALIZER, type KindName, resourceKey, splitKey } from './resources.ts';
-import { reconcileSecretImport } from './secret-import-reconciler.ts';
-import { reconcileSecretsProject } from './secrets-project-reconciler.ts';
-import { WorkQueue } from './work-queue.ts';
+import type { ControllerContext } from './controllers/context.ts';
+import { ConflictReports } from './controllers/installation-guard.ts';
+import { IntegrationController } from './controllers/integration/integration-controller.ts';
+import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
+import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
+import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
+import { EventRecorder } from './runtime/event-recorder.ts';
+import { createInformers, type OperatorInformers, startInformer } from './runtime/informers.ts';
+import { KubeApi } from './runtime/kube-api.ts';
+import { LeaderElector } from './runtime/leader-election.ts';
+import { Manager } from './runtime/manager.ts';
+import type { OperatorMetrics } from './runtime/metrics.ts';
+import { StatusWriter } from './runtime/status.ts';
 
-export const OPERATOR_IDENTITY_NAME = 'coffer-operator';
+/** How the operator reaches Coffer: the port, once there is something to act in. */
+export interface PortConnector {
+  /** The port, or undefined while Coffer cannot be used yet (e.g. not bootstrapped). */
+  connect(): Promise<CofferPort | undefined>;
+  /** What the operator waits for while connect() gives undefined (logged once). */
+  readonly waitingFor: string;
+}
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
-  version: string;
   /** Namespace of the leader-election Lease. */
   leaseNamespace: string;
   /** This replica's name in the Lease. */
@@ -35,8 +31,6 @@ export interface OperatorOptions {
   leaderElection: boolean;
   /** Watch one namespace only; all when unset. */
   watchNamespace?: string;
-  /** Organization slug; the only organization when unset. */
-  organization?: string;
   /** The cluster as this operator names itself: what namespace grants name. */
   clusterName: string;
   resyncIntervalMs: number;
@@ -44,34 +38,33 @@ export interface OperatorOptions {
   metrics?: OperatorMetrics;
 }
 
+const LEASE_NAME = 'coffer-operator';
+
 /**
- * The in-process operator: informers on the three kinds and on managed
- * Secrets, a work queue, the change feed for instant sync, a periodic full
- * resync, and leader election so that one replica reconciles at a time.
+ * The operator: the three controllers on one manager, fed by informers on
+ * the three kinds and on managed Secrets and by Coffer's change stream, a
+ * periodic full resync, and leader election so that one replica reconciles
+ * at a time.
  */
 export class Operator {
-  readonly #services: Services;
+  readonly #connector: PortConnector;
   readonly #logger: Logger;
   readonly #options: OperatorOptions;
   readonly #kube: KubeApi;
-  readonly #dependencies = new DependencyIndex();
-  readonly #listings: ListingCache;
   readonly #events: EventRecorder;
-  readonly #seen = new Map<string, { generation?: number; deletion: string | null; finalized: boolean }>();
+  #port: CofferPort | null = null;
   #informers: OperatorInformers | null = null;
-  #context: OperatorContext | null = null;
-  #queue: WorkQueue | null = null;
-  #subscriber: ChangeSubscriber | null = null;
+  #manager: Manager | null = null;
+  #integrations: IntegrationController | null = null;
+  #subscription: ChangeSubscription | null = null;
   #elector: LeaderElector | null = null;
   #resyncTimer: NodeJS.Timeout | null = null;
   #stopped = false;
 
-  constructor(services: Services, logger: Logger, options: OperatorOptions) {
-    this.#services = services;
+  constructor(connector: PortConnector, logger: Logger, options: OperatorOptions) {
+    this.#connector = connector;
     this.#logger = logger.child({ component: 'operator' });
     this.#options = options;
-    // Quiet changes are this operator's own integration-record writes (they alter no listing).
-    this.#listings = new ListingCache((revision) => services.changes.recordedQuietly(revision));
     this.#kube = new KubeApi(options.kubeConfig, (verb, resource) => options.metrics?.kubeRequest(verb, resource));
     this.#events = new EventRecorder({
       send: ({ object, type, reason, message }) => this.#kube.recordEvent(object, type, reason, message),
@@ -79,44 +72,16 @@ export class Operator {
     });
   }
 
-  /** Waits for an organization (bootstrap), then runs until stop(). */
+  /** Waits for Coffer to be usable (bootstrap), then runs until stop(). */
   async start(): Promise<void> {
-    const actor = await this.#operatorActor();
-    if (!actor) return;
-    const installationId = await installationIdOf(this.#services.db);
+    const port = await this.#connect();
+    if (!port) return;
+    this.#port = port;
+    const { installationId } = port;
     this.#logStart(installationId);
     const informers = createInformers(this.#kube, this.#options.watchNamespace);
     this.#informers = informers;
-    const context: OperatorContext = {
-      services: this.#services,
-      kube: this.#kube,
-      actor,
-      logger: this.#logger,
-      projects: informers.projects,
-      imports: informers.imports,
-      integrations: informers.integrations,
-      managedSecrets: informers.managedSecrets,
-      dependencies: this.#dependencies,
-      listings: this.#listings,
-      events: this.#events,
-      installationId,
-      clusterName: this.#options.clusterName,
-      conflicts: new ConflictReports(),
-    };
-    this.#context = context;
-    this.#queue = new WorkQueue({
-      concurrency: this.#options.concurrency,
-      handler: (key) => this.#reconcile(context, key),
-      // Integrations and imports need their SecretsProject reconciled (its status) first.
-      isUrgent: (key) => key.startsWith('SecretsProject:'),
-      onError: (key, error, retryInMs) => {
-        this.#options.metrics?.reconciled(key.slice(0, key.indexOf(':')), 'error');
-        this.#logger.warn({ key, err: error, retryInMs }, 'reconcile failed; retrying');
-      },
-    });
-    const queue = this.#queue;
-    this.#options.metrics?.observeQueue(() => queue.pending);
-    this.#watch(context, informers);
+    const manager = this.#createManager(port, informers);
     const isStopped = () => this.#stopped;
     await Promise.all([
       startInformer(informers.projects, 'secretsprojects', this.#logger, isStopped),
@@ -127,22 +92,54 @@ export class Operator {
     this.#reportForeignResources(informers, installationId);
     if (!this.#options.leaderElection) {
       this.#logger.info('leader election off: this replica reconciles');
-      return this.#startLeading();
+      return this.#startLeading(manager);
     }
     this.#elector = new LeaderElector(this.#kube, this.#logger, {
       namespace: this.#options.leaseNamespace,
-      name: 'coffer-operator',
+      name: LEASE_NAME,
       identity: `${installationId}_${this.#options.replicaName}`,
       installationId,
       onForeignLease: (lease, other) => {
         const message = `the Lease is held by Coffer installation ${other}; this installation (${installationId}) does not run the operator in this cluster`;
-        this.#logger.warn({ otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/coffer-operator`, holder: lease.spec?.holderIdentity }, message);
+        this.#logger.warn({ otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/${LEASE_NAME}`, holder: lease.spec?.holderIdentity }, message);
         this.#events.record(lease as KubernetesObject, 'Warning', 'InstallationConflict', message);
       },
-      onStartedLeading: () => this.#startLeading(),
+      onStartedLeading: () => this.#startLeading(manager),
       onStoppedLeading: () => this.#stopLeading(),
     });
     this.#elector.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#elector) await this.#elector.stop();
+    else await this.#stopLeading();
+    // Events still waiting get a moment to be posted (best-effort, as ever).
+    await Promise.race([this.#events.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+    await Promise.all(Object.values(this.#informers ?? {}).map((informer) => informer.stop().catch(() => {})));
+  }
+
+  /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
+  #createManager(port: CofferPort, informers: OperatorInformers): Manager {
+    const status = new StatusWriter(this.#kube, this.#logger);
+    const context: ControllerContext = {
+      port,
+      kube: this.#kube,
+      status,
+      events: this.#events,
+      logger: this.#logger,
+      informers,
+      identity: { installationId: port.installationId, clusterName: this.#options.clusterName },
+      conflicts: new ConflictReports(),
+    };
+    const manager = new Manager({ logger: this.#logger, status, events: this.#events, metrics: this.#options.metrics, concurrency: this.#options.concurrency });
+    this.#integrations = new IntegrationController(context);
+    manager.add(new SecretsProjectController(context));
+    manager.add(new SecretImportController(context));
+    manager.add(this.#integrations);
+    this.#options.metrics?.observeQueue(() => manager.pending);
+    this.#manager = manager;
+    return manager;
   }
 
   /** Which cluster and namespaces this operator acts on, and as which installation. */
@@ -154,7 +151,7 @@ export class Operator {
         server: config.getCurrentCluster()?.server,
         context: config.getCurrentContext(),
         namespaces: this.#options.watchNamespace ?? 'all',
-        lease: `${this.#options.leaseNamespace}/coffer-operator`,
+        lease: `${this.#options.leaseNamespace}/${LEASE_NAME}`,
         installationId,
       },
       `operator starting for cluster '${this.#options.clusterName}' (${config.getCurrentCluster()?.server}), ${this.#options.watchNamespace ? `namespace ${this.#options.watchNamespace}` : 'all namespaces'}, as installation ${installationId}`,
@@ -175,150 +172,32 @@ export class Operator {
     }
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#elector) await this.#elector.stop();
-    else await this.#stopLeading();
-    // Events still waiting get a moment to be posted (best-effort, as ever).
-    await Promise.race([this.#events.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    await Promise.all(Object.values(this.#informers ?? {}).map((informer) => informer.stop().catch(() => {})));
-  }
-
-  /** Enqueues every resource: at start of leadership and every resync interval. */
-  resyncAll(): void {
-    const informers = this.#informers;
-    if (!informers || !this.#queue) return;
-    for (const [kind, informer] of [['SecretsProject', informers.projects], ['SecretImport', informers.imports], ['Integration', informers.integrations]] as const) {
-      for (const resource of informer.list()) this.#enqueue(kind, resource);
-    }
-  }
-
-  async #startLeading(): Promise<void> {
+  async #startLeading(manager: Manager): Promise<void> {
     if (this.#stopped) return;
-    const after = await this.#whenDatabaseAnswers('read the change log', () => this.#services.changes.latestRevision(this.#services.db));
+    const port = this.#port!;
+    const after = await this.#whenAvailable('read the change log', () => port.changes.latestRevision());
     if (after === undefined) return;
-    this.#listings.reset(after);
-    this.#queue!.start();
-    this.#subscriber = new ChangeSubscriber(this.#services.database, this.#services.changes, {
+    this.#integrations!.startAt(after);
+    manager.start();
+    this.#subscription = await port.changes.subscribe(
       after,
-      onChanges: async (changes) => this.#onChanges(changes),
-      onError: (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
-    });
-    await this.#subscriber.start();
-    this.resyncAll();
-    this.#resyncTimer = setInterval(() => this.resyncAll(), this.#options.resyncIntervalMs);
+      async (changes) => manager.deliver(changes),
+      (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
+    );
+    manager.resyncAll();
+    this.#resyncTimer = setInterval(() => manager.resyncAll(), this.#options.resyncIntervalMs);
     this.#resyncTimer.unref();
   }
 
   async #stopLeading(): Promise<void> {
     if (this.#resyncTimer) clearInterval(this.#resyncTimer);
-    await this.#subscriber?.stop();
-    this.#subscriber = null;
-    await this.#queue?.stop();
+    await this.#subscription?.stop();
+    this.#subscription = null;
+    await this.#manager?.stop();
   }
 
-  async #onChanges(changes: ChangeRecord[]): Promise<void> {
-    this.#listings.observe(changes);
-    for (const change of changes) {
-      // The reconciler that wrote an integration record of its own is already at work on it.
-      if (change.kind === 'integration' && this.#services.changes.isQuiet(change.revision)) continue;
-      if (change.kind === 'tags') continue;
-      if (change.kind === 'access') {
-        // a grant given or revoked: SecretsProjects waiting for one, and everything using this project, decide again
-        for (const project of this.#informers!.projects.list()) this.#enqueue('SecretsProject', project);
-        for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
-          const dependents = dependentsOf(this.#context!, project);
-          for (const key of dependents.integrations) this.#queue!.add(`Integration:${key}`);
-          for (const key of dependents.imports) this.#queue!.add(`SecretImport:${key}`);
-        }
-        continue;
-      }
-      this.#dependencies.observe(change);
-      const affected = [...this.#dependencies.affected(change)];
-      this.#logger.debug(
-        { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected },
-        `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
-      );
-      for (const key of affected) this.#queue!.add(`Integration:${key}`);
-      if (change.kind === 'project-deleted') {
-        for (const project of this.#informers!.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) {
-          this.#enqueue('SecretsProject', project);
-        }
-      }
-    }
-  }
-
-  #watch(context: OperatorContext, informers: OperatorInformers): void {
-    for (const verb of ['add', 'update', 'delete'] as const) {
-      informers.projects.on(verb, (project) => {
-        if (this.#specChanged(verb, 'SecretsProject', project)) this.#enqueue('SecretsProject', project);
-        const dependents = dependentsOf(context, project);
-        for (const key of dependents.integrations) this.#queue!.add(`Integration:${key}`);
-        for (const key of dependents.imports) this.#queue!.add(`SecretImport:${key}`);
-      });
-      informers.imports.on(verb, (resource) => this.#specChanged(verb, 'SecretImport', resource) && this.#enqueue('SecretImport', resource));
-      informers.integrations.on(verb, (resource) => this.#specChanged(verb, 'Integration', resource) && this.#enqueue('Integration', resource));
-      if (verb !== 'add') {
-        informers.managedSecrets.on(verb, (secret) => {
-          const owner = secret.metadata?.annotations?.[ANNOTATION_INTEGRATION];
-          if (owner) this.#queue!.add(`Integration:${owner}`);
-        });
-      }
-    }
-  }
-
-  /**
-   * Our own status and finalizer writes come back as updates; only a new
-   * generation, a deletion, or our finalizer taken away call for a reconcile.
-   */
-  #specChanged(verb: 'add' | 'update' | 'delete', kind: KindName, resource: KubernetesObject): boolean {
-    const key = `${kind}:${resourceKey(resource.metadata!.namespace!, resource.metadata!.name!)}`;
-    if (verb === 'delete') {
-      this.#seen.delete(key);
-      return true;
-    }
-    const { generation, deletionTimestamp, finalizers } = resource.metadata!;
-    const current = { generation, deletion: deletionTimestamp ? String(deletionTimestamp) : null, finalized: finalizers?.includes(FINALIZER) ?? false };
-    const previous = this.#seen.get(key);
-    this.#seen.set(key, current);
-    return !previous || previous.generation !== current.generation || previous.deletion !== current.deletion || (previous.finalized && !current.finalized);
-  }
-
-  #enqueue(kind: KindName, resource: KubernetesObject): void {
-    this.#queue?.add(`${kind}:${resourceKey(resource.metadata!.namespace!, resource.metadata!.name!)}`);
-  }
-
-  async #reconcile(context: OperatorContext, queueKey: string): Promise<number | void> {
-    const separator = queueKey.indexOf(':');
-    const kind = queueKey.slice(0, separator) as KindName;
-    const key = queueKey.slice(separator + 1);
-    const { namespace, name } = splitKey(key);
-    this.#logger.debug({ kind, namespace, name }, `reconciling ${kind} ${namespace}/${name}`);
-    const result = await this.#reconcileKind(context, kind, namespace, name, key);
-    this.#options.metrics?.reconciled(kind, typeof result === 'number' ? 'requeue' : 'ok');
-    return result;
-  }
-
-  async #reconcileKind(context: OperatorContext, kind: KindName, namespace: string, name: string, key: string): Promise<number | void> {
-    switch (kind) {
-      case 'SecretsProject': {
-        const resource = context.projects.get(name, namespace);
-        return resource ? reconcileSecretsProject(context, resource) : undefined;
-      }
-      case 'SecretImport': {
-        const resource = context.imports.get(name, namespace);
-        return resource ? reconcileSecretImport(context, resource) : undefined;
-      }
-      case 'Integration': {
-        const resource = context.integrations.get(name, namespace);
-        if (!resource) context.dependencies.delete(key);
-        return resource ? reconcileIntegration(context, resource) : undefined;
-      }
-    }
-  }
-
-  /** Runs `action` until it succeeds (the database may be away for a while); undefined once stopped. */
-  async #whenDatabaseAnswers<T>(what: string, action: () => Promise<T>): Promise<T | undefined> {
+  /** Runs `action` until it succeeds (Coffer may be away for a while); undefined once stopped. */
+  async #whenAvailable<T>(what: string, action: () => Promise<T>): Promise<T | undefined> {
     for (let attempt = 0; !this.#stopped; attempt++) {
       try {
         return await action();
@@ -330,31 +209,13 @@ export class Operator {
     return undefined;
   }
 
-  async #operatorActor(): Promise<Actor | undefined> {
-    const { db } = this.#services;
-    for (let waitedLogged = false; !this.#stopped; waitedLogged = true) {
-      const organization = await this.#whenDatabaseAnswers('look up the organization', () => findSingleOrganization(db, this.#options.organization));
+  /** The port, once Coffer can be used; undefined if stopped before. */
+  async #connect(): Promise<CofferPort | undefined> {
+    for (let waitLogged = false; !this.#stopped; waitLogged = true) {
+      const port = await this.#whenAvailable('set up the operator identity', () => this.#connector.connect());
       if (this.#stopped) return undefined;
-      if (organization) {
-        const identity = await this.#whenDatabaseAnswers('set up the operator identity', () =>
-          ensureServiceIdentity(db, organization.id, OPERATOR_IDENTITY_NAME, 'admin'),
-        );
-        if (!identity) return undefined;
-        const userAgent = `k8-operator/${this.#options.version}`;
-        return {
-          kind: 'identity',
-          id: identity.id,
-          name: identity.name,
-          orgId: organization.id,
-          orgRole: identity.role,
-          tokenId: null,
-          authMethod: 'service',
-          ip: null,
-          userAgent,
-          userAgentType: 'k8-operator',
-        };
-      }
-      if (!waitedLogged) this.#logger.info('waiting for the instance to be bootstrapped (or COFFER_OPERATOR_ORG to name one organization)');
+      if (port) return port;
+      if (!waitLogged) this.#logger.info(`waiting for ${this.#connector.waitingFor}`);
       await new Promise((resolve) => setTimeout(resolve, 3_000));
     }
     return undefined;

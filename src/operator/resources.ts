@@ -100,15 +100,6 @@ export const KINDS = {
 
 export type KindName = keyof typeof KINDS;
 
-export function resourceKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
-}
-
-export function splitKey(key: string): { namespace: string; name: string } {
-  const [namespace, name] = key.split('/') as [string, string];
-  return { namespace, name };
-}
-
 /** Sets a condition, keeping its transition time when the status does not change. */
 export function setCondition(conditions: Condition[] | undefined, next: Omit<Condition, 'lastTransitionTime'>): Condition[] {
   const current = conditions?.find((condition) => condition.type === next.type);

@@ -6,8 +6,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Services } from '../services/container.ts';
 import type { Registry } from 'prom-client';
-import { OperatorMetrics } from './metrics.ts';
 import { Operator } from './operator.ts';
+import { connectInProcess } from './port/in-process.ts';
+import { OperatorMetrics } from './runtime/metrics.ts';
 
 /** Where a pod's service-account token is mounted: the sign of running in a cluster. */
 export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
@@ -45,16 +46,18 @@ export function startOperator(config: Config, services: Services, logger: Logger
     logger.info(found.reason);
     return null;
   }
-  const operator = new Operator(services, logger, {
+  const connector = {
+    connect: () => connectInProcess(services, { organization: config.operatorOrganization, version }),
+    waitingFor: 'the instance to be bootstrapped (or COFFER_OPERATOR_ORG to name one organization)',
+  };
+  const operator = new Operator(connector, logger, {
     kubeConfig: found.kubeConfig,
     clusterName: config.clusterName,
-    version,
     leaseNamespace: config.operatorNamespace,
     // Unique per process, as client-go does: a restarted replica must not inherit a dead one's lease.
     replicaName: `${process.env.POD_NAME || hostname()}_${randomUUID().slice(0, 8)}`,
     leaderElection: config.leaderElection,
     watchNamespace: config.watchNamespace,
-    organization: config.operatorOrganization,
     resyncIntervalMs: config.resyncInterval,
     concurrency: config.operatorConcurrency,
     metrics: registry ? new OperatorMetrics(registry) : undefined,

@@ -11,7 +11,7 @@ import {
   setHeaderOptions,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { FIELD_MANAGER, GROUP, KINDS, type KindName, VERSION } from './resources.ts';
+import { FIELD_MANAGER, GROUP, KINDS, type KindName, VERSION } from '../resources.ts';
 
 export function apiStatus(error: unknown): number | undefined {
   return error instanceof ApiException ? error.code : undefined;

@@ -1,12 +1,13 @@
-import type { ChangeRecord } from '../changes/change-feed.ts';
+import type { Change, FolderRef, Revision } from '../../port/coffer-port.ts';
+import { formatNamespacedName, type NamespacedName } from '../../runtime/object-key.ts';
 
 export interface IntegrationDependencies {
   projectId: string;
   environmentId: string;
   path: string;
   recursive: boolean;
-  /** "<environment id>:<path>" of every folder the last sync read: its own, imported ones, referenced ones. */
-  reads: Set<string>;
+  /** Every folder the last sync read: its own, imported ones, referenced ones. */
+  reads: readonly FolderRef[];
 }
 
 /** How many routed changes are kept to check newly indexed Integrations against. */
@@ -22,15 +23,17 @@ function isWithin(path: string, ancestor: string): boolean {
  * imports and references, and anything that moves or removes those folders.
  */
 export class DependencyIndex {
-  readonly #byKey = new Map<string, IntegrationDependencies>();
+  /** By the Integration's "<namespace>/<name>". */
+  readonly #byName = new Map<string, { key: NamespacedName; dependencies: IntegrationDependencies }>();
+  /** Project id → names of the Integrations that read it. */
   readonly #byProject = new Map<string, Set<string>>();
   /** The changes routed lately, oldest first: a sync indexed after one of them arrived may have missed it. */
-  readonly #recent: ChangeRecord[] = [];
+  readonly #recent: Change[] = [];
   /** Changes up to this revision are no longer in #recent. */
   #forgottenUpTo = 0;
 
   /** Call for every change routed with affected(), in revision order. */
-  observe(change: ChangeRecord): void {
+  observe(change: Change): void {
     this.#recent.push(change);
     if (this.#recent.length > RECENT_CHANGES) this.#forgottenUpTo = this.#recent.shift()!.revision;
   }
@@ -40,34 +43,36 @@ export class DependencyIndex {
    * when a change after it that touches `key` was routed before `key` was indexed here: that sync
    * missed it and must run again.
    */
-  set(key: string, dependencies: IntegrationDependencies, readAt?: number): boolean {
+  set(key: NamespacedName, dependencies: IntegrationDependencies, readAt?: Revision): boolean {
     this.delete(key);
-    this.#byKey.set(key, dependencies);
-    let keys = this.#byProject.get(dependencies.projectId);
-    if (!keys) this.#byProject.set(dependencies.projectId, (keys = new Set()));
-    keys.add(key);
+    const name = formatNamespacedName(key);
+    this.#byName.set(name, { key: { namespace: key.namespace, name: key.name }, dependencies });
+    let names = this.#byProject.get(dependencies.projectId);
+    if (!names) this.#byProject.set(dependencies.projectId, (names = new Set()));
+    names.add(name);
     if (readAt === undefined) return false;
     if (readAt < this.#forgottenUpTo) return true;
     return this.#recent.some((change) => change.revision > readAt && this.#matches(dependencies, change));
   }
 
-  delete(key: string): void {
-    const previous = this.#byKey.get(key);
+  delete(key: NamespacedName): void {
+    const name = formatNamespacedName(key);
+    const previous = this.#byName.get(name);
     if (!previous) return;
-    this.#byKey.delete(key);
-    this.#byProject.get(previous.projectId)?.delete(key);
+    this.#byName.delete(name);
+    this.#byProject.get(previous.dependencies.projectId)?.delete(name);
   }
 
   get size(): number {
-    return this.#byKey.size;
+    return this.#byName.size;
   }
 
-  affected(change: ChangeRecord): string[] {
-    const keys = [...(this.#byProject.get(change.projectId) ?? [])];
-    return keys.filter((key) => this.#matches(this.#byKey.get(key)!, change));
+  affected(change: Change): NamespacedName[] {
+    const entries = [...(this.#byProject.get(change.projectId) ?? [])].map((name) => this.#byName.get(name)!);
+    return entries.filter((entry) => this.#matches(entry.dependencies, change)).map((entry) => entry.key);
   }
 
-  #matches(dependencies: IntegrationDependencies, change: ChangeRecord): boolean {
+  #matches(dependencies: IntegrationDependencies, change: Change): boolean {
     if (dependencies.projectId !== change.projectId) return false;
     if (change.environmentId === null || change.secretPath === null || change.kind.startsWith('environment') || change.kind === 'project-deleted') {
       return change.environmentId === null || this.#usesEnvironment(dependencies, change.environmentId);
@@ -76,10 +81,10 @@ export class DependencyIndex {
   }
 
   #usesEnvironment(dependencies: IntegrationDependencies, environmentId: string): boolean {
-    return dependencies.environmentId === environmentId || [...dependencies.reads].some((read) => read.startsWith(`${environmentId}:`));
+    return dependencies.environmentId === environmentId || dependencies.reads.some((read) => read.environmentId === environmentId);
   }
 
-  #touches(dependencies: IntegrationDependencies, change: ChangeRecord): boolean {
+  #touches(dependencies: IntegrationDependencies, change: Change): boolean {
     const environmentId = change.environmentId!;
     const path = change.secretPath!;
     const removesFolders = change.kind === 'folder';
@@ -89,10 +94,8 @@ export class DependencyIndex {
       if (removesFolders && isWithin(dependencies.path, path)) return true;
     }
     for (const read of dependencies.reads) {
-      const separator = read.indexOf(':');
-      if (read.slice(0, separator) !== environmentId) continue;
-      const readPath = read.slice(separator + 1);
-      if (readPath === path || (removesFolders && isWithin(readPath, path))) return true;
+      if (read.environmentId !== environmentId) continue;
+      if (read.path === path || (removesFolders && isWithin(read.path, path))) return true;
     }
     return false;
   }

@@ -1,6 +1,8 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { OperatorContext } from './context.ts';
-import type { KindName } from './resources.ts';
+import { AppError } from '../../errors.ts';
+import type { KindName } from '../resources.ts';
+import { formatNamespacedName } from '../runtime/object-key.ts';
+import type { ControllerContext } from './context.ts';
 
 interface GuardedResource extends KubernetesObject {
   metadata: { name: string; namespace: string; uid?: string; resourceVersion?: string };
@@ -17,40 +19,47 @@ interface GuardedResource extends KubernetesObject {
  * A resource from before installation ids that names a project, import or
  * integration this database does not have belongs to another installation too.
  */
-export async function mayReconcile(context: OperatorContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
+export async function mayReconcile(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
+  const { installationId } = context.identity;
   const holder = resource.status?.installationId;
-  if (holder === context.installationId) return true;
+  if (holder === installationId) return true;
   if (holder) return refuse(context, kind, resource, holder);
   if (await namesAnotherDatabase(context, kind, resource)) return refuse(context, kind, resource, 'an installation from before installation ids');
   const { namespace, name, resourceVersion } = resource.metadata;
-  const claimed = await context.kube.claimStatus(kind, namespace, name, context.installationId, resourceVersion!);
-  if (claimed.status?.installationId !== context.installationId) {
+  const claimed = await context.kube.claimStatus(kind, namespace, name, installationId, resourceVersion!);
+  if (claimed.status?.installationId !== installationId) {
     // an older CRD prunes the field: without it no installation could tell the resource is taken
     throw new Error(`the ${kind} CRD has no status.installationId: apply the CRDs of this Coffer version (crds/) before running its operator`);
   }
-  resource.status = { ...resource.status, installationId: context.installationId };
+  resource.status = { ...resource.status, installationId };
   resource.metadata.resourceVersion = claimed.metadata?.resourceVersion;
   return true;
 }
 
-function refuse(context: OperatorContext, kind: KindName, resource: GuardedResource, holder: string): false {
-  const { namespace, name, uid } = resource.metadata;
-  const message = `${kind} ${namespace}/${name} is managed by Coffer installation ${holder}; this installation (${context.installationId}, cluster '${context.clusterName}') leaves it alone`;
-  if (context.conflicts.noteResource(uid ?? `${kind}/${namespace}/${name}`)) context.events.record(resource, 'Warning', 'InstallationConflict', message);
+function refuse(context: ControllerContext, kind: KindName, resource: GuardedResource, holder: string): false {
+  const { installationId, clusterName } = context.identity;
+  const { uid } = resource.metadata;
+  const where = formatNamespacedName(resource.metadata);
+  const message = `${kind} ${where} is managed by Coffer installation ${holder}; this installation (${installationId}, cluster '${clusterName}') leaves it alone`;
+  if (context.conflicts.noteResource(uid ?? `${kind}/${where}`)) context.events.record(resource, 'Warning', 'InstallationConflict', message);
   if (context.conflicts.noteInstallation(holder)) {
-    context.logger.warn({ otherInstallation: holder, installationId: context.installationId, cluster: context.clusterName, kind, resource: `${namespace}/${name}` }, `resources in this cluster are managed by Coffer installation ${holder}; this installation leaves them alone and writes nothing to them`);
+    context.logger.warn({ otherInstallation: holder, installationId, cluster: clusterName, kind, resource: where }, `resources in this cluster are managed by Coffer installation ${holder}; this installation leaves them alone and writes nothing to them`);
   }
   return false;
 }
 
 /** A status written before installation ids, naming something this database does not hold. */
-async function namesAnotherDatabase(context: OperatorContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
-  const { services, actor } = context;
+async function namesAnotherDatabase(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
+  const { port } = context;
   const status = resource.status ?? {};
-  const missing = (lookup: Promise<unknown>) => lookup.then(() => false, (error: { statusCode?: number }) => (error.statusCode === 404 ? true : Promise.reject(error)));
-  if (kind === 'SecretsProject' && status.projectId) return missing(services.projects.get(actor, status.projectId));
-  if (kind === 'Integration' && status.integrationId) return missing(services.integrations.getById(actor, status.integrationId));
-  if (kind === 'SecretImport' && status.secretImportId) return missing(services.imports.get(actor, status.secretImportId));
+  const missing = (lookup: Promise<unknown>) =>
+    lookup.then(
+      () => false,
+      (error: unknown) => (error instanceof AppError && error.statusCode === 404 ? true : Promise.reject(error)),
+    );
+  if (kind === 'SecretsProject' && status.projectId) return missing(port.projects.get(status.projectId));
+  if (kind === 'Integration' && status.integrationId) return missing(port.integrations.get(status.integrationId));
+  if (kind === 'SecretImport' && status.secretImportId) return missing(port.imports.get(status.secretImportId));
   return false;
 }
 

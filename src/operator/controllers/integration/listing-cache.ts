@@ -1,15 +1,15 @@
-import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
+import type { Change, FolderRef, Revision } from '../../port/coffer-port.ts';
 import type { ResolvedData } from './managed-secret.ts';
 
-/** What one listing resolved to, and the folders it read ("<environment id>:<path>"). */
+/** What one listing resolved to, and the folders it read. */
 export interface ResolvedListing extends ResolvedData {
   environmentId: string;
-  reads: Set<string>;
+  reads: FolderRef[];
 }
 
 /** A listing and the revision it is current at (its data is that of this revision). */
 export interface CurrentListing extends ResolvedListing {
-  revision: number;
+  revision: Revision;
 }
 
 /**
@@ -22,9 +22,9 @@ export interface CurrentListing extends ResolvedListing {
  * it once (one get-secrets audit entry per listing and revision).
  */
 export class ListingCache {
-  readonly #entries = new Map<string, { revision: number; listing: Promise<ResolvedListing> }>();
-  /** Whether a revision is an integration-record change this process wrote itself (known before the feed delivers it). */
-  readonly #isOwnRecordChange: (revision: number) => boolean;
+  readonly #entries = new Map<string, { revision: Revision; listing: Promise<ResolvedListing> }>();
+  /** Whether a revision is an integration-record change this operator wrote itself (known before the feed delivers it). */
+  readonly #isOwnRecordChange: (revision: Revision) => boolean;
   /** Every change up to this revision has been observed. */
   #observedUpTo = 0;
   /** The newest observed change that may alter listings. */
@@ -32,12 +32,12 @@ export class ListingCache {
   /** Every change up to this revision is observed or one of our own integration-record writes. */
   #accountedUpTo = 0;
 
-  constructor(isOwnRecordChange: (revision: number) => boolean = () => false) {
+  constructor(isOwnRecordChange: (revision: Revision) => boolean = () => false) {
     this.#isOwnRecordChange = isOwnRecordChange;
   }
 
   /** Starting point: changes up to `revision` are taken as seen, and as possibly relevant. */
-  reset(revision: number): void {
+  reset(revision: Revision): void {
     this.#entries.clear();
     this.#observedUpTo = revision;
     this.#lastRelevant = revision;
@@ -45,16 +45,16 @@ export class ListingCache {
   }
 
   /** Feed every committed change, in revision order. */
-  observe(changes: ChangeRecord[]): void {
+  observe(changes: readonly Change[]): void {
     for (const change of changes) {
       this.#observedUpTo = Math.max(this.#observedUpTo, change.revision);
-      if (!LISTING_METADATA_KINDS.has(change.kind)) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
+      if (change.altersSecrets) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
     }
     for (const [key, entry] of this.#entries) if (entry.revision < this.#lastRelevant) this.#entries.delete(key);
   }
 
   /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
-  async get(key: string, latestRevision: number, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
+  async get(key: string, latestRevision: Revision, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
     const entry = this.#entries.get(key);
     if (entry && (entry.revision === latestRevision || (this.#accountedFor(latestRevision) && this.#lastRelevant <= entry.revision))) {
       return { ...(await entry.listing), revision: entry.revision };
@@ -74,7 +74,7 @@ export class ListingCache {
    * burst miss until the feed catches up. A gap in the revisions (a rolled
    * back write) counts as unknown: the listing is read again.
    */
-  #accountedFor(revision: number): boolean {
+  #accountedFor(revision: Revision): boolean {
     this.#accountedUpTo = Math.max(this.#accountedUpTo, this.#observedUpTo);
     while (this.#accountedUpTo < revision && this.#isOwnRecordChange(this.#accountedUpTo + 1)) this.#accountedUpTo++;
     return revision <= this.#accountedUpTo;

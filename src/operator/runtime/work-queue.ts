@@ -1,14 +1,24 @@
-export interface WorkQueueOptions {
+/**
+ * What a handler asks of the queue for its key once it returns:
+ * nothing (done; its failure count is forgotten), to run again after a
+ * delay (not a failure: the count is forgotten too), or to retry with
+ * backoff (a failure: each consecutive one doubles the delay).
+ */
+export type Requeue = undefined | { readonly afterMs: number } | { readonly backoff: true };
+
+export interface WorkQueueOptions<K> {
   /** Keys processed at the same time. */
   concurrency: number;
   /** First retry delay; doubles on each consecutive failure of a key, up to maxDelayMs. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** Handles one key; a throw schedules a retry with backoff. Resolves to a delay to recheck later, if any. */
-  handler: (key: string) => Promise<number | void>;
-  onError?: (key: string, error: unknown, retryInMs: number) => void;
+  /** The identity under which keys are deduplicated. */
+  identify: (key: K) => string;
+  /** Handles one key; a throw is a failure (retried with backoff, like { backoff: true }). */
+  handler: (key: K) => Promise<Requeue>;
+  onError?: (key: K, error: unknown, retryInMs: number) => void;
   /** Keys for which this is true are taken before all others (e.g. what other keys depend on). */
-  isUrgent?: (key: string) => boolean;
+  isUrgent?: (key: K) => boolean;
 }
 
 /**
@@ -17,20 +27,21 @@ export interface WorkQueueOptions {
  * again runs once more afterwards; failures back off exponentially with
  * jitter; at most `concurrency` keys run at once.
  */
-export class WorkQueue {
-  readonly #options: Required<Omit<WorkQueueOptions, 'onError' | 'isUrgent'>> & Pick<WorkQueueOptions, 'onError' | 'isUrgent'>;
+export class WorkQueue<K> {
+  readonly #options: Required<Omit<WorkQueueOptions<K>, 'onError' | 'isUrgent'>> & Pick<WorkQueueOptions<K>, 'onError' | 'isUrgent'>;
   /** Waiting keys: urgent ones, then the others, each first in first out. */
-  readonly #urgent = new Fifo();
-  readonly #queue = new Fifo();
+  readonly #urgent = new Fifo<K>();
+  readonly #queue = new Fifo<K>();
+  /** Identities of the keys waiting, being processed, and added again while processed. */
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
-  readonly #dirty = new Set<string>();
+  readonly #dirty = new Map<string, K>();
   readonly #failures = new Map<string, number>();
   readonly #timers = new Map<string, NodeJS.Timeout>();
   readonly #idleWaiters: (() => void)[] = [];
   #running = false;
 
-  constructor(options: WorkQueueOptions) {
+  constructor(options: WorkQueueOptions<K>) {
     this.#options = { baseDelayMs: 200, maxDelayMs: 60_000, ...options };
   }
 
@@ -47,26 +58,28 @@ export class WorkQueue {
     while (this.#processing.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
 
-  add(key: string): void {
-    if (this.#processing.has(key)) {
-      this.#dirty.add(key);
+  add(key: K): void {
+    const id = this.#options.identify(key);
+    if (this.#processing.has(id)) {
+      this.#dirty.set(id, key);
       return;
     }
-    if (this.#queued.has(key)) return;
-    this.#queued.add(key);
+    if (this.#queued.has(id)) return;
+    this.#queued.add(id);
     (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push(key);
     this.#pump();
   }
 
   /** Adds the key after a delay (the earliest pending delay wins). */
-  addAfter(key: string, delayMs: number): void {
-    if (this.#timers.has(key)) return;
+  addAfter(key: K, delayMs: number): void {
+    const id = this.#options.identify(key);
+    if (this.#timers.has(id)) return;
     const timer = setTimeout(() => {
-      this.#timers.delete(key);
+      this.#timers.delete(id);
       this.add(key);
     }, delayMs);
     timer.unref();
-    this.#timers.set(key, timer);
+    this.#timers.set(id, timer);
   }
 
   get length(): number {
@@ -91,51 +104,60 @@ export class WorkQueue {
   #pump(): void {
     while (this.#running && this.#processing.size < this.#options.concurrency && this.length > 0) {
       const key = (this.#urgent.shift() ?? this.#queue.shift())!;
-      this.#queued.delete(key);
-      this.#processing.add(key);
-      void this.#process(key);
+      const id = this.#options.identify(key);
+      this.#queued.delete(id);
+      this.#processing.add(id);
+      void this.#process(key, id);
     }
     if (this.#isIdle()) this.#idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
-  async #process(key: string): Promise<void> {
+  async #process(key: K, id: string): Promise<void> {
     try {
-      const recheckInMs = await this.#options.handler(key);
-      this.#failures.delete(key);
-      if (typeof recheckInMs === 'number') this.addAfter(key, recheckInMs);
+      const requeue = await this.#options.handler(key);
+      if (requeue && 'backoff' in requeue) this.addAfter(key, this.#backoff(id));
+      else {
+        this.#failures.delete(id);
+        if (requeue) this.addAfter(key, requeue.afterMs);
+      }
     } catch (error) {
-      const delay = this.#backoff(key);
+      const delay = this.#backoff(id);
       this.#options.onError?.(key, error, delay);
       this.addAfter(key, delay);
     } finally {
-      this.#processing.delete(key);
-      if (this.#dirty.delete(key)) this.add(key);
+      this.#processing.delete(id);
+      const again = this.#dirty.get(id);
+      if (again !== undefined) {
+        this.#dirty.delete(id);
+        this.add(again);
+      }
       this.#pump();
     }
   }
 
-  #backoff(key: string): number {
-    const failures = (this.#failures.get(key) ?? 0) + 1;
-    this.#failures.set(key, failures);
+  /** The delay before a failed key's next try: doubling per consecutive failure, with jitter. */
+  #backoff(id: string): number {
+    const failures = (this.#failures.get(id) ?? 0) + 1;
+    this.#failures.set(id, failures);
     const ceiling = Math.min(this.#options.maxDelayMs, this.#options.baseDelayMs * 2 ** (failures - 1));
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
   }
 }
 
 /** A first-in first-out list of keys with O(1) shift (Array#shift moves every element). */
-class Fifo {
-  #items: string[] = [];
+class Fifo<K> {
+  #items: K[] = [];
   #head = 0;
 
   get length(): number {
     return this.#items.length - this.#head;
   }
 
-  push(key: string): void {
+  push(key: K): void {
     this.#items.push(key);
   }
 
-  shift(): string | undefined {
+  shift(): K | undefined {
     if (this.#head >= this.#items.length) return undefined;
     const key = this.#items[this.#head++];
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) {

@@ -1,7 +1,7 @@
 import { type Informer, type KubernetesObject, makeInformer, type ObjectCache, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { KubeApi } from './kube-api.ts';
-import { GROUP, type IntegrationResource, KINDS, type KindName, MANAGED_BY_LABEL, type SecretImportResource, type SecretsProject, VERSION } from './resources.ts';
+import { GROUP, type IntegrationResource, KINDS, type KindName, MANAGED_BY_LABEL, type SecretImportResource, type SecretsProject, VERSION } from '../resources.ts';
 
 export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
 

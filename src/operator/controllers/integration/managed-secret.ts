@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import type { ImportedGroup, ListedSecret } from '../secrets/secret-schema.ts';
+import type { Revision, SecretListing } from '../../port/coffer-port.ts';
 import {
   ANNOTATION_DATA_HASH,
   ANNOTATION_INSTALLATION,
@@ -9,8 +9,8 @@ import {
   API_VERSION,
   type IntegrationResource,
   MANAGED_BY_LABEL,
-  resourceKey,
-} from './resources.ts';
+} from '../../resources.ts';
+import { formatNamespacedName } from '../../runtime/object-key.ts';
 
 /** Data keys of a Kubernetes Secret: letters, digits, '-', '_' and '.'. */
 const SECRET_DATA_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -26,14 +26,14 @@ export interface ResolvedData {
  * position order (the last wins), then the path's own secrets win over them;
  * with recursion, secrets nearer the synced path win over deeper ones.
  */
-export function resolveSecretData(secrets: ListedSecret[], imports: ImportedGroup[] | undefined): ResolvedData {
+export function resolveSecretData({ secrets, imports }: Pick<SecretListing, 'secrets' | 'imports'>): ResolvedData {
   const data: Record<string, string> = {};
-  for (const group of imports ?? []) {
-    for (const secret of group.secrets) data[secret.secretKey] = secret.secretValue;
+  for (const group of imports) {
+    for (const secret of group.secrets) data[secret.key] = secret.value;
   }
   const depth = (path: string) => path.split('/').filter(Boolean).length;
-  const own = secrets.filter((secret) => secret.type === 'shared').sort((a, b) => depth(b.secretPath) - depth(a.secretPath));
-  for (const secret of own) data[secret.secretKey] = secret.secretValue;
+  const nearestLast = [...secrets].sort((a, b) => depth(b.path) - depth(a.path));
+  for (const secret of nearestLast) data[secret.key] = secret.value;
   const skipped = Object.keys(data).filter((key) => !SECRET_DATA_KEY.test(key));
   for (const key of skipped) delete data[key];
   return { data, skipped };
@@ -56,7 +56,7 @@ export function liveDataHash(secret: V1Secret, keys?: string[]): string {
 }
 
 /** The Secret as Coffer applies it (server-side apply; fields it leaves out are not its own), marked with its installation. */
-export function desiredSecret(integration: IntegrationResource, data: Record<string, string>, revision: number, installationId: string): V1Secret {
+export function desiredSecret(integration: IntegrationResource, data: Record<string, string>, revision: Revision, installationId: string): V1Secret {
   const { namespace, name, uid } = integration.metadata;
   const target = integration.spec.target;
   const policy = target.creationPolicy ?? 'Owner';
@@ -70,7 +70,7 @@ export function desiredSecret(integration: IntegrationResource, data: Record<str
       labels: { ...target.labels, [MANAGED_BY_LABEL]: 'coffer' },
       annotations: {
         ...target.annotations,
-        [ANNOTATION_INTEGRATION]: resourceKey(namespace, name),
+        [ANNOTATION_INTEGRATION]: formatNamespacedName(integration.metadata),
         [ANNOTATION_REVISION]: String(revision),
         [ANNOTATION_DATA_HASH]: dataHash(data),
         [ANNOTATION_INSTALLATION]: installationId,

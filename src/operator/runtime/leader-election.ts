@@ -1,7 +1,7 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { apiStatus, isNotFound, type KubeApi } from './kube-api.ts';
-import { ANNOTATION_INSTALLATION } from './resources.ts';
+import { ANNOTATION_INSTALLATION } from '../resources.ts';
 
 /** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
 class MicroTime extends Date {

@@ -1,0 +1,39 @@
+import { AppError } from '../../errors.ts';
+import type { Failure } from '../runtime/controller.ts';
+import { NotReadyError } from './context.ts';
+
+/** The codes of Coffer's 403s that say a namespace may not use a project (project claims and grants). */
+const ACCESS_REFUSALS: ReadonlySet<string> = new Set(['GrantMissing', 'GrantRevoked', 'ProjectClaimed', 'Forbidden', 'ProjectNotReady']);
+
+/** How long a refused request waits before it is tried again (the refusal stands until someone acts). */
+export const REFUSED_RETRY_MS = 60_000;
+
+/** A refusal of the port's project claims as the operator reports it: its code is the condition's reason. */
+export function asNotReady(error: unknown): unknown {
+  if (!(error instanceof AppError && error.statusCode === 403 && ACCESS_REFUSALS.has(error.error))) return error;
+  return new NotReadyError(error.error, error.message, { afterMs: error.error === 'ProjectNotReady' ? 5_000 : REFUSED_RETRY_MS });
+}
+
+/**
+ * The Failure an error stands for: a NotReadyError as it says, a request
+ * Coffer refused (4xx) as `Rejected` (`NotFound` for a 404 when
+ * `notFoundReason` is given). Anything else (Coffer or the apiserver
+ * unreachable, a bug) is not a Failure: undefined, and the caller throws it
+ * on to be retried with backoff.
+ */
+export function toFailure(error: unknown, notFoundReason?: string): Failure | undefined {
+  if (error instanceof NotReadyError) return { reason: error.reason, message: error.message, retry: error.retry };
+  if (!(error instanceof AppError && error.statusCode < 500)) return undefined;
+  const reason = notFoundReason && error.statusCode === 404 ? notFoundReason : 'Rejected';
+  return { reason, message: error.message, retry: { afterMs: REFUSED_RETRY_MS } };
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof AppError && error.statusCode === 404;
+}
+
+/** For a `.catch()`: what is already gone is no failure. */
+export function ignoreNotFound(error: unknown): undefined {
+  if (isNotFound(error)) return undefined;
+  throw error;
+}

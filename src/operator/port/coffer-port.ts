@@ -1,0 +1,207 @@
+import type { ChangeKind } from '../../changes/change-feed.ts';
+
+/**
+ * The operator's port to Coffer: every call the controllers make, and nothing
+ * else. Two implementations are meant to exist: in-process, over the services
+ * (in-process.ts), and over HTTP for an operator in another cluster. Each
+ * method is therefore one API call (named beside it), and changes arrive as a
+ * stream resumable by revision. Domain types cross it, never a database handle
+ * or an HTTP body. The port acts as the operator's own machine identity, so no
+ * method takes an actor.
+ *
+ * Failures are `AppError`s (src/errors.ts) with the statusCode, error code and
+ * message the API would answer with: 404 for what does not exist, 403 with a
+ * code (GrantMissing, GrantRevoked, Forbidden, ProjectClaimed, ProjectNotReady)
+ * for what the operator may not use, other 4xx for a request refused. Anything
+ * else (the service unreachable) is a plain Error, to be retried.
+ */
+export interface CofferPort {
+  /** The installation (database) behind the port: what the resources it manages carry. */
+  readonly installationId: string;
+  readonly changes: ChangeStream;
+  readonly projects: ProjectsPort;
+  readonly imports: ImportsPort;
+  readonly integrations: IntegrationsPort;
+  readonly secrets: SecretsPort;
+}
+
+/** A change-feed revision: every committed change that can alter what a place resolves to has one, in commit order. */
+export type Revision = number;
+
+/** One committed change, as the stream delivers it. */
+export interface Change {
+  revision: Revision;
+  kind: ChangeKind;
+  projectId: string;
+  environmentId: string | null;
+  environmentSlug: string | null;
+  secretPath: string | null;
+  /** False for changes that never alter the keys and values a place resolves to (integration records, tags, grants). */
+  altersSecrets: boolean;
+  /** An integration-record write this operator made itself (it needs no wake-up for it). */
+  ownWrite: boolean;
+}
+
+export interface ChangeSubscription {
+  stop(): Promise<void>;
+}
+
+/** The change feed (HTTP: a server-sent event stream resumed from the last revision). */
+export interface ChangeStream {
+  /** The newest committed revision. */
+  latestRevision(): Promise<Revision>;
+  /**
+   * Delivers every change after `after`, in order and once; `onChanges` resolving moves the stream on.
+   * Read errors are reported and retried; nothing committed meanwhile is missed.
+   */
+  subscribe(after: Revision, onChanges: (changes: Change[]) => Promise<void>, onError: (error: unknown) => void): Promise<ChangeSubscription>;
+  /** Whether `revision` is one of this operator's own integration-record writes not yet delivered by the stream. */
+  isOwnWrite(revision: Revision): boolean;
+}
+
+/** Who declares a project: a SecretsProject, by cluster, namespace, name and uid. */
+export interface Claimant {
+  cluster: string;
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export interface ProjectEnvironment {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+export interface Project {
+  id: string;
+  slug: string;
+  name: string;
+  autoCapitalization: boolean;
+  environments: ProjectEnvironment[];
+}
+
+export interface ProjectsPort {
+  /** The project `claimant` declares: its claim, a new project, or an existing one its namespace has a grant for (project claims). */
+  declare(claimant: Claimant, wanted: { slug: string; name: string }): Promise<Project>;
+  /** The claim ends; the project is deleted too when `deleteProject` and the claimant created it. */
+  release(claimant: Claimant, deleteProject: boolean): Promise<void>;
+  /** The project a resource in `namespace` may read through the SecretsProject `declaring` (403 with a code when it may not). */
+  authorizeUse(declaring: Claimant & { allowedNamespaces: string[] }, using: { cluster: string; namespace: string }): Promise<{ projectId: string; slug: string }>;
+  /** The SecretsProject of `cluster` that declares the project with this slug, as the database records it. */
+  claimantOfSlug(cluster: string, slug: string): Promise<Claimant | undefined>;
+  /** GET /api/v1/workspace/{id} */
+  get(projectId: string): Promise<Project>;
+  /** PATCH /api/v1/workspace/{id} */
+  update(projectId: string, changes: { name?: string; autoCapitalization?: boolean }): Promise<void>;
+  /** GET /api/v1/workspace/{id}/environments/{envId}: with its position. */
+  environment(projectId: string, environmentId: string): Promise<ProjectEnvironment & { position: number }>;
+  /** POST /api/v1/workspace/{id}/environments */
+  createEnvironment(projectId: string, environment: { name: string; slug: string; position?: number }): Promise<void>;
+  /** PATCH /api/v1/workspace/{id}/environments/{envId} */
+  updateEnvironment(projectId: string, environmentId: string, changes: { name: string; position?: number }): Promise<void>;
+  /** The environment of this slug (404 when the project has none). */
+  environmentBySlug(projectId: string, slug: string): Promise<ProjectEnvironment>;
+}
+
+/** Where an import lives: a folder of a project's environment. */
+export interface ImportLocation {
+  projectId: string;
+  environment: string;
+  path: string;
+}
+
+export interface SecretImport {
+  id: string;
+  position: number;
+  /** The imported environment (slug) and path. */
+  source: { environment: string; path: string };
+}
+
+/** The secret imports API (/api/v1/secret-imports). */
+export interface ImportsPort {
+  get(importId: string): Promise<SecretImport>;
+  list(location: ImportLocation): Promise<SecretImport[]>;
+  create(location: ImportLocation, source: { environment: string; path: string }): Promise<SecretImport>;
+  update(importId: string, location: ImportLocation, changes: { environment?: string; path?: string; position?: number }): Promise<SecretImport>;
+  delete(importId: string, location: ImportLocation): Promise<void>;
+}
+
+/** The integration record of one Integration resource (an integration of type kubernetes). */
+export interface ManagedIntegration {
+  /** "<namespace>/<name>" of the Integration resource. */
+  managedBy: string;
+  projectId: string;
+  environment: string;
+  secretPath: string;
+  /** The target Secret's name. */
+  app: string;
+  owner: string;
+  targetEnvironment: string;
+  /** Left as stored when undefined (true on creation). */
+  isActive?: boolean;
+  /** Where the resource lives: installation, cluster, namespace, name, uid. */
+  metadata: Record<string, string>;
+}
+
+export interface IntegrationRecord {
+  id: string;
+  isActive: boolean;
+  environmentId: string;
+  secretPath: string;
+}
+
+export interface IntegrationsPort {
+  /** Creates or updates the record of `integration.managedBy`. */
+  upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
+  /** What the last sync did; status text only, never a value. */
+  recordSyncResult(integrationId: string, result: { isSynced: boolean; syncMessage: string | null; syncedRevision: Revision | null }): Promise<void>;
+  /** Deletes the record of `managedBy`, if any. */
+  delete(managedBy: string): Promise<void>;
+  /** GET /api/v1/integration/{id} */
+  get(integrationId: string): Promise<IntegrationRecord>;
+}
+
+/** What an Integration reads: a folder of an environment, maybe with what lies below it and what it imports. */
+export interface SecretSource {
+  projectId: string;
+  environment: string;
+  path: string;
+  recursive: boolean;
+  includeImports: boolean;
+}
+
+/** A folder of an environment, by environment id. */
+export interface FolderRef {
+  environmentId: string;
+  path: string;
+}
+
+export interface SourcedSecret {
+  key: string;
+  value: string;
+  /** The folder it lives in (below the source path when recursive). */
+  path: string;
+}
+
+export interface ImportedSecrets {
+  environment: string;
+  path: string;
+  secrets: { key: string; value: string }[];
+}
+
+export interface SecretListing {
+  /** Shared secrets (never a user's personal ones), references expanded. */
+  secrets: SourcedSecret[];
+  /** Imported groups in position order. */
+  imports: ImportedSecrets[];
+  /** The source environment's id. */
+  environmentId: string;
+  /** Every folder the listing read: its own, imported and referenced ones. */
+  reads: FolderRef[];
+}
+
+export interface SecretsPort {
+  /** GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator). */
+  list(source: SecretSource): Promise<SecretListing>;
+}

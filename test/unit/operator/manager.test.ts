@@ -1,0 +1,90 @@
+import type { KubernetesObject } from '@kubernetes/client-node';
+import pino from 'pino';
+import { expect, test } from 'vitest';
+import type { Controller, Reconciled, ReconcileResult } from '../../../src/operator/runtime/controller.ts';
+import { done, failed, requeueAfter } from '../../../src/operator/runtime/controller.ts';
+import type { CachedInformer } from '../../../src/operator/runtime/informers.ts';
+import { Manager } from '../../../src/operator/runtime/manager.ts';
+import { objectKey } from '../../../src/operator/runtime/object-key.ts';
+
+/** An informer holding fixed objects (no watch): the manager reads the cache and registers handlers. */
+function fixedInformer(objects: Reconciled[]): CachedInformer<Reconciled> {
+  return {
+    list: () => objects,
+    get: (name: string, namespace?: string) => objects.find((object) => object.metadata.name === name && object.metadata.namespace === namespace),
+    on: () => {},
+  } as unknown as CachedInformer<Reconciled>;
+}
+
+function harness(outcomes: (ReconcileResult | Error)[]) {
+  const resource = { apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', metadata: { name: 'web', namespace: 'shop', generation: 1 } } as Reconciled;
+  const statusWrites: unknown[] = [];
+  const events: string[] = [];
+  const counted: string[] = [];
+  const runs: number[] = [];
+  const controller: Controller = {
+    kind: 'Integration',
+    failureConditions: ['Ready', 'Synced'],
+    informer: fixedInformer([resource]),
+    setup: () => {},
+    reconcile: async () => {
+      runs.push(Date.now());
+      const outcome = outcomes.shift() ?? done();
+      if (outcome instanceof Error) throw outcome;
+      return outcome;
+    },
+  };
+  const manager = new Manager({
+    logger: pino({ level: 'silent' }),
+    concurrency: 1,
+    status: { write: async (_kind, _resource, fields, conditions) => void statusWrites.push({ fields, conditions }), forget: () => {} },
+    events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
+    metrics: { reconciled: (kind, outcome) => counted.push(`${kind} ${outcome}`) },
+  });
+  manager.add(controller);
+  manager.start();
+  return { manager, statusWrites, events, counted, runs, key: objectKey('Integration', resource.metadata) };
+}
+
+test('a failed reconcile goes through the one failure path: its conditions False with the reason, one Warning Event, an error counted', async () => {
+  const { manager, statusWrites, events, counted, key } = harness([failed({ reason: 'SecretTooLarge', message: 'the Secret would exceed 1 MiB', retry: 'on-change' })]);
+  manager.enqueue(key);
+  await manager.idle();
+  expect(statusWrites).toEqual([
+    {
+      fields: {},
+      conditions: [
+        { type: 'Ready', status: 'False', reason: 'SecretTooLarge', message: 'the Secret would exceed 1 MiB' },
+        { type: 'Synced', status: 'False', reason: 'SecretTooLarge', message: 'the Secret would exceed 1 MiB' },
+      ],
+    },
+  ]);
+  expect(events).toEqual(['Warning SecretTooLarge: the Secret would exceed 1 MiB']);
+  expect(counted).toEqual(['Integration error']);
+  await manager.stop();
+});
+
+test('done is counted ok and not run again; requeue-after runs again after the delay without the failure path', async () => {
+  const { manager, statusWrites, counted, runs, key } = harness([requeueAfter(30), done()]);
+  manager.enqueue(key);
+  await manager.idle();
+  while (runs.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  await manager.idle();
+  expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(25);
+  expect(counted).toEqual(['Integration requeue', 'Integration ok']);
+  expect(statusWrites).toEqual([]);
+  await manager.stop();
+});
+
+test('a failure with retry backoff runs again with growing delays; a thrown error is counted and retried the same way', async () => {
+  const failure = failed({ reason: 'Refused', message: 'no', retry: 'backoff' });
+  const { manager, counted, runs, key, statusWrites } = harness([failure, new Error('the apiserver is away'), failure]);
+  manager.enqueue(key);
+  while (runs.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+  const gaps = runs.slice(1).map((time, index) => time - runs[index]!);
+  expect(gaps[2]!).toBeGreaterThan(gaps[0]!);
+  expect(counted).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
+  // the thrown error did not go through the failure path (no condition says what is unknown)
+  expect(statusWrites).toHaveLength(2);
+  await manager.stop();
+});
