@@ -178,6 +178,14 @@ export function integer(min: number, max: number) {
   return z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
 }
 
+/** A whole number for a `bigint` column (revisions): `min` to `max`, within what JavaScript holds exactly. */
+export function bigInteger(min: number, max: number) {
+  if (!(Number.isSafeInteger(min) && Number.isSafeInteger(max) && min <= max)) {
+    throw new RangeError(`bigInteger(${min}, ${max}): the range must lie inside ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER}`);
+  }
+  return z.number().int('must be an integer').min(min, `must be at least ${min}`).max(max, `must be at most ${max}`);
+}
+
 /** How many times something may happen (uses, logins): 0 to 2^31 - 1. */
 export function count() {
   return integer(0, INT4_MAX);
@@ -193,15 +201,16 @@ export function position() {
   return integer(1, POSITION_MAX);
 }
 
-/** An optional query number; absent or empty means not given. */
+/** An optional number in a query or header, given as digits; absent or empty means not given. Past 2^31 - 1 only for `bigint` columns. */
 export function optionalInteger(min: number, max = INT4_MAX) {
+  const digits = Math.max(String(min).length, String(max).length);
   return optional(
     z
       .string()
-      .max(11, `must be at most ${max}`)
+      .max(digits, `must be at most ${max}`)
       .regex(/^-?\d+$/, 'must be an integer')
       .transform(Number)
-      .pipe(integer(min, max)),
+      .pipe(max > INT4_MAX ? bigInteger(min, max) : integer(min, max)),
   );
 }
 

@@ -30,7 +30,7 @@ export interface OpenApiDocument {
 }
 
 /** Where a field travels, as the 422 body's `details[].in` names it. */
-export type FieldPlace = 'params' | 'querystring' | 'body';
+export type FieldPlace = 'params' | 'querystring' | 'headers' | 'body';
 
 /** A step into a value: a property name, the first array item, a property the schema does not name, or a record key itself. */
 export type Step = string | 0 | typeof EXTRA_PROPERTY | typeof RECORD_KEY;
@@ -54,6 +54,7 @@ export interface Field {
 export interface RequestParts {
   params: Record<string, unknown>;
   querystring: Record<string, unknown>;
+  headers: Record<string, unknown>;
   body: unknown;
 }
 
@@ -82,8 +83,7 @@ export function constraintsOf(schema: JsonSchema, resolve = (s: JsonSchema) => s
 export function fieldsOf(operation: Operation, resolve: (schema: JsonSchema | undefined) => JsonSchema): Field[] {
   const fields: Field[] = [];
   for (const parameter of operation.parameters ?? []) {
-    if (parameter.in === 'header') continue;
-    const place: FieldPlace = parameter.in === 'path' ? 'params' : 'querystring';
+    const place: FieldPlace = parameter.in === 'path' ? 'params' : parameter.in === 'header' ? 'headers' : 'querystring';
     const root = { type: 'object', properties: { [parameter.name]: parameter.schema ?? {} } };
     walk(resolve, place, parameter.schema ?? {}, [parameter.name], [root], [], fields);
   }
@@ -209,9 +209,9 @@ export function fieldName(field: Field): string {
   return `${field.place}${text}`;
 }
 
-/** The valid request the document's examples make: path and query parameters, and the body. */
+/** The valid request the document's examples make: path, query and header parameters, and the body. */
 export function exampleRequest(operation: Operation): RequestParts {
   const parameters = operation.parameters ?? [];
-  const of = (place: 'path' | 'query') => Object.fromEntries(parameters.filter((p) => p.in === place && p.example !== undefined).map((p) => [p.name, String(p.example)]));
-  return { params: of('path'), querystring: of('query'), body: operation.requestBody?.content['application/json']?.example };
+  const of = (place: Parameter['in']) => Object.fromEntries(parameters.filter((p) => p.in === place && p.example !== undefined).map((p) => [p.name, String(p.example)]));
+  return { params: of('path'), querystring: of('query'), headers: of('header'), body: operation.requestBody?.content['application/json']?.example };
 }
