@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { Environment } from '../db/schema.ts';
-import { SLUG_PATTERN, slugMessage } from '../projects/project-schema.ts';
+import { name, slug } from '../validation/input.ts';
 
-export const environmentSlugSchema = z.string().trim().min(1).max(64).regex(SLUG_PATTERN, `slug ${slugMessage}`);
-export const environmentNameSchema = z.string().trim().min(1).max(64);
+export const environmentSlugSchema = slug();
+export const environmentNameSchema = name();
 
 export const environmentSchema = z.object({
   id: z.string(),

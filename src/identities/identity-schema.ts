@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { Identity } from '../db/schema.ts';
 import { ORG_ROLES } from '../permissions/permission-rules.ts';
+import { name } from '../validation/input.ts';
 import type { OrgIdentity } from './identity-store.ts';
 
-export const identityNameSchema = z.string().trim().min(1).max(64);
+export const identityNameSchema = name();
 export const orgRoleSchema = z.enum(ORG_ROLES);
 
 export const identitySchema = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { IntegrationAuth } from '../db/schema.ts';
+import { exactText, openObject } from '../validation/input.ts';
 import type { IntegrationRow } from './integration-store.ts';
 
 /** The operator's own integration type: a native Kubernetes Secret kept in sync. */
@@ -43,27 +44,29 @@ export const INTEGRATION_SLUGS: ReadonlySet<string> = new Set([
   KUBERNETES_INTEGRATION,
 ]);
 
+const option = () => exactText();
+
 /**
- * Integration options, as the reference names them; unknown keys are kept so a
- * client's own settings survive a round trip.
+ * Integration options, as the reference names them; unknown keys (JSON of a
+ * few levels) are kept so a client's own settings survive a round trip.
  */
-export const integrationMetadataSchema = z.looseObject({
-  initialSyncBehavior: z.string().optional().describe('What the first sync does with what the target already holds (the provider\'s option).'),
-  secretPrefix: z.string().optional().describe('A prefix for the synced keys.'),
-  secretSuffix: z.string().optional().describe('A suffix for the synced keys.'),
+export const integrationMetadataSchema = openObject({
+  initialSyncBehavior: option().optional().describe('What the first sync does with what the target already holds (the provider\'s option).'),
+  secretPrefix: option().optional().describe('A prefix for the synced keys.'),
+  secretSuffix: option().optional().describe('A suffix for the synced keys.'),
   mappingBehavior: z.enum(['one-to-one', 'many-to-one']).optional().describe('One target secret per key, or all keys in one.'),
   shouldAutoRedeploy: z.boolean().optional().describe('Whether the provider redeploys after a sync.'),
   secretGCPLabel: z
-    .object({ labelName: z.string().describe('The label\'s name.'), labelValue: z.string().describe('The label\'s value.') })
+    .object({ labelName: option().describe('The label\'s name.'), labelValue: option().describe('The label\'s value.') })
     .optional()
     .describe('For GCP: a label put on the synced secrets.'),
   secretAWSTag: z
-    .array(z.object({ key: z.string().describe('The tag\'s key.'), value: z.string().describe('The tag\'s value.') }))
+    .array(z.object({ key: option().describe('The tag\'s key.'), value: option().describe('The tag\'s value.') }))
     .optional()
     .describe('For AWS: tags put on the synced secrets.'),
   githubVisibility: z.enum(['selected', 'private', 'all']).optional().describe('For GitHub organization secrets: which repositories see them.'),
-  githubVisibilityRepoIds: z.array(z.string()).optional().describe('For GitHub: the repositories when the visibility is `selected`.'),
-  kmsKeyId: z.string().optional().describe('For AWS: the KMS key to encrypt the synced secrets with.'),
+  githubVisibilityRepoIds: z.array(option()).optional().describe('For GitHub: the repositories when the visibility is `selected`.'),
+  kmsKeyId: option().optional().describe('For AWS: the KMS key to encrypt the synced secrets with.'),
   shouldDisableDelete: z.boolean().optional().describe('Whether keys removed here are kept at the provider.'),
   shouldEnableDelete: z.boolean().optional().describe('Whether keys removed here are deleted at the provider.'),
   shouldMaskSecrets: z.boolean().optional().describe('For GitLab: whether the variables are masked.'),

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { temporaryAccessFields, temporaryAccessResponse, temporaryAccessResponseSchema } from '../permissions/temporary-access.ts';
+import { required } from '../validation/input.ts';
 import type { MembershipRoleRow } from './membership-store.ts';
 
-const roleSlug = z.string().trim().toLowerCase().min(1).max(64).describe('A role slug: `admin`, `member`, `viewer`, `no-access`, or a custom role of the project.');
+const roleSlug = required(64).toLowerCase().describe('A role slug: `admin`, `member`, `viewer`, `no-access`, or a custom role of the project.');
 
 /** One role of a membership, permanent or temporary (op 11's two item shapes). */
 export const roleAssignmentSchema = z.union([

@@ -1,12 +1,16 @@
 import { z } from 'zod';
+import { PATH_MAX, required } from '../validation/input.ts';
 import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS, type ProjectSubject } from './permission-rules.ts';
 
+/** An environment slug or a secret path (glob). */
+const conditionText = () => required(PATH_MAX);
+
 const conditionValue = z.union([
-  z.string().min(1).describe('Exactly this value.'),
-  z.strictObject({ $eq: z.string().min(1).describe('Exactly this value.') }),
-  z.strictObject({ $ne: z.string().min(1).describe('Anything but this value.') }),
-  z.strictObject({ $in: z.array(z.string().min(1)).min(1).describe('One of these values.') }),
-  z.strictObject({ $glob: z.string().min(1).describe('A glob such as `/app/**` (for `secretPath`).') }),
+  conditionText().describe('Exactly this value.'),
+  z.strictObject({ $eq: conditionText().describe('Exactly this value.') }),
+  z.strictObject({ $ne: conditionText().describe('Anything but this value.') }),
+  z.strictObject({ $in: z.array(conditionText()).min(1).describe('One of these values.') }),
+  z.strictObject({ $glob: conditionText().describe('A glob such as `/app/**` (for `secretPath`).') }),
 ]);
 
 const actionSchema = z.enum(ACTIONS);

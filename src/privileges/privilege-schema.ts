@@ -3,9 +3,9 @@ import type { IdentityAdditionalPrivilege } from '../db/schema.ts';
 import { ACTIONS, type PermissionRule } from '../permissions/permission-rules.ts';
 import { permissionRuleSchema, permissionRulesInputSchema } from '../permissions/permission-schema.ts';
 import { temporaryAccessFields, temporaryAccessResponse, temporaryAccessResponseSchema } from '../permissions/temporary-access.ts';
-import { SLUG_PATTERN, slugMessage } from '../projects/project-schema.ts';
+import { id, PATH_MAX, required, slug } from '../validation/input.ts';
 
-export const privilegeSlugSchema = z.string().trim().toLowerCase().min(1).max(60).regex(SLUG_PATTERN, `slug ${slugMessage}`);
+export const privilegeSlugSchema = slug({ lowercase: true, max: 60 });
 
 /** The reference's shorthand for a secrets-only privilege. */
 const privilegePermissionSchema = z
@@ -14,8 +14,8 @@ const privilegePermissionSchema = z
     subject: z.literal('secrets').describe('Always `secrets`.'),
     conditions: z
       .object({
-        environment: z.string().trim().min(1).describe('The environment slug.'),
-        secretPath: z.object({ $glob: z.string().min(1).describe('A glob such as `/app/**`.') }).optional().describe('The secret paths (default: all).'),
+        environment: required().describe('The environment slug.'),
+        secretPath: z.object({ $glob: required(PATH_MAX).describe('A glob such as `/app/**`.') }).optional().describe('The secret paths (default: all).'),
       })
       .describe('Where the rule applies.'),
   })
@@ -41,15 +41,15 @@ const hasRules = (body: { permissions?: unknown; privilegePermission?: unknown }
 const rulesRequired = { message: 'Permission or privilegePermission must be provided', path: ['permissions'] };
 
 const target = {
-  identityId: z.string().trim().min(1).describe("The identity's id."),
-  projectSlug: z.string().trim().min(1).describe("The project's slug."),
+  identityId: id().describe("The identity's id."),
+  projectSlug: id().describe("The project's slug."),
 };
-const slug = privilegeSlugSchema.describe('A slug for the privilege, unique for the identity in the project (generated when absent).').meta({ examples: ['read-prod-app'] });
-const privilegeSlug = z.string().trim().min(1).describe("The privilege's slug.");
+const slugField = privilegeSlugSchema.describe('A slug for the privilege, unique for the identity in the project (generated when absent).').meta({ examples: ['read-prod-app'] });
+const privilegeSlug = id().describe("The privilege's slug.");
 
-export const createPermanentPrivilegeBody = z.object({ ...target, slug: slug.optional(), ...privilegeRulesFields }).refine(hasRules, rulesRequired);
+export const createPermanentPrivilegeBody = z.object({ ...target, slug: slugField.optional(), ...privilegeRulesFields }).refine(hasRules, rulesRequired);
 export const createTemporaryPrivilegeBody = z
-  .object({ ...target, slug: slug.optional(), ...privilegeRulesFields, ...temporaryAccessFields })
+  .object({ ...target, slug: slugField.optional(), ...privilegeRulesFields, ...temporaryAccessFields })
   .refine(hasRules, rulesRequired);
 
 export const updatePrivilegeBody = z.object({
@@ -57,7 +57,7 @@ export const updatePrivilegeBody = z.object({
   ...target,
   privilegeDetails: z
     .object({
-      slug: slug.optional().describe('A new slug.'),
+      slug: slugField.optional().describe('A new slug.'),
       ...privilegeRulesFields,
       isTemporary: z.boolean().optional().describe('`true`: it ends after `temporaryRange`; `false`: it is permanent.'),
       temporaryMode: temporaryAccessFields.temporaryMode.optional(),

@@ -1,11 +1,9 @@
 import { z } from 'zod';
 import type { Environment, Project } from '../db/schema.ts';
+import { name, slug } from '../validation/input.ts';
 
-export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-export const slugMessage = 'must be lowercase letters, digits and single hyphens, without a leading or trailing hyphen';
-
-export const projectSlugSchema = z.string().trim().min(5).max(36).regex(SLUG_PATTERN, `slug ${slugMessage}`);
-export const projectNameSchema = z.string().trim().min(1).max(64, 'Name must be 64 or fewer characters');
+export const projectSlugSchema = slug({ min: 5, max: 36 });
+export const projectNameSchema = name();
 
 export const projectSchema = z.object({
   id: z.string(),

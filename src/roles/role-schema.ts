@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Project, ProjectRole } from '../db/schema.ts';
 import { BUILT_IN_PROJECT_ROLES, type PermissionRule } from '../permissions/permission-rules.ts';
 import { permissionRuleSchema } from '../permissions/permission-schema.ts';
-import { SLUG_PATTERN, slugMessage } from '../projects/project-schema.ts';
+import { slug } from '../validation/input.ts';
 
-export const roleSlugSchema = z.string().trim().toLowerCase().min(1).max(64).regex(SLUG_PATTERN, `slug ${slugMessage}`);
+export const roleSlugSchema = slug({ lowercase: true });
 
 export const roleSchema = z.object({
   id: z.string(),

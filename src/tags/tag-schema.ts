@@ -1,15 +1,9 @@
 import { z } from 'zod';
 import type { SecretTag } from '../db/schema.ts';
-import { SLUG_PATTERN, slugMessage } from '../projects/project-schema.ts';
+import { slug, text } from '../validation/input.ts';
 
-export const tagSlugSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .min(1, 'slug must not be empty')
-  .max(64, 'slug must be 64 or fewer characters')
-  .regex(SLUG_PATTERN, `slug ${slugMessage}`);
-export const tagColorSchema = z.string().max(32, 'color must be 32 or fewer characters');
+export const tagSlugSchema = slug({ lowercase: true });
+export const tagColorSchema = text(32);
 
 export const tagSummarySchema = z.object({
   id: z.string(),

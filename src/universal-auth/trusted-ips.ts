@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import { z } from 'zod';
 import type { TrustedIp } from '../db/schema.ts';
+import { required } from '../validation/input.ts';
 
 export const ANY_ADDRESS: TrustedIp[] = [
   { ipAddress: '0.0.0.0', type: 'ipv4', prefix: 0 },
@@ -21,7 +22,7 @@ export function parseTrustedIp(text: string): TrustedIp | undefined {
 
 /** The request schema: `[{ipAddress: "<address or CIDR>"}]`, at least one; defaults to every address. */
 export const trustedIpsSchema = z
-  .array(z.object({ ipAddress: z.string().trim().min(1).describe('An IPv4 or IPv6 address or CIDR range, such as `10.0.0.0/8`.') }).describe('One address or range.'))
+  .array(z.object({ ipAddress: required(64).describe('An IPv4 or IPv6 address or CIDR range, such as `10.0.0.0/8`.') }).describe('One address or range.'))
   .min(1)
   .transform((entries, context) => {
     const parsed = entries.map((entry) => parseTrustedIp(entry.ipAddress));

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { IdentityUaClientSecret, IdentityUniversalAuth } from '../db/schema.ts';
+import { count, required, seconds, text } from '../validation/input.ts';
 import { ANY_ADDRESS, trustedIpsSchema } from './trusted-ips.ts';
 
 export const MAX_TTL_SECONDS = 315_360_000;
@@ -17,17 +18,17 @@ const usesText = 'How many requests one access token may make; 0 (default): unli
 export const attachUniversalAuthBody = z.object({
   clientSecretTrustedIps: clientSecretTrustedIps.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
   accessTokenTrustedIps: accessTokenTrustedIps.default(() => ANY_ADDRESS.map((range) => ({ ...range }))),
-  accessTokenTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${ttlText} (default 30 days).`),
-  accessTokenMaxTTL: z.number().int().min(1).max(MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${maxTtlText} (default 30 days).`),
-  accessTokenNumUsesLimit: z.number().int().min(0).default(0).describe(usesText),
+  accessTokenTTL: seconds(1, MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${ttlText} (default 30 days).`),
+  accessTokenMaxTTL: seconds(1, MAX_TTL_SECONDS).default(DEFAULT_TOKEN_TTL_SECONDS).describe(`${maxTtlText} (default 30 days).`),
+  accessTokenNumUsesLimit: count().default(0).describe(usesText),
 });
 
 export const updateUniversalAuthBody = z.object({
   clientSecretTrustedIps: clientSecretTrustedIps.optional(),
   accessTokenTrustedIps: accessTokenTrustedIps.optional(),
-  accessTokenTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional().describe(`${ttlText}.`),
-  accessTokenMaxTTL: z.number().int().min(0).max(MAX_TTL_SECONDS).optional().describe(`${maxTtlText}.`),
-  accessTokenNumUsesLimit: z.number().int().min(0).optional().describe(usesText),
+  accessTokenTTL: seconds(0, MAX_TTL_SECONDS).optional().describe(`${ttlText}.`),
+  accessTokenMaxTTL: seconds(0, MAX_TTL_SECONDS).optional().describe(`${maxTtlText}.`),
+  accessTokenNumUsesLimit: count().optional().describe(usesText),
 });
 
 export const universalAuthSchema = z.object({
@@ -59,9 +60,9 @@ export function toUniversalAuthResponse(row: IdentityUniversalAuth) {
 }
 
 export const createClientSecretBody = z.object({
-  description: z.string().trim().max(500).default('').describe('What the client secret is for, at most 500 characters.'),
-  numUsesLimit: z.number().int().min(0).default(0).describe('How many logins it allows; 0 (default): unlimited.'),
-  ttl: z.number().int().min(0).max(MAX_TTL_SECONDS).default(0).describe('Seconds it is valid; 0 (default): until revoked.'),
+  description: text(500).default('').describe('What the client secret is for, at most 500 characters.'),
+  numUsesLimit: count().default(0).describe('How many logins it allows; 0 (default): unlimited.'),
+  ttl: seconds(0, MAX_TTL_SECONDS).default(0).describe('Seconds it is valid; 0 (default): until revoked.'),
 });
 
 /** Op 10's client secret data: never the secret or its digest. */
@@ -94,8 +95,8 @@ export function toClientSecretData(row: IdentityUaClientSecret) {
 }
 
 export const loginBody = z.object({
-  clientId: z.string().trim().min(1).max(256).describe("The identity's universal-auth client id."),
-  clientSecret: z.string().trim().min(1).max(256).describe('One of its client secrets.'),
+  clientId: required(256).describe("The identity's universal-auth client id."),
+  clientSecret: required(256).describe('One of its client secrets.'),
 });
 
 export const tokenResponseSchema = z.object({

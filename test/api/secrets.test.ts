@@ -105,7 +105,7 @@ describe('error table: 4xx and the database unchanged', () => {
     ['missing secretValue', 'create', { secretValue: undefined }, 422],
     ['wrong type of secretValue', 'create', { secretValue: 42 }, 422],
     ['unknown type', 'create', { type: 'global' }, 422],
-    ['key longer than 500 characters', 'create-long', {}, 400],
+    ['key longer than 500 characters', 'create-long', {}, 422],
     ['update of an unknown secret', 'update', {}, 404],
     ['delete of an unknown secret', 'delete', {}, 404],
     ['rename onto an existing key', 'rename', {}, 400],

@@ -2,17 +2,17 @@ import { z } from 'zod';
 import { auditLogSchema, USER_AGENT_TYPES } from '../../audit/audit-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { id, optional, optionalInteger, text } from '../../validation/input.ts';
+import { dateTime, id, optional, optionalInteger, TEXT_MAX, text } from '../../validation/input.ts';
 import { describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Audit logs'];
 const auditQuery = {
-  eventType: optional(z.string().regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas')).describe(
+  eventType: optional(text(TEXT_MAX).regex(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, 'one event type, or several separated by commas')).describe(
     'Only entries of this event type, or of these (comma-separated), such as `create-secret,update-secret`.',
   ),
   userAgentType: optional(z.enum(USER_AGENT_TYPES)).describe('Only entries made by this kind of client (`ServiceNodeSDK` and `InfisicalNodeSDK` match each other).'),
-  startDate: optional(z.iso.datetime({ offset: true })).describe('Only entries from this time on (ISO 8601); the oldest retained entry when absent.'),
-  endDate: optional(z.iso.datetime({ offset: true })).describe('Only entries up to this time (ISO 8601).'),
+  startDate: optional(dateTime()).describe('Only entries from this time on (ISO 8601); the oldest retained entry when absent.'),
+  endDate: optional(dateTime()).describe('Only entries up to this time (ISO 8601).'),
   offset: optionalInteger(0)
     .transform((value) => value ?? 0)
     .describe('How many entries to skip (default 0).'),

@@ -4,11 +4,11 @@ import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.t
 import { publicUserSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
 import { requestOrigin } from '../authenticate.ts';
-import { id, optional, required, text } from '../../validation/input.ts';
+import { email, id, optional, password as passwordText, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, PUBLIC } from '../docs/operation-doc.ts';
 
 const tags = ['Authentication'];
-const password = z.string().min(8, 'must be at least 8 characters').max(1024).describe('The password the user will log in with, at least 8 characters.');
+const password = passwordText(8).describe('The password the user will log in with, at least 8 characters.');
 const organizationId = id().describe("The organization's id.");
 const throttled =
   'Failed attempts are counted per credential and per source address; past the limit every attempt answers 429 `RateLimitExceeded` with `Retry-After` until the lockout ends (README, Login throttling).';
@@ -48,8 +48,8 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
           errors: [401, 429],
         }),
         body: z.object({
-          email: z.email().describe("The user's email."),
-          password: z.string().min(1).max(1024).describe("The user's password."),
+          email: email().describe("The user's email."),
+          password: passwordText(1).describe("The user's password."),
           organizationId: optional(id()).describe('The organization to log in to; the first one the user joined when absent.'),
         }),
         response: {
@@ -78,7 +78,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
           errors: [401, 429],
         }),
         body: z.object({
-          email: z.email().describe('The email the invite was sent to.'),
+          email: email().describe('The email the invite was sent to.'),
           organizationId,
           inviteToken: required(256).describe('The invite token (given once, when the user was invited).'),
           password,

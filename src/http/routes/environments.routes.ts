@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { environmentNameSchema, environmentSchema, environmentSlugSchema } from '../../environments/environment-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { id } from '../../validation/input.ts';
+import { id, position } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Environments'];
 const workspaceId = id().describe("The project's id.");
 const environmentParams = z.object({ workspaceId, id: id().describe("The environment's id.") });
-const position = z.number().int().min(1).max(1_000_000).describe('Where the environment is listed, from 1; the others move to make room.');
+const listedAt = position().describe('Where the environment is listed, from 1; the others move to make room.');
 const name = environmentNameSchema.describe("The environment's name, 1 to 64 characters.").meta({ examples: ['Preview'] });
 const slug = environmentSlugSchema
   .describe('Lowercase letters, digits and hyphens, unique in the project; clients and Integrations name the environment by it.')
@@ -33,7 +33,7 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
           errors: [400],
         }),
         params: z.object({ workspaceId }),
-        body: z.object({ name, slug, position: position.optional() }),
+        body: z.object({ name, slug, position: listedAt.optional() }),
         response: { 200: changeResponse },
       },
     },
@@ -57,7 +57,7 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
           errors: [400],
         }),
         params: environmentParams,
-        body: z.object({ slug: slug.optional(), name: name.optional(), position: position.optional() }),
+        body: z.object({ slug: slug.optional(), name: name.optional(), position: listedAt.optional() }),
         response: { 200: changeResponse },
       },
     },

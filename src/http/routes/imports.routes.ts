@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { secretImportSchema } from '../../imports/import-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { environmentSlug, hasProjectId, id, optional, PATH_MAX, path, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
+import { environmentSlug, hasProjectId, id, optional, PATH_MAX, path, position, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Secret imports'];
@@ -67,7 +67,7 @@ export function importRoutes(app: ZodApp, { imports }: Services): void {
               .object({
                 environment: optional(sourceEnvironment),
                 path: optional(sourcePath),
-                position: z.number().int().min(1).max(1_000_000).optional().describe('The new position among the folder\'s imports, from 1.'),
+                position: position().optional().describe('The new position among the folder\'s imports, from 1.'),
               })
               .describe('What to change; fields left out keep their value.'),
           })

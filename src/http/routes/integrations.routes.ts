@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { integrationAuthSchema, integrationMetadataSchema, integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { flag, id, optional, PATH_MAX, path, required, text } from '../../validation/input.ts';
+import { flag, id, optional, PATH_MAX, path, required, text, url } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Integrations'];
@@ -33,8 +33,8 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
           integration: integrationSlug,
           accessId: optional(text(4096)).describe("The provider's access key id, where it has one."),
           accessToken: optional(text(8192)).describe("The provider's access token or secret key (sealed; never answered)."),
-          awsAssumeIamRoleArn: optional(text(2048).pipe(z.url())).describe('For AWS: the ARN of a role to assume.'),
-          url: optional(text(2048).pipe(z.url())).describe("The provider's URL, for self-hosted providers."),
+          awsAssumeIamRoleArn: optional(url()).describe('For AWS: the ARN of a role to assume.'),
+          url: optional(url()).describe("The provider's URL, for self-hosted providers."),
           namespace: optional(text()).describe("The provider's namespace, where it has one."),
           refreshToken: optional(text(8192)).describe("The provider's OAuth refresh token (sealed; never answered)."),
         }),
@@ -133,7 +133,7 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
           targetService: targetText('The target service'),
           targetServiceId: targetText("The target service's id"),
           owner: targetText('The target owner (for `kubernetes`: the namespace)'),
-          url: optional(text(2048).pipe(z.url())).describe("The target's URL (stored and returned)."),
+          url: optional(url()).describe("The target's URL (stored and returned)."),
           path: targetText('The target path'),
           region: targetText('The target region'),
           scope: targetText('The target scope'),

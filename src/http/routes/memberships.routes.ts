@@ -8,7 +8,7 @@ import {
 } from '../../memberships/membership-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { id, optional, required } from '../../validation/input.ts';
+import { email, id, optional, required } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Memberships'];
@@ -50,7 +50,7 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
         }),
         params: z.object({ projectId }),
         body: z.object({
-          emails: z.array(z.email()).default([]).describe('Emails of organization users to add.'),
+          emails: z.array(email()).default([]).describe('Emails of organization users to add.'),
           usernames: z.array(required()).default([]).describe('Usernames of organization users to add.'),
           roleSlugs: z.array(required().toLowerCase()).min(1).optional().describe('Their roles (default `member`).'),
         }),

@@ -1,20 +1,21 @@
 import { z } from 'zod';
-import { rawSecretSchema } from '../../secrets/secret-schema.ts';
-import { environmentSlug, flag, id, optional, path, projectRefFields, text } from '../../validation/input.ts';
+import { rawSecretSchema, SECRET_KEY_MAX } from '../../secrets/secret-schema.ts';
+import { environmentSlug, exactText, flag, id, integer, optional, path, projectRefFields, required, secretText, stringRecord } from '../../validation/input.ts';
 import { changes, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';
 
 /** Request fields and operation docs shared by the v3 and v4 secret routes (one definition, two spellings of the API). */
 
-const secretKeyText = 'The secret\'s name (key), such as `DATABASE_URL`, at most 500 characters.';
+const secretKeyText = `The secret's name (key), such as \`DATABASE_URL\`, at most ${SECRET_KEY_MAX} characters.`;
+const secretKey = required(SECRET_KEY_MAX).describe(secretKeyText);
 
-export const nameParams = z.object({ secretName: text(2048).describe(`${secretKeyText} URL-encode it in the path.`) });
+export const nameParams = z.object({ secretName: secretKey.describe(`${secretKeyText} URL-encode it in the path.`) });
 export const secretType = optional(z.enum(['shared', 'personal']))
   .transform((value) => value ?? 'shared')
   .describe('`shared` (default): the secret everyone with access sees; `personal`: the calling user\'s own override of it (users only).');
 export const tagIds = z.array(id()).optional().describe('Ids of the project\'s tags to put on the secret (replaces its tags).');
 export const reminder = {
-  secretReminderNote: z.string().max(1024).nullable().optional().describe('A note shown with the reminder to rotate the secret (kept for compatibility; Coffer sends no reminders).'),
-  secretReminderRepeatDays: z.number().int().min(1).max(365).nullable().optional().describe('Days between rotation reminders, 1 to 365 (kept for compatibility; Coffer sends no reminders).'),
+  secretReminderNote: exactText(1024).nullable().optional().describe('A note shown with the reminder to rotate the secret (kept for compatibility; Coffer sends no reminders).'),
+  secretReminderRepeatDays: integer(1, 365).nullable().optional().describe('Days between rotation reminders, 1 to 365 (kept for compatibility; Coffer sends no reminders).'),
 };
 /** `null` as the reference's v4 routes allow: the stored setting (or false) stays. */
 export const skipMultilineEncoding = z
@@ -52,9 +53,8 @@ export function includeImportsOf(query: { include_imports?: 'true' | 'false'; in
 
 export const secretResponse = { 200: z.object({ secret: rawSecretSchema }) };
 
-const secretKey = text(2048).describe(secretKeyText);
-const secretValue = z.string().describe('The value. Stored encrypted; never logged or audited.');
-const secretComment = z.string().describe('A comment kept with the secret (encrypted like the value).');
+const secretValue = secretText().describe('The value, kept exactly (NUL included; surrounding whitespace is trimmed, as the reference does). Stored encrypted; never logged or audited.');
+const secretComment = secretText().describe('A comment kept with the secret (encrypted like the value).');
 
 /** The bodies of single-secret writes (v3 `/raw/{name}` and v4 `/{name}`). */
 export const createSecretBody = z.object({
@@ -74,7 +74,7 @@ export const updateSecretBody = z.object({
   newSecretName: optional(secretKey).describe('A new name for the secret (it keeps its versions).'),
   type: secretType,
   tagIds,
-  metadata: z.record(z.string(), z.string()).optional().describe('Accepted for compatibility and ignored: Coffer keeps no secret metadata.'),
+  metadata: stringRecord().optional().describe('Accepted for compatibility and ignored: Coffer keeps no secret metadata.'),
   ...reminder,
 });
 export const deleteSecretBody = z.object({ ...secretLocation, type: secretType });

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
-import { required } from '../../validation/input.ts';
+import { email, password, required } from '../../validation/input.ts';
 import { VERSION } from '../../version.ts';
 import { describeRoute, PUBLIC, reads } from '../docs/operation-doc.ts';
 
 const bootstrapBody = z.object({
-  email: z.email().describe("The admin user's email; it logs in with it."),
-  password: z.string().min(8, 'must be at least 8 characters').max(1024).describe("The admin user's password, at least 8 characters."),
+  email: email().describe("The admin user's email; it logs in with it."),
+  password: password(8).describe("The admin user's password, at least 8 characters."),
   organization: required(64).describe("The organization's name; its slug is derived from it."),
 });
 

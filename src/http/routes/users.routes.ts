@@ -3,7 +3,7 @@ import { orgRoleSchema } from '../../identities/identity-schema.ts';
 import type { Services } from '../../services/container.ts';
 import { orgMembershipSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../app.ts';
-import { id } from '../../validation/input.ts';
+import { email, id } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Users'];
@@ -22,7 +22,7 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
           effects: changes('Creates the invited memberships.', 'invite-org-members'),
         }),
         body: z.object({
-          inviteeEmails: z.array(z.email()).min(1).max(100).describe('The emails to invite, 1 to 100.'),
+          inviteeEmails: z.array(email()).min(1).max(100).describe('The emails to invite, 1 to 100.'),
           organizationId: id().describe("The organization's id (the caller's)."),
           organizationRoleSlug: orgRoleSchema.default('member').describe('Their organization role: `admin`, `member` (default) or `no-access`.'),
         }),
