@@ -1,6 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
-import { requireProject } from '../projects/project-lookup.ts';
-import { listProjectsOfOrg } from '../projects/project-store.ts';
+import { listProjectsOfOrg } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { type AuditLogFilter, findAuditLogs } from './audit-store.ts';
 import { type AuditLogEntry, decodeCursor, encodeCursor, parseEventMetadataFilter, toAuditLogEntry, userAgentTypesMatching } from './audit-schema.ts';
@@ -37,8 +36,8 @@ export class AuditExportService {
   }
 
   async projectLogs(actor: Actor, projectId: string, query: AuditQuery): Promise<AuditPage> {
-    const project = await requireProject(this.#deps.db, projectId);
-    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'audit-logs');
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'audit-logs' });
     return this.#page({ ...this.#filter(query), orgId: project.orgId, projectId: project.id });
   }
 
@@ -60,8 +59,8 @@ export class AuditExportService {
   }
 
   async #readableProject(actor: Actor, projectId: string): Promise<string> {
-    const project = await requireProject(this.#deps.db, projectId);
-    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'audit-logs');
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'audit-logs' });
     return project.id;
   }
 

@@ -15,11 +15,16 @@ export interface AuditScope {
   projectName?: string | null;
 }
 
+/** The audit scope of an entry about a project. */
+export function projectScope(project: { id: string; orgId: string; name: string }): AuditScope {
+  return { orgId: project.orgId, projectId: project.id, projectName: project.name };
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
- * Writes audit rows; mutations pass their transaction so the row commits with them.
- * Reads use recordRead: their rows are written after the read succeeded, several
+ * Writes audit rows: a mutation's through its unit of work (services/unit-of-work.ts),
+ * so they commit with it. Reads use recordRead: their rows are written after the read succeeded, several
  * concurrent ones in one INSERT (group commit), and the read answers once its row
  * is stored.
  */
@@ -33,18 +38,25 @@ export class AuditService {
     this.#reads = db ? new AuditBatcher(db) : undefined;
   }
 
-  async record(db: Executor, actor: Actor, scope: AuditScope, event: AuditEvent): Promise<void> {
-    await insertAuditLog(db, this.#row(actor, scope, event));
-  }
-
-  /** An event no authenticated caller made (a login lockout): actor type `unknownUser`, as the reference records failed logins. */
-  async recordUnauthenticated(db: Executor, origin: RequestOrigin, scope: AuditScope, event: AuditEvent): Promise<void> {
-    await insertAuditLog(db, this.#rowOf('unknownUser', {}, origin, scope, event));
+  /**
+   * A write's entries, in its transaction (the unit of work's last writes but
+   * the change rows). An author without an actor is a caller not authenticated
+   * (a failed login): actor type `unknownUser`, as the reference records it.
+   */
+  async record(db: Executor, entries: readonly { author: Actor | RequestOrigin | null; scope: AuditScope; event: AuditEvent }[]): Promise<void> {
+    if (entries.length === 0) return;
+    await insertAuditLogs(
+      db,
+      entries.map(({ author, scope, event }) => {
+        if (author === null) throw new Error(`the audit entry '${event.type}' names no actor`);
+        return 'kind' in author ? this.#row(author, scope, event) : this.#rowOf('unknownUser', {}, author, scope, event);
+      }),
+    );
   }
 
   /** The audit row of a successful read (not part of any transaction). */
   async recordRead(db: Executor, actor: Actor, scope: AuditScope, event: AuditEvent): Promise<void> {
-    if (!this.#reads) return this.record(db, actor, scope, event);
+    if (!this.#reads) return insertAuditLog(db, this.#row(actor, scope, event));
     await this.#reads.add(this.#row(actor, scope, event));
   }
 

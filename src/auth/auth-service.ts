@@ -1,6 +1,7 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { WriteInvalidatedCache } from '../db/write-invalidated-cache.ts';
+import { CACHE_POLICIES } from '../caches/cache-policies.ts';
+import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
 import type { WriteWatch } from '../db/write-watch.ts';
 import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
 import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
@@ -37,13 +38,6 @@ export function isTokenExpired(row: TokenLifetime, now = Date.now()): boolean {
   );
 }
 
-/**
- * How long a token or session row read from the database is reused: a
- * revocation made through another replica is seen after this at most (through
- * this process: at once). Expiry is checked on every request.
- */
-export const TOKEN_CACHE_TTL_MS = 1_000;
-
 type IdentityTokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
 type SessionRow = NonNullable<Awaited<ReturnType<typeof findSessionWithUser>>>;
 
@@ -54,14 +48,13 @@ export class AuthService {
   readonly #tokens: WriteInvalidatedCache<IdentityTokenRow | undefined> | undefined;
   readonly #sessions: WriteInvalidatedCache<SessionRow | undefined> | undefined;
 
-  /** With `writes`, token and session rows are cached briefly (dropped on any write to the tables they come from). */
+  /** With `writes`, token and session rows are cached briefly (caches/README.md); expiry is checked on every request. */
   constructor(db: Executor, signer: TokenSigner, writes?: WriteWatch) {
     this.#db = db;
     this.#signer = signer;
-    const options = { ttlMs: TOKEN_CACHE_TTL_MS, maxEntries: 10_000 };
     if (writes) {
-      this.#tokens = new WriteInvalidatedCache(writes, ['identityAccessTokens', 'identities', 'identityOrgMemberships', 'identityUniversalAuths'], options);
-      this.#sessions = new WriteInvalidatedCache(writes, ['userSessions', 'users', 'orgMemberships'], options);
+      this.#tokens = new WriteInvalidatedCache(writes, CACHE_POLICIES.identityTokens);
+      this.#sessions = new WriteInvalidatedCache(writes, CACHE_POLICIES.userSessions);
     }
   }
 
@@ -71,12 +64,12 @@ export class AuthService {
       // A token with a use limit is counted in the database on every use; its row is never reused.
       return { value, expiresAt: value && value.accessTokenNumUsesLimit > 0 ? 0 : undefined };
     };
-    return this.#tokens ? this.#tokens.get(tokenId, load) : load().then((loaded) => loaded.value);
+    return this.#tokens ? this.#tokens.get(this.#db, tokenId, load) : load().then((loaded) => loaded.value);
   }
 
   #findSession(sessionId: string): Promise<SessionRow | undefined> {
     const load = async () => ({ value: await findSessionWithUser(this.#db, sessionId) });
-    return this.#sessions ? this.#sessions.get(sessionId, load) : load().then((loaded) => loaded.value);
+    return this.#sessions ? this.#sessions.get(this.#db, sessionId, load) : load().then((loaded) => loaded.value);
   }
 
   async issueIdentityToken(db: Executor, values: NewIdentityToken): Promise<IssuedToken & { tokenId: string }> {

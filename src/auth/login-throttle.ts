@@ -3,11 +3,11 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { type Kysely, sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { RequestOrigin } from '../actor/actor.ts';
-import type { AuditService } from '../audit/audit-service.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { TooManyRequestsError, UnauthorizedError } from '../errors.ts';
-import { listOrganizationIds } from '../orgs/org-store.ts';
+import { listOrganizationIds } from '../orgs/org-lookup.ts';
+import type { UnitOfWork, WriteContext } from '../services/unit-of-work.ts';
 import { deleteIdleThrottles, deleteThrottle, findThrottles, lockThrottle, type ThrottleRow, updateThrottle } from './login-throttle-store.ts';
 
 export interface LoginThrottleLimits {
@@ -98,30 +98,30 @@ function digest(value: string): string {
  */
 export class LoginThrottle {
   readonly #db: Kysely<DB>;
-  readonly #audit: AuditService;
+  readonly #unitOfWork: UnitOfWork;
   readonly #limits: LoginThrottleLimits;
   readonly #logger: Logger | undefined;
 
-  constructor(db: Kysely<DB>, audit: AuditService, limits: LoginThrottleLimits, logger?: Logger) {
+  constructor(db: Kysely<DB>, unitOfWork: UnitOfWork, limits: LoginThrottleLimits, logger?: Logger) {
     this.#db = db;
-    this.#audit = audit;
+    this.#unitOfWork = unitOfWork;
     this.#limits = limits;
     this.#logger = logger;
   }
 
   /**
    * Decides one login attempt. `prepare` (optional) does the expensive part
-   * outside any transaction (a password hash); `login` runs in a transaction
+   * outside any transaction (a password hash); `login` runs in a unit of work
    * in which the attempts on one credential are taken one at a time, after the
    * lockout check: it throws UnauthorizedError for a wrong credential (what it
-   * wrote is rolled back and the failure counted) or returns what the caller
-   * gets. So no attempt is decided on a count another one is changing, and
+   * wrote and collected is rolled back and the failure counted) or returns what
+   * the caller gets. So no attempt is decided on a count another one is changing, and
    * none succeeds once a lockout has begun.
    */
   async attempt<T, P = undefined>(
     attempt: LoginAttempt,
     origin: RequestOrigin,
-    login: (trx: Executor, prepared: P) => Promise<T>,
+    login: (tx: WriteContext, prepared: P) => Promise<T>,
     prepare?: () => Promise<P>,
   ): Promise<T> {
     const subjects = this.#subjects(attempt, origin);
@@ -129,19 +129,18 @@ export class LoginThrottle {
     // refused early, without a transaction, while a lockout runs
     this.#assertNotLocked(subjects, await findThrottles(this.#db, keys));
     const prepared = (prepare ? await prepare() : undefined) as P;
-    const outcome = await this.#db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${subjects[0]!.key}, 0))`.execute(trx);
-      const rows = await findThrottles(trx, keys);
+    const outcome = await this.#unitOfWork.write(origin, async (tx) => {
+      tx.authorizedBy('a login: the credential it presents is checked here');
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${subjects[0]!.key}, 0))`.execute(tx.db);
+      const rows = await findThrottles(tx.db, keys);
       this.#assertNotLocked(subjects, rows);
-      await sql`SAVEPOINT login_attempt`.execute(trx);
       try {
-        const value = await login(trx, prepared);
-        if (rows.some((row) => row.key === subjects[0]!.key)) await deleteThrottle(trx, subjects[0]!.key);
+        const value = await tx.savepoint(() => login(tx, prepared));
+        if (rows.some((row) => row.key === subjects[0]!.key)) await deleteThrottle(tx.db, subjects[0]!.key);
         return { value };
       } catch (error) {
         if (!(error instanceof UnauthorizedError)) throw error;
-        await sql`ROLLBACK TO SAVEPOINT login_attempt`.execute(trx);
-        await this.#recordFailure(trx, attempt, origin, subjects);
+        await this.#recordFailure(tx, attempt, origin, subjects);
         return { failure: error };
       }
     });
@@ -184,16 +183,16 @@ export class LoginThrottle {
   }
 
   /** Counts the failure for each key, credential first (one lock order everywhere), with the lockouts' audit rows. */
-  async #recordFailure(trx: Executor, attempt: LoginAttempt, origin: RequestOrigin, subjects: Subject[]): Promise<void> {
+  async #recordFailure(tx: WriteContext, attempt: LoginAttempt, origin: RequestOrigin, subjects: Subject[]): Promise<void> {
     const now = new Date();
     for (const subject of subjects) {
-      const { row, lockoutMs } = afterFailure(await lockThrottle(trx, subject.key, now), now, subject.limit, this.#limits);
-      await updateThrottle(trx, row);
-      if (lockoutMs !== undefined) await this.#recordLockout(trx, attempt, origin, subject, row, lockoutMs);
+      const { row, lockoutMs } = afterFailure(await lockThrottle(tx.db, subject.key, now), now, subject.limit, this.#limits);
+      await updateThrottle(tx.db, row);
+      if (lockoutMs !== undefined) await this.#recordLockout(tx, attempt, origin, subject, row, lockoutMs);
     }
   }
 
-  async #recordLockout(trx: Executor, attempt: LoginAttempt, origin: RequestOrigin, subject: Subject, row: ThrottleRow, lockoutMs: number): Promise<void> {
+  async #recordLockout(tx: WriteContext, attempt: LoginAttempt, origin: RequestOrigin, subject: Subject, row: ThrottleRow, lockoutMs: number): Promise<void> {
     const metadata = {
       method: attempt.method,
       scope: subject.scope,
@@ -205,8 +204,9 @@ export class LoginThrottle {
     };
     this.#logger?.warn({ ...metadata, ip: origin.ip }, 'login lockout');
     // A known credential's lockout belongs to its organizations; an address or an unknown credential concerns every one.
-    const known = subject.scope === 'credential' ? await attempt.orgsOfCredential(trx) : [];
-    const orgIds = known.length > 0 ? known : await listOrganizationIds(trx);
-    for (const orgId of orgIds) await this.#audit.recordUnauthenticated(trx, origin, { orgId }, { type: 'login-lockout', metadata });
+    const known = subject.scope === 'credential' ? await attempt.orgsOfCredential(tx.db) : [];
+    const orgIds = known.length > 0 ? known : await listOrganizationIds(tx.db);
+    // the unit's caller is the unauthenticated origin: the entries' actor type is unknownUser
+    for (const orgId of orgIds) tx.audit({ orgId, type: 'login-lockout', metadata });
   }
 }

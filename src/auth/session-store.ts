@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { UserSession } from '../db/schema.ts';
 
 export async function insertUserSession(db: Executor, values: { userId: string; orgId: string; expiresAt: Date }): Promise<UserSession> {

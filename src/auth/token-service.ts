@@ -1,10 +1,10 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { type AuthService, isTokenExpired } from './auth-service.ts';
 import { revokeUserSession } from './session-store.ts';
-import { deleteIdentityToken, findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken } from './token-store.ts';
+import { findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken } from './token-store.ts';
 
 type TokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
 
@@ -36,24 +36,21 @@ export class TokenService {
 
   /** Restarts the token's TTL window; it still ends at its max TTL. */
   async renew(actor: Actor, accessToken: string) {
-    return this.#deps.db.transaction().execute(async (trx) => {
-      const row = await this.#authorize(trx, actor, accessToken);
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const row = await this.#authorize(tx, accessToken);
       const now = Date.now();
-      if (isTokenExpired(row, now)) {
-        await deleteIdentityToken(trx, row.id);
-        throw new UnauthorizedError('Access token has expired and can no longer be renewed');
-      }
-      await renewIdentityToken(trx, row.id, new Date(now));
-      await this.#audit(trx, actor, row, 'renew-identity-access-token');
+      if (isTokenExpired(row, now)) throw new UnauthorizedError('Access token has expired and can no longer be renewed');
+      await renewIdentityToken(tx.db, row.id, new Date(now));
+      auditToken(tx, row, 'renew-identity-access-token');
       return { accessToken, expiresIn: secondsLeft(row, now), accessTokenMaxTTL: row.accessTokenMaxTtl, tokenType: 'Bearer' as const };
     });
   }
 
   async revoke(actor: Actor, accessToken: string) {
-    await this.#deps.db.transaction().execute(async (trx) => {
-      const row = await this.#authorize(trx, actor, accessToken);
-      await revokeIdentityToken(trx, row.id);
-      await this.#audit(trx, actor, row, 'revoke-identity-access-token');
+    await this.#deps.unitOfWork.write(actor, async (tx) => {
+      const row = await this.#authorize(tx, accessToken);
+      await revokeIdentityToken(tx.db, row.id);
+      auditToken(tx, row, 'revoke-identity-access-token');
     });
     return { message: 'Successfully revoked access token' };
   }
@@ -62,10 +59,12 @@ export class TokenService {
   async logout(actor: Actor) {
     if (!actor.tokenId) throw new BadRequestError('This caller has no token to revoke', 'NoToken');
     const tokenId = actor.tokenId;
-    await this.#deps.db.transaction().execute(async (trx) => {
-      if (actor.kind === 'user') await revokeUserSession(trx, tokenId);
-      else await revokeIdentityToken(trx, tokenId);
-      await this.#deps.audit.record(trx, actor, { orgId: actor.orgId }, {
+    await this.#deps.unitOfWork.write(actor, async (tx) => {
+      tx.authorizedBy('the caller ends its own session or token');
+      if (actor.kind === 'user') await revokeUserSession(tx.db, tokenId);
+      else await revokeIdentityToken(tx.db, tokenId);
+      tx.audit({
+        orgId: actor.orgId,
         type: actor.kind === 'user' ? 'logout-user' : 'revoke-identity-access-token',
         metadata: actor.kind === 'user' ? { userId: actor.id, sessionId: tokenId } : { identityId: actor.id, identityAccessTokenId: tokenId },
       });
@@ -74,23 +73,24 @@ export class TokenService {
   }
 
   /** A live identity token row; the caller is its identity, or may manage that identity. */
-  async #authorize(db: Executor, actor: Actor, accessToken: string): Promise<TokenRow> {
+  async #authorize(tx: WriteContext, accessToken: string): Promise<TokenRow> {
     const claims = await this.#auth.verifyToken(accessToken);
     if (claims.authTokenType !== 'identityAccessToken' || !claims.identityAccessTokenId) {
       throw new BadRequestError('Only identity access tokens can be renewed or revoked', 'NotAnIdentityToken');
     }
-    const row = await findIdentityTokenWithOwner(db, claims.identityAccessTokenId);
+    const row = await findIdentityTokenWithOwner(tx.db, claims.identityAccessTokenId);
     if (!row || row.isAccessTokenRevoked || !row.orgId) throw new UnauthorizedError('No valid identity access token found');
-    if (actor.kind === 'identity' && actor.id === row.identityId) return row;
-    await this.#deps.permissions.assertOrgPermission(actor, row.orgId, 'edit', 'identity');
+    const { actor } = tx;
+    if (actor.kind === 'identity' && actor.id === row.identityId) {
+      tx.authorizedBy('the identity that holds the token');
+      return row;
+    }
+    await tx.authorizeOrg({ action: 'edit', subject: 'identity', orgId: row.orgId });
     this.#deps.permissions.assertCanGrantOrgRole(actor, row.orgRole ?? 'admin', 'Failed to manage a more privileged identity');
     return row;
   }
+}
 
-  async #audit(trx: Executor, actor: Actor, row: TokenRow, type: string): Promise<void> {
-    await this.#deps.audit.record(trx, actor, { orgId: row.orgId! }, {
-      type,
-      metadata: { identityId: row.identityId, identityAccessTokenId: row.id },
-    });
-  }
+function auditToken(tx: WriteContext, row: TokenRow, type: string): void {
+  tx.audit({ orgId: row.orgId!, type, metadata: { identityId: row.identityId, identityAccessTokenId: row.id } });
 }

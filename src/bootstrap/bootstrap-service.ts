@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { AuthService } from '../auth/auth-service.ts';
 import { hashPassword } from '../crypto/passwords.ts';
 import type { DB } from '../db/schema.ts';
+import type { UnitOfWork } from '../services/unit-of-work.ts';
 import { BadRequestError } from '../errors.ts';
 import { insertIdentity } from '../identities/identity-store.ts';
 import { insertIdentityOrgMembership, insertOrganization, insertUserOrgMembership } from '../orgs/org-store.ts';
@@ -22,10 +23,12 @@ export const ADMIN_IDENTITY_NAME = 'coffer-admin';
  */
 export class BootstrapService {
   readonly #db: Kysely<DB>;
+  readonly #unitOfWork: UnitOfWork;
   readonly #auth: AuthService;
 
-  constructor(db: Kysely<DB>, auth: AuthService) {
+  constructor(db: Kysely<DB>, unitOfWork: UnitOfWork, auth: AuthService) {
     this.#db = db;
+    this.#unitOfWork = unitOfWork;
     this.#auth = auth;
   }
 
@@ -36,7 +39,9 @@ export class BootstrapService {
 
   async bootstrap(input: BootstrapInput) {
     const passwordHash = await hashPassword(input.password);
-    return this.#db.transaction().execute(async (trx) => {
+    return this.#unitOfWork.write(null, async (tx) => {
+      tx.authorizedBy('the one-time set-up of an instance with no organization');
+      const trx = tx.db;
       const claimed = await trx
         .insertInto('instanceState')
         .values({ id: 1 })

@@ -3,8 +3,8 @@ import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { createRootFolder } from '../folders/folder-lookup.ts';
-import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { toEnvironmentResponse } from './environment-schema.ts';
 import {
   deleteEnvironment,
@@ -38,22 +38,14 @@ export class EnvironmentService {
   }
 
   async create(actor: Actor, projectId: string, input: { name: string; slug: string; position?: number }) {
-    const { db, permissions, audit, changes } = this.#deps;
-    const environment = await db.transaction().execute(async (trx) => {
-      const project = await requireLockedProject(trx, projectId);
-      await permissions.assertProjectPermission(actor, project, 'create', 'environments', undefined, trx);
-      if (await findEnvironmentBySlug(trx, project.id, input.slug)) throw duplicateSlug(input.slug);
-      const position = await this.#claimPosition(trx, project.id, input.position);
-      const created = await createEnvironmentWithRoot(trx, { projectId: project.id, name: input.name, slug: input.slug, position });
-      await audit.record(trx, actor, this.#scope(project), {
-        type: 'create-environment',
-        metadata: { name: created.name, slug: created.slug },
-      });
-      await changes.record(trx, [this.#change(created, 'environment-created')]);
-      return created;
+    return this.#write(actor, projectId, 'create', async (tx, project) => {
+      if (await findEnvironmentBySlug(tx.db, project.id, input.slug)) throw duplicateSlug(input.slug);
+      const position = await this.#claimPosition(tx.db, project.id, input.position);
+      const created = await createEnvironmentWithRoot(tx.db, { projectId: project.id, name: input.name, slug: input.slug, position });
+      tx.audit({ project, type: 'create-environment', metadata: { name: created.name, slug: created.slug } });
+      tx.change(this.#change(created, 'environment-created'));
+      return toEnvironmentResponse(created);
     });
-    changes.committed();
-    return toEnvironmentResponse(environment);
   }
 
   /** The requested position, shifting occupants up by one; else after the last one. */
@@ -65,21 +57,19 @@ export class EnvironmentService {
   }
 
   async update(actor: Actor, projectId: string, environmentId: string, input: { name?: string; slug?: string; position?: number }) {
-    const { db, permissions, audit, changes } = this.#deps;
-    const environment = await db.transaction().execute(async (trx) => {
-      const project = await requireLockedProject(trx, projectId);
-      await permissions.assertProjectPermission(actor, project, 'edit', 'environments', undefined, trx);
-      const current = await this.#requireInProject(trx, project, environmentId);
-      if (input.slug && input.slug !== current.slug && (await findEnvironmentBySlug(trx, project.id, input.slug))) {
+    return this.#write(actor, projectId, 'edit', async (tx, project) => {
+      const current = await this.#requireInProject(tx.db, project, environmentId);
+      if (input.slug && input.slug !== current.slug && (await findEnvironmentBySlug(tx.db, project.id, input.slug))) {
         throw duplicateSlug(input.slug);
       }
-      if (input.position && input.position !== current.position) await this.#makeRoomForMove(trx, current, input.position);
-      const updated = await updateEnvironment(trx, current.id, {
+      if (input.position && input.position !== current.position) await this.#makeRoomForMove(tx.db, current, input.position);
+      const updated = await updateEnvironment(tx.db, current.id, {
         name: input.name || undefined,
         slug: input.slug || undefined,
         position: input.position || undefined,
       });
-      await audit.record(trx, actor, this.#scope(project), {
+      tx.audit({
+        project,
         type: 'update-environment',
         metadata: {
           oldName: current.name,
@@ -90,11 +80,9 @@ export class EnvironmentService {
           newPos: updated.position,
         },
       });
-      await changes.record(trx, [this.#change(updated, 'environment-updated')]);
-      return updated;
+      tx.change(this.#change(updated, 'environment-updated'));
+      return toEnvironmentResponse(updated);
     });
-    changes.committed();
-    return toEnvironmentResponse(environment);
   }
 
   /** Moving to an occupied position shifts the environments in between by one, keeping order stable. */
@@ -114,31 +102,32 @@ export class EnvironmentService {
   }
 
   async delete(actor: Actor, projectId: string, environmentId: string) {
-    const { db, permissions, audit, changes } = this.#deps;
-    const environment = await db.transaction().execute(async (trx) => {
-      const project = await requireLockedProject(trx, projectId);
-      await permissions.assertProjectPermission(actor, project, 'delete', 'environments', undefined, trx);
-      const current = await this.#requireInProject(trx, project, environmentId);
-      await deleteEnvironment(trx, current.id);
-      await audit.record(trx, actor, this.#scope(project), {
-        type: 'delete-environment',
-        metadata: { name: current.name, slug: current.slug },
-      });
-      await changes.record(trx, [this.#change(current, 'environment-deleted')]);
-      return current;
+    return this.#write(actor, projectId, 'delete', async (tx, project) => {
+      const current = await this.#requireInProject(tx.db, project, environmentId);
+      await deleteEnvironment(tx.db, current.id);
+      tx.audit({ project, type: 'delete-environment', metadata: { name: current.name, slug: current.slug } });
+      tx.change(this.#change(current, 'environment-deleted'));
+      return toEnvironmentResponse(current);
     });
-    changes.committed();
-    return toEnvironmentResponse(environment);
+  }
+
+  /** Environment writes lock the project row: positions and slugs of one project change one write at a time. */
+  #write<T>(actor: Actor, projectId: string, action: 'create' | 'edit' | 'delete', work: (tx: WriteContext, project: Project) => Promise<T>): Promise<T> {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await tx.project({ id: projectId }, { lock: true });
+      await tx.authorize({ project, action, subject: 'environments' });
+      return work(tx, project);
+    });
   }
 
   async get(actor: Actor, environmentId: string, projectId?: string) {
-    const { db, permissions } = this.#deps;
+    const { db, permissions, lookups } = this.#deps;
     const environment = await findEnvironmentById(db, environmentId);
     if (!environment || (projectId !== undefined && environment.projectId !== projectId)) {
       throw new NotFoundError(`Environment with ID '${environmentId}' not found`);
     }
-    const project = await requireProject(db, environment.projectId);
-    await permissions.assertProjectPermission(actor, project, 'read', 'environments');
+    const project = await lookups.requireProject(db, { id: environment.projectId });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'environments' });
     return toEnvironmentResponse(environment);
   }
 
@@ -148,10 +137,6 @@ export class EnvironmentService {
       throw new NotFoundError(`Environment with ID '${environmentId}' in project with ID '${project.id}' not found`);
     }
     return environment;
-  }
-
-  #scope(project: Project) {
-    return { orgId: project.orgId, projectId: project.id, projectName: project.name };
   }
 
   #change(environment: Environment, kind: 'environment-created' | 'environment-updated' | 'environment-deleted') {

@@ -5,7 +5,6 @@ import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.
 import { RateLimitError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
-import { requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
 /** The events Infisical's project-events subscription knows. */
@@ -47,7 +46,7 @@ export class ProjectEventService {
 
   /** Checks the caller may read the project's secrets and opens a filtered subscription to its changes. */
   async subscribe(actor: Actor, projectId: string, registrations: EventRegistration[]): Promise<ProjectEventStream> {
-    const project = await requireProject(this.#deps.db, projectId);
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: projectId });
     const permission = await this.#deps.permissions.forProject(actor, project);
     permission.assert('read', 'secrets');
     const key = `${actor.kind}:${actor.id}:${project.id}`;

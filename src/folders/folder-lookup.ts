@@ -2,7 +2,7 @@ import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { findFolderById, findFolderByPath, folderPathSegments, insertRootFolder, listFolderSubtree } from './folder-store.ts';
-import { findEnvironmentById } from '../environments/environment-store.ts';
+import { findEnvironmentById } from '../environments/environment-lookup.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
 
 export function createRootFolder(db: Executor, envId: string): Promise<Folder> {

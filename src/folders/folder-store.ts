@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { Folder } from '../db/schema.ts';
 import { ROOT_FOLDER_NAME } from './secret-path.ts';
 

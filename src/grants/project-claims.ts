@@ -1,12 +1,12 @@
 import type { Actor } from '../actor/actor.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { ProjectClaim } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { ProjectService } from '../projects/project-service.ts';
-import { findProjectBySlug } from '../projects/project-store.ts';
+import { findProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { grantCall } from './grant-schema.ts';
-import { accessChange, grantedBy } from './grant-service.ts';
+import { grantedBy, recordGrant } from './grant-service.ts';
 import {
   deleteClaim,
   findClaimByProjectSlug,
@@ -54,55 +54,46 @@ export class ProjectClaims {
 
   /** The project `claimant` declares: its claim, a new project, or an existing one its namespace has a grant for. */
   async declare(actor: Actor, claimant: Claimant, wanted: { slug: string; name: string }): Promise<{ projectId: string; created: boolean }> {
-    const { db, audit, changes } = this.#deps;
-    await this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'create', 'workspace');
-    try {
-      const result = await db.transaction().execute(async (trx) => {
-        const held = await lockClaimOf(trx, claimant, claimant.name);
+    // two claimants at once: the loser tries again and finds what the winner made
+    const raced = () => new AccessRefusedError('ProjectClaimed', `project '${wanted.slug}' was declared at the same time by another SecretsProject; trying again`);
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        await tx.authorizeOrg({ action: 'create', subject: 'workspace' });
+        const held = await lockClaimOf(tx.db, claimant, claimant.name);
         if (held?.resourceUid === claimant.uid) {
-          if (!(await findGrantFor(trx, held.projectId, claimant))) {
+          if (!(await findGrantFor(tx.db, held.projectId, claimant))) {
             throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${claimant.namespace}' of cluster '${claimant.cluster}' for project '${wanted.slug}' was revoked; nothing is read or changed until a project admin gives one again: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`);
           }
-          return { projectId: held.projectId, created: held.createdProject, fresh: false };
+          return { projectId: held.projectId, created: held.createdProject };
         }
         // the resource was deleted and made again: its former claim no longer stands for it
-        if (held) await deleteClaim(trx, held.projectId);
-        const existing = await findProjectBySlug(trx, actor.orgId, wanted.slug);
-        if (!existing) {
-          const project = await this.#projects.createInTransaction(trx, actor, wanted.name, wanted.slug);
-          await insertClaim(trx, { projectId: project.id, ...claimantRow(claimant), createdProject: true });
-          const grant = await insertGrant(trx, { projectId: project.id, cluster: claimant.cluster, namespace: claimant.namespace, origin: 'created', ...grantedBy(actor) });
-          await audit.record(trx, actor, { orgId: actor.orgId, projectId: project.id, projectName: project.name }, {
-            type: 'create-namespace-grant',
-            metadata: { grantId: grant.id, cluster: grant.cluster, namespace: grant.namespace, origin: grant.origin },
-          });
-          await changes.record(trx, [accessChange(project.id)]);
-          return { projectId: project.id, created: true, fresh: true };
-        }
-        if (!(await findGrantFor(trx, existing.id, claimant))) {
+        if (held) await deleteClaim(tx.db, held.projectId);
+        const existing = await findProject(tx.db, { orgId: actor.orgId, slug: wanted.slug });
+        if (!existing) return this.#create(tx, claimant, wanted);
+        if (!(await findGrantFor(tx.db, existing.id, claimant))) {
           throw new AccessRefusedError(
             'GrantMissing',
             `project '${wanted.slug}' exists and namespace '${claimant.namespace}' of cluster '${claimant.cluster}' has no grant for it; nothing is read or changed. A project admin can give one: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`,
           );
         }
-        const other = await findClaimOfProject(trx, existing.id);
+        const other = await findClaimOfProject(tx.db, existing.id);
         if (other) throw claimedBy(wanted.slug, other);
-        await insertClaim(trx, { projectId: existing.id, ...claimantRow(claimant), createdProject: false });
-        await audit.record(trx, actor, { orgId: existing.orgId, projectId: existing.id, projectName: existing.name }, {
-          type: 'create-project-claim',
-          metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name },
-        });
-        return { projectId: existing.id, created: false, fresh: true };
-      });
-      if (result.fresh) changes.committed();
-      return { projectId: result.projectId, created: result.created };
-    } catch (error) {
-      // two claimants at once: the loser tries again and finds what the winner made
-      if (isUniqueViolation(error, 'projects_slug_key') || isUniqueViolation(error, 'project_claims_pkey') || isUniqueViolation(error, 'project_claims_resource_key')) {
-        throw new AccessRefusedError('ProjectClaimed', `project '${wanted.slug}' was declared at the same time by another SecretsProject; trying again`);
-      }
-      throw error;
-    }
+        await insertClaim(tx.db, { projectId: existing.id, ...claimantRow(claimant), createdProject: false });
+        tx.audit({ project: existing, type: 'create-project-claim', metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name } });
+        return { projectId: existing.id, created: false };
+      },
+      { conflicts: { projects_slug_key: raced, project_claims_pkey: raced, project_claims_resource_key: raced } },
+    );
+  }
+
+  /** A new project for the claimant, its claim, and its namespace's grant (origin `created`). */
+  async #create(tx: WriteContext, claimant: Claimant, wanted: { slug: string; name: string }) {
+    const project = await this.#projects.createInTransaction(tx, wanted.name, wanted.slug);
+    await insertClaim(tx.db, { projectId: project.id, ...claimantRow(claimant), createdProject: true });
+    const grant = await insertGrant(tx.db, { projectId: project.id, cluster: claimant.cluster, namespace: claimant.namespace, origin: 'created', ...grantedBy(tx.actor) });
+    recordGrant(tx, { id: project.id, orgId: tx.actor.orgId, name: project.name }, grant, 'create-namespace-grant');
+    return { projectId: project.id, created: true };
   }
 
   /**
@@ -110,13 +101,15 @@ export class ProjectClaims {
    * project is deleted too, but only if this very claimant created it.
    */
   async release(actor: Actor, claimant: Claimant, deleteProject: boolean): Promise<'deleted' | 'released' | 'none'> {
-    const { db, audit } = this.#deps;
-    const claim = await db.transaction().execute(async (trx) => {
-      const held = await lockClaimOf(trx, claimant, claimant.name);
+    const claim = await this.#deps.unitOfWork.write(actor, async (tx) => {
+      tx.authorizedBy('the claim itself: only the SecretsProject that holds it (same uid) ends it');
+      const held = await lockClaimOf(tx.db, claimant, claimant.name);
       if (!held || held.resourceUid !== claimant.uid) return undefined;
       if (deleteProject && held.createdProject) return held;
-      await deleteClaim(trx, held.projectId);
-      await audit.record(trx, actor, { orgId: actor.orgId, projectId: held.projectId }, {
+      await deleteClaim(tx.db, held.projectId);
+      tx.audit({
+        orgId: actor.orgId,
+        projectId: held.projectId,
         type: 'delete-project-claim',
         metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name },
       });

@@ -3,7 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { translateDatabaseError } from '../db/errors.ts';
+import { translateDatabaseError } from '../services/database-errors.ts';
 import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.ts';
 
 interface ErrorBody {

@@ -1,13 +1,15 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import { NotFoundError } from '../errors.ts';
-import { insertIdentityOrgMembership } from '../orgs/org-store.ts';
+import { addIdentityToOrg } from '../orgs/org-membership-service.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { toIdentityResponse, toOrgIdentityResponse } from './identity-schema.ts';
 import {
   deleteIdentity,
   findIdentityWithOrg,
+  findServiceIdentity,
   insertIdentity,
   listOrgIdentities,
   type OrgIdentity,
@@ -23,13 +25,13 @@ export async function requireActorOrgIdentity(db: Executor, actor: Actor, identi
 }
 
 /**
- * Authorizes an org-level operation on an existing identity: the permission,
- * and the caller's org role must be at least the identity's.
+ * Authorizes a write on an existing identity: the permission, and the
+ * caller's org role must be at least the identity's.
  */
-export async function authorizeIdentityAccess(deps: ServiceDeps, db: Executor, actor: Actor, identityId: string, action: Action) {
-  const identity = await requireActorOrgIdentity(db, actor, identityId);
-  await deps.permissions.assertOrgPermission(actor, identity.orgId, action, 'identity');
-  deps.permissions.assertCanGrantOrgRole(actor, identity.role, 'Failed to manage a more privileged identity');
+export async function authorizeIdentityAccess(deps: ServiceDeps, tx: WriteContext, identityId: string, action: Action) {
+  const identity = await requireActorOrgIdentity(tx.db, tx.actor, identityId);
+  await tx.authorizeOrg({ action, subject: 'identity', orgId: identity.orgId });
+  deps.permissions.assertCanGrantOrgRole(tx.actor, identity.role, 'Failed to manage a more privileged identity');
   return identity;
 }
 
@@ -42,39 +44,37 @@ export class IdentityService {
   }
 
   async create(actor: Actor, input: { name: string; organizationId: string; role: string }) {
-    const { db, permissions, audit } = this.#deps;
-    await permissions.assertOrgPermission(actor, input.organizationId, 'create', 'identity');
-    permissions.assertCanGrantOrgRole(actor, input.role, 'Failed to create a more privileged identity');
-    return db.transaction().execute(async (trx) => {
-      const identity = await insertIdentity(trx, { name: input.name, authMethod: null });
-      await insertIdentityOrgMembership(trx, { orgId: input.organizationId, identityId: identity.id, role: input.role });
-      await audit.record(trx, actor, { orgId: input.organizationId }, {
-        type: 'create-identity',
-        metadata: { identityId: identity.id, name: identity.name, role: input.role },
-      });
+    const { permissions } = this.#deps;
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      await tx.authorizeOrg({ action: 'create', subject: 'identity', orgId: input.organizationId });
+      permissions.assertCanGrantOrgRole(actor, input.role, 'Failed to create a more privileged identity');
+      const identity = await insertIdentity(tx.db, { name: input.name, authMethod: null });
+      await addIdentityToOrg(tx.db, { orgId: input.organizationId, identityId: identity.id, role: input.role });
+      tx.audit({ orgId: input.organizationId, type: 'create-identity', metadata: { identityId: identity.id, name: identity.name, role: input.role } });
       return toIdentityResponse(identity);
     });
   }
 
   async list(actor: Actor, orgId: string) {
-    await this.#deps.permissions.assertOrgPermission(actor, orgId, 'read', 'identity');
+    await this.#deps.permissions.assertOrg({ actor, orgId, action: 'read', subject: 'identity' });
     return (await listOrgIdentities(this.#deps.db, orgId)).map(toOrgIdentityResponse);
   }
 
   async get(actor: Actor, identityId: string) {
     const identity = await requireActorOrgIdentity(this.#deps.db, actor, identityId);
-    await this.#deps.permissions.assertOrgPermission(actor, identity.orgId, 'read', 'identity');
+    await this.#deps.permissions.assertOrg({ actor, orgId: identity.orgId, action: 'read', subject: 'identity' });
     return toOrgIdentityResponse(identity);
   }
 
   async update(actor: Actor, identityId: string, changes: { name?: string; role?: string }) {
-    const { db, permissions, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const current = await authorizeIdentityAccess(this.#deps, trx, actor, identityId, 'edit');
+    const { permissions } = this.#deps;
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const current = await authorizeIdentityAccess(this.#deps, tx, identityId, 'edit');
       if (changes.role) permissions.assertCanGrantOrgRole(actor, changes.role, 'Failed to update identity to a more privileged role');
-      const updated = changes.name ? await updateIdentity(trx, current.id, { name: changes.name }) : current;
-      if (changes.role) await updateIdentityOrgRole(trx, current.id, changes.role);
-      await audit.record(trx, actor, { orgId: current.orgId }, {
+      const updated = changes.name ? await updateIdentity(tx.db, current.id, { name: changes.name }) : current;
+      if (changes.role) await updateIdentityOrgRole(tx.db, current.id, changes.role);
+      tx.audit({
+        orgId: current.orgId,
         type: 'update-identity',
         metadata: { identityId: current.id, name: updated.name, ...(changes.role ? { role: changes.role } : {}) },
       });
@@ -82,12 +82,27 @@ export class IdentityService {
     });
   }
 
+  /**
+   * A machine identity the service itself acts as (the in-process operator),
+   * created once per organization with the given org role; not audited, as no
+   * caller asked for it.
+   */
+  async ensureServiceIdentity(orgId: string, name: string, role: string): Promise<{ id: string; name: string; role: string }> {
+    const existing = await findServiceIdentity(this.#deps.db, orgId, name);
+    if (existing) return existing;
+    return this.#deps.unitOfWork.write(null, async (tx) => {
+      tx.authorizedBy('the service itself, at start');
+      const identity = await insertIdentity(tx.db, { name, authMethod: 'service' });
+      await addIdentityToOrg(tx.db, { orgId, identityId: identity.id, role });
+      return { id: identity.id, name: identity.name, role };
+    });
+  }
+
   async delete(actor: Actor, identityId: string) {
-    const { db, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const current = await authorizeIdentityAccess(this.#deps, trx, actor, identityId, 'delete');
-      await deleteIdentity(trx, current.id);
-      await audit.record(trx, actor, { orgId: current.orgId }, { type: 'delete-identity', metadata: { identityId: current.id, name: current.name } });
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const current = await authorizeIdentityAccess(this.#deps, tx, identityId, 'delete');
+      await deleteIdentity(tx.db, current.id);
+      tx.audit({ orgId: current.orgId, type: 'delete-identity', metadata: { identityId: current.id, name: current.name } });
       return toIdentityResponse(current);
     });
   }

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { Identity } from '../db/schema.ts';
 
 export async function insertIdentity(db: Executor, values: { name: string; authMethod: string | null }): Promise<Identity> {
@@ -52,4 +52,16 @@ export async function updateIdentityOrgRole(db: Executor, identityId: string, ro
 
 export async function deleteIdentity(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('identities').where('id', '=', id).execute();
+}
+
+/** The organization's service identity of this name (authMethod `service`), with its org role. */
+export async function findServiceIdentity(db: Executor, orgId: string, name: string): Promise<{ id: string; name: string; role: string } | undefined> {
+  return db
+    .selectFrom('identities as i')
+    .innerJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')
+    .select(['i.id', 'i.name', 'm.role'])
+    .where('m.orgId', '=', orgId)
+    .where('i.name', '=', name)
+    .where('i.authMethod', '=', 'service')
+    .executeTakeFirst();
 }

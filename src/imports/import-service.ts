@@ -1,13 +1,13 @@
 import type { Actor } from '../actor/actor.ts';
+import { projectScope } from '../audit/audit-service.ts';
 import type { Change } from '../changes/change-feed.ts';
 import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project } from '../db/schema.ts';
-import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { folderLocation, requireFolder } from '../folders/folder-lookup.ts';
+import { folderLocation } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
-import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { MAX_IMPORT_DEPTH, toSecretImportResponse } from './import-schema.ts';
 import {
   deleteImport,
@@ -107,28 +107,25 @@ export class ImportService {
 
   async create(actor: Actor, input: ImportLocation & { source: { environment: string; path: string }; isReplication?: boolean }) {
     if (input.isReplication) throw new BadRequestError('Secret replication is not supported', 'ReplicationNotSupported');
-    const { db, audit, changes } = this.#deps;
-    const created = await db.transaction().execute(async (trx) => {
-      const destination = await this.#destination(trx, actor, input, 'create');
-      const source = await this.#resolveSource(trx, destination.project, input.source);
-      await this.#assertAcceptable(trx, destination, source);
-      const position = (await maxImportPosition(trx, destination.folder.id)) + 1;
-      const { id } = await insertImport(trx, {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const destination = await this.#destination(tx, input, 'create');
+      const source = await this.#resolveSource(tx.db, destination.project, input.source);
+      await this.#assertAcceptable(tx.db, destination, source);
+      const position = (await maxImportPosition(tx.db, destination.folder.id)) + 1;
+      const { id } = await insertImport(tx.db, {
         folderId: destination.folder.id,
         importEnv: source.environment.id,
         importPath: source.path,
         position,
       });
-      const row = (await findImportById(trx, id))!;
-      await audit.record(trx, actor, this.#scope(destination.project), {
+      tx.audit({
+        project: destination.project,
         type: 'create-secret-import',
         metadata: { secretImportId: id, folderId: destination.folder.id, ...this.#endpoints(destination, source) },
       });
-      await changes.record(trx, [this.#change(destination)]);
-      return row;
+      tx.change(this.#change(destination));
+      return toSecretImportResponse((await findImportById(tx.db, id))!);
     });
-    changes.committed();
-    return toSecretImportResponse(created);
   }
 
   async update(
@@ -136,29 +133,27 @@ export class ImportService {
     importId: string,
     input: ImportLocation & { changes: { environment?: string; path?: string; position?: number } },
   ) {
-    const { db, audit, changes } = this.#deps;
-    const { row, changed } = await db.transaction().execute(async (trx) => {
-      const destination = await this.#destination(trx, actor, input, 'edit');
-      const current = await this.#requireInFolder(trx, importId, destination);
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const destination = await this.#destination(tx, input, 'edit');
+      const current = await this.#requireInFolder(tx.db, importId, destination);
       const previous = sourceOf(current);
-      const source = await this.#resolveSource(trx, destination.project, {
+      const source = await this.#resolveSource(tx.db, destination.project, {
         environment: input.changes.environment ?? previous.environment,
         path: input.changes.path ?? previous.path,
       });
       const sourceChanged = placeKey(source) !== placeKey(previous);
-      if (sourceChanged) await this.#assertAcceptable(trx, destination, source);
-      const position = await this.#makeRoomAt(trx, current, input.changes.position);
+      if (sourceChanged) await this.#assertAcceptable(tx.db, destination, source);
+      const position = await this.#makeRoomAt(tx.db, current, input.changes.position);
       const changed = sourceChanged || position !== current.position;
-      if (changed) await updateImport(trx, current.id, { importEnv: source.environment.id, importPath: source.path, position });
-      await audit.record(trx, actor, this.#scope(destination.project), {
+      if (changed) await updateImport(tx.db, current.id, { importEnv: source.environment.id, importPath: source.path, position });
+      tx.audit({
+        project: destination.project,
         type: 'update-secret-import',
         metadata: { secretImportId: current.id, folderId: current.folderId, position, ...this.#endpoints(destination, source) },
       });
-      if (changed) await changes.record(trx, [this.#change(destination)]);
-      return { row: (await findImportById(trx, current.id))!, changed };
+      if (changed) tx.change(this.#change(destination));
+      return toSecretImportResponse((await findImportById(tx.db, current.id))!);
     });
-    if (changed) changes.committed();
-    return toSecretImportResponse(row);
   }
 
   /** Shifts the imports between the current and the requested position (clamped to the last) by one; returns the new position. */
@@ -171,28 +166,29 @@ export class ImportService {
   }
 
   async delete(actor: Actor, importId: string, input: ImportLocation) {
-    const { db, audit, changes } = this.#deps;
-    const deleted = await db.transaction().execute(async (trx) => {
-      const destination = await this.#destination(trx, actor, input, 'delete');
-      const current = await this.#requireInFolder(trx, importId, destination);
-      await deleteImport(trx, current.id);
-      await shiftImportPositions(trx, current.folderId, current.position + 1, null, -1);
-      await audit.record(trx, actor, this.#scope(destination.project), {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const destination = await this.#destination(tx, input, 'delete');
+      const current = await this.#requireInFolder(tx.db, importId, destination);
+      await deleteImport(tx.db, current.id);
+      await shiftImportPositions(tx.db, current.folderId, current.position + 1, null, -1);
+      tx.audit({
+        project: destination.project,
         type: 'delete-secret-import',
         metadata: { secretImportId: current.id, folderId: current.folderId, ...this.#endpoints(destination, sourceOf(current)) },
       });
-      await changes.record(trx, [this.#change(destination)]);
-      return current;
+      tx.change(this.#change(destination));
+      return toSecretImportResponse(current);
     });
-    changes.committed();
-    return toSecretImportResponse(deleted);
   }
 
   async list(actor: Actor, input: ImportLocation) {
-    const { db, audit } = this.#deps;
-    const destination = await this.#destination(db, actor, input, 'read');
+    const { db, audit, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: input.projectId });
+    const path = normalizeSecretPath(input.path);
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: input.environment, secretPath: path } });
+    const destination = await this.#folderOf(db, project, input.environment, path);
     const rows = await listImportsOfFolder(db, destination.folder.id);
-    await audit.recordRead(db, actor, this.#scope(destination.project), {
+    await audit.recordRead(db, actor, projectScope(destination.project), {
       type: 'get-secret-imports',
       metadata: { environment: destination.environment.slug, folderId: destination.folder.id, numberOfImports: rows.length },
     });
@@ -200,12 +196,13 @@ export class ImportService {
   }
 
   async get(actor: Actor, importId: string) {
-    const { db, permissions, audit } = this.#deps;
+    const { db, permissions, audit, lookups } = this.#deps;
     const row = await findImportById(db, importId);
     if (!row) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
-    const project = await requireProject(db, row.projectId);
-    await permissions.assertProjectPermission(actor, project, 'read', 'secrets', await folderLocation(db, row.folderId));
-    await audit.recordRead(db, actor, this.#scope(project), {
+    const project = await lookups.requireProject(db, { id: row.projectId });
+    const { environment, secretPath } = await folderLocation(db, row.folderId);
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment, secretPath } });
+    await audit.recordRead(db, actor, projectScope(project), {
       type: 'get-secret-import',
       metadata: { secretImportId: row.id, folderId: row.folderId },
     });
@@ -213,12 +210,17 @@ export class ImportService {
   }
 
   /** The destination folder; writes lock the project row, so import changes in a project are serialized. */
-  async #destination(db: Executor, actor: Actor, location: ImportLocation, action: Action): Promise<Destination> {
-    const project = action === 'read' ? await requireProject(db, location.projectId) : await requireLockedProject(db, location.projectId);
+  async #destination(tx: WriteContext, location: ImportLocation, action: Exclude<Action, 'read'>): Promise<Destination> {
+    const project = await tx.project({ id: location.projectId }, { lock: true });
     const path = normalizeSecretPath(location.path);
-    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'secrets', { environment: location.environment, secretPath: path }, db);
-    const environment = await requireEnvironment(db, project.id, location.environment);
-    const folder = await requireFolder(db, environment, path);
+    await tx.authorize({ project, action, subject: 'secrets', where: { environment: location.environment, secretPath: path } });
+    return this.#folderOf(tx.db, project, location.environment, path);
+  }
+
+  async #folderOf(db: Executor, project: Project, environmentSlug: string, path: string): Promise<Destination> {
+    const { lookups } = this.#deps;
+    const environment = await lookups.requireEnvironment(db, project.id, environmentSlug);
+    const folder = await lookups.requireFolder(db, environment, path);
     return { project, environment, folder, path };
   }
 
@@ -226,7 +228,7 @@ export class ImportService {
   async #resolveSource(db: Executor, project: Project, source: { environment: string | Place['environment']; path: string }): Promise<Place> {
     const path = normalizeSecretPath(source.path);
     const environment =
-      typeof source.environment === 'string' ? await requireEnvironment(db, project.id, source.environment) : source.environment;
+      typeof source.environment === 'string' ? await this.#deps.lookups.requireEnvironment(db, project.id, source.environment) : source.environment;
     return { environment, path };
   }
 
@@ -270,10 +272,6 @@ export class ImportService {
       importToEnvironment: destination.environment.slug,
       importToSecretPath: destination.path,
     };
-  }
-
-  #scope(project: Project) {
-    return { orgId: project.orgId, projectId: project.id, projectName: project.name };
   }
 
   #change(destination: Destination): Change {

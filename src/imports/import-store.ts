@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { SecretImport } from '../db/schema.ts';
 
 /** An import row with its source environment's name and slug, and the project both belong to. */

@@ -3,8 +3,8 @@ import type { Executor } from '../db/database.ts';
 import type { IntegrationAuth, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Action } from '../permissions/permission-service.ts';
-import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { IntegrationAuthCipher } from './integration-auth-cipher.ts';
 import {
   deleteIntegrationAuths,
@@ -14,7 +14,7 @@ import {
   setIntegrationAuthCredentials,
 } from './integration-auth-store.ts';
 import { INTEGRATION_SLUGS, KUBERNETES_INTEGRATION, toIntegrationAuthResponse } from './integration-schema.ts';
-import { auditScope, integrationChanges } from './integration-scope.ts';
+import { integrationChanges } from './integration-scope.ts';
 import { listIntegrationsOfAuths } from './integration-store.ts';
 
 export interface AccessTokenInput {
@@ -36,12 +36,12 @@ function assertKnownIntegration(integration: string): void {
  * The project's "kubernetes" integration auth, created (without credentials)
  * when missing. Callers hold the project row lock, so concurrent calls agree.
  */
-export async function ensureKubernetesAuthIn(deps: ServiceDeps, trx: Executor, actor: Actor, project: Project): Promise<IntegrationAuth> {
-  const [existing] = await listIntegrationAuthsOfProject(trx, project.id, KUBERNETES_INTEGRATION);
+export async function ensureKubernetesAuthIn(tx: WriteContext, project: Project): Promise<IntegrationAuth> {
+  const [existing] = await listIntegrationAuthsOfProject(tx.db, project.id, KUBERNETES_INTEGRATION);
   if (existing) return existing;
-  await deps.permissions.assertProjectPermission(actor, project, 'create', 'integrations', undefined, trx);
-  const created = await insertIntegrationAuth(trx, { projectId: project.id, integration: KUBERNETES_INTEGRATION });
-  await deps.audit.record(trx, actor, auditScope(project), { type: 'authorize-integration', metadata: { integration: KUBERNETES_INTEGRATION } });
+  await tx.authorize({ project, action: 'create', subject: 'integrations' });
+  const created = await insertIntegrationAuth(tx.db, { projectId: project.id, integration: KUBERNETES_INTEGRATION });
+  tx.audit({ project, type: 'authorize-integration', metadata: { integration: KUBERNETES_INTEGRATION } });
   return created;
 }
 
@@ -56,48 +56,45 @@ export class IntegrationAuthService {
   /** Stores a provider's access token (and id, refresh token, role) as a new integration auth. */
   async createWithAccessToken(actor: Actor, input: AccessTokenInput) {
     assertKnownIntegration(input.integration);
-    const { db, audit, keyring } = this.#deps;
-    const auth = await db.transaction().execute(async (trx) => {
-      const project = await this.#authorize(trx, actor, input.projectId, 'create');
-      const inserted = await insertIntegrationAuth(trx, {
+    const { keyring } = this.#deps;
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await this.#authorize(tx, input.projectId, 'create');
+      const inserted = await insertIntegrationAuth(tx.db, {
         projectId: project.id,
         integration: input.integration,
         url: input.url ?? null,
         namespace: input.namespace ?? null,
       });
       const cipher = new IntegrationAuthCipher(keyring, project);
-      const sealed = await setIntegrationAuthCredentials(trx, inserted.id, {
+      const sealed = await setIntegrationAuthCredentials(tx.db, inserted.id, {
         encryptedAccess: cipher.seal(inserted.id, 'access', input.accessToken),
         encryptedAccessId: cipher.seal(inserted.id, 'access-id', input.accessId),
         encryptedRefresh: cipher.seal(inserted.id, 'refresh', input.refreshToken),
         encryptedAwsAssumeIamRoleArn: cipher.seal(inserted.id, 'aws-assume-iam-role-arn', input.awsAssumeIamRoleArn),
       });
-      await audit.record(trx, actor, auditScope(project), { type: 'authorize-integration', metadata: { integration: input.integration } });
-      return sealed;
+      tx.audit({ project, type: 'authorize-integration', metadata: { integration: input.integration } });
+      return toIntegrationAuthResponse(sealed);
     });
-    return toIntegrationAuthResponse(auth);
   }
 
   async getById(actor: Actor, authId: string) {
-    const { db } = this.#deps;
-    const auth = await this.#require(db, authId);
-    await this.#authorize(db, actor, auth.projectId, 'read');
+    const auth = await this.#require(this.#deps.db, authId);
+    await this.#authorizeRead(actor, auth.projectId);
     return toIntegrationAuthResponse(auth);
   }
 
   async listOfProject(actor: Actor, projectId: string) {
-    const { db } = this.#deps;
-    const project = await this.#authorize(db, actor, projectId, 'read');
-    return (await listIntegrationAuthsOfProject(db, project.id)).map(toIntegrationAuthResponse);
+    const project = await this.#authorizeRead(actor, projectId);
+    return (await listIntegrationAuthsOfProject(this.#deps.db, project.id)).map(toIntegrationAuthResponse);
   }
 
   /** Deletes one auth and, with it, its integrations. */
   async delete(actor: Actor, authId: string) {
-    const [deleted] = await this.#deleteAll(actor, async (trx) => {
-      const found = await this.#require(trx, authId);
-      const project = await this.#authorize(trx, actor, found.projectId, 'delete');
+    const [deleted] = await this.#deleteAll(actor, async (tx) => {
+      const found = await this.#require(tx.db, authId);
+      const project = await this.#authorize(tx, found.projectId, 'delete');
       // read again under the project lock: a concurrent delete may have won
-      return { project, auths: [await this.#require(trx, authId)] };
+      return { project, auths: [await this.#require(tx.db, authId)] };
     });
     return deleted!;
   }
@@ -105,43 +102,45 @@ export class IntegrationAuthService {
   /** Deletes every auth of one integration type in a project, and their integrations. */
   async deleteByType(actor: Actor, input: { projectId: string; integration: string }) {
     assertKnownIntegration(input.integration);
-    return this.#deleteAll(actor, async (trx) => {
-      const project = await this.#authorize(trx, actor, input.projectId, 'delete');
-      return { project, auths: await listIntegrationAuthsOfProject(trx, project.id, input.integration) };
+    return this.#deleteAll(actor, async (tx) => {
+      const project = await this.#authorize(tx, input.projectId, 'delete');
+      return { project, auths: await listIntegrationAuthsOfProject(tx.db, project.id, input.integration) };
     });
   }
 
   /** For the in-process operator: the project's "kubernetes" auth, created if missing. */
   async ensureKubernetesAuth(actor: Actor, projectId: string): Promise<{ id: string }> {
-    const auth = await this.#deps.db.transaction().execute(async (trx) => {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
       // the project lock makes concurrent calls wait for the first one's auth
-      const project = await this.#authorize(trx, actor, projectId, 'read', true);
-      return ensureKubernetesAuthIn(this.#deps, trx, actor, project);
+      const project = await this.#authorize(tx, projectId, 'read');
+      const auth = await ensureKubernetesAuthIn(tx, project);
+      return { id: auth.id };
     });
-    return { id: auth.id };
   }
 
-  async #deleteAll(actor: Actor, select: (trx: Executor) => Promise<{ project: Project; auths: IntegrationAuth[] }>) {
-    const { db, audit, changes } = this.#deps;
-    const { auths, changed } = await db.transaction().execute(async (trx) => {
-      const { project, auths } = await select(trx);
+  async #deleteAll(actor: Actor, select: (tx: WriteContext) => Promise<{ project: Project; auths: IntegrationAuth[] }>) {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const { project, auths } = await select(tx);
       const ids = auths.map((auth) => auth.id);
-      const cascaded = await listIntegrationsOfAuths(trx, ids);
-      await deleteIntegrationAuths(trx, ids);
-      for (const auth of auths) {
-        await audit.record(trx, actor, auditScope(project), { type: 'unauthorize-integration', metadata: { integration: auth.integration } });
-      }
-      await changes.record(trx, integrationChanges(cascaded));
-      return { auths, changed: cascaded.length > 0 };
+      const cascaded = await listIntegrationsOfAuths(tx.db, ids);
+      await deleteIntegrationAuths(tx.db, ids);
+      for (const auth of auths) tx.audit({ project, type: 'unauthorize-integration', metadata: { integration: auth.integration } });
+      tx.change(...integrationChanges(cascaded));
+      return auths.map(toIntegrationAuthResponse);
     });
-    if (changed) changes.committed();
-    return auths.map(toIntegrationAuthResponse);
   }
 
-  /** The project (locked for writes, or when asked) after the permission check on integrations. */
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action, lock = action !== 'read'): Promise<Project> {
-    const project = lock ? await requireLockedProject(db, projectId) : await requireProject(db, projectId);
-    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'integrations', undefined, db);
+  /** The project, locked (writes on its integrations are serialized), after the permission check on integrations. */
+  async #authorize(tx: WriteContext, projectId: string, action: Action): Promise<Project> {
+    const project = await tx.project({ id: projectId }, { lock: true });
+    await tx.authorize({ project, action, subject: 'integrations' });
+    return project;
+  }
+
+  async #authorizeRead(actor: Actor, projectId: string): Promise<Project> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: projectId });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'integrations' });
     return project;
   }
 

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { IntegrationAuth } from '../db/schema.ts';
 
 /** The sealed credential columns; null clears one. */

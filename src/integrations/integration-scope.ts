@@ -1,5 +1,4 @@
 import type { Change } from '../changes/change-feed.ts';
-import type { Project } from '../db/schema.ts';
 import type { Target } from './integration-inputs.ts';
 import type { IntegrationRow } from './integration-store.ts';
 
@@ -26,10 +25,6 @@ export function integrationChanges(sources: IntegrationSource[]): Change[] {
   const seen = new Map<string, Change>();
   for (const source of sources) seen.set(`${source.envId}:${source.secretPath}`, integrationChange(source));
   return [...seen.values()];
-}
-
-export function auditScope(project: Project) {
-  return { orgId: project.orgId, projectId: project.id, projectName: project.name };
 }
 
 /** The entries whose value is neither null nor undefined (the reference's `shake`). */

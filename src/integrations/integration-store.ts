@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { Environment, Integration } from '../db/schema.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */

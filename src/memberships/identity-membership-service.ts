@@ -1,12 +1,12 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { findOrgIdentity } from '../identities/identity-store.ts';
 import type { Action } from '../permissions/permission-rules.ts';
-import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
+import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext, WriteOptions } from '../services/unit-of-work.ts';
 import { assertCanGrant, assertCanManage, prepareRoles } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
 import {
@@ -33,59 +33,59 @@ export class IdentityMembershipService {
   }
 
   async add(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
-    const { db, permissions } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'create');
-      const identity = await findOrgIdentity(trx, project.orgId, identityId);
-      if (!identity) throw new NotFoundError(`Identity with ID '${identityId}' not found in this organization`);
-      const roles = await prepareRoles(trx, project.id, assignments);
-      assertCanGrant(permissions, held, roles.rules);
-      const membership = await insertIdentityMembership(trx, project.id, identity.id).catch((error: unknown) => {
-        throw isUniqueViolation(error, 'identity_project_memberships_identity_key')
-          ? new BadRequestError(`Identity with ID '${identity.id}' already exists in project with ID '${project.id}'`, 'AlreadyMember')
-          : error;
-      });
-      await replaceMembershipRoles(trx, 'identity', membership.id, roles.rows);
-      await this.#audit(trx, actor, project, 'create-identity-project-membership', identity.id, assignments);
-      return toMembershipResponse(membership);
-    });
+    const { permissions } = this.#deps;
+    const alreadyMember = () => new BadRequestError(`Identity with ID '${identityId}' already exists in project with ID '${projectId}'`, 'AlreadyMember');
+    return this.#write(
+      actor,
+      projectId,
+      'create',
+      async (tx, project, held) => {
+        const identity = await findOrgIdentity(tx.db, project.orgId, identityId);
+        if (!identity) throw new NotFoundError(`Identity with ID '${identityId}' not found in this organization`);
+        const roles = await prepareRoles(tx.db, project.id, assignments);
+        assertCanGrant(permissions, held, roles.rules);
+        const membership = await insertIdentityMembership(tx.db, project.id, identity.id);
+        await replaceMembershipRoles(tx.db, 'identity', membership.id, roles.rows);
+        auditMembership(tx, project, 'create-identity-project-membership', identity.id, assignments);
+        return toMembershipResponse(membership);
+      },
+      { identity_project_memberships_identity_key: alreadyMember },
+    );
   }
 
   async list(actor: Actor, projectId: string) {
     const { db } = this.#deps;
-    const { project } = await this.#authorize(db, actor, projectId, 'read');
+    const project = await this.#authorizeRead(actor, projectId);
     return this.#withRoles(db, await listIdentityMemberships(db, project.id));
   }
 
   async get(actor: Actor, projectId: string, identityId: string) {
     const { db } = this.#deps;
-    const { project } = await this.#authorize(db, actor, projectId, 'read');
+    const project = await this.#authorizeRead(actor, projectId);
     const [membership] = await this.#withRoles(db, [await this.#requireMembership(db, project, identityId)]);
     return membership!;
   }
 
   async updateRoles(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
-    const { db, permissions } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'edit');
-      const membership = await this.#requireMembership(trx, project, identityId);
-      await assertCanManage(permissions, held, trx, 'identity', membership.id);
-      const roles = await prepareRoles(trx, project.id, assignments);
+    const { permissions } = this.#deps;
+    return this.#write(actor, projectId, 'edit', async (tx, project, held) => {
+      const membership = await this.#requireMembership(tx.db, project, identityId);
+      await assertCanManage(permissions, held, tx.db, 'identity', membership.id);
+      const roles = await prepareRoles(tx.db, project.id, assignments);
       assertCanGrant(permissions, held, roles.rules);
-      await replaceMembershipRoles(trx, 'identity', membership.id, roles.rows);
-      await this.#audit(trx, actor, project, 'update-identity-project-membership', identityId, assignments);
-      return ((await rolesOfMemberships(trx, 'identity', [membership.id])).get(membership.id) ?? []).map(toMembershipRoleResponse);
+      await replaceMembershipRoles(tx.db, 'identity', membership.id, roles.rows);
+      auditMembership(tx, project, 'update-identity-project-membership', identityId, assignments);
+      return ((await rolesOfMemberships(tx.db, 'identity', [membership.id])).get(membership.id) ?? []).map(toMembershipRoleResponse);
     });
   }
 
   async remove(actor: Actor, projectId: string, identityId: string) {
-    const { db, permissions } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'delete');
-      const membership = await this.#requireMembership(trx, project, identityId);
-      await assertCanManage(permissions, held, trx, 'identity', membership.id);
-      await deleteIdentityMembership(trx, membership.id);
-      await this.#audit(trx, actor, project, 'delete-identity-project-membership', identityId, []);
+    const { permissions } = this.#deps;
+    return this.#write(actor, projectId, 'delete', async (tx, project, held) => {
+      const membership = await this.#requireMembership(tx.db, project, identityId);
+      await assertCanManage(permissions, held, tx.db, 'identity', membership.id);
+      await deleteIdentityMembership(tx.db, membership.id);
+      auditMembership(tx, project, 'delete-identity-project-membership', identityId, []);
       return plain(membership);
     });
   }
@@ -99,11 +99,29 @@ export class IdentityMembershipService {
     }));
   }
 
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action) {
-    const project = action === 'read' ? await requireProject(db, projectId) : await requireLockedProject(db, projectId);
-    const held = await this.#deps.permissions.forProject(actor, project, db);
-    held.assert(action, 'identity');
-    return { project, held };
+  async #authorizeRead(actor: Actor, projectId: string): Promise<Project> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: projectId });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'identity' });
+    return project;
+  }
+
+  /** Membership writes lock the project row; `held` is what the caller may do there (to grant no more than that). */
+  #write<T>(
+    actor: Actor,
+    projectId: string,
+    action: Exclude<Action, 'read'>,
+    work: (tx: WriteContext, project: Project, held: PermissionSet) => Promise<T>,
+    conflicts: WriteOptions['conflicts'] = {},
+  ): Promise<T> {
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await tx.project({ id: projectId }, { lock: true });
+        return work(tx, project, await tx.authorize({ project, action, subject: 'identity' }));
+      },
+      { conflicts },
+    );
   }
 
   async #requireMembership(db: Executor, project: Project, identityId: string): Promise<IdentityMembershipRow> {
@@ -111,11 +129,8 @@ export class IdentityMembershipService {
     if (!membership) throw new NotFoundError(`Identity with ID '${identityId}' is not a member of project with ID '${project.id}'`);
     return membership;
   }
+}
 
-  async #audit(trx: Executor, actor: Actor, project: Project, type: string, identityId: string, assignments: RoleAssignment[]) {
-    await this.#deps.audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
-      type,
-      metadata: { identityId, roles: assignments.map((assignment) => assignment.role) },
-    });
-  }
+function auditMembership(tx: WriteContext, project: Project, type: string, identityId: string, assignments: RoleAssignment[]): void {
+  tx.audit({ project, type, metadata: { identityId, roles: assignments.map((assignment) => assignment.role) } });
 }

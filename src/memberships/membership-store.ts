@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { ProjectMembershipRole } from '../db/schema.ts';
 import type { MemberKind } from '../permissions/permission-store.ts';
 import type { TemporaryAccess } from '../permissions/temporary-access.ts';

@@ -1,11 +1,11 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Action } from '../permissions/permission-rules.ts';
-import { requireLockedProject, requireProject } from '../projects/project-lookup.ts';
+import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext, WriteOptions } from '../services/unit-of-work.ts';
 import { findOrgUsers } from '../users/user-store.ts';
 import { assertCanGrant, assertCanManage, prepareRoles } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
@@ -27,33 +27,32 @@ export class UserMembershipService {
   }
 
   async add(actor: Actor, projectId: string, input: { emails: string[]; usernames: string[]; roleSlugs?: string[] }) {
-    const { db, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'create');
-      const users = await this.#requireOrgUsers(trx, project, input.emails, input.usernames);
-      const roles = await prepareRoles(trx, project.id, (input.roleSlugs ?? ['member']).map((role) => ({ role, isTemporary: false as const })));
+    let adding: { email: string } | undefined;
+    const alreadyMember = () => new BadRequestError(`User '${adding?.email}' is already a member of this project`, 'AlreadyMember');
+    return this.#write(actor, projectId, 'create', async (tx, project, held) => {
+      const users = await this.#requireOrgUsers(tx.db, project, input.emails, input.usernames);
+      const roles = await prepareRoles(tx.db, project.id, (input.roleSlugs ?? ['member']).map((role) => ({ role, isTemporary: false as const })));
       assertCanGrant(this.#deps.permissions, held, roles.rules);
       const memberships = [];
       for (const user of users) {
-        const membership = await insertUserMembership(trx, project.id, user.id).catch((error: unknown) => {
-          throw isUniqueViolation(error, 'project_memberships_user_key')
-            ? new BadRequestError(`User '${user.email}' is already a member of this project`, 'AlreadyMember')
-            : error;
-        });
-        await replaceMembershipRoles(trx, 'user', membership.id, roles.rows);
+        adding = user;
+        const membership = await insertUserMembership(tx.db, project.id, user.id);
+        await replaceMembershipRoles(tx.db, 'user', membership.id, roles.rows);
         memberships.push(membership);
       }
-      await audit.record(trx, actor, scopeOf(project), {
+      tx.audit({
+        project,
         type: 'add-workspace-members',
         metadata: { userIds: users.map((user) => user.id), emails: users.map((user) => user.email), roles: input.roleSlugs ?? ['member'] },
       });
       return memberships.map(toMembershipResponse);
-    });
+    }, { project_memberships_user_key: alreadyMember });
   }
 
   async list(actor: Actor, projectId: string) {
-    const { db } = this.#deps;
-    const { project } = await this.#authorize(db, actor, projectId, 'read');
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: projectId });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'member' });
     const memberships = await listUserMemberships(db, project.id);
     const roles = await rolesOfMemberships(db, 'user', memberships.map((membership) => membership.id));
     return memberships.map((membership) => ({
@@ -64,43 +63,50 @@ export class UserMembershipService {
   }
 
   async updateRoles(actor: Actor, projectId: string, membershipId: string, assignments: RoleAssignment[]) {
-    const { db, audit, permissions } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'edit');
-      const membership = await this.#requireMembership(trx, project, membershipId);
-      await assertCanManage(permissions, held, trx, 'user', membership.id);
-      const roles = await prepareRoles(trx, project.id, assignments);
+    const { permissions } = this.#deps;
+    return this.#write(actor, projectId, 'edit', async (tx, project, held) => {
+      const membership = await this.#requireMembership(tx.db, project, membershipId);
+      await assertCanManage(permissions, held, tx.db, 'user', membership.id);
+      const roles = await prepareRoles(tx.db, project.id, assignments);
       assertCanGrant(permissions, held, roles.rules);
-      await replaceMembershipRoles(trx, 'user', membership.id, roles.rows);
-      await audit.record(trx, actor, scopeOf(project), {
+      await replaceMembershipRoles(tx.db, 'user', membership.id, roles.rows);
+      tx.audit({
+        project,
         type: 'update-user-workspace-role',
         metadata: { userId: membership.userId, email: membership.email, roles: assignments.map((assignment) => assignment.role) },
       });
-      return ((await rolesOfMemberships(trx, 'user', [membership.id])).get(membership.id) ?? []).map(toMembershipRoleResponse);
+      return ((await rolesOfMemberships(tx.db, 'user', [membership.id])).get(membership.id) ?? []).map(toMembershipRoleResponse);
     });
   }
 
   async remove(actor: Actor, projectId: string, membershipId: string) {
-    const { db, audit, permissions } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, held } = await this.#authorize(trx, actor, projectId, 'delete');
-      const membership = await this.#requireMembership(trx, project, membershipId);
-      await assertCanManage(permissions, held, trx, 'user', membership.id);
-      await deleteUserMembership(trx, membership.id);
-      await audit.record(trx, actor, scopeOf(project), {
-        type: 'remove-workspace-member',
-        metadata: { userId: membership.userId, email: membership.email },
-      });
+    const { permissions } = this.#deps;
+    return this.#write(actor, projectId, 'delete', async (tx, project, held) => {
+      const membership = await this.#requireMembership(tx.db, project, membershipId);
+      await assertCanManage(permissions, held, tx.db, 'user', membership.id);
+      await deleteUserMembership(tx.db, membership.id);
+      tx.audit({ project, type: 'remove-workspace-member', metadata: { userId: membership.userId, email: membership.email } });
       const { id, userId, createdAt, updatedAt } = membership;
       return toMembershipResponse({ id, userId, projectId: project.id, createdAt, updatedAt });
     });
   }
 
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action) {
-    const project = action === 'read' ? await requireProject(db, projectId) : await requireLockedProject(db, projectId);
-    const held = await this.#deps.permissions.forProject(actor, project, db);
-    held.assert(action, 'member');
-    return { project, held };
+  /** Membership writes lock the project row; `held` is what the caller may do there (to grant no more than that). */
+  #write<T>(
+    actor: Actor,
+    projectId: string,
+    action: Exclude<Action, 'read'>,
+    work: (tx: WriteContext, project: Project, held: PermissionSet) => Promise<T>,
+    conflicts: WriteOptions['conflicts'] = {},
+  ): Promise<T> {
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await tx.project({ id: projectId }, { lock: true });
+        return work(tx, project, await tx.authorize({ project, action, subject: 'member' }));
+      },
+      { conflicts },
+    );
   }
 
   async #requireOrgUsers(db: Executor, project: Project, emails: string[], usernames: string[]) {
@@ -117,8 +123,4 @@ export class UserMembershipService {
     if (!membership) throw new NotFoundError(`Project membership with ID '${membershipId}' not found`);
     return membership;
   }
-}
-
-function scopeOf(project: Project) {
-  return { orgId: project.orgId, projectId: project.id, projectName: project.name };
 }

@@ -1,6 +1,15 @@
 import type { Actor } from '../actor/actor.ts';
+import type { Executor } from '../db/database.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { listOrgUserMemberships } from './org-store.ts';
+import { acceptInvite, insertIdentityOrgMembership, inviteUserToOrg, listOrgUserMemberships } from './org-store.ts';
+
+/** Invitations are made and accepted by users/invite-service.ts, in its writes. */
+export { acceptInvite, inviteUserToOrg };
+
+/** Makes a new machine identity a member of an organization, in the caller's write. */
+export async function addIdentityToOrg(db: Executor, membership: { orgId: string; identityId: string; role: string }): Promise<void> {
+  await insertIdentityOrgMembership(db, membership);
+}
 
 /** Op 16: the users of an organization, for user and identity callers alike. */
 export class OrgMembershipService {
@@ -11,7 +20,7 @@ export class OrgMembershipService {
   }
 
   async listUsers(actor: Actor, orgId: string) {
-    await this.#deps.permissions.assertOrgPermission(actor, orgId, 'read', 'member');
+    await this.#deps.permissions.assertOrg({ actor, orgId, action: 'read', subject: 'member' });
     const rows = await listOrgUserMemberships(this.#deps.db, orgId);
     return rows.map((row) => ({
       id: row.id,

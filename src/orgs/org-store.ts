@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { Organization } from '../db/schema.ts';
 
 export async function insertOrganization(db: Executor, values: { name: string; slug: string }): Promise<Organization> {

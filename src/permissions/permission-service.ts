@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { WriteInvalidatedCache } from '../db/write-invalidated-cache.ts';
+import { CACHE_POLICIES } from '../caches/cache-policies.ts';
+import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
 import type { WriteWatch } from '../db/write-watch.ts';
 import { ForbiddenError, PermissionDeniedError } from '../errors.ts';
 import {
@@ -48,33 +49,34 @@ export class PermissionSet {
   }
 }
 
-/** Tables whose writes may change what someone may do in a project. */
-const ACCESS_TABLES = [
-  'projects',
-  'identities',
-  'users',
-  'projectMemberships',
-  'identityProjectMemberships',
-  'projectMembershipRoles',
-  'projectRoles',
-  'identityProjectAdditionalPrivileges',
-];
-
-/**
- * How long a project permission set read outside a transaction is reused: a
- * change made through another replica is seen after this at most (through this
- * process: at once). A temporary grant starting or ending ends the entry then.
- */
-export const PERMISSION_CACHE_TTL_MS = 1_000;
-
 const ADMIN = new PermissionSet(ADMIN_PROJECT_RULES);
+
+/** One project permission check, by name: who, where, what, on what, and (for secrets, folders and imports) at which environment and path. */
+export interface ProjectPermission {
+  actor: Actor;
+  project: { id: string; orgId: string };
+  action: Action;
+  subject: ProjectSubject;
+  /** The environment and secret path the action happens at (rules may be narrowed to them). */
+  where?: PermissionConditions;
+  /** A transaction to read through: a mutation decides on what it has locked. */
+  db?: Executor;
+}
+
+/** One organization permission check, by name. */
+export interface OrgPermission {
+  actor: Actor;
+  orgId: string;
+  action: Action;
+  subject: OrgSubject;
+}
 
 /**
  * Decides what an actor may do: org admins everything in their organization;
  * everyone else what their active project roles and additional privileges
  * grant. Read from the database for every check inside a transaction (so a
- * mutation decides on what it has locked), and at most PERMISSION_CACHE_TTL_MS
- * old outside one; expired temporary access stops at once either way.
+ * mutation decides on what it has locked), and cached outside one
+ * (caches/README.md); expired temporary access stops at once either way.
  */
 export class PermissionService {
   readonly #db: Kysely<DB>;
@@ -83,8 +85,8 @@ export class PermissionService {
 
   constructor(db: Kysely<DB>, writes?: WriteWatch) {
     this.#db = db;
-    this.#cache = writes && new WriteInvalidatedCache(writes, ACCESS_TABLES, { ttlMs: PERMISSION_CACHE_TTL_MS, maxEntries: 10_000 });
-    writes?.onWrite(ACCESS_TABLES, () => this.#accessVersion++);
+    this.#cache = writes && new WriteInvalidatedCache(writes, CACHE_POLICIES.permissions);
+    writes?.onWrite(CACHE_POLICIES.permissions.tables, () => this.#accessVersion++);
   }
 
   /**
@@ -101,8 +103,7 @@ export class PermissionService {
     assertSameOrg(actor, project.orgId);
     if (actor.orgRole === 'admin') return ADMIN;
     const load = () => this.#load(db, actor, project.id);
-    const permissions =
-      this.#cache && !db.isTransaction ? await this.#cache.get(`${actor.kind}:${actor.id}:${project.id}`, load) : (await load()).value;
+    const permissions = this.#cache ? await this.#cache.get(db, `${actor.kind}:${actor.id}:${project.id}`, load) : (await load()).value;
     if (!permissions) throw new ForbiddenError(`You are not a member of the project with ID '${project.id}'`, 'ForbiddenError');
     return permissions;
   }
@@ -114,15 +115,11 @@ export class PermissionService {
     return { value: new PermissionSet(rules, changesAt), expiresAt: changesAt };
   }
 
-  async assertProjectPermission(
-    actor: Actor,
-    project: { id: string; orgId: string },
-    action: Action,
-    subject: ProjectSubject,
-    conditions?: PermissionConditions,
-    db?: Executor,
-  ): Promise<void> {
-    (await this.forProject(actor, project, db)).assert(action, subject, conditions);
+  /** The check passes or throws 403; answers the actor's permissions in the project for further checks. */
+  async assertProject(check: ProjectPermission): Promise<PermissionSet> {
+    const permissions = await this.forProject(check.actor, check.project, check.db);
+    permissions.assert(check.action, check.subject, check.where);
+    return permissions;
   }
 
   async forOrg(actor: Actor, orgId: string): Promise<PermissionSet> {
@@ -130,8 +127,8 @@ export class PermissionService {
     return new PermissionSet(orgRoleRules(actor.orgRole));
   }
 
-  async assertOrgPermission(actor: Actor, orgId: string, action: Action, subject: OrgSubject): Promise<void> {
-    (await this.forOrg(actor, orgId)).assert(action, subject);
+  async assertOrg(check: OrgPermission): Promise<void> {
+    (await this.forOrg(check.actor, check.orgId)).assert(check.action, check.subject);
   }
 
   /** Nobody hands out an org role above their own. */

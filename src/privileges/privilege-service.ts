@@ -1,15 +1,14 @@
 import { randomInt } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { IdentityAdditionalPrivilege, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { assertCanManage } from '../memberships/membership-roles.ts';
 import { findIdentityMembership } from '../memberships/membership-store.ts';
-import type { Action, PermissionRule } from '../permissions/permission-rules.ts';
+import type { PermissionRule } from '../permissions/permission-rules.ts';
 import { PERMANENT, type TemporaryAccess, temporaryAccess } from '../permissions/temporary-access.ts';
-import { requireProjectBySlug } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { toPrivilegeResponse } from './privilege-schema.ts';
 import { deletePrivilege, findPrivilege, insertPrivilege, listPrivileges, type PrivilegeValues, updatePrivilege } from './privilege-store.ts';
 
@@ -47,79 +46,78 @@ export class PrivilegeService {
 
   async create(actor: Actor, target: PrivilegeTarget, input: TemporaryInput & { slug?: string; rules: PermissionRule[] }) {
     const access = accessOf(input);
-    return this.#write(actor, target, input.rules, 'create-identity-additional-privilege', async (trx, membershipId) => {
-      const slug = input.slug ?? randomSlug();
-      return insertPrivilege(trx, membershipId, { slug, permissions: input.rules, ...access }).catch((error: unknown) => {
-        throw isUniqueViolation(error) ? new BadRequestError('Additional privilege of provided slug exist', 'DuplicatePrivilegeSlug') : error;
-      });
-    });
+    return this.#write(actor, target, input.rules, 'create-identity-additional-privilege', (tx, membershipId) =>
+      insertPrivilege(tx.db, membershipId, { slug: input.slug ?? randomSlug(), permissions: input.rules, ...access }),
+    );
   }
 
   async update(actor: Actor, target: PrivilegeTarget & { privilegeSlug: string }, changes: TemporaryInput & { slug?: string; rules?: PermissionRule[] }) {
-    return this.#write(actor, target, changes.rules ?? [], 'update-identity-additional-privilege', async (trx, membershipId) => {
-      const current = await requirePrivilege(trx, membershipId, target);
+    return this.#write(actor, target, changes.rules ?? [], 'update-identity-additional-privilege', async (tx, membershipId) => {
+      const current = await requirePrivilege(tx.db, membershipId, target);
       const values: Partial<PrivilegeValues> = {};
       if (changes.slug) values.slug = changes.slug;
       if (changes.rules) values.permissions = changes.rules;
       if (changes.isTemporary !== undefined) Object.assign(values, accessOf(changes));
       if (Object.keys(values).length === 0) return current;
-      return updatePrivilege(trx, current.id, values).catch((error: unknown) => {
-        throw isUniqueViolation(error) ? new BadRequestError('Additional privilege of provided slug exist', 'DuplicatePrivilegeSlug') : error;
-      });
+      return updatePrivilege(tx.db, current.id, values);
     });
   }
 
   async delete(actor: Actor, target: PrivilegeTarget & { privilegeSlug: string }) {
-    return this.#write(actor, target, [], 'delete-identity-additional-privilege', async (trx, membershipId) => {
-      const current = await requirePrivilege(trx, membershipId, target);
-      await deletePrivilege(trx, current.id);
+    return this.#write(actor, target, [], 'delete-identity-additional-privilege', async (tx, membershipId) => {
+      const current = await requirePrivilege(tx.db, membershipId, target);
+      await deletePrivilege(tx.db, current.id);
       return current;
     });
   }
 
   /** Op 17: reading a privilege needs edit on `identity`, as in the reference. */
   async get(actor: Actor, target: PrivilegeTarget & { privilegeSlug: string }) {
-    const { db } = this.#deps;
-    const { membershipId } = await this.#authorize(db, actor, target, 'edit');
-    return toPrivilegeResponse(await requirePrivilege(db, membershipId, target));
+    const { db, permissions } = this.#deps;
+    const project = await this.#deps.lookups.requireProject(db, { orgId: actor.orgId, slug: target.projectSlug });
+    await permissions.assertProject({ actor, project, action: 'edit', subject: 'identity' });
+    return toPrivilegeResponse(await requirePrivilege(db, await requireMembershipId(db, project, target), target));
   }
 
   async list(actor: Actor, target: PrivilegeTarget) {
-    const { db } = this.#deps;
-    const { membershipId } = await this.#authorize(db, actor, target, 'read');
-    return (await listPrivileges(db, membershipId)).map(toPrivilegeResponse);
+    const { db, permissions } = this.#deps;
+    const project = await this.#deps.lookups.requireProject(db, { orgId: actor.orgId, slug: target.projectSlug });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'identity' });
+    return (await listPrivileges(db, await requireMembershipId(db, project, target))).map(toPrivilegeResponse);
   }
 
   /** Edits need edit on `identity`, at least the identity's current permissions, and at least the rules granted. */
-  async #write(
+  #write(
     actor: Actor,
     target: PrivilegeTarget,
     rules: PermissionRule[],
     event: string,
-    work: (trx: Executor, membershipId: string) => Promise<IdentityAdditionalPrivilege>,
+    work: (tx: WriteContext, membershipId: string) => Promise<IdentityAdditionalPrivilege>,
   ) {
-    const { db, permissions, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const { project, membershipId, held } = await this.#authorize(trx, actor, target, 'edit');
-      await assertCanManage(permissions, held, trx, 'identity', membershipId);
-      permissions.assertCovers(held, rules, 'Failed to grant a privilege beyond your own permissions');
-      const privilege = await work(trx, membershipId);
-      await audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
-        type: event,
-        metadata: { identityId: target.identityId, privilegeId: privilege.id, slug: privilege.slug },
-      });
-      return toPrivilegeResponse(privilege);
-    });
+    const { permissions } = this.#deps;
+    const duplicate = () => new BadRequestError('Additional privilege of provided slug exist', 'DuplicatePrivilegeSlug');
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await tx.project({ orgId: actor.orgId, slug: target.projectSlug });
+        const held = await tx.authorize({ project, action: 'edit', subject: 'identity' });
+        const membershipId = await requireMembershipId(tx.db, project, target);
+        await assertCanManage(permissions, held, tx.db, 'identity', membershipId);
+        permissions.assertCovers(held, rules, 'Failed to grant a privilege beyond your own permissions');
+        const privilege = await work(tx, membershipId);
+        tx.audit({ project, type: event, metadata: { identityId: target.identityId, privilegeId: privilege.id, slug: privilege.slug } });
+        return toPrivilegeResponse(privilege);
+      },
+      { conflicts: { identity_project_additional_privileges_slug_key: duplicate } },
+    );
   }
+}
 
-  async #authorize(db: Executor, actor: Actor, target: PrivilegeTarget, action: Action): Promise<{ project: Project; membershipId: string; held: Awaited<ReturnType<ServiceDeps['permissions']['forProject']>> }> {
-    const project = await requireProjectBySlug(db, actor.orgId, target.projectSlug);
-    const held = await this.#deps.permissions.forProject(actor, project, db);
-    held.assert(action, 'identity');
-    const membership = await findIdentityMembership(db, project.id, target.identityId);
-    if (!membership) throw new NotFoundError(`Failed to find identity with id ${target.identityId}`);
-    return { project, membershipId: membership.id, held };
-  }
+/** The identity's membership of the project; 404 when it is none. */
+async function requireMembershipId(db: Executor, project: Project, target: PrivilegeTarget): Promise<string> {
+  const membership = await findIdentityMembership(db, project.id, target.identityId);
+  if (!membership) throw new NotFoundError(`Failed to find identity with id ${target.identityId}`);
+  return membership.id;
 }
 
 async function requirePrivilege(db: Executor, membershipId: string, target: PrivilegeTarget & { privilegeSlug: string }) {

@@ -1,14 +1,13 @@
 import { randomInt } from 'node:crypto';
 import slugify from '@sindresorhus/slugify';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import { createEnvironmentWithRoot } from '../environments/environment-service.ts';
 import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-store.ts';
 import { BadRequestError } from '../errors.ts';
 import { assertRootKeyCurrent } from '../installation/root-key.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { requireLockedProject, requireProject, requireProjectBySlug } from './project-lookup.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
+import type { ProjectReference } from './project-lookup.ts';
 import { toProjectResponse, toProjectWithEnvironments } from './project-schema.ts';
 import {
   addIdentityProjectAdmin,
@@ -36,6 +35,10 @@ export function generateProjectSlug(name: string): string {
   return `${base}-${suffix}`;
 }
 
+function duplicateSlug(slug: string): BadRequestError {
+  return new BadRequestError(`A project with the slug '${slug}' already exists in this organization`, 'DuplicateSlug');
+}
+
 export class ProjectService {
   readonly #deps: ServiceDeps;
 
@@ -43,50 +46,42 @@ export class ProjectService {
     this.#deps = deps;
   }
 
+  /** A project with the default environments; a generated slug that another project took is generated again. */
   async create(actor: Actor, input: { projectName: string; slug?: string }) {
-    await this.#deps.permissions.assertOrgPermission(actor, actor.orgId, 'create', 'workspace');
-    for (let attempt = 1; ; attempt++) {
-      const slug = input.slug ?? generateProjectSlug(input.projectName);
-      try {
-        return await this.#createWithSlug(actor, input.projectName, slug);
-      } catch (error) {
-        if (!isUniqueViolation(error, 'projects_slug_key')) throw error;
-        if (input.slug || attempt >= GENERATED_SLUG_ATTEMPTS) {
-          throw new BadRequestError(`A project with the slug '${slug}' already exists in this organization`, 'DuplicateSlug');
-        }
-      }
-    }
-  }
-
-  async #createWithSlug(actor: Actor, name: string, slug: string) {
-    return this.#deps.db.transaction().execute((trx) => this.createInTransaction(trx, actor, name, slug));
+    let slug = input.slug;
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        await tx.authorizeOrg({ action: 'create', subject: 'workspace' });
+        slug = input.slug ?? generateProjectSlug(input.projectName);
+        return this.createInTransaction(tx, input.projectName, slug);
+      },
+      {
+        retry: { on: input.slug ? [] : ['projects_slug_key'], attempts: GENERATED_SLUG_ATTEMPTS },
+        conflicts: { projects_slug_key: () => duplicateSlug(slug!) },
+      },
+    );
   }
 
   /**
-   * The creation itself, in the caller's transaction (the operator creates a
+   * The creation itself, in the caller's unit of work (the operator creates a
    * project together with its claim and grant). The caller checked the org
    * permission; a taken slug fails with the unique violation projects_slug_key.
    */
-  async createInTransaction(trx: Executor, actor: Actor, name: string, slug: string) {
-    const { keyring, audit } = this.#deps;
-    await assertRootKeyCurrent(trx, keyring);
-    const created = await insertProject(trx, { name, slug, orgId: actor.orgId });
-    await setProjectDataKey(trx, created.id, keyring.createProjectKey(created.id));
+  async createInTransaction(tx: WriteContext, name: string, slug: string) {
+    const { keyring } = this.#deps;
+    const { actor } = tx;
+    await assertRootKeyCurrent(tx.db, keyring);
+    const created = await insertProject(tx.db, { name, slug, orgId: actor.orgId });
+    await setProjectDataKey(tx.db, created.id, keyring.createProjectKey(created.id));
     const environments = [];
     for (const environment of DEFAULT_ENVIRONMENTS) {
-      environments.push(await createEnvironmentWithRoot(trx, { projectId: created.id, ...environment }));
+      environments.push(await createEnvironmentWithRoot(tx.db, { projectId: created.id, ...environment }));
     }
-    await this.#addCreatorAsAdmin(trx, actor, created.id);
-    await audit.record(trx, actor, { orgId: actor.orgId, projectId: created.id, projectName: name }, {
-      type: 'create-project',
-      metadata: { projectId: created.id, name, slug },
-    });
+    if (actor.kind === 'identity') await addIdentityProjectAdmin(tx.db, created.id, actor.id);
+    else await addUserProjectAdmin(tx.db, created.id, actor.id);
+    tx.audit({ project: created, type: 'create-project', metadata: { projectId: created.id, name, slug } });
     return toProjectWithEnvironments(created, environments);
-  }
-
-  async #addCreatorAsAdmin(trx: Executor, actor: Actor, projectId: string): Promise<void> {
-    if (actor.kind === 'identity') await addIdentityProjectAdmin(trx, projectId, actor.id);
-    else await addUserProjectAdmin(trx, projectId, actor.id);
   }
 
   async list(actor: Actor) {
@@ -98,18 +93,20 @@ export class ProjectService {
   }
 
   async get(actor: Actor, projectId: string) {
-    const project = await requireProject(this.#deps.db, projectId);
-    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'workspace');
-    return toProjectWithEnvironments(project, await listEnvironments(this.#deps.db, project.id));
+    return this.#read(actor, { id: projectId });
+  }
+
+  async getBySlug(actor: Actor, slug: string) {
+    return this.#read(actor, { orgId: actor.orgId, slug });
   }
 
   async update(actor: Actor, projectId: string, changes: { name?: string; autoCapitalization?: boolean }) {
-    const { db, permissions, audit } = this.#deps;
-    return db.transaction().execute(async (trx) => {
-      const project = await requireLockedProject(trx, projectId);
-      await permissions.assertProjectPermission(actor, project, 'edit', 'settings', undefined, trx);
-      const updated = await updateProject(trx, project.id, changes);
-      await audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: updated.name }, {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await tx.project({ id: projectId }, { lock: true });
+      await tx.authorize({ project, action: 'edit', subject: 'settings' });
+      const updated = await updateProject(tx.db, project.id, changes);
+      tx.audit({
+        project: updated,
         type: 'update-project',
         metadata: {
           projectId: project.id,
@@ -124,28 +121,22 @@ export class ProjectService {
   }
 
   async delete(actor: Actor, projectId: string) {
-    const { db, permissions, audit, changes, keyring } = this.#deps;
-    const deleted = await db.transaction().execute(async (trx) => {
-      const project = await requireLockedProject(trx, projectId);
-      await permissions.assertProjectPermission(actor, project, 'delete', 'workspace', undefined, trx);
-      await deleteProject(trx, project.id);
-      await audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
-        type: 'delete-project',
-        metadata: { projectId: project.id, name: project.name, slug: project.slug },
-      });
-      await changes.record(trx, [
-        { projectId: project.id, environmentId: null, environmentSlug: null, secretPath: null, kind: 'project-deleted' },
-      ]);
-      return project;
+    const { keyring } = this.#deps;
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await tx.project({ id: projectId }, { lock: true });
+      await tx.authorize({ project, action: 'delete', subject: 'workspace' });
+      await deleteProject(tx.db, project.id);
+      tx.audit({ project, type: 'delete-project', metadata: { projectId: project.id, name: project.name, slug: project.slug } });
+      tx.change({ projectId: project.id, environmentId: null, environmentSlug: null, secretPath: null, kind: 'project-deleted' });
+      tx.afterCommit(() => keyring.forgetProject(project.id));
+      return toProjectResponse(project);
     });
-    keyring.forgetProject(deleted.id);
-    changes.committed();
-    return toProjectResponse(deleted);
   }
 
-  async getBySlug(actor: Actor, slug: string) {
-    const project = await requireProjectBySlug(this.#deps.db, actor.orgId, slug);
-    await this.#deps.permissions.assertProjectPermission(actor, project, 'read', 'workspace');
-    return toProjectWithEnvironments(project, await listEnvironments(this.#deps.db, project.id));
+  async #read(actor: Actor, reference: ProjectReference) {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, reference);
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'workspace' });
+    return toProjectWithEnvironments(project, await listEnvironments(db, project.id));
   }
 }

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { Project } from '../db/schema.ts';
 
 export async function insertProject(db: Executor, values: { name: string; slug: string; orgId: string }): Promise<Project> {

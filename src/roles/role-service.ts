@@ -1,11 +1,10 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Project, ProjectRole } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { type Action, isBuiltInProjectRole, type PermissionRule } from '../permissions/permission-rules.ts';
-import { requireProjectByIdOrSlug } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { builtInRoleResponses, toRoleResponse } from './role-schema.ts';
 import { deleteRole, findRoleById, findRolesBySlugs, insertRole, isRoleAssigned, listRoles, type RoleValues, updateRole } from './role-store.ts';
 
@@ -28,53 +27,47 @@ export class RoleService {
 
   async create(actor: Actor, projectRef: string, input: RoleInput) {
     assertCustomSlug(input.slug);
-    const role = await this.#write(input.slug, async (trx) => {
-      const project = await this.#authorize(trx, actor, projectRef, 'create', input.permissions);
-      const created = await insertRole(trx, project.id, { ...input, description: input.description ?? null });
-      await this.#audit(trx, actor, project, 'create-project-role', created);
+    return this.#write(actor, projectRef, 'create', input.permissions, input.slug, async (tx, project) => {
+      const created = await insertRole(tx.db, project.id, { ...input, description: input.description ?? null });
+      auditRole(tx, project, 'create-project-role', created);
       return created;
     });
-    return toRoleResponse(role);
   }
 
   async update(actor: Actor, projectRef: string, roleId: string, changes: Partial<RoleInput>) {
     if (changes.slug !== undefined) assertCustomSlug(changes.slug);
-    const role = await this.#write(changes.slug, async (trx) => {
-      const project = await this.#authorize(trx, actor, projectRef, 'edit', changes.permissions ?? []);
-      const current = await requireRole(trx, project, roleId);
+    return this.#write(actor, projectRef, 'edit', changes.permissions ?? [], changes.slug, async (tx, project) => {
+      const current = await requireRole(tx.db, project, roleId);
       const values: Partial<RoleValues> = { ...changes, description: changes.description };
       if (values.description === undefined) delete values.description;
       if (Object.values(values).every((value) => value === undefined)) return current;
-      const updated = await updateRole(trx, current.id, values);
-      await this.#audit(trx, actor, project, 'update-project-role', updated);
+      const updated = await updateRole(tx.db, current.id, values);
+      auditRole(tx, project, 'update-project-role', updated);
       return updated;
     });
-    return toRoleResponse(role);
   }
 
   async delete(actor: Actor, projectRef: string, roleId: string) {
-    const role = await this.#deps.db.transaction().execute(async (trx) => {
-      const project = await this.#authorize(trx, actor, projectRef, 'delete', []);
-      const current = await requireRole(trx, project, roleId);
-      if (await isRoleAssigned(trx, current.id)) {
+    return this.#write(actor, projectRef, 'delete', [], undefined, async (tx, project) => {
+      const current = await requireRole(tx.db, project, roleId);
+      if (await isRoleAssigned(tx.db, current.id)) {
         throw new BadRequestError(`Role '${current.slug}' is assigned to project members; change their roles first`, 'RoleInUse');
       }
-      await deleteRole(trx, current.id);
-      await this.#audit(trx, actor, project, 'delete-project-role', current);
+      await deleteRole(tx.db, current.id);
+      auditRole(tx, project, 'delete-project-role', current);
       return current;
     });
-    return toRoleResponse(role);
   }
 
   async list(actor: Actor, projectRef: string) {
     const { db } = this.#deps;
-    const project = await this.#authorize(db, actor, projectRef, 'read', []);
+    const project = await this.#authorizeRead(actor, projectRef);
     return [...builtInRoleResponses(project), ...(await listRoles(db, project.id)).map(toRoleResponse)];
   }
 
   async getBySlug(actor: Actor, projectRef: string, slug: string) {
     const { db } = this.#deps;
-    const project = await this.#authorize(db, actor, projectRef, 'read', []);
+    const project = await this.#authorizeRead(actor, projectRef);
     const builtIn = builtInRoleResponses(project).find((role) => role.slug === slug);
     if (builtIn) return builtIn;
     const [role] = await findRolesBySlugs(db, project.id, [slug]);
@@ -82,33 +75,38 @@ export class RoleService {
     return toRoleResponse(role);
   }
 
-  /** Permission on `role`, and (for writes) the rules must not exceed the caller's own. */
-  async #authorize(db: Executor, actor: Actor, projectRef: string, action: Action, rules: PermissionRule[]): Promise<Project> {
-    const { permissions } = this.#deps;
-    const project = await requireProjectByIdOrSlug(db, actor.orgId, projectRef);
-    const held = await permissions.forProject(actor, project, db);
-    held.assert(action, 'role');
-    permissions.assertCovers(held, rules, ESCALATION);
+  async #authorizeRead(actor: Actor, projectRef: string): Promise<Project> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { orgId: actor.orgId, idOrSlug: projectRef });
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'role' });
     return project;
   }
 
-  async #write(slug: string | undefined, work: (trx: Executor) => Promise<ProjectRole>): Promise<ProjectRole> {
-    try {
-      return await this.#deps.db.transaction().execute(work);
-    } catch (error) {
-      if (slug !== undefined && isUniqueViolation(error, 'project_roles_slug_key')) {
-        throw new BadRequestError(`A role with the slug '${slug}' already exists in this project`, 'DuplicateRoleSlug');
-      }
-      throw error;
-    }
+  /** Permission on `role`, and the rules written must not exceed the caller's own; a slug the project has is a 400. */
+  #write(
+    actor: Actor,
+    projectRef: string,
+    action: Exclude<Action, 'read'>,
+    rules: PermissionRule[],
+    slug: string | undefined,
+    work: (tx: WriteContext, project: Project) => Promise<ProjectRole>,
+  ) {
+    const duplicate = () => new BadRequestError(`A role with the slug '${slug}' already exists in this project`, 'DuplicateRoleSlug');
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await tx.project({ orgId: actor.orgId, idOrSlug: projectRef });
+        const held = await tx.authorize({ project, action, subject: 'role' });
+        this.#deps.permissions.assertCovers(held, rules, ESCALATION);
+        return toRoleResponse(await work(tx, project));
+      },
+      { conflicts: slug === undefined ? {} : { project_roles_slug_key: duplicate } },
+    );
   }
+}
 
-  async #audit(trx: Executor, actor: Actor, project: Project, type: string, role: ProjectRole): Promise<void> {
-    await this.#deps.audit.record(trx, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
-      type,
-      metadata: { roleId: role.id, slug: role.slug, name: role.name },
-    });
-  }
+function auditRole(tx: WriteContext, project: Project, type: string, role: ProjectRole): void {
+  tx.audit({ project, type, metadata: { roleId: role.id, slug: role.slug, name: role.name } });
 }
 
 function assertCustomSlug(slug: string): void {

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Secret } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
 import { secretChangesFor } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
-import { auditScope, resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
+import { resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
 import { personalOwner } from './secret-service.ts';
 import {
   deletePersonalOverrides,
@@ -63,12 +63,13 @@ export class SecretBatchService {
 
   async createMany(actor: Actor, location: SecretLocation, items: BatchCreateItem[]): Promise<RawSecret[]> {
     const keys = uniqueKeys(items.map((item) => item.secretKey));
-    return this.#run(actor, location, 'create', 'create-secrets', async (trx, scope) => {
+    return this.#run(actor, location, 'create', 'create-secrets', async (tx, scope) => {
+      const trx = tx.db;
       const existing = await lockSharedSecrets(trx, scope.folder.id, keys);
       if (existing.length > 0) throw new BadRequestError(`Secret already exist: ${existing.map((secret) => secret.key).join(',')}`, 'SecretExists');
       await requireTagsByIds(trx, scope.project.id, items.flatMap((item) => item.tagIds ?? []));
       const values = items.map((item) => normalizeSecretValue(item.secretValue));
-      await assertReferencesReadable(this.#deps, trx, actor, scope, values);
+      await assertReferencesReadable(tx, scope, values);
       const rows = items.map((item, index) => {
         const id = randomUUID();
         return {
@@ -95,7 +96,8 @@ export class SecretBatchService {
   async updateMany(actor: Actor, location: SecretLocation, items: BatchUpdateItem[]): Promise<RawSecret[]> {
     const keys = uniqueKeys(items.map((item) => item.secretKey));
     uniqueKeys(items.flatMap((item) => (item.newSecretName ? [item.newSecretName] : [])));
-    return this.#run(actor, location, 'edit', 'update-secrets', async (trx, scope) => {
+    return this.#run(actor, location, 'edit', 'update-secrets', async (tx, scope) => {
+      const trx = tx.db;
       const current = new Map((await lockSharedSecrets(trx, scope.folder.id, keys)).map((secret) => [secret.key, secret]));
       const missing = keys.filter((key) => !current.has(key));
       if (missing.length > 0) throw new NotFoundError(`Secret does not exist: ${missing.join(',')}`);
@@ -103,7 +105,7 @@ export class SecretBatchService {
       const updated: Secret[] = [];
       for (const [index, item] of items.entries()) {
         const secret = current.get(keys[index]!)!;
-        const changes = await secretChangesFor(this.#deps, trx, actor, scope, secret, item);
+        const changes = await secretChangesFor(tx, scope, secret, item);
         const next = await updateSecret(trx, secret.id, changes);
         if (changes.key) await renamePersonalOverrides(trx, scope.folder.id, secret.key, changes.key);
         if (item.tagIds) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
@@ -118,7 +120,8 @@ export class SecretBatchService {
   async deleteMany(actor: Actor, location: SecretLocation, items: BatchDeleteItem[]): Promise<RawSecret[]> {
     const keys = uniqueKeys(items.map((item) => item.secretKey));
     const owners = items.map((item) => personalOwner(actor, item.type, 'delete'));
-    return this.#run(actor, location, 'delete', 'delete-secrets', async (trx, scope) => {
+    return this.#run(actor, location, 'delete', 'delete-secrets', async (tx, scope) => {
+      const trx = tx.db;
       const found: Secret[] = [];
       const missing: string[] = [];
       for (const [index, item] of items.entries()) {
@@ -133,20 +136,20 @@ export class SecretBatchService {
     });
   }
 
-  async #run(
+  /** One batch, one transaction: scope and permission, the change, one audit entry for all of it, one change row. */
+  #run(
     actor: Actor,
     location: SecretLocation,
     action: 'create' | 'edit' | 'delete',
     event: string,
-    change: (trx: Executor, scope: SecretScope) => Promise<Secret[]>,
+    change: (tx: WriteContext, scope: SecretScope) => Promise<Secret[]>,
   ): Promise<RawSecret[]> {
-    const { db, audit, changes } = this.#deps;
-    const raw = await db.transaction().execute(async (trx) => {
-      const scope = await resolveSecretScope(this.#deps, trx, actor, location, action);
-      const secrets = await change(trx, scope);
-      const tags = await tagsOfSecrets(trx, secrets.map((secret) => secret.id));
-      const result = secrets.map((secret) => toRawSecret(secret, scope, tags.get(secret.id) ?? []));
-      await audit.record(trx, actor, auditScope(scope.project), {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const scope = await resolveSecretScope(this.#deps, tx, location, action);
+      const secrets = await change(tx, scope);
+      const tags = await tagsOfSecrets(tx.db, secrets.map((secret) => secret.id));
+      tx.audit({
+        project: scope.project,
         type: event,
         metadata: {
           environment: scope.environment.slug,
@@ -154,10 +157,8 @@ export class SecretBatchService {
           secrets: secrets.map((secret) => ({ secretId: secret.id, secretKey: secret.key, secretVersion: secret.version })),
         },
       });
-      await changes.record(trx, [secretChange(scope)]);
-      return result;
+      tx.change(secretChange(scope));
+      return secrets.map((secret) => toRawSecret(secret, scope, tags.get(secret.id) ?? []));
     });
-    changes.committed();
-    return raw;
   }
 }

@@ -1,8 +1,6 @@
-import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Secret } from '../db/schema.ts';
 import { BadRequestError } from '../errors.ts';
-import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue } from './secret-schema.ts';
 import type { SecretScope } from './secret-scope.ts';
@@ -19,20 +17,13 @@ export interface SecretFieldChanges {
 }
 
 /** The column changes for an update of `current`, checked (rename clash, references) and sealed. */
-export async function secretChangesFor(
-  deps: ServiceDeps,
-  trx: Executor,
-  actor: Actor,
-  scope: SecretScope,
-  current: Secret,
-  input: SecretFieldChanges,
-): Promise<SecretChanges> {
+export async function secretChangesFor(tx: WriteContext, scope: SecretScope, current: Secret, input: SecretFieldChanges): Promise<SecretChanges> {
   const changes: SecretChanges = {};
   if (input.newSecretName !== undefined) {
     const newKey = normalizeSecretKey(input.newSecretName);
     if (newKey !== current.key) {
       if (current.type === 'personal') throw new BadRequestError('Personal secret cannot change the key name', 'PersonalSecretRename');
-      if (await findSecret(trx, scope.folder.id, newKey, 'shared', null)) {
+      if (await findSecret(tx.db, scope.folder.id, newKey, 'shared', null)) {
         throw new BadRequestError(`Secret '${newKey}' already exists in '${scope.path}'`, 'SecretExists');
       }
       changes.key = newKey;
@@ -40,7 +31,7 @@ export async function secretChangesFor(
   }
   if (input.secretValue !== undefined) {
     const value = normalizeSecretValue(input.secretValue);
-    await assertReferencesReadable(deps, trx, actor, scope, [value]);
+    await assertReferencesReadable(tx, scope, [value]);
     changes.encryptedValue = scope.cipher.seal(current.id, 'value', value);
   }
   if (input.secretComment !== undefined) changes.encryptedComment = scope.cipher.sealComment(current.id, input.secretComment.trim());

@@ -1,5 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
-import { RevisionCache } from '../changes/revision-cache.ts';
+import { projectScope } from '../audit/audit-service.ts';
+import { CACHE_POLICIES } from '../caches/cache-policies.ts';
+import { RevisionCache } from '../caches/revision-cache.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
@@ -11,7 +13,7 @@ import { ImportResolver } from './import-resolver.ts';
 import { SecretCipher } from './secret-cipher.ts';
 import { ReferenceExpander } from './secret-references.ts';
 import type { ImportedGroup, ListedSecret, RawSecret } from './secret-schema.ts';
-import { auditScope, resolveProject, secretAuditMetadata, toRawSecret } from './secret-scope.ts';
+import { secretAuditMetadata, secretProject, toRawSecret } from './secret-scope.ts';
 import { personalOwner } from './secret-service.ts';
 import { findSecret, findSecretVersion, listSecretsWithTagsOfFolders, type SecretType } from './secret-store.ts';
 import { SharedSecretsCache } from './shared-secrets-cache.ts';
@@ -21,8 +23,6 @@ export const MAX_RECURSION_DEPTH = 20;
 export const MAX_LISTING_BYTES = 32 * 1024 * 1024;
 /** What one listed secret adds to the response besides its key, value and comment (ids, dates, flags, JSON). */
 const LISTED_SECRET_OVERHEAD_BYTES = 400;
-/** Secrets kept in listings for machine callers (each listing as long as its project does not change). */
-const LISTING_CACHE_SECRETS = 20_000;
 
 export interface ListSecretsInput {
   workspaceId?: string;
@@ -97,7 +97,7 @@ function assertListingSize(rows: readonly Secret[]): void {
 export class SecretReader {
   readonly #deps: ServiceDeps;
   /** Shared listings by environment and folders; see #listedSecrets. */
-  readonly #listings = new RevisionCache<ListedSecret[]>({ maxWeight: LISTING_CACHE_SECRETS, weigh: (secrets) => secrets.length + 1 });
+  readonly #listings = new RevisionCache<ListedSecret[]>({ ...CACHE_POLICIES.listings, weigh: (secrets) => secrets.length + 1 });
 
   constructor(deps: ServiceDeps) {
     this.#deps = deps;
@@ -126,7 +126,7 @@ export class SecretReader {
       for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
       for (const key of context.cache.readKeys()) input.dependencies.add(key);
     }
-    await this.#deps.audit.recordRead(this.#deps.db, actor, auditScope(context.project), {
+    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
       type: 'get-secrets',
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
     });
@@ -192,7 +192,7 @@ export class SecretReader {
         ? await this.#importedSecret(context, folder.id, path, key)
         : undefined;
     if (!result) throw new NotFoundError(`Secret with name '${key}' not found in '${path}'`);
-    await this.#deps.audit.recordRead(this.#deps.db, actor, auditScope(context.project), {
+    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
       type: 'get-secret',
       metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
     });
@@ -251,7 +251,7 @@ export class SecretReader {
 
   async #context(actor: Actor, input: Pick<ListSecretsInput, 'workspaceId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
     const { db, permissions, keyring, lookups } = this.#deps;
-    const project = await resolveProject(db, actor, input, lookups);
+    const project = await lookups.requireProject(db, secretProject(actor, input));
     const permission = await permissions.forProject(actor, project);
     permission.assert('read', 'secrets');
     const environment = await lookups.requireEnvironment(db, project.id, input.environment);

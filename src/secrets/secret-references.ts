@@ -5,6 +5,7 @@ import { findEnvironmentBySlug } from '../environments/environment-lookup.ts';
 import { AppError } from '../errors.ts';
 import { formatSecretPath, isValidFolderName, MAX_PATH_DEPTH } from '../folders/secret-path.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import type { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 /** `${KEY}` (same folder) or `${env.folder.sub.KEY}` (another environment and path). */
@@ -37,16 +38,10 @@ export function parseReferences(value: string): Reference[] {
 }
 
 /** Writing a value that references other folders needs read access to them. */
-export async function assertReferencesReadable(
-  deps: ServiceDeps,
-  db: Executor,
-  actor: Actor,
-  scope: { project: Project },
-  values: string[],
-): Promise<void> {
+export async function assertReferencesReadable(tx: WriteContext, scope: { project: Project }, values: string[]): Promise<void> {
   const external = values.flatMap(parseReferences).filter((reference) => reference.environment !== null);
   if (external.length === 0) return;
-  const permission = await deps.permissions.forProject(actor, scope.project, db);
+  const permission = await tx.permissionsIn(scope.project);
   for (const reference of external) {
     permission.assert('read', 'secrets', { environment: reference.environment!, secretPath: reference.path! });
   }
@@ -135,8 +130,8 @@ export class ReferenceExpander {
     if (segments.length > MAX_PATH_DEPTH || !segments.every(isValidFolderName)) return null;
     const environment = await findEnvironmentBySlug(this.#db, this.#project.id, reference.environment);
     if (!environment) return null;
-    const conditions = { environment: environment.slug, secretPath: reference.path! };
-    await this.#deps.permissions.assertProjectPermission(this.#actor, this.#project, 'read', 'secrets', conditions, this.#db);
+    const where = { environment: environment.slug, secretPath: reference.path! };
+    await this.#deps.permissions.assertProject({ actor: this.#actor, project: this.#project, action: 'read', subject: 'secrets', where, db: this.#db });
     return { environment, path: reference.path! };
   }
 }

@@ -1,15 +1,11 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Change } from '../changes/change-feed.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project, Secret } from '../db/schema.ts';
-import { requireEnvironment } from '../environments/environment-lookup.ts';
-import { BadRequestError } from '../errors.ts';
-import { requireFolder } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
-import type { Lookups } from '../projects/lookups.ts';
-import { requireProject, requireProjectBySlug } from '../projects/project-lookup.ts';
+import type { ProjectReference } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { SecretCipher } from './secret-cipher.ts';
 import type { RawSecret, TagSummary } from './secret-schema.ts';
 
@@ -30,27 +26,18 @@ export interface SecretScope {
   cipher: SecretCipher;
 }
 
-export async function resolveProject(db: Executor, actor: Actor, location: Pick<SecretLocation, 'workspaceId' | 'projectSlug'>, lookups?: Lookups) {
-  if (location.workspaceId) return lookups ? lookups.requireProject(db, { id: location.workspaceId }) : requireProject(db, location.workspaceId);
-  if (location.projectSlug) {
-    return lookups ? lookups.requireProject(db, { orgId: actor.orgId, slug: location.projectSlug }) : requireProjectBySlug(db, actor.orgId, location.projectSlug);
-  }
-  throw new BadRequestError('workspaceId or workspaceSlug is required', 'MissingProject');
+/** The project a secret operation names: `workspaceId`, or else a slug in the actor's organization (400 without either). */
+export function secretProject(actor: Actor, location: Pick<SecretLocation, 'workspaceId' | 'projectSlug'>): ProjectReference {
+  return { orgId: actor.orgId, workspaceId: location.workspaceId, projectSlug: location.projectSlug };
 }
 
-/** Project, permission check, environment and folder for a secret operation. */
-export async function resolveSecretScope(
-  deps: ServiceDeps,
-  db: Executor,
-  actor: Actor,
-  location: SecretLocation,
-  action: Action,
-): Promise<SecretScope> {
+/** Project, permission check, environment and folder for a secret write. */
+export async function resolveSecretScope(deps: ServiceDeps, tx: WriteContext, location: SecretLocation, action: Action): Promise<SecretScope> {
   const path = normalizeSecretPath(location.secretPath);
-  const project = await resolveProject(db, actor, location);
-  await deps.permissions.assertProjectPermission(actor, project, action, 'secrets', { environment: location.environment, secretPath: path }, db);
-  const environment = await requireEnvironment(db, project.id, location.environment);
-  const folder = await requireFolder(db, environment, path);
+  const project = await tx.project(secretProject(tx.actor, location));
+  await tx.authorize({ project, action, subject: 'secrets', where: { environment: location.environment, secretPath: path } });
+  const environment = await deps.lookups.requireEnvironment(tx.db, project.id, location.environment);
+  const folder = await deps.lookups.requireFolder(tx.db, environment, path);
   return { project, environment, folder, path, cipher: new SecretCipher(deps.keyring, project) };
 }
 
@@ -86,8 +73,4 @@ export function secretChange(scope: SecretScope): Change {
     secretPath: scope.path,
     kind: 'secret',
   };
-}
-
-export function auditScope(project: Project) {
-  return { orgId: project.orgId, projectId: project.id, projectName: project.name };
 }

@@ -1,16 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Secret } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets, toTagSummary } from '../tags/tag-service.ts';
 import { secretChangesFor } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import {
-  auditScope,
   resolveSecretScope,
   type SecretLocation,
   type SecretScope,
@@ -64,7 +63,7 @@ export function personalOwner(actor: Actor, type: SecretType, verb: string): str
   return actor.id;
 }
 
-/** Creates, updates and deletes single secrets; every change is one transaction with its version, audit and change rows. */
+/** Creates, updates and deletes single secrets; each change is a new version, audited, and (shared secrets) in the change feed. */
 export class SecretService {
   readonly #deps: ServiceDeps;
 
@@ -76,17 +75,15 @@ export class SecretService {
     const key = normalizeSecretKey(input.secretName);
     const value = normalizeSecretValue(input.secretValue);
     const owner = personalOwner(actor, input.type, 'create');
-    return this.#mutate(actor, input, 'create', async (trx, scope) => {
-      if (input.type === 'shared' && (await findSecret(trx, scope.folder.id, key, 'shared', null))) {
-        throw new BadRequestError(`Secret '${key}' already exists in '${scope.path}'`, 'SecretExists');
-      }
-      if (input.type === 'personal' && !(await findSecret(trx, scope.folder.id, key, 'shared', null))) {
+    return this.#write(actor, input, 'create', key, async (tx, scope) => {
+      if (input.type === 'shared' && (await findSecret(tx.db, scope.folder.id, key, 'shared', null))) throw secretExists(key, scope.path);
+      if (input.type === 'personal' && !(await findSecret(tx.db, scope.folder.id, key, 'shared', null))) {
         throw new BadRequestError('Failed to create personal secret override for no corresponding shared secret', 'NoSharedSecret');
       }
-      const tags = input.tagIds ? await requireTagsByIds(trx, scope.project.id, input.tagIds) : [];
-      await assertReferencesReadable(this.#deps, trx, actor, scope, [value]);
+      const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : [];
+      await assertReferencesReadable(tx, scope, [value]);
       const id = randomUUID();
-      const [secret] = await insertSecrets(trx, [
+      const [secret] = await insertSecrets(tx.db, [
         {
           id,
           folderId: scope.folder.id,
@@ -99,13 +96,10 @@ export class SecretService {
           reminderNote: input.secretReminderNote ?? null,
           reminderRepeatDays: input.secretReminderRepeatDays ?? null,
         },
-      ]).catch((error: unknown) => {
-        if (isUniqueViolation(error)) throw new BadRequestError(`Secret '${key}' already exists in '${scope.path}'`, 'SecretExists');
-        throw error;
-      });
+      ]);
       const tagIds = tags.map((tag) => tag.id);
-      await setSecretTags(trx, id, tagIds);
-      await insertSecretVersions(trx, [secret!], new Map([[id, tagIds]]));
+      await setSecretTags(tx.db, id, tagIds);
+      await insertSecretVersions(tx.db, [secret!], new Map([[id, tagIds]]));
       return { secret: secret!, event: 'create-secret', tags: tags.map(toTagSummary) };
     });
   }
@@ -113,18 +107,16 @@ export class SecretService {
   async update(actor: Actor, input: UpdateSecretInput): Promise<RawSecret> {
     const key = normalizeSecretKey(input.secretName);
     const owner = personalOwner(actor, input.type, 'update');
-    return this.#mutate(actor, input, 'edit', async (trx, scope) => {
-      const current = await this.#requireSecret(trx, scope, key, input.type, owner, true);
-      const changes = await secretChangesFor(this.#deps, trx, actor, scope, current, input);
-      const tags = input.tagIds ? await requireTagsByIds(trx, scope.project.id, input.tagIds) : undefined;
-      const secret = await updateSecret(trx, current.id, changes).catch((error: unknown) => {
-        if (isUniqueViolation(error)) throw new BadRequestError(`Secret '${changes.key}' already exists in '${scope.path}'`, 'SecretExists');
-        throw error;
-      });
-      if (changes.key && current.type === 'shared') await renamePersonalOverrides(trx, scope.folder.id, current.key, changes.key);
-      if (tags) await setSecretTags(trx, secret.id, tags.map((tag) => tag.id));
-      const tagSummaries = (await tagsOfSecrets(trx, [secret.id])).get(secret.id) ?? [];
-      await insertSecretVersions(trx, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
+    const newKey = input.newSecretName === undefined ? key : normalizeSecretKey(input.newSecretName);
+    return this.#write(actor, input, 'edit', newKey, async (tx, scope) => {
+      const current = await this.#requireSecret(tx, scope, key, input.type, owner);
+      const changes = await secretChangesFor(tx, scope, current, input);
+      const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : undefined;
+      const secret = await updateSecret(tx.db, current.id, changes);
+      if (changes.key && current.type === 'shared') await renamePersonalOverrides(tx.db, scope.folder.id, current.key, changes.key);
+      if (tags) await setSecretTags(tx.db, secret.id, tags.map((tag) => tag.id));
+      const tagSummaries = (await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? [];
+      await insertSecretVersions(tx.db, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
       return { secret, event: 'update-secret', tags: tagSummaries };
     });
   }
@@ -132,40 +124,49 @@ export class SecretService {
   async delete(actor: Actor, input: DeleteSecretInput): Promise<RawSecret> {
     const key = normalizeSecretKey(input.secretName);
     const owner = personalOwner(actor, input.type, 'delete');
-    return this.#mutate(actor, input, 'delete', async (trx, scope) => {
-      const secret = await this.#requireSecret(trx, scope, key, input.type, owner, true);
-      const tags = (await tagsOfSecrets(trx, [secret.id])).get(secret.id) ?? [];
-      await deleteSecretsByIds(trx, [secret.id]);
-      if (secret.type === 'shared') await deletePersonalOverrides(trx, scope.folder.id, [secret.key]);
+    return this.#write(actor, input, 'delete', key, async (tx, scope) => {
+      const secret = await this.#requireSecret(tx, scope, key, input.type, owner);
+      const tags = (await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? [];
+      await deleteSecretsByIds(tx.db, [secret.id]);
+      if (secret.type === 'shared') await deletePersonalOverrides(tx.db, scope.folder.id, [secret.key]);
       return { secret, event: 'delete-secret', tags };
     });
   }
 
-  async #requireSecret(trx: Executor, scope: SecretScope, key: string, type: SecretType, owner: string | null, lock: boolean) {
-    const secret = await findSecret(trx, scope.folder.id, key, type, owner, { lock });
+  /** The secret, locked for the rest of the transaction; 404 when missing. */
+  async #requireSecret(tx: WriteContext, scope: SecretScope, key: string, type: SecretType, owner: string | null) {
+    const secret = await findSecret(tx.db, scope.folder.id, key, type, owner, { lock: true });
     if (!secret) throw new NotFoundError(`Secret with name '${key}' not found in '${scope.path}'`);
     return secret;
   }
 
-  /**
-   * One transaction: scope and permission, the change itself, then the audit row
-   * and (for shared secrets) the change-feed row; subscribers hear of it after commit.
-   */
-  async #mutate(
+  /** A single-secret write: its scope and permission first; its audit entry and (shared secrets) change row after. */
+  #write(
     actor: Actor,
     location: SecretLocation,
     action: 'create' | 'edit' | 'delete',
-    change: (trx: Executor, scope: SecretScope) => Promise<{ secret: Secret; event: string; tags: RawSecret['tags'] }>,
+    key: string,
+    change: (tx: WriteContext, scope: SecretScope) => Promise<{ secret: Secret; event: string; tags: RawSecret['tags'] }>,
   ): Promise<RawSecret> {
-    const { db, audit, changes } = this.#deps;
-    const result = await db.transaction().execute(async (trx) => {
-      const scope = await resolveSecretScope(this.#deps, trx, actor, location, action);
-      const { secret, event, tags } = await change(trx, scope);
-      await audit.record(trx, actor, auditScope(scope.project), { type: event, metadata: secretAuditMetadata(scope, secret) });
-      if (secret.type === 'shared') await changes.record(trx, [secretChange(scope)]);
-      return { raw: toRawSecret(secret, scope, tags), shared: secret.type === 'shared' };
-    });
-    if (result.shared) changes.committed();
-    return result.raw;
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const scope = await resolveSecretScope(this.#deps, tx, location, action);
+        const { secret, event, tags } = await change(tx, scope);
+        tx.audit({ project: scope.project, type: event, metadata: secretAuditMetadata(scope, secret) });
+        if (secret.type === 'shared') tx.change(secretChange(scope));
+        return toRawSecret(secret, scope, tags);
+      },
+      { conflicts: secretConflicts(key, normalizeSecretPath(location.secretPath)) },
+    );
   }
+}
+
+export function secretExists(key: string, path: string): BadRequestError {
+  return new BadRequestError(`Secret '${key}' already exists in '${path}'`, 'SecretExists');
+}
+
+/** A concurrent write took the key first: the same answer as when it was there before. */
+export function secretConflicts(key: string, path: string) {
+  return { secrets_shared_key: () => secretExists(key, path), secrets_personal_key: () => secretExists(key, path) };
 }

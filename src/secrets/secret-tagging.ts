@@ -6,7 +6,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsBySlugs, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
 import type { SecretCipher } from './secret-cipher.ts';
 import type { TagSummary } from './secret-schema.ts';
-import { auditScope, resolveSecretScope, secretAuditMetadata, secretChange } from './secret-scope.ts';
+import { resolveSecretScope, secretAuditMetadata, secretChange } from './secret-scope.ts';
 import { personalOwner } from './secret-service.ts';
 import { findSecret, insertSecretVersions, type SecretType, updateSecret } from './secret-store.ts';
 
@@ -73,29 +73,23 @@ export class SecretTagging {
     });
   }
 
-  async #change(actor: Actor, input: SecretTagsInput, event: string, next: (current: string[], requested: string[]) => string[]) {
+  #change(actor: Actor, input: SecretTagsInput, event: string, next: (current: string[], requested: string[]) => string[]) {
     const owner = personalOwner(actor, input.type, 'tag');
-    const { db, audit, changes } = this.#deps;
-    const result = await db.transaction().execute(async (trx) => {
-      const scope = await resolveSecretScope(this.#deps, trx, actor, input, 'edit');
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const scope = await resolveSecretScope(this.#deps, tx, input, 'edit');
       const key = input.secretName.trim();
-      const secret = await findSecret(trx, scope.folder.id, key, input.type, owner, { lock: true });
+      const secret = await findSecret(tx.db, scope.folder.id, key, input.type, owner, { lock: true });
       if (!secret) throw new NotFoundError(`Secret with name '${key}' not found in '${scope.path}'`);
-      const requested = [...new Set((await requireTagsBySlugs(trx, scope.project.id, input.tagSlugs)).map((tag) => tag.id))];
-      const current = ((await tagsOfSecrets(trx, [secret.id])).get(secret.id) ?? []).map((tag) => tag.id);
+      const requested = [...new Set((await requireTagsBySlugs(tx.db, scope.project.id, input.tagSlugs)).map((tag) => tag.id))];
+      const current = ((await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? []).map((tag) => tag.id);
       const tagIds = next(current, requested);
-      await setSecretTags(trx, secret.id, tagIds);
-      const updated = await updateSecret(trx, secret.id, {});
-      await insertSecretVersions(trx, [updated], new Map([[updated.id, tagIds]]));
-      const tags = (await tagsOfSecrets(trx, [secret.id])).get(secret.id) ?? [];
-      await audit.record(trx, actor, auditScope(scope.project), {
-        type: event,
-        metadata: { ...secretAuditMetadata(scope, updated), tagSlugs: input.tagSlugs },
-      });
-      if (updated.type === 'shared') await changes.record(trx, [{ ...secretChange(scope), kind: 'tags' }]);
+      await setSecretTags(tx.db, secret.id, tagIds);
+      const updated = await updateSecret(tx.db, secret.id, {});
+      await insertSecretVersions(tx.db, [updated], new Map([[updated.id, tagIds]]));
+      const tags = (await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? [];
+      tx.audit({ project: scope.project, type: event, metadata: { ...secretAuditMetadata(scope, updated), tagSlugs: input.tagSlugs } });
+      if (updated.type === 'shared') tx.change({ ...secretChange(scope), kind: 'tags' });
       return toEncryptedSecret(updated, scope.cipher, tags);
     });
-    changes.committed();
-    return result;
   }
 }

@@ -14,6 +14,8 @@ import { TokenSigner } from '../crypto/tokens.ts';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
 import type { ServiceDeps } from './deps.ts';
+import { Lookups } from './lookups.ts';
+import { UnitOfWork } from './unit-of-work.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
 import { NamespaceGrantService } from '../grants/grant-service.ts';
@@ -27,7 +29,6 @@ import { UserMembershipService } from '../memberships/user-membership-service.ts
 import { OrgMembershipService } from '../orgs/org-membership-service.ts';
 import { PermissionService } from '../permissions/permission-service.ts';
 import { PrivilegeService } from '../privileges/privilege-service.ts';
-import { Lookups } from '../projects/lookups.ts';
 import { ProjectService } from '../projects/project-service.ts';
 import { RoleService } from '../roles/role-service.ts';
 import { SecretBatchService } from '../secrets/secret-batch-service.ts';
@@ -61,18 +62,23 @@ export interface ServiceOptions {
 /** The composition root: every service, wired once per process. */
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
   const { db } = database;
-  const deps = {
+  const permissions = new PermissionService(db, database.writes);
+  const audit = new AuditService(options.auditRetentionDays, db);
+  const changes = new ChangeFeed();
+  const lookups = new Lookups(database.writes);
+  const deps: ServiceDeps = {
     db,
-    permissions: new PermissionService(db, database.writes),
-    audit: new AuditService(options.auditRetentionDays, db),
-    changes: new ChangeFeed(),
+    unitOfWork: new UnitOfWork({ db, permissions, audit, changes, lookups }),
+    permissions,
+    audit,
+    changes,
     keyring: new Keyring(Buffer.from(keys.encryptionKey, 'base64')),
-    lookups: new Lookups(db, database.writes),
+    lookups,
   };
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
-  const loginThrottle = new LoginThrottle(db, deps.audit, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
+  const loginThrottle = new LoginThrottle(db, deps.unitOfWork, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   const projects = new ProjectService(deps);
   return {
     database,
@@ -81,7 +87,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     credentials,
     loginThrottle,
     ...accessControlServices(deps, auth, credentials, loginThrottle),
-    bootstrap: new BootstrapService(db, auth),
+    bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
     projects,
     namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     projectClaims: new ProjectClaims(deps, projects),
@@ -108,7 +114,7 @@ function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials
     tokens: new TokenService(deps, auth),
     identities: new IdentityService(deps),
     universalAuth: new UniversalAuthService(deps, credentials),
-    universalAuthLogin: new UniversalAuthLogin(deps, auth, credentials, loginThrottle),
+    universalAuthLogin: new UniversalAuthLogin(auth, credentials, loginThrottle),
     invites: new InviteService(deps, credentials, loginThrottle),
     userLogin: new UserLogin(deps, auth, loginThrottle),
     orgMemberships: new OrgMembershipService(deps),

@@ -4,15 +4,19 @@ import type { ChangeFeed } from '../changes/change-feed.ts';
 import type { Keyring } from '../crypto/keyring.ts';
 import type { DB } from '../db/schema.ts';
 import type { PermissionService } from '../permissions/permission-service.ts';
-import type { Lookups } from '../projects/lookups.ts';
+import type { Lookups } from './lookups.ts';
+import type { UnitOfWork } from './unit-of-work.ts';
 
 /** What every domain service is built with. */
 export interface ServiceDeps {
+  /** For reads; every write goes through `unitOfWork`. */
   db: Kysely<DB>;
+  unitOfWork: UnitOfWork;
   permissions: PermissionService;
+  /** Reads' audit entries (recordRead); writes' go through the unit of work. */
   audit: AuditService;
   changes: ChangeFeed;
   keyring: Keyring;
-  /** Cached project and environment lookups for reads. */
+  /** Projects, environments and folders, cached for reads. */
   lookups: Lookups;
 }

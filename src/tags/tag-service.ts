@@ -1,12 +1,11 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Change } from '../changes/change-feed.ts';
 import type { Executor } from '../db/database.ts';
-import { isUniqueViolation } from '../db/errors.ts';
 import type { Project, SecretTag } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Action } from '../permissions/permission-service.ts';
-import { requireProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { type TagSummary, toTagResponse, toTagSummary } from './tag-schema.ts';
 import {
   deleteTag,
@@ -74,23 +73,17 @@ export class TagService {
   }
 
   async create(actor: Actor, projectId: string, input: { slug: string; color: string }) {
-    const { audit } = this.#deps;
-    const tag = await this.#writeWithSlug(input.slug, async (trx) => {
-      const project = await this.#authorize(trx, actor, projectId, 'create');
-      const created = await insertTag(trx, {
+    return this.#write(actor, projectId, 'create', input.slug, async (tx, project) => {
+      const created = await insertTag(tx.db, {
         projectId: project.id,
         slug: input.slug,
         color: input.color,
         createdBy: actor.id,
         createdByActorType: actor.kind,
       });
-      await audit.record(trx, actor, this.#scope(project), {
-        type: 'create-tag',
-        metadata: { tagId: created.id, slug: created.slug, color: created.color },
-      });
-      return created;
+      tx.audit({ project, type: 'create-tag', metadata: { tagId: created.id, slug: created.slug, color: created.color } });
+      return toTagResponse(created);
     });
-    return toTagResponse(tag);
   }
 
   async list(actor: Actor, projectId: string) {
@@ -114,50 +107,46 @@ export class TagService {
   }
 
   async update(actor: Actor, projectId: string, tagId: string, input: { slug?: string; color?: string }) {
-    const { audit, changes } = this.#deps;
-    const tag = await this.#writeWithSlug(input.slug, async (trx) => {
-      const project = await this.#authorize(trx, actor, projectId, 'edit');
-      const current = await this.#requireInProject(trx, project, tagId);
-      if (input.slug === undefined && input.color === undefined) return current;
-      const updated = await updateTag(trx, current.id, { slug: input.slug, color: input.color });
-      await audit.record(trx, actor, this.#scope(project), {
+    return this.#write(actor, projectId, 'edit', input.slug, async (tx, project) => {
+      const current = await this.#requireInProject(tx.db, project, tagId);
+      if (input.slug === undefined && input.color === undefined) return toTagResponse(current);
+      const updated = await updateTag(tx.db, current.id, { slug: input.slug, color: input.color });
+      tx.audit({
+        project,
         type: 'update-tag',
         metadata: { tagId: current.id, oldSlug: current.slug, newSlug: updated.slug, oldColor: current.color, newColor: updated.color },
       });
-      await changes.record(trx, [tagsChange(project)]);
-      return updated;
+      tx.change(tagsChange(project));
+      return toTagResponse(updated);
     });
-    changes.committed();
-    return toTagResponse(tag);
   }
 
   async delete(actor: Actor, projectId: string, tagId: string) {
-    const { db, audit, changes } = this.#deps;
-    const tag = await db.transaction().execute(async (trx) => {
-      const project = await this.#authorize(trx, actor, projectId, 'delete');
-      const current = await this.#requireInProject(trx, project, tagId);
-      await deleteTag(trx, current.id);
-      await audit.record(trx, actor, this.#scope(project), { type: 'delete-tag', metadata: { tagId: current.id, slug: current.slug } });
-      await changes.record(trx, [tagsChange(project)]);
-      return current;
+    return this.#write(actor, projectId, 'delete', undefined, async (tx, project) => {
+      const current = await this.#requireInProject(tx.db, project, tagId);
+      await deleteTag(tx.db, current.id);
+      tx.audit({ project, type: 'delete-tag', metadata: { tagId: current.id, slug: current.slug } });
+      tx.change(tagsChange(project));
+      return toTagResponse(current);
     });
-    changes.committed();
-    return toTagResponse(tag);
   }
 
-  /** Runs a write in a transaction, turning a clash on the project's slug constraint into a 400. */
-  async #writeWithSlug(slug: string | undefined, work: (trx: Executor) => Promise<SecretTag>): Promise<SecretTag> {
-    try {
-      return await this.#deps.db.transaction().execute(work);
-    } catch (error) {
-      if (slug !== undefined && isUniqueViolation(error, 'secret_tags_slug_key')) throw duplicateSlug(slug);
-      throw error;
-    }
+  /** A write on the project's tags; a clash on the project's slug constraint is a 400. */
+  #write<T>(actor: Actor, projectId: string, action: Exclude<Action, 'read'>, slug: string | undefined, work: (tx: WriteContext, project: Project) => Promise<T>) {
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await tx.project({ id: projectId });
+        await tx.authorize({ project, action, subject: 'tags' });
+        return work(tx, project);
+      },
+      { conflicts: slug === undefined ? {} : { secret_tags_slug_key: () => duplicateSlug(slug) } },
+    );
   }
 
   async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
-    const project = await requireProject(db, projectId);
-    await this.#deps.permissions.assertProjectPermission(actor, project, action, 'tags', undefined, db);
+    const project = await this.#deps.lookups.requireProject(db, { id: projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action, subject: 'tags' });
     return project;
   }
 
@@ -165,9 +154,5 @@ export class TagService {
     const tag = await findTagById(db, tagId);
     if (!tag || tag.projectId !== project.id) throw new NotFoundError(`Tag with ID '${tagId}' not found`);
     return tag;
-  }
-
-  #scope(project: Project) {
-    return { orgId: project.orgId, projectId: project.id, projectName: project.name };
   }
 }

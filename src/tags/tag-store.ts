@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import { isUuid } from '../db/errors.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { SecretTag } from '../db/schema.ts';
 
 /** Byte order, so both backends list slugs alike whatever the database collation. */

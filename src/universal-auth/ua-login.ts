@@ -4,7 +4,7 @@ import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { CredentialDigest } from '../crypto/credential-digest.ts';
 import type { Executor } from '../db/database.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors.ts';
-import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { isIpTrusted } from './trusted-ips.ts';
 import { UNIVERSAL_AUTH } from './ua-service.ts';
 import { claimClientSecretUse, findClientSecretByDigest, orgIdsOfClientId } from './ua-store.ts';
@@ -28,13 +28,11 @@ function isUsable(row: SecretRow, now: Date): boolean {
  * source address (LoginThrottle).
  */
 export class UniversalAuthLogin {
-  readonly #deps: ServiceDeps;
   readonly #auth: AuthService;
   readonly #credentials: CredentialDigest;
   readonly #throttle: LoginThrottle;
 
-  constructor(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, throttle: LoginThrottle) {
-    this.#deps = deps;
+  constructor(auth: AuthService, credentials: CredentialDigest, throttle: LoginThrottle) {
     this.#auth = auth;
     this.#credentials = credentials;
     this.#throttle = throttle;
@@ -42,10 +40,11 @@ export class UniversalAuthLogin {
 
   async login(input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
     const attempt = { method: 'universal-auth', credentialKind: 'clientId', credential: input.clientId, orgsOfCredential: (db: Executor) => orgIdsOfClientId(db, input.clientId) } as const;
-    return this.#throttle.attempt(attempt, origin, (trx) => this.#login(trx, input, origin));
+    return this.#throttle.attempt(attempt, origin, (tx) => this.#login(tx, input, origin));
   }
 
-  async #login(trx: Executor, input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
+  async #login(tx: WriteContext, input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
+    const trx = tx.db;
     const digest = this.#credentials.digest(input.clientSecret);
     const row = await findClientSecretByDigest(trx, digest);
     const clientIdMatches = this.#credentials.matches(row?.clientId ?? NO_CLIENT_ID, input.clientId);
@@ -74,7 +73,9 @@ export class UniversalAuthLogin {
       authMethod: UNIVERSAL_AUTH,
       ...origin,
     };
-    await this.#deps.audit.record(trx, actor, { orgId: row.orgId }, {
+    tx.audit({
+      actor,
+      orgId: row.orgId,
       type: 'login-identity-universal-auth',
       metadata: { clientSecretId: row.id, identityId: row.identityId, identityAccessTokenId: tokenId, identityUniversalAuthId: row.universalAuthId },
     });

@@ -8,6 +8,7 @@ import { authorizeIdentityAccess } from '../identities/identity-service.ts';
 import { updateIdentity, type OrgIdentity } from '../identities/identity-store.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { toClientSecretData, toUniversalAuthResponse } from './ua-schema.ts';
 import {
   deleteUniversalAuth,
@@ -41,7 +42,8 @@ export class UniversalAuthService {
 
   async attach(actor: Actor, identityId: string, values: UniversalAuthValues) {
     assertTtls(values);
-    return this.#run(actor, identityId, 'create', async (trx, identity) => {
+    return this.#run(actor, identityId, 'create', async (tx, identity) => {
+      const trx = tx.db;
       if (await findUniversalAuth(trx, identity.id)) {
         throw new BadRequestError('Failed to add universal auth to already configured identity', 'AlreadyConfigured');
       }
@@ -52,14 +54,16 @@ export class UniversalAuthService {
   }
 
   async get(actor: Actor, identityId: string) {
-    return this.#run(actor, identityId, 'read', async (trx, identity) => {
+    return this.#run(actor, identityId, 'read', async (tx, identity) => {
+      const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
       return { result: toUniversalAuthResponse(config), event: 'get-identity-universal-auth', metadata: { identityUniversalAuthId: config.id } };
     });
   }
 
   async update(actor: Actor, identityId: string, changes: Partial<UniversalAuthValues>) {
-    return this.#run(actor, identityId, 'edit', async (trx, identity) => {
+    return this.#run(actor, identityId, 'edit', async (tx, identity) => {
+      const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
       assertTtls({ accessTokenTtl: changes.accessTokenTtl ?? config.accessTokenTtl, accessTokenMaxTtl: changes.accessTokenMaxTtl ?? config.accessTokenMaxTtl });
       const updated = Object.values(changes).some((value) => value !== undefined) ? await updateUniversalAuth(trx, config.id, changes) : config;
@@ -69,7 +73,8 @@ export class UniversalAuthService {
 
   /** Removes universal auth: its client secrets and the access tokens issued through it go with it. */
   async revoke(actor: Actor, identityId: string) {
-    return this.#run(actor, identityId, 'delete', async (trx, identity) => {
+    return this.#run(actor, identityId, 'delete', async (tx, identity) => {
+      const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
       await deleteIdentityTokensByMethod(trx, identity.id, UNIVERSAL_AUTH);
       await deleteUniversalAuth(trx, config.id);
@@ -80,7 +85,8 @@ export class UniversalAuthService {
 
   /** Op 10: the secret is returned once; only its SHA-256 digest and first 4 characters are kept. */
   async createClientSecret(actor: Actor, identityId: string, input: { description: string; numUsesLimit: number; ttl: number }) {
-    return this.#run(actor, identityId, 'create', async (trx, identity) => {
+    return this.#run(actor, identityId, 'create', async (tx, identity) => {
+      const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
       const clientSecret = this.#credentials.generate();
       const row = await insertClientSecret(trx, {
@@ -100,7 +106,8 @@ export class UniversalAuthService {
   }
 
   async listClientSecrets(actor: Actor, identityId: string) {
-    return this.#run(actor, identityId, 'read', async (trx, identity) => {
+    return this.#run(actor, identityId, 'read', async (tx, identity) => {
+      const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
       const secrets = await listActiveClientSecrets(trx, config.id);
       return { result: secrets.map(toClientSecretData), event: 'get-identity-universal-auth-client-secret', metadata: { numberOfClientSecrets: secrets.length } };
@@ -108,14 +115,16 @@ export class UniversalAuthService {
   }
 
   async getClientSecret(actor: Actor, identityId: string, clientSecretId: string) {
-    return this.#run(actor, identityId, 'read', async (trx, identity) => {
+    return this.#run(actor, identityId, 'read', async (tx, identity) => {
+      const trx = tx.db;
       const secret = await this.#requireClientSecret(trx, identity.id, clientSecretId);
       return { result: toClientSecretData(secret), event: 'get-identity-universal-auth-client-secret', metadata: { clientSecretId: secret.id } };
     });
   }
 
   async revokeClientSecret(actor: Actor, identityId: string, clientSecretId: string) {
-    return this.#run(actor, identityId, 'delete', async (trx, identity) => {
+    return this.#run(actor, identityId, 'delete', async (tx, identity) => {
+      const trx = tx.db;
       const secret = await this.#requireClientSecret(trx, identity.id, clientSecretId);
       const revoked = await revokeClientSecret(trx, secret.id);
       return { result: toClientSecretData(revoked), event: 'revoke-identity-universal-auth-client-secret', metadata: { clientSecretId: secret.id } };
@@ -129,17 +138,17 @@ export class UniversalAuthService {
     return secret;
   }
 
-  /** One transaction: identity, permission and privilege check, the work, and its audit row. */
+  /** One unit of work: identity, permission and privilege check, the work, and its audit entry (reads are audited too). */
   async #run<T>(
     actor: Actor,
     identityId: string,
     action: Action,
-    work: (trx: Executor, identity: OrgIdentity) => Promise<{ result: T; event: string; metadata: Record<string, unknown> }>,
+    work: (tx: WriteContext, identity: OrgIdentity) => Promise<{ result: T; event: string; metadata: Record<string, unknown> }>,
   ): Promise<T> {
-    return this.#deps.db.transaction().execute(async (trx) => {
-      const identity = await authorizeIdentityAccess(this.#deps, trx, actor, identityId, action);
-      const { result, event, metadata } = await work(trx, identity);
-      await this.#deps.audit.record(trx, actor, { orgId: identity.orgId }, { type: event, metadata: { identityId: identity.id, ...metadata } });
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const identity = await authorizeIdentityAccess(this.#deps, tx, identityId, action);
+      const { result, event, metadata } = await work(tx, identity);
+      tx.audit({ orgId: identity.orgId, type: event, metadata: { identityId: identity.id, ...metadata } });
       return result;
     });
   }

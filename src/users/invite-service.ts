@@ -4,8 +4,10 @@ import type { CredentialDigest } from '../crypto/credential-digest.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
-import { acceptInvite, findInviteByDigest, findUserOrgMembership, inviteUserToOrg } from '../orgs/org-store.ts';
+import { findInviteByDigest, findUserOrgMembership } from '../orgs/org-lookup.ts';
+import { acceptInvite, inviteUserToOrg } from '../orgs/org-membership-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { findUserByEmail, insertUser, orgIdsOfEmail, publicUser, setUserPassword } from './user-store.ts';
 
 /** What InviteService checks before its transaction. */
@@ -43,12 +45,13 @@ export class InviteService {
   }
 
   async invite(actor: Actor, input: { organizationId: string; emails: string[]; role: string }) {
-    const { db, permissions, audit } = this.#deps;
-    await permissions.assertOrgPermission(actor, input.organizationId, 'create', 'member');
-    permissions.assertCanGrantOrgRole(actor, input.role, 'Failed to invite a user with a more privileged role');
+    const { permissions } = this.#deps;
     const emails = [...new Set(input.emails.map((email) => email.toLowerCase()))];
     const expiresAt = new Date(Date.now() + INVITE_TTL_SECONDS * 1000);
-    return db.transaction().execute(async (trx) => {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      await tx.authorizeOrg({ action: 'create', subject: 'member', orgId: input.organizationId });
+      permissions.assertCanGrantOrgRole(actor, input.role, 'Failed to invite a user with a more privileged role');
+      const trx = tx.db;
       const invites = [];
       for (const email of emails) {
         const user = (await findUserByEmail(trx, email)) ?? (await insertUser(trx, { email, username: email, firstName: null, lastName: null, passwordHash: null }));
@@ -66,7 +69,8 @@ export class InviteService {
         });
         invites.push({ email, membershipId: membership.id, inviteToken, expiresAt: expiresAt.toISOString() });
       }
-      await audit.record(trx, actor, { orgId: input.organizationId }, {
+      tx.audit({
+        orgId: input.organizationId,
         type: 'invite-org-members',
         metadata: { emails, role: input.role, membershipIds: invites.map((invite) => invite.membershipId) },
       });
@@ -81,7 +85,7 @@ export class InviteService {
     return this.#throttle.attempt(
       attempt,
       origin,
-      (trx, checked) => this.#accept(trx, input, origin, digest, checked),
+      (tx, checked) => this.#accept(tx, input, origin, digest, checked),
       () => this.#checkPasswords(input, digest),
     );
   }
@@ -94,7 +98,8 @@ export class InviteService {
     return { passwordHash, inviteId: invite?.id, existingPasswordOk };
   }
 
-  async #accept(trx: Executor, input: AcceptInviteInput, origin: RequestOrigin, digest: Buffer, checked: PasswordChecks) {
+  async #accept(tx: WriteContext, input: AcceptInviteInput, origin: RequestOrigin, digest: Buffer, checked: PasswordChecks) {
+    const trx = tx.db;
     const invite = await findInviteByDigest(trx, digest);
     const emailMatches = this.#credentials.matches((invite?.email ?? '').toLowerCase(), input.email.toLowerCase());
     const valid = invite && emailMatches && invite.orgId === input.organizationId && (invite.inviteExpiresAt?.getTime() ?? 0) > Date.now();
@@ -107,7 +112,7 @@ export class InviteService {
     await acceptInvite(trx, invite.id);
     const user = (await findUserByEmail(trx, invite.email))!;
     const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId: invite.orgId, orgRole: invite.role, tokenId: null, authMethod: 'email', ...origin };
-    await this.#deps.audit.record(trx, actor, { orgId: invite.orgId }, { type: 'accept-org-invite', metadata: { userId: user.id, membershipId: invite.id } });
+    tx.audit({ actor, orgId: invite.orgId, type: 'accept-org-invite', metadata: { userId: user.id, membershipId: invite.id } });
     return { message: 'Successfully accepted the invite', user: publicUser(user), organizationId: invite.orgId };
   }
 }

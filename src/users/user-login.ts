@@ -4,8 +4,9 @@ import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
-import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
+import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { findUserByEmail, orgIdsOfEmail } from './user-store.ts';
 
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
@@ -28,7 +29,7 @@ export class UserLogin {
     return this.#throttle.attempt(
       attempt,
       origin,
-      (trx, verified) => this.#issue(trx, input, origin, verified),
+      (tx, verified) => this.#issue(tx, input, origin, verified),
       () => this.#verify(input),
     );
   }
@@ -41,7 +42,8 @@ export class UserLogin {
     return verified && user?.passwordHash ? user : undefined;
   }
 
-  async #issue(trx: Executor, input: { organizationId?: string }, origin: RequestOrigin, user: { id: string; email: string } | undefined) {
+  async #issue(tx: WriteContext, input: { organizationId?: string }, origin: RequestOrigin, user: { id: string; email: string } | undefined) {
+    const trx = tx.db;
     if (!user) throw new UnauthorizedError('Invalid credentials');
     const orgIds = await acceptedOrgIdsOfUser(trx, user.id);
     const orgId = input.organizationId ?? (orgIds.length === 1 ? orgIds[0] : undefined);
@@ -50,7 +52,7 @@ export class UserLogin {
     const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId);
     const membership = (await findUserOrgMembership(trx, orgId, user.id))!;
     const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId, orgRole: membership.role, tokenId: sessionId, authMethod: 'email', ...origin };
-    await this.#deps.audit.record(trx, actor, { orgId }, { type: 'login-user', metadata: { userId: user.id, sessionId } });
+    tx.audit({ actor, orgId, type: 'login-user', metadata: { userId: user.id, sessionId } });
     return { ...token, organizationId: orgId };
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { RevisionCache } from '../../src/changes/revision-cache.ts';
+import { RevisionCache } from '../../src/caches/revision-cache.ts';
 
 function counting() {
   let loads = 0;

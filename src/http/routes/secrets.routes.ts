@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RevisionCache } from '../../changes/revision-cache.ts';
+import { CACHE_POLICIES } from '../../caches/cache-policies.ts';
+import { RevisionCache } from '../../caches/revision-cache.ts';
 import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
@@ -21,7 +22,6 @@ import {
 import { changes, describeRoute, type OperationDoc, projectPermission } from '../docs/operation-doc.ts';
 
 const tags = ['Secrets'];
-const SERIALIZED_LISTING_BYTES = 16 * 1024 * 1024;
 const v3Reads = { includeImports: false, expandSecretReferences: false };
 export function secretRoutes(app: ZodApp, services: Services): void {
   singleSecretRoutes(app, services);
@@ -33,7 +33,7 @@ const listingResponse = z.object({ secrets: z.array(listedSecretSchema), imports
 
 function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
   // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised.
-  const serializedListings = new RevisionCache<Buffer>({ maxWeight: SERIALIZED_LISTING_BYTES, weigh: (body) => body.byteLength });
+  const serializedListings = new RevisionCache<Buffer>({ ...CACHE_POLICIES.serializedListings, weigh: (body) => body.byteLength });
   app.get(
     '/api/v3/secrets/raw',
     {

@@ -1,7 +1,6 @@
 import type { Actor } from '../../actor/actor.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
-import { ensureServiceIdentity } from '../../identities/service-identity.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
 import type { Services } from '../../services/container.ts';
@@ -53,7 +52,7 @@ export async function connectInProcess(services: Services, options: InProcessOpt
 async function operatorActor(services: Services, options: InProcessOptions): Promise<Actor | undefined> {
   const organization = await findSingleOrganization(services.db, options.organization);
   if (!organization) return undefined;
-  const identity = await ensureServiceIdentity(services.db, organization.id, OPERATOR_IDENTITY_NAME, 'admin');
+  const identity = await services.identities.ensureServiceIdentity(organization.id, OPERATOR_IDENTITY_NAME, 'admin');
   return {
     kind: 'identity',
     id: identity.id,

@@ -1,18 +1,11 @@
 import { NoResultError } from 'kysely';
 import { AppError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.ts';
 
-/** True for a unique-constraint violation, optionally of one named constraint. */
-export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const { code, constraint: violated } = error as { code?: string; constraint?: string };
-  return code === '23505' && (constraint === undefined || violated === constraint);
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids that are not UUIDs can match no row; stores answer "not found" without asking the database. */
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
+/** The unique constraint a failed statement violated (its name), or undefined for any other failure. */
+export function violatedConstraint(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+  return code === '23505' && typeof constraint === 'string' ? constraint : undefined;
 }
 
 /** Socket-level failures: the server is not there, or the connection to it broke. */
@@ -45,10 +38,12 @@ interface DriverError {
 }
 
 /**
- * The one mapping from a database failure to what the client is told: the
- * database unreachable or too slow → 503 (with Retry-After); a concurrent
- * write that won the race → 409; a row or parent that vanished meanwhile
- * → 404; a value PostgreSQL cannot hold (NUL, out-of-range number, malformed
+ * The one mapping from a database failure to what the client is told, applied
+ * by the unit of work to every write (after the write's own names for its
+ * unique constraints) and by the HTTP error handler to what a read lets
+ * through. The database unreachable or too slow → 503 (with Retry-After); a
+ * concurrent write that won the race → 409; a row or parent that vanished
+ * meanwhile → 404; a value PostgreSQL cannot hold (NUL, out-of-range number, malformed
  * id) → 422. Anything else is not recognised (undefined): a bug, a 500.
  * Messages never quote the database's own text, which can carry values.
  */

@@ -1,0 +1,48 @@
+import { CACHE_POLICIES } from '../caches/cache-policies.ts';
+import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
+import type { Executor } from '../db/database.ts';
+import type { Environment, Folder, Project } from '../db/schema.ts';
+import type { WriteWatch } from '../db/write-watch.ts';
+import { requireEnvironment } from '../environments/environment-lookup.ts';
+import { requireFolder } from '../folders/folder-lookup.ts';
+import { type ProjectReference, projectCacheKey, requireProject } from '../projects/project-lookup.ts';
+
+/**
+ * Projects, environments and folders as every request looks them up: through
+ * their owners' lookups, kept briefly outside transactions (caches/README.md).
+ * Inside a transaction they are always read from it.
+ */
+export class Lookups {
+  readonly #projects: WriteInvalidatedCache<Project> | undefined;
+  readonly #environments: WriteInvalidatedCache<Environment> | undefined;
+  readonly #folders: WriteInvalidatedCache<Folder> | undefined;
+
+  /** Without `writes` nothing is cached. */
+  constructor(writes?: WriteWatch) {
+    if (!writes) return;
+    this.#projects = new WriteInvalidatedCache(writes, CACHE_POLICIES.projects);
+    this.#environments = new WriteInvalidatedCache(writes, CACHE_POLICIES.environments);
+    this.#folders = new WriteInvalidatedCache(writes, CACHE_POLICIES.folders);
+  }
+
+  /** The one way to get a project (projects/project-lookup.ts); 404 when missing, `lock` only inside a transaction. */
+  requireProject(db: Executor, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
+    const load = () => requireProject(db, reference, options);
+    if (!this.#projects || options.lock) return load();
+    return this.#projects.get(db, projectCacheKey(reference), async () => ({ value: await load() }));
+  }
+
+  /** The project's environment with this slug; 404 when missing. */
+  requireEnvironment(db: Executor, projectId: string, slug: string): Promise<Environment> {
+    const load = () => requireEnvironment(db, projectId, slug);
+    if (!this.#environments) return load();
+    return this.#environments.get(db, `${projectId}:${slug}`, async () => ({ value: await load() }));
+  }
+
+  /** The folder at `path` (normalised) in the environment; 404 when missing. */
+  requireFolder(db: Executor, environment: { id: string; slug: string }, path: string): Promise<Folder> {
+    const load = () => requireFolder(db, environment, path);
+    if (!this.#folders) return load();
+    return this.#folders.get(db, `${environment.id}:${path}`, async () => ({ value: await load() }));
+  }
+}

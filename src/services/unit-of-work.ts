@@ -1,0 +1,205 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Actor, RequestOrigin } from '../actor/actor.ts';
+import { type AuditEvent, type AuditService, projectScope } from '../audit/audit-service.ts';
+import type { Change, ChangeFeed } from '../changes/change-feed.ts';
+import type { DB, Project } from '../db/schema.ts';
+import type { AppError } from '../errors.ts';
+import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
+import type { ProjectReference } from '../projects/project-lookup.ts';
+import { translateDatabaseError, violatedConstraint } from './database-errors.ts';
+import type { Lookups } from './lookups.ts';
+
+/** Who a write is made for: an authenticated actor, a caller not yet authenticated (a login), or the service itself. */
+export type Caller = Actor | RequestOrigin | null;
+
+export interface WriteOptions {
+  /**
+   * What the violation of each named unique constraint means to the caller;
+   * any other database failure is translated by translateDatabaseError.
+   */
+  conflicts?: Record<string, () => AppError>;
+  /**
+   * Run the whole unit again, in a new transaction, when one of these unique
+   * constraints is violated: a concurrent request made the row first, and the
+   * next attempt finds it. After the last attempt `conflicts` applies.
+   */
+  retry?: { on: readonly string[]; attempts: number };
+  /** The in-process operator's own writes: recorded, but nobody in this process is woken for them (NOTIFY is not sent either). */
+  quiet?: boolean;
+}
+
+/** An audit entry a write collects; the unit writes it with the others, last, in the same transaction. */
+export type AuditEntry = AuditEvent &
+  (
+    | { project: Pick<Project, 'id' | 'orgId' | 'name'>; orgId?: never }
+    | { orgId: string; projectId?: string; project?: never }
+  ) & {
+    /** Who made it, when not the unit's caller: the user a login signs in, or the operator's own actor. */
+    actor?: Actor;
+  };
+
+/** A project permission check inside a write; the actor and the transaction are the unit's. */
+export type WritePermission = Omit<ProjectPermission, 'actor' | 'db'>;
+
+/**
+ * One write's transaction, as a mutation sees it: the executor its stores
+ * write through, the caller's permission checks, and the audit entries and
+ * change-feed rows it collects.
+ */
+export class WriteContext {
+  readonly db: Transaction<DB>;
+  readonly caller: Caller;
+  /** 1 for the first run of the unit, 2 for its first retry (WriteOptions.retry). */
+  readonly attempt: number;
+  readonly #deps: UnitOfWorkDeps;
+  readonly #audit: AuditEntry[] = [];
+  readonly #changes: Change[] = [];
+  readonly #afterCommit: (() => void)[] = [];
+  #authorized = false;
+
+  constructor(db: Transaction<DB>, caller: Caller, attempt: number, deps: UnitOfWorkDeps) {
+    this.db = db;
+    this.caller = caller;
+    this.attempt = attempt;
+    this.#deps = deps;
+  }
+
+  /** The authenticated actor making this write (a programming error to ask in a unit without one). */
+  get actor(): Actor {
+    if (!isActor(this.caller)) throw new Error('this write has no authenticated actor');
+    return this.caller;
+  }
+
+  /** The project, read in this transaction; `lock` holds its row until the transaction ends (writes in one project serialized). */
+  project(reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
+    return this.#deps.lookups.requireProject(this.db, reference, options);
+  }
+
+  /** The actor may do `action` on `subject` in `project` (where: environment and secret path); 403 otherwise. */
+  async authorize(check: WritePermission): Promise<PermissionSet> {
+    this.#authorized = true;
+    return this.#deps.permissions.assertProject({ ...check, actor: this.actor, db: this.db });
+  }
+
+  /** What the actor may do in `project`, for checks beyond one action (granting no more than one holds). */
+  async permissionsIn(project: { id: string; orgId: string }): Promise<PermissionSet> {
+    this.#authorized = true;
+    return this.#deps.permissions.forProject(this.actor, project, this.db);
+  }
+
+  /** The actor's org role allows `action` on `subject` in its organization (or `orgId`); 403 otherwise. */
+  async authorizeOrg(check: { action: 'read' | 'create' | 'edit' | 'delete'; subject: OrgSubject; orgId?: string }): Promise<void> {
+    this.#authorized = true;
+    await this.#deps.permissions.assertOrg({ actor: this.actor, orgId: check.orgId ?? this.actor.orgId, action: check.action, subject: check.subject });
+  }
+
+  /** This write needs no permission check, for the reason given (a login: the credential is the proof). */
+  authorizedBy(_reason: string): void {
+    this.#authorized = true;
+  }
+
+  audit(entry: AuditEntry): void {
+    this.#audit.push(entry);
+  }
+
+  /** A change to what a place resolves to (or to how listings show it), for the change feed. */
+  change(...changes: Change[]): void {
+    this.#changes.push(...changes);
+  }
+
+  /** Runs after the transaction committed (forgetting a deleted project's key). */
+  afterCommit(action: () => void): void {
+    this.#afterCommit.push(action);
+  }
+
+  /**
+   * Runs `work` under a savepoint: when it throws, what it wrote and the entries
+   * it collected are undone, and the unit goes on (a failed login is counted).
+   */
+  async savepoint<T>(work: () => Promise<T>): Promise<T> {
+    const collected = { audit: this.#audit.length, changes: this.#changes.length, afterCommit: this.#afterCommit.length };
+    await sql`SAVEPOINT unit_of_work`.execute(this.db);
+    try {
+      const result = await work();
+      await sql`RELEASE SAVEPOINT unit_of_work`.execute(this.db);
+      return result;
+    } catch (error) {
+      await sql`ROLLBACK TO SAVEPOINT unit_of_work`.execute(this.db);
+      this.#audit.length = collected.audit;
+      this.#changes.length = collected.changes;
+      this.#afterCommit.length = collected.afterCommit;
+      throw error;
+    }
+  }
+
+  /** Writes the collected audit rows and then the change rows: the change log's lock is held from here to commit. */
+  async finish(quiet: boolean): Promise<{ changed: boolean; afterCommit: (() => void)[] }> {
+    if (!this.#authorized) throw new Error('a write ended without a permission decision (authorize, authorizeOrg, permissionsIn or authorizedBy)');
+    const { audit, changes } = this.#deps;
+    await audit.record(
+      this.db,
+      this.#audit.map((entry) => ({
+        author: entry.actor ?? this.caller,
+        scope: entry.project ? projectScope(entry.project) : { orgId: entry.orgId, projectId: entry.projectId },
+        event: { type: entry.type, metadata: entry.metadata },
+      })),
+    );
+    await changes.record(this.db, this.#changes, { quiet });
+    return { changed: this.#changes.length > 0, afterCommit: this.#afterCommit };
+  }
+}
+
+export interface UnitOfWorkDeps {
+  db: Kysely<DB>;
+  permissions: PermissionService;
+  audit: AuditService;
+  changes: ChangeFeed;
+  lookups: Lookups;
+}
+
+/**
+ * The one way a mutation is made. write() opens the transaction and hands the
+ * mutation a WriteContext; the mutation takes its locks, checks permission and
+ * makes its change, collecting audit entries and change-feed rows. Then the
+ * unit writes the audit rows and the change rows last (the change log's lock is
+ * held only from there to commit), commits, and wakes the in-process
+ * subscribers. Any failure rolls all of it back and reaches the caller as an
+ * AppError (translateDatabaseError, with the mutation's own names for its
+ * unique constraints); nothing is audited for a write that did not happen.
+ */
+export class UnitOfWork {
+  readonly #deps: UnitOfWorkDeps;
+
+  constructor(deps: UnitOfWorkDeps) {
+    this.#deps = deps;
+  }
+
+  async write<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, options: WriteOptions = {}): Promise<T> {
+    const attempts = options.retry?.attempts ?? 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#once(caller, work, attempt, options.quiet ?? false);
+      } catch (error) {
+        const constraint = violatedConstraint(error);
+        if (attempt < attempts && constraint !== undefined && options.retry!.on.includes(constraint)) continue;
+        const named = constraint !== undefined ? options.conflicts?.[constraint] : undefined;
+        throw named ? named() : (translateDatabaseError(error) ?? error);
+      }
+    }
+  }
+
+  async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, quiet: boolean): Promise<T> {
+    const { result, changed, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
+      const tx = new WriteContext(trx, caller, attempt, this.#deps);
+      const result = await work(tx);
+      return { result, ...(await tx.finish(quiet)) };
+    });
+    for (const action of afterCommit) action();
+    if (changed && !quiet) this.#deps.changes.committed();
+    return result;
+  }
+}
+
+export function isActor(caller: Caller): caller is Actor {
+  return caller !== null && 'kind' in caller;
+}
