@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * One suite, several projects: the API and storage tests run once on embedded
- * PGlite and once on PostgreSQL; cluster tests get a real kube-apiserver.
+ * One suite, several projects: the API, service and storage tests run once on
+ * embedded PGlite and once on PostgreSQL; cluster tests get a real kube-apiserver.
  */
-const apiTests = ['test/api/**/*.test.ts', 'test/stress/fuzz.test.ts'];
+const apiTests = ['test/api/**/*.test.ts', 'test/service/**/*.test.ts', 'test/stress/fuzz.test.ts'];
 
 export default defineConfig({
   test: {
