@@ -47,7 +47,7 @@ async function retrying<T>(what: string, work: () => Promise<T>, attempts = 5): 
     try {
       return await work();
     } catch (error) {
-      if (attempt >= attempts) throw new Error(`${what}: ${(error as Error).message}`);
+      if (attempt >= attempts) throw new Error(`${what}: ${(error as Error).message}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
     }
   }

@@ -127,8 +127,8 @@ export async function startServer(env: Record<string, string>, options: { nodeAr
     lines.push(...String(chunk).split('\n').filter(Boolean));
     if (lines.length > 400) lines = lines.slice(-200);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const tail = () => lines.slice(-40).join('\n');
   const server: Server = {
     process: child,

@@ -107,8 +107,8 @@ export function serializeError(error: unknown, depth = 0): unknown {
     serialized.cause = serializeError(error.cause, depth + 1);
     // pino writes the causes' messages into this error's message and stack too
     if (causedByDatabase(error.cause, depth + 1)) {
-      serialized.message = withoutQuotedValues(String(serialized.message ?? ''));
-      serialized.stack = withoutQuotedValues(String(serialized.stack ?? ''));
+      serialized.message = withoutQuotedValues(typeof serialized.message === 'string' ? serialized.message : '');
+      serialized.stack = withoutQuotedValues(typeof serialized.stack === 'string' ? serialized.stack : '');
     }
   }
   return serialized;

@@ -89,7 +89,7 @@ const MAX_BATCH = 500;
  */
 class AuditBatcher {
   readonly #db: Executor;
-  #waiting: { row: NewAuditLog; done: (error?: unknown) => void }[] = [];
+  #waiting: { row: NewAuditLog; done: (error?: Error) => void }[] = [];
   #writing = false;
 
   constructor(db: Executor) {
@@ -111,7 +111,7 @@ class AuditBatcher {
         await insertAuditLogs(this.#db, batch.map((entry) => entry.row));
         for (const entry of batch) entry.done();
       } catch (error) {
-        for (const entry of batch) entry.done(error ?? new Error('audit insert failed'));
+        for (const entry of batch) entry.done(error instanceof Error ? error : new Error('audit insert failed'));
       }
     }
     this.#writing = false;

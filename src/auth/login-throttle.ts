@@ -78,7 +78,7 @@ export function addressOf(ip: string): string {
   const [head = '', tail = ''] = ip.split('::');
   const left = head ? head.split(':') : [];
   const right = ip.includes('::') ? (tail ? tail.split(':') : []) : [];
-  const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
   return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(':')}::/64`;
 }
 
@@ -137,14 +137,14 @@ export class LoginThrottle {
       try {
         const value = await tx.savepoint(() => login(tx, prepared));
         if (rows.some((row) => row.key === subjects[0]!.key)) await deleteThrottle(tx.db, subjects[0]!.key);
-        return { value };
+        return { ok: true as const, value };
       } catch (error) {
         if (!(error instanceof UnauthorizedError)) throw error;
         await this.#recordFailure(tx, attempt, origin, subjects);
-        return { failure: error };
+        return { ok: false as const, failure: error };
       }
     });
-    if ('failure' in outcome) throw outcome.failure;
+    if (!outcome.ok) throw outcome.failure;
     return outcome.value;
   }
 

@@ -1,10 +1,11 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
+import type { Executor } from '../db/database.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { type AuthService, isTokenExpired } from './auth-service.ts';
 import { revokeUserSession } from './session-store.ts';
-import { findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken } from './token-store.ts';
+import { deleteIdentityTokensByMethod, findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken } from './token-store.ts';
 
 type TokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
 
@@ -14,6 +15,11 @@ function secondsLeft(row: TokenRow, now: number): number {
   const ttl = row.accessTokenTtl > 0 ? row.accessTokenTtl : Infinity;
   const left = Math.min(ttl, maxLeft);
   return Number.isFinite(left) ? left : 0;
+}
+
+/** Deletes the identity's access tokens issued by one auth method (it was removed), in the caller's write. */
+export function revokeTokensIssuedBy(db: Executor, identityId: string, authMethod: string): Promise<void> {
+  return deleteIdentityTokensByMethod(db, identityId, authMethod);
 }
 
 /** Renewing and revoking identity access tokens, and signing out. */

@@ -5,9 +5,9 @@ import { hashPassword } from '../crypto/passwords.ts';
 import type { DB } from '../db/schema.ts';
 import type { UnitOfWork } from '../services/unit-of-work.ts';
 import { BadRequestError } from '../errors.ts';
-import { insertIdentity } from '../identities/identity-store.ts';
-import { insertIdentityOrgMembership, insertOrganization, insertUserOrgMembership } from '../orgs/org-store.ts';
-import { insertUser, publicUser } from '../users/user-store.ts';
+import { createIdentity } from '../identities/identity-service.ts';
+import { addIdentityToOrg, addUserToOrg, createOrganization } from '../orgs/org-membership-service.ts';
+import { createUser, publicUser } from '../users/user-accounts.ts';
 
 export interface BootstrapInput {
   email: string;
@@ -50,11 +50,11 @@ export class BootstrapService {
         .executeTakeFirst();
       if (!claimed) throw new BadRequestError('This instance has already been set up', 'BootstrapError');
 
-      const organization = await insertOrganization(trx, { name: input.organization, slug: slugify(input.organization) || 'org' });
-      const user = await insertUser(trx, { email: input.email, username: input.email, firstName: null, lastName: null, passwordHash });
-      await insertUserOrgMembership(trx, { orgId: organization.id, userId: user.id, role: 'admin', status: 'accepted', inviteEmail: null });
-      const identity = await insertIdentity(trx, { name: ADMIN_IDENTITY_NAME, authMethod: 'token-auth' });
-      await insertIdentityOrgMembership(trx, { orgId: organization.id, identityId: identity.id, role: 'admin' });
+      const organization = await createOrganization(trx, { name: input.organization, slug: slugify(input.organization) || 'org' });
+      const user = await createUser(trx, { email: input.email, username: input.email, firstName: null, lastName: null, passwordHash });
+      await addUserToOrg(trx, { orgId: organization.id, userId: user.id, role: 'admin', status: 'accepted', inviteEmail: null });
+      const identity = await createIdentity(trx, { name: ADMIN_IDENTITY_NAME, authMethod: 'token-auth' });
+      await addIdentityToOrg(trx, { orgId: organization.id, identityId: identity.id, role: 'admin' });
       const token = await this.#auth.issueIdentityToken(trx, {
         identityId: identity.id,
         authMethod: 'token-auth',

@@ -1,39 +1,14 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import type { Change } from './change.ts';
 import { latestRevision } from './change-store.ts';
+
+export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
 const CHANGE_LOCK_KEY = 0x636f6663686e;
-
-export type ChangeKind =
-  | 'secret'
-  | 'folder'
-  | 'import'
-  | 'environment-created'
-  | 'environment-updated'
-  | 'environment-deleted'
-  | 'project-deleted'
-  | 'integration'
-  | 'tags'
-  /** a namespace grant given or revoked: who may use the project in a cluster changed */
-  | 'access';
-
-/**
- * Kinds that never alter the keys and values a path resolves to (integration
- * records; tags on secrets; namespace grants), only what an API listing shows
- * or who may read it.
- */
-export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags', 'access']);
-
-export interface Change {
-  projectId: string;
-  environmentId: string | null;
-  environmentSlug: string | null;
-  secretPath: string | null;
-  kind: ChangeKind;
-}
 
 /**
  * Records changes in the caller's transaction and tells in-process subscribers
@@ -81,9 +56,4 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   committed(): void {
     this.emit('committed');
   }
-}
-
-export interface ChangeRecord extends Change {
-  revision: number;
-  createdAt: Date;
 }

@@ -1,5 +1,5 @@
 import type { Executor } from '../db/database.ts';
-import type { ChangeRecord } from './change-feed.ts';
+import type { ChangeRecord } from './change.ts';
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {
   const rows = await db.selectFrom('changeLog').selectAll().where('revision', '>', revision).orderBy('revision').limit(limit).execute();

@@ -1,4 +1,4 @@
-import { rotateKeyCommand } from '../installation/rotate-key-command.ts';
+import { rotateKeyCommand } from './rotate-key-command.ts';
 import { VERSION } from '../version.ts';
 import { bootstrapCommand } from './bootstrap-command.ts';
 import type { CommandSpec } from './command.ts';

@@ -65,8 +65,8 @@ function buildProgram(commands: CommandSpec[], output: CliOutput, onCommand: (na
 /** Commander's messages (`error: unknown option '--prot'`) as `coffer serve: unknown option '--prot'`. */
 function outputFor(prefix: string, output: CliOutput) {
   return {
-    writeOut: output.stdout,
-    writeErr: output.stderr,
+    writeOut: (text: string) => output.stdout(text),
+    writeErr: (text: string) => output.stderr(text),
     outputError: (text: string, write: (text: string) => void) => write(text.replace(/^error: /, `${prefix}: `)),
   };
 }

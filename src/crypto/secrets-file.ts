@@ -17,7 +17,7 @@ const RESTORE = '; restore it from a backup, or set COFFER_ENCRYPTION_KEY and CO
 
 function readKeysFile(path: string): { encryptionKey?: string; authSecret?: string } {
   try {
-    return JSON.parse(readFileSync(path, 'utf8'));
+    return JSON.parse(readFileSync(path, 'utf8')) as { encryptionKey?: string; authSecret?: string };
   } catch (error) {
     throw new KeysFileError(`cannot read the generated keys in ${path} (${error instanceof Error ? error.message : String(error)})${RESTORE}`);
   }

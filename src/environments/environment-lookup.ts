@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Environment } from '../db/schema.ts';
 import { NotFoundError } from '../errors.ts';
-import { findEnvironmentById, findEnvironmentBySlug } from './environment-store.ts';
+import { findEnvironmentById, findEnvironmentBySlug, listEnvironments, listEnvironmentsOfProjects } from './environment-store.ts';
 
 export async function requireEnvironment(db: Executor, projectId: string, slug: string): Promise<Environment> {
   const environment = await findEnvironmentBySlug(db, projectId, slug);
@@ -9,4 +9,4 @@ export async function requireEnvironment(db: Executor, projectId: string, slug: 
   return environment;
 }
 
-export { findEnvironmentById, findEnvironmentBySlug };
+export { findEnvironmentById, findEnvironmentBySlug, listEnvironments, listEnvironmentsOfProjects };

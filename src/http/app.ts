@@ -1,6 +1,6 @@
 import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifySchema, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
@@ -28,8 +28,9 @@ import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
 import { userRoutes } from './routes/users.routes.ts';
+import type { ZodApp } from './zod-app.ts';
 
-export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
+export type { ZodApp };
 
 export interface RegisteredRoute {
   method: string;

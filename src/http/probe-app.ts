@@ -1,8 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import type { Registry } from 'prom-client';
-import { listMigrations, pendingMigrations } from '../db/migrate.ts';
 import type { Services } from '../services/container.ts';
+import { listMigrations, readinessProblem } from '../services/readiness.ts';
 
 /** A readiness check answers within this, whatever the database does (the manifests give the probe 3 s). */
 const READINESS_DEADLINE_MS = 2_000;
@@ -13,7 +12,7 @@ export function buildProbeApp(services: Services, registry: Registry): FastifyIn
   const shipped = listMigrations();
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const problem = await withDeadline(readinessProblem(services, shipped), READINESS_DEADLINE_MS, 'database did not answer in time');
+    const problem = await withDeadline(readinessProblem(services.db, shipped), READINESS_DEADLINE_MS, 'database did not answer in time');
     if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
     return { status: 'ready' };
   });
@@ -22,17 +21,6 @@ export function buildProbeApp(services: Services, registry: Registry): FastifyIn
     return registry.metrics();
   });
   return app;
-}
-
-/** Why the instance cannot serve (database unreachable, migrations pending), or null. */
-async function readinessProblem(services: Services, shipped: ReturnType<typeof listMigrations>): Promise<string | null> {
-  try {
-    await sql`SELECT 1`.execute(services.db);
-    const pending = await pendingMigrations(services.db, shipped);
-    return pending.length > 0 ? `pending migrations: ${pending.join(', ')}` : null;
-  } catch {
-    return 'database unreachable';
-  }
 }
 
 function withDeadline(check: Promise<string | null>, ms: number, late: string): Promise<string | null> {

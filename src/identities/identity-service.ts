@@ -35,6 +35,16 @@ export async function authorizeIdentityAccess(deps: ServiceDeps, tx: WriteContex
   return identity;
 }
 
+/** A new machine identity (no org membership yet), in the caller's write. */
+export function createIdentity(db: Executor, values: { name: string; authMethod: string | null }) {
+  return insertIdentity(db, values);
+}
+
+/** The identity's auth method (what its tokens are issued by), in the caller's write. */
+export async function setIdentityAuthMethod(db: Executor, identityId: string, authMethod: string | null): Promise<void> {
+  await updateIdentity(db, identityId, { authMethod });
+}
+
 /** Machine identities of an organization and their org roles. */
 export class IdentityService {
   readonly #deps: ServiceDeps;

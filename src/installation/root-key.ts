@@ -3,7 +3,7 @@ import { Keyring } from '../crypto/keyring.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
-import { findAnyProjectDataKey, listProjectDataKeys, setProjectDataKey } from '../projects/project-store.ts';
+import { findAnyProjectDataKey, listProjectDataKeys, setProjectDataKey } from '../projects/project-keys.ts';
 import { recordFirstRootKeyCheck, replaceRootKeyCheck, requireInstallation } from './installation-store.ts';
 
 export class RootKeyMismatchError extends Error {

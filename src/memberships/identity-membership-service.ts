@@ -2,7 +2,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { findOrgIdentity } from '../identities/identity-store.ts';
+import { findOrgIdentity } from '../identities/identity-lookup.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';

@@ -1,7 +1,8 @@
 import type { Executor } from '../db/database.ts';
 import type { PermissionRule } from '../permissions/permission-rules.ts';
 import type { PermissionService, PermissionSet } from '../permissions/permission-service.ts';
-import { activeRulesOfMembership, type MemberKind } from '../permissions/permission-store.ts';
+import { activeRulesOfMembership } from '../permissions/permission-lookup.ts';
+import type { MemberKind } from '../permissions/permission-rules.ts';
 import { PERMANENT, temporaryAccess } from '../permissions/temporary-access.ts';
 import { resolveRoleSlugs } from '../roles/role-lookup.ts';
 import type { RoleAssignment } from './membership-schema.ts';

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { ProjectMembershipRole } from '../db/schema.ts';
-import type { MemberKind } from '../permissions/permission-store.ts';
+import type { MemberKind } from '../permissions/permission-rules.ts';
 import type { TemporaryAccess } from '../permissions/temporary-access.ts';
 
 export type MembershipRoleRow = ProjectMembershipRole & { customRoleSlug: string | null; customRoleName: string | null };

@@ -6,7 +6,7 @@ import type { Action } from '../permissions/permission-rules.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext, WriteOptions } from '../services/unit-of-work.ts';
-import { findOrgUsers } from '../users/user-store.ts';
+import { findOrgUsers } from '../users/user-lookup.ts';
 import { assertCanGrant, assertCanManage, prepareRoles } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
 import {

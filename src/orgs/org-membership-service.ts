@@ -1,10 +1,13 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { acceptInvite, insertIdentityOrgMembership, inviteUserToOrg, listOrgUserMemberships } from './org-store.ts';
+import { acceptInvite, insertIdentityOrgMembership, insertOrganization, insertUserOrgMembership, inviteUserToOrg, listOrgUserMemberships } from './org-store.ts';
 
-/** Invitations are made and accepted by users/invite-service.ts, in its writes. */
-export { acceptInvite, inviteUserToOrg };
+/**
+ * Organization rows other domains write in their units: invitations (users/invite-service.ts),
+ * and the first organization with its admin user (bootstrap).
+ */
+export { acceptInvite, insertOrganization as createOrganization, insertUserOrgMembership as addUserToOrg, inviteUserToOrg };
 
 /** Makes a new machine identity a member of an organization, in the caller's write. */
 export async function addIdentityToOrg(db: Executor, membership: { orgId: string; identityId: string; role: string }): Promise<void> {

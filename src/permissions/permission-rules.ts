@@ -1,6 +1,9 @@
 import { buildMongoQueryMatcher, createMongoAbility, type MongoAbility, subject as withSubject } from '@casl/ability';
 import picomatch from 'picomatch';
 
+/** Who holds a project membership. */
+export type MemberKind = 'user' | 'identity';
+
 export const ACTIONS = ['read', 'create', 'edit', 'delete'] as const;
 export type Action = (typeof ACTIONS)[number];
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PATH_MAX, required } from '../validation/input.ts';
-import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS, type ProjectSubject } from './permission-rules.ts';
+import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS } from './permission-rules.ts';
 
 /** An environment slug or a secret path (glob). */
 const conditionText = () => required(PATH_MAX);
@@ -30,7 +30,7 @@ export const permissionRuleInputSchema = z
     inverted: z.boolean().optional().describe('`true`: the rule forbids instead of allowing.'),
   })
   .describe('One permission rule (CASL).')
-  .refine((rule) => !rule.conditions || CONDITIONAL_SUBJECTS.includes(rule.subject as ProjectSubject), {
+  .refine((rule) => !rule.conditions || CONDITIONAL_SUBJECTS.includes(rule.subject), {
     message: `conditions apply only to ${CONDITIONAL_SUBJECTS.join(', ')}`,
     path: ['conditions'],
   })

@@ -1,7 +1,9 @@
 import type { Executor } from '../db/database.ts';
 import { BUILT_IN_PROJECT_ROLES, type PermissionRule } from './permission-rules.ts';
 
-export type MemberKind = 'user' | 'identity';
+import type { MemberKind } from './permission-rules.ts';
+
+export type { MemberKind };
 
 export async function findMembershipId(db: Executor, kind: MemberKind, memberId: string, projectId: string): Promise<string | undefined> {
   const row =

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import slugify from '@sindresorhus/slugify';
 import type { Actor } from '../actor/actor.ts';
 import { createEnvironmentWithRoot } from '../environments/environment-service.ts';
-import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-store.ts';
+import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-lookup.ts';
 import { BadRequestError } from '../errors.ts';
 import { assertRootKeyCurrent } from '../installation/root-key.ts';
 import type { ServiceDeps } from '../services/deps.ts';

@@ -218,7 +218,7 @@ export class SecretReader {
       const secret = group.secrets.find((candidate) => candidate.key === key);
       if (!secret) continue;
       const tags = (await tagsOfSecrets(this.#deps.db, [secret.id])).get(secret.id) ?? [];
-      const environment = { ...context.environment, ...group.environment } as Environment;
+      const environment = { ...context.environment, ...group.environment };
       return { secret, raw: await this.#raw({ ...context, environment }, secret, group.secretPath, tags) };
     }
     return undefined;
@@ -230,7 +230,7 @@ export class SecretReader {
     for (const folder of folders) {
       for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path })) {
         if (!this.#canRead(context, group)) continue;
-        const environment = { ...context.environment, ...group.environment } as Environment;
+        const environment = { ...context.environment, ...group.environment };
         const secrets = await Promise.all(
           group.secrets.map(async (secret) => {
             const { createdAt: _created, updatedAt: _updated, ...raw } = await this.#raw({ ...context, environment }, secret, group.secretPath, []);

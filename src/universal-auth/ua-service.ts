@@ -1,11 +1,11 @@
 import type { Actor } from '../actor/actor.ts';
-import { deleteIdentityTokensByMethod } from '../auth/token-store.ts';
+import { revokeTokensIssuedBy } from '../auth/token-service.ts';
 import type { CredentialDigest } from '../crypto/credential-digest.ts';
 import type { Executor } from '../db/database.ts';
 import type { IdentityUniversalAuth } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { authorizeIdentityAccess } from '../identities/identity-service.ts';
-import { updateIdentity, type OrgIdentity } from '../identities/identity-store.ts';
+import { authorizeIdentityAccess, setIdentityAuthMethod } from '../identities/identity-service.ts';
+import type { OrgIdentity } from '../identities/identity-lookup.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
@@ -48,7 +48,7 @@ export class UniversalAuthService {
         throw new BadRequestError('Failed to add universal auth to already configured identity', 'AlreadyConfigured');
       }
       const created = await insertUniversalAuth(trx, identity.id, values);
-      if (!identity.authMethod) await updateIdentity(trx, identity.id, { authMethod: UNIVERSAL_AUTH });
+      if (!identity.authMethod) await setIdentityAuthMethod(trx, identity.id, UNIVERSAL_AUTH);
       return { result: toUniversalAuthResponse(created), event: 'add-identity-universal-auth', metadata: { identityUniversalAuthId: created.id } };
     });
   }
@@ -76,9 +76,9 @@ export class UniversalAuthService {
     return this.#run(actor, identityId, 'delete', async (tx, identity) => {
       const trx = tx.db;
       const config = await requireUniversalAuth(trx, identity.id);
-      await deleteIdentityTokensByMethod(trx, identity.id, UNIVERSAL_AUTH);
+      await revokeTokensIssuedBy(trx, identity.id, UNIVERSAL_AUTH);
       await deleteUniversalAuth(trx, config.id);
-      if (identity.authMethod === UNIVERSAL_AUTH) await updateIdentity(trx, identity.id, { authMethod: null });
+      if (identity.authMethod === UNIVERSAL_AUTH) await setIdentityAuthMethod(trx, identity.id, null);
       return { result: toUniversalAuthResponse(config), event: 'revoke-identity-universal-auth', metadata: { identityUniversalAuthId: config.id } };
     });
   }

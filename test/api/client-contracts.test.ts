@@ -260,7 +260,7 @@ describe("External Secrets Operator's Infisical provider (providers/v1/infisical
   });
 
   test('data[].remoteRef: Retrieve by slug through imports; a missing key is 404 (NoSecretErr)', async () => {
-    const query = (key: string) => q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', secretPath: '/', type: 'shared', workspaceSlug: projectSlug });
+    const query = (_key: string) => q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', secretPath: '/', type: 'shared', workspaceSlug: projectSlug });
     const found = await send('GET', `/api/v3/secrets/raw/FROM_IMPORT?${query('FROM_IMPORT')}`, { headers: eso });
     expect(found.status).toBe(200);
     expect(found.body.secret.secretValue).toBe('imported-value');

@@ -43,7 +43,10 @@ function parseDockerfile(text: string): Instruction[] {
   for (const line of logical) {
     const [, keyword, args] = /^(\S+)\s*(.*)$/.exec(line)!;
     const upper = keyword!.toUpperCase();
-    if (upper === 'FROM') stage = / AS (\S+)$/i.exec(args!)?.[1] ?? `stage-${index}`, index++;
+    if (upper === 'FROM') {
+      stage = / AS (\S+)$/i.exec(args!)?.[1] ?? `stage-${index}`;
+      index++;
+    }
     instructions.push({ stage, keyword: upper, args: args! });
   }
   return instructions;

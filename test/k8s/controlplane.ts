@@ -227,7 +227,7 @@ async function startProc(name: string, bin: string, args: string[], dir: string)
   const fh = await open(logPath, 'a');
   await fh.write(`# ${new Date().toISOString()} ${bin} ${args.join(' ')}\n`);
   const [cmd, ...pre] = [...pdeathsigPrefix(), bin];
-  const child = spawn(cmd!, [...pre, ...args], {
+  const child = spawn(cmd, [...pre, ...args], {
     cwd: dir,
     stdio: ['ignore', fh.fd, fh.fd],
   });
@@ -371,7 +371,7 @@ async function sh(cmd: string, args: string[], cwd: string): Promise<void> {
     await execFileP(cmd, args, { cwd });
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`control plane: ${cmd} ${args.join(' ')} failed: ${e.stderr || e.message}`);
+    throw new Error(`control plane: ${cmd} ${args.join(' ')} failed: ${e.stderr || e.message}`, { cause: err });
   }
 }
 

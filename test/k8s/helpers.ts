@@ -141,7 +141,7 @@ export function apiStatusBody(err: unknown): { reason?: string; message?: string
       return { message: text };
     }
   }
-  return body && typeof body === 'object' ? (body as { reason?: string; message?: string }) : undefined;
+  return body && typeof body === 'object' ? (body) : undefined;
 }
 
 /**

@@ -170,7 +170,7 @@ export class RawKube {
     const body = opts.defaultNamespace && !object.metadata.namespace && (await this.resource(object.apiVersion, object.kind)).namespaced
       ? { ...object, metadata: { ...object.metadata, namespace: opts.defaultNamespace } }
       : object;
-    const response = await this.request('PATCH', `${target}?${query}`, body, 'application/apply-patch+yaml');
+    const response = await this.request('PATCH', `${target}?${query.toString()}`, body, 'application/apply-patch+yaml');
     if (response.status < 200 || response.status >= 300) {
       const message = typeof response.body === 'object' ? response.body?.message : String(response.body);
       throw new Error(`${opts.dryRun ? 'dry-run ' : ''}apply of ${object.kind} ${object.metadata.namespace ?? opts.defaultNamespace ?? ''}/${object.metadata.name}: HTTP ${response.status}: ${message}`);

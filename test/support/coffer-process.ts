@@ -20,8 +20,8 @@ export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
-  child.stdout!.on('data', (chunk) => output.push(String(chunk)));
-  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+  child.stdout.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr.on('data', (chunk) => output.push(String(chunk)));
   const probes = `http://127.0.0.1:${probePort}`;
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
@@ -49,5 +49,5 @@ export async function callCoffer(server: CofferProcess, method: string, path: st
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as any };
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) };
 }

@@ -77,8 +77,8 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const start = async () => {
     const [command, args] = asServerUser(user, join(bin, 'postgres'), ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1']);
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout!.on('data', (chunk) => output.push(String(chunk)));
-    child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+    child.stdout.on('data', (chunk) => output.push(String(chunk)));
+    child.stderr.on('data', (chunk) => output.push(String(chunk)));
     server = child;
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { VERSION } from '../../version.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { errorResponse, errorResponseSchema, errorStatusesOf } from './error-responses.ts';
 import { exampleOf } from './examples.ts';
 import type { ErrorStatus } from './operation-doc.ts';
@@ -67,6 +67,7 @@ export async function registerDocs(app: ZodApp): Promise<void> {
   registerReferencePage(app);
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the generated document is walked as plain JSON
 type JsonSchema = Record<string, any>;
 
 interface Operation {
@@ -111,7 +112,7 @@ function addErrorResponses(operation: Operation): void {
     isPublic: Array.isArray(operation.security) && operation.security.length === 0,
     hasParameters: parameters.length > 0,
     hasBody: operation.requestBody !== undefined,
-    namesResource: parameters.some((parameter) => parameter.in === 'path' || RESOURCE_FIELDS.has(parameter.name)) || Object.keys(body?.properties ?? {}).some((name) => RESOURCE_FIELDS.has(name)),
+    namesResource: parameters.some((parameter) => parameter.in === 'path' || RESOURCE_FIELDS.has(parameter.name)) || Object.keys((body?.properties ?? {}) as object).some((name) => RESOURCE_FIELDS.has(name)),
     declared: operation['x-coffer-errors'] ?? [],
   });
   delete operation['x-coffer-errors'];

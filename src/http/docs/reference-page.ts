@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 
 /** Response headers the forwarding reply sets itself. */
 const HOP_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.ts';
 import { publicUserSchema } from '../../users/user-schema.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { email, id, optional, password as passwordText, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, PUBLIC } from '../docs/operation-doc.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { MAX_CHANGE_STREAMS_PER_CALLER } from '../../events/change-stream.ts';
 import type { Services } from '../../services/container.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { id, optional, optionalInteger } from '../../validation/input.ts';
 import { streamEvents } from '../sse.ts';

@@ -7,7 +7,7 @@ import {
   userMembershipSchema,
 } from '../../memberships/membership-schema.ts';
 import type { Services } from '../../services/container.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { email, id, optional, required } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 

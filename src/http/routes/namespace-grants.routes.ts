@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clusterNameSchema, namespaceGrantSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
 import type { Services } from '../../services/container.ts';
 import { id, optional } from '../../validation/input.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Namespace grants'];

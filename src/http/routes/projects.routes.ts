@@ -6,7 +6,7 @@ import {
   projectWithEnvironmentsSchema,
 } from '../../projects/project-schema.ts';
 import type { Services } from '../../services/container.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { email, password, required } from '../../validation/input.ts';
 import { VERSION } from '../../version.ts';
 import { describeRoute, PUBLIC, reads } from '../docs/operation-doc.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import { tagColorSchema, tagSchema, tagSlugSchema } from '../../tags/tag-schema.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';
 import { changes, describeRoute, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';
 

@@ -7,7 +7,7 @@ import {
   universalAuthSchema,
   updateUniversalAuthBody,
 } from '../../universal-auth/ua-schema.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { id } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
 

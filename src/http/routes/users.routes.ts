@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { orgRoleSchema } from '../../identities/identity-schema.ts';
 import type { Services } from '../../services/container.ts';
 import { orgMembershipSchema } from '../../users/user-schema.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { email, id } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
 

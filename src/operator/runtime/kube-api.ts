@@ -98,10 +98,10 @@ export class KubeApi {
    */
   async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<KubernetesObject & { status?: { installationId?: string } }> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    return this.custom.patchNamespacedCustomObjectStatus(
+    return (await this.custom.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
       mergePatch,
-    );
+    )) as KubernetesObject & { status?: { installationId?: string } };
   }
 
   async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
@@ -121,7 +121,7 @@ export class KubeApi {
   async applySecret(secret: V1Secret, expectedVersion?: string): Promise<void> {
     this.#onRequest('apply', 'secrets');
     const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
-    await this.objects.patch(body as KubernetesObject, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
   }
 
   async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {

@@ -26,13 +26,13 @@ export class OperatorMetrics {
       labelNames: ['type', 'cause'],
       registers: [registry],
     });
-    const metrics = this;
+    const queueLength = () => this.#queueLength();
     new Gauge({
       name: 'coffer_operator_queue_length',
       help: 'Keys waiting in or being processed by the work queue',
       registers: [registry],
       collect() {
-        this.set(metrics.#queueLength());
+        this.set(queueLength());
       },
     });
   }

@@ -3,7 +3,7 @@ import { loadConfig } from '../config.ts';
 import { replaceStoredEncryptionKey } from '../crypto/secrets-file.ts';
 import type { Database } from '../db/database.ts';
 import { createLogger, openMigratedDatabase, resolveKeys } from '../runtime.ts';
-import { rotateRootKey } from './root-key.ts';
+import { rotateRootKey } from '../installation/root-key.ts';
 
 /** Connections of running coffer servers (their pools and change-feed listeners) to this database. */
 async function countServerConnections(database: Database): Promise<number> {

@@ -1,0 +1,43 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/**
+ * Type-aware linting (`npm run lint`, part of `npm test`): typescript-eslint's
+ * recommended type-checked rules over the sources, the tests and the benchmarks.
+ */
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'test/clients/go-sdk/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // `_name` marks what a destructuring leaves out on purpose
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // Fastify handlers and hooks, and interface implementations, are async by contract even when they do not await
+      '@typescript-eslint/require-await': 'off',
+      // a promise handed to a callback that ignores the result (timers, event emitters, Fastify hooks) is caught where it is made
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      // the input rules refuse NUL and other control characters by matching them
+      'no-control-regex': 'off',
+    },
+  },
+  {
+    // Tests and benchmarks read JSON bodies and Kubernetes objects as `any` on purpose: what they check is the data.
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      // vitest's expect(...).method and destructured fixtures are called unbound by design
+      '@typescript-eslint/unbound-method': 'off',
+      // fuzzed and fixture values are stringified whatever they hold
+      '@typescript-eslint/no-base-to-string': 'off',
+      // polling loops start with a placeholder the timeout message may show
+      'no-useless-assignment': 'off',
+    },
+  },
+);
