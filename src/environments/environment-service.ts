@@ -2,7 +2,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { createRootFolder } from '../folders/folder-lookup.ts';
+import { createRootFolder } from '../folders/folder-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { toEnvironmentResponse } from './environment-schema.ts';

@@ -1,13 +1,9 @@
 import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
 import { AppError, NotFoundError } from '../errors.ts';
-import { findFolderById, findFolderByPath, folderPathSegments, insertRootFolder, listFolderSubtree } from './folder-store.ts';
+import { findFolderById, findFolderByPath, folderPathSegments, listFolderSubtree } from './folder-store.ts';
 import { findEnvironmentById } from '../environments/environment-lookup.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
-
-export function createRootFolder(db: Executor, envId: string): Promise<Folder> {
-  return insertRootFolder(db, envId);
-}
 
 /** The folder at `path` in an environment, or 404. */
 export async function requireFolder(db: Executor, environment: { id: string; slug: string }, path: string): Promise<Folder> {

@@ -17,6 +17,7 @@ import {
   findFolderByPath,
   folderPathSegments,
   insertFolder,
+  insertRootFolder,
   listChildFolders,
   renameFolder,
 } from './folder-store.ts';
@@ -26,6 +27,11 @@ interface FolderLocation {
   projectId: string;
   environment: string;
   path: string;
+}
+
+/** A new environment's root folder, in the caller's write (environments/environment-service.ts). */
+export function createRootFolder(db: Executor, envId: string): Promise<Folder> {
+  return insertRootFolder(db, envId);
 }
 
 function folderConditions(location: FolderLocation) {

@@ -2,7 +2,6 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { IntegrationAuth, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import type { Action } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { IntegrationAuthCipher } from './integration-auth-cipher.ts';
@@ -14,7 +13,7 @@ import {
   setIntegrationAuthCredentials,
 } from './integration-auth-store.ts';
 import { INTEGRATION_SLUGS, KUBERNETES_INTEGRATION, toIntegrationAuthResponse } from './integration-schema.ts';
-import { integrationChanges } from './integration-scope.ts';
+import { integrationChanges, lockIntegrationsOf, readableIntegrationsOf } from './integration-scope.ts';
 import { listIntegrationsOfAuths } from './integration-store.ts';
 
 export interface AccessTokenInput {
@@ -58,7 +57,7 @@ export class IntegrationAuthService {
     assertKnownIntegration(input.integration);
     const { keyring } = this.#deps;
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await this.#authorize(tx, input.projectId, 'create');
+      const project = await lockIntegrationsOf(tx, input.projectId, 'create');
       const inserted = await insertIntegrationAuth(tx.db, {
         projectId: project.id,
         integration: input.integration,
@@ -79,12 +78,12 @@ export class IntegrationAuthService {
 
   async getById(actor: Actor, authId: string) {
     const auth = await this.#require(this.#deps.db, authId);
-    await this.#authorizeRead(actor, auth.projectId);
+    await readableIntegrationsOf(this.#deps, actor, auth.projectId);
     return toIntegrationAuthResponse(auth);
   }
 
   async listOfProject(actor: Actor, projectId: string) {
-    const project = await this.#authorizeRead(actor, projectId);
+    const project = await readableIntegrationsOf(this.#deps, actor, projectId);
     return (await listIntegrationAuthsOfProject(this.#deps.db, project.id)).map(toIntegrationAuthResponse);
   }
 
@@ -92,7 +91,7 @@ export class IntegrationAuthService {
   async delete(actor: Actor, authId: string) {
     const [deleted] = await this.#deleteAll(actor, async (tx) => {
       const found = await this.#require(tx.db, authId);
-      const project = await this.#authorize(tx, found.projectId, 'delete');
+      const project = await lockIntegrationsOf(tx, found.projectId, 'delete');
       // read again under the project lock: a concurrent delete may have won
       return { project, auths: [await this.#require(tx.db, authId)] };
     });
@@ -103,7 +102,7 @@ export class IntegrationAuthService {
   async deleteByType(actor: Actor, input: { projectId: string; integration: string }) {
     assertKnownIntegration(input.integration);
     return this.#deleteAll(actor, async (tx) => {
-      const project = await this.#authorize(tx, input.projectId, 'delete');
+      const project = await lockIntegrationsOf(tx, input.projectId, 'delete');
       return { project, auths: await listIntegrationAuthsOfProject(tx.db, project.id, input.integration) };
     });
   }
@@ -112,7 +111,7 @@ export class IntegrationAuthService {
   async ensureKubernetesAuth(actor: Actor, projectId: string): Promise<{ id: string }> {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       // the project lock makes concurrent calls wait for the first one's auth
-      const project = await this.#authorize(tx, projectId, 'read');
+      const project = await lockIntegrationsOf(tx, projectId, 'read');
       const auth = await ensureKubernetesAuthIn(tx, project);
       return { id: auth.id };
     });
@@ -128,20 +127,6 @@ export class IntegrationAuthService {
       tx.change(...integrationChanges(cascaded));
       return auths.map(toIntegrationAuthResponse);
     });
-  }
-
-  /** The project, locked (writes on its integrations are serialized), after the permission check on integrations. */
-  async #authorize(tx: WriteContext, projectId: string, action: Action): Promise<Project> {
-    const project = await tx.project({ id: projectId }, { lock: true });
-    await tx.authorize({ project, action, subject: 'integrations' });
-    return project;
-  }
-
-  async #authorizeRead(actor: Actor, projectId: string): Promise<Project> {
-    const { db, lookups, permissions } = this.#deps;
-    const project = await lookups.requireProject(db, { id: projectId });
-    await permissions.assertProject({ actor, project, action: 'read', subject: 'integrations' });
-    return project;
   }
 
   async #require(db: Executor, authId: string): Promise<IntegrationAuth> {

@@ -1,6 +1,25 @@
+import type { Actor } from '../actor/actor.ts';
 import type { Change } from '../changes/change-feed.ts';
+import type { Project } from '../db/schema.ts';
+import type { Action } from '../permissions/permission-service.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import type { Target } from './integration-inputs.ts';
 import type { IntegrationRow } from './integration-store.ts';
+
+/** The project, locked (writes on its integrations and their auths are serialized), after the permission check on integrations. */
+export async function lockIntegrationsOf(tx: WriteContext, projectId: string, action: Action): Promise<Project> {
+  const project = await tx.project({ id: projectId }, { lock: true });
+  await tx.authorize({ project, action, subject: 'integrations' });
+  return project;
+}
+
+/** The project, after the check that the actor may read its integrations. */
+export async function readableIntegrationsOf(deps: ServiceDeps, actor: Actor, projectId: string): Promise<Project> {
+  const project = await deps.lookups.requireProject(deps.db, { id: projectId });
+  await deps.permissions.assertProject({ actor, project, action: 'read', subject: 'integrations' });
+  return project;
+}
 
 /** Where an integration reads from: what its change rows and audit entries name. */
 export interface IntegrationSource {

@@ -12,7 +12,7 @@ import { ensureKubernetesAuthIn } from './integration-auth-service.ts';
 import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
-import { describeIntegration, emptyTarget, integrationChanges, withoutEmpty } from './integration-scope.ts';
+import { describeIntegration, emptyTarget, integrationChanges, lockIntegrationsOf, readableIntegrationsOf, withoutEmpty } from './integration-scope.ts';
 import {
   deleteIntegration,
   findIntegrationById,
@@ -49,7 +49,7 @@ export class IntegrationService {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const auth = await findIntegrationAuthById(tx.db, integrationAuthId);
       if (!auth) throw new NotFoundError(`Integration auth with ID '${integrationAuthId}' not found`);
-      const project = await this.#authorize(tx, auth.projectId, 'create');
+      const project = await lockIntegrationsOf(tx, auth.projectId, 'create');
       const source = await this.#source(tx, project, sourceEnvironment, secretPath);
       const row = await insertIntegration(tx.db, source.environment, {
         ...emptyTarget(),
@@ -67,12 +67,12 @@ export class IntegrationService {
   async getById(actor: Actor, integrationId: string): Promise<IntegrationResponse> {
     const { db } = this.#deps;
     const row = await this.#require(db, integrationId);
-    await this.#authorizeRead(actor, row.projectId);
+    await readableIntegrationsOf(this.#deps, actor, row.projectId);
     return toIntegrationResponse(row);
   }
 
   async listOfProject(actor: Actor, projectId: string): Promise<IntegrationResponse[]> {
-    const project = await this.#authorizeRead(actor, projectId);
+    const project = await readableIntegrationsOf(this.#deps, actor, projectId);
     return (await listIntegrationsOfProject(this.#deps.db, project.id)).map(toIntegrationResponse);
   }
 
@@ -185,7 +185,7 @@ export class IntegrationService {
 
   /** `seen`: the integration read before the transaction; a new one's insert fails on a concurrent insert (unique managed_by). */
   async #upsertManaged(tx: WriteContext, input: ManagedIntegrationInput, seen: IntegrationRow | undefined): Promise<IntegrationResponse> {
-    const project = await this.#authorize(tx, input.projectId, seen ? 'edit' : 'create');
+    const project = await lockIntegrationsOf(tx, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
     const existing = seen && (await findIntegrationByManagedBy(tx.db, this.#clusterOf(input), input.managedBy));
     if (existing && existing.projectId !== project.id) {
@@ -254,7 +254,7 @@ export class IntegrationService {
   /** The integration and its project, locked, after the permission check. */
   async #locked(tx: WriteContext, integrationId: string, action: Exclude<Action, 'read'>): Promise<{ project: Project; row: IntegrationRow }> {
     const found = await this.#require(tx.db, integrationId);
-    const project = await this.#authorize(tx, found.projectId, action);
+    const project = await lockIntegrationsOf(tx, found.projectId, action);
     // read again under the project lock: a concurrent write may have changed or deleted it
     return { project, row: await this.#require(tx.db, integrationId) };
   }
@@ -267,20 +267,6 @@ export class IntegrationService {
     const environment = await lookups.requireEnvironment(tx.db, project.id, environmentSlug);
     await lookups.requireFolder(tx.db, environment, path);
     return { environment, path };
-  }
-
-  /** The project, locked (writes on its integrations are serialized), after the permission check on integrations. */
-  async #authorize(tx: WriteContext, projectId: string, action: Exclude<Action, 'read'>): Promise<Project> {
-    const project = await tx.project({ id: projectId }, { lock: true });
-    await tx.authorize({ project, action, subject: 'integrations' });
-    return project;
-  }
-
-  async #authorizeRead(actor: Actor, projectId: string): Promise<Project> {
-    const { db, lookups, permissions } = this.#deps;
-    const project = await lookups.requireProject(db, { id: projectId });
-    await permissions.assertProject({ actor, project, action: 'read', subject: 'integrations' });
-    return project;
   }
 
   async #require(db: Executor, integrationId: string): Promise<IntegrationRow> {

@@ -3,11 +3,9 @@ import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { findOrgIdentity } from '../identities/identity-lookup.ts';
-import type { Action } from '../permissions/permission-rules.ts';
-import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import type { WriteContext, WriteOptions } from '../services/unit-of-work.ts';
-import { assertCanGrant, assertCanManage, prepareRoles } from './membership-roles.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
+import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
 import {
   deleteIdentityMembership,
@@ -35,10 +33,7 @@ export class IdentityMembershipService {
   async add(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
     const { permissions } = this.#deps;
     const alreadyMember = () => new BadRequestError(`Identity with ID '${identityId}' already exists in project with ID '${projectId}'`, 'AlreadyMember');
-    return this.#write(
-      actor,
-      projectId,
-      'create',
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'create', subject: 'identity' },
       async (tx, project, held) => {
         const identity = await findOrgIdentity(tx.db, project.orgId, identityId);
         if (!identity) throw new NotFoundError(`Identity with ID '${identityId}' not found in this organization`);
@@ -68,7 +63,7 @@ export class IdentityMembershipService {
 
   async updateRoles(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
     const { permissions } = this.#deps;
-    return this.#write(actor, projectId, 'edit', async (tx, project, held) => {
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'edit', subject: 'identity' }, async (tx, project, held) => {
       const membership = await this.#requireMembership(tx.db, project, identityId);
       await assertCanManage(permissions, held, tx.db, 'identity', membership.id);
       const roles = await prepareRoles(tx.db, project.id, assignments);
@@ -81,7 +76,7 @@ export class IdentityMembershipService {
 
   async remove(actor: Actor, projectId: string, identityId: string) {
     const { permissions } = this.#deps;
-    return this.#write(actor, projectId, 'delete', async (tx, project, held) => {
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'delete', subject: 'identity' }, async (tx, project, held) => {
       const membership = await this.#requireMembership(tx.db, project, identityId);
       await assertCanManage(permissions, held, tx.db, 'identity', membership.id);
       await deleteIdentityMembership(tx.db, membership.id);
@@ -104,24 +99,6 @@ export class IdentityMembershipService {
     const project = await lookups.requireProject(db, { id: projectId });
     await permissions.assertProject({ actor, project, action: 'read', subject: 'identity' });
     return project;
-  }
-
-  /** Membership writes lock the project row; `held` is what the caller may do there (to grant no more than that). */
-  #write<T>(
-    actor: Actor,
-    projectId: string,
-    action: Exclude<Action, 'read'>,
-    work: (tx: WriteContext, project: Project, held: PermissionSet) => Promise<T>,
-    conflicts: WriteOptions['conflicts'] = {},
-  ): Promise<T> {
-    return this.#deps.unitOfWork.write(
-      actor,
-      async (tx) => {
-        const project = await tx.project({ id: projectId }, { lock: true });
-        return work(tx, project, await tx.authorize({ project, action, subject: 'identity' }));
-      },
-      { conflicts },
-    );
   }
 
   async #requireMembership(db: Executor, project: Project, identityId: string): Promise<IdentityMembershipRow> {

@@ -1,5 +1,8 @@
+import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import type { PermissionRule } from '../permissions/permission-rules.ts';
+import type { Project } from '../db/schema.ts';
+import type { UnitOfWork, WriteContext, WriteOptions } from '../services/unit-of-work.ts';
+import type { Action, PermissionRule } from '../permissions/permission-rules.ts';
 import type { PermissionService, PermissionSet } from '../permissions/permission-service.ts';
 import { activeRulesOfMembership } from '../permissions/permission-lookup.ts';
 import type { MemberKind } from '../permissions/permission-rules.ts';
@@ -33,4 +36,24 @@ export async function assertCanManage(
 ): Promise<void> {
   const current = await activeRulesOfMembership(db, kind, membershipId, new Date());
   permissions.assertCovers(held, current, 'Failed to update a more privileged member');
+}
+
+/**
+ * A membership write: the project row locked (memberships of one project change one at a time),
+ * the permission on `subject`; `held` is what the caller may do there, to grant no more than that.
+ */
+export function writeMembership<T>(
+  unitOfWork: UnitOfWork,
+  target: { actor: Actor; projectId: string; action: Exclude<Action, 'read'>; subject: 'member' | 'identity' },
+  work: (tx: WriteContext, project: Project, held: PermissionSet) => Promise<T>,
+  conflicts: WriteOptions['conflicts'] = {},
+): Promise<T> {
+  return unitOfWork.write(
+    target.actor,
+    async (tx) => {
+      const project = await tx.project({ id: target.projectId }, { lock: true });
+      return work(tx, project, await tx.authorize({ project, action: target.action, subject: target.subject }));
+    },
+    { conflicts },
+  );
 }

@@ -2,12 +2,9 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import type { Action } from '../permissions/permission-rules.ts';
-import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import type { WriteContext, WriteOptions } from '../services/unit-of-work.ts';
 import { findOrgUsers } from '../users/user-lookup.ts';
-import { assertCanGrant, assertCanManage, prepareRoles } from './membership-roles.ts';
+import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
 import {
   deleteUserMembership,
@@ -29,7 +26,7 @@ export class UserMembershipService {
   async add(actor: Actor, projectId: string, input: { emails: string[]; usernames: string[]; roleSlugs?: string[] }) {
     let adding: { email: string } | undefined;
     const alreadyMember = () => new BadRequestError(`User '${adding?.email}' is already a member of this project`, 'AlreadyMember');
-    return this.#write(actor, projectId, 'create', async (tx, project, held) => {
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'create', subject: 'member' }, async (tx, project, held) => {
       const users = await this.#requireOrgUsers(tx.db, project, input.emails, input.usernames);
       const roles = await prepareRoles(tx.db, project.id, (input.roleSlugs ?? ['member']).map((role) => ({ role, isTemporary: false as const })));
       assertCanGrant(this.#deps.permissions, held, roles.rules);
@@ -64,7 +61,7 @@ export class UserMembershipService {
 
   async updateRoles(actor: Actor, projectId: string, membershipId: string, assignments: RoleAssignment[]) {
     const { permissions } = this.#deps;
-    return this.#write(actor, projectId, 'edit', async (tx, project, held) => {
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'edit', subject: 'member' }, async (tx, project, held) => {
       const membership = await this.#requireMembership(tx.db, project, membershipId);
       await assertCanManage(permissions, held, tx.db, 'user', membership.id);
       const roles = await prepareRoles(tx.db, project.id, assignments);
@@ -81,7 +78,7 @@ export class UserMembershipService {
 
   async remove(actor: Actor, projectId: string, membershipId: string) {
     const { permissions } = this.#deps;
-    return this.#write(actor, projectId, 'delete', async (tx, project, held) => {
+    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'delete', subject: 'member' }, async (tx, project, held) => {
       const membership = await this.#requireMembership(tx.db, project, membershipId);
       await assertCanManage(permissions, held, tx.db, 'user', membership.id);
       await deleteUserMembership(tx.db, membership.id);
@@ -89,24 +86,6 @@ export class UserMembershipService {
       const { id, userId, createdAt, updatedAt } = membership;
       return toMembershipResponse({ id, userId, projectId: project.id, createdAt, updatedAt });
     });
-  }
-
-  /** Membership writes lock the project row; `held` is what the caller may do there (to grant no more than that). */
-  #write<T>(
-    actor: Actor,
-    projectId: string,
-    action: Exclude<Action, 'read'>,
-    work: (tx: WriteContext, project: Project, held: PermissionSet) => Promise<T>,
-    conflicts: WriteOptions['conflicts'] = {},
-  ): Promise<T> {
-    return this.#deps.unitOfWork.write(
-      actor,
-      async (tx) => {
-        const project = await tx.project({ id: projectId }, { lock: true });
-        return work(tx, project, await tx.authorize({ project, action, subject: 'member' }));
-      },
-      { conflicts },
-    );
   }
 
   async #requireOrgUsers(db: Executor, project: Project, emails: string[], usernames: string[]) {
