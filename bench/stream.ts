@@ -115,7 +115,7 @@ async function main() {
     '',
     ...table(
       ['deliveries', 'missing', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'RSS idle MiB', 'RSS with streams MiB', 'RSS at end MiB'],
-      [[latencies.length, missing, ms(percentile(latencies, 50)), ms(percentile(latencies, 90)), ms(percentile(latencies, 99)), ms(latencies.at(-1) ?? NaN), rss.idle!.toFixed(0), rss.connected!.toFixed(0), rss.end!.toFixed(0)]],
+      [[latencies.length, missing, ms(percentile(latencies, 50)), ms(percentile(latencies, 90)), ms(percentile(latencies, 99)), ms(latencies.at(-1) ?? NaN), rss.idle.toFixed(0), rss.connected.toFixed(0), rss.end.toFixed(0)]],
     ),
   ]);
 }

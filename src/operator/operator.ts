@@ -1,7 +1,7 @@
-import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerContext } from './controllers/context.ts';
-import { ConflictReports } from './controllers/installation-guard.ts';
+import { ConflictReports } from './controllers/conflict-reports.ts';
 import { IntegrationController } from './controllers/integration/integration-controller.ts';
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
@@ -102,7 +102,7 @@ export class Operator {
       onForeignLease: (lease, other) => {
         const message = `the Lease is held by Coffer installation ${other}; this installation (${installationId}) does not run the operator in this cluster`;
         this.#logger.warn({ otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/${LEASE_NAME}`, holder: lease.spec?.holderIdentity }, message);
-        this.#events.record(lease as KubernetesObject, 'Warning', 'InstallationConflict', message);
+        this.#events.record(lease, 'Warning', 'InstallationConflict', message);
       },
       onStartedLeading: () => this.#startLeading(manager),
       onStoppedLeading: () => this.#stopLeading(),
@@ -116,7 +116,8 @@ export class Operator {
     else await this.#stopLeading();
     // Events still waiting get a moment to be posted (best-effort, as ever).
     await Promise.race([this.#events.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    await Promise.all(Object.values(this.#informers ?? {}).map((informer) => informer.stop().catch(() => {})));
+    const informers = (this.#informers ? Object.values(this.#informers) : []) as { stop(): Promise<unknown> }[];
+    await Promise.all(informers.map((informer) => informer.stop().catch(() => {})));
   }
 
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */

@@ -58,7 +58,7 @@ export class ServerConnection {
   }
 
   /** A JSON call; answers the parsed body of a 2xx, throws AppError for a refusal and ServerUnavailableError otherwise. */
-  async call<T = any>(method: Dispatcher.HttpMethod, path: string, options: CallOptions = {}): Promise<T> {
+  async call<T = unknown>(method: Dispatcher.HttpMethod, path: string, options: CallOptions = {}): Promise<T> {
     const response = await this.#send(method, path, options, { accept: 'application/json' });
     const text = await response.body.text();
     const body = text ? parseJson(text) : undefined;

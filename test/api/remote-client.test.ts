@@ -104,7 +104,7 @@ describe('universal auth', () => {
       const until = Date.now() + 8_000;
       let calls = 0;
       while (Date.now() < until) {
-        const answer = await keeper.withToken((token) => connection.call('GET', `/api/v1/workspace/${fx.projectId}`, { token }));
+        const answer = await keeper.withToken((token) => connection.call<any>('GET', `/api/v1/workspace/${fx.projectId}`, { token }));
         expect(answer.workspace.id).toBe(fx.projectId);
         calls++;
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -128,7 +128,7 @@ describe('universal auth', () => {
     try {
       const first = await keeper.token();
       await fx.call('POST', '/api/v1/auth/token/revoke', { accessToken: first });
-      const answer = await keeper.withToken((token) => connection.call('GET', `/api/v1/workspace/${fx.projectId}`, { token }));
+      const answer = await keeper.withToken((token) => connection.call<any>('GET', `/api/v1/workspace/${fx.projectId}`, { token }));
       expect(answer.workspace.id).toBe(fx.projectId);
       expect(await keeper.token()).not.toBe(first);
       expect(keeper.logins).toBe(2);

@@ -5,7 +5,7 @@ import type { EventRecorder } from '../runtime/event-recorder.ts';
 import type { OperatorInformers } from '../runtime/informers.ts';
 import type { KubeApi } from '../runtime/kube-api.ts';
 import type { StatusWriter } from '../runtime/status.ts';
-import type { ConflictReports } from './installation-guard.ts';
+import type { ConflictReports } from './conflict-reports.ts';
 
 /** Who this operator is: the installation whose resources it manages, and the cluster as it names itself. */
 export interface OperatorIdentity {

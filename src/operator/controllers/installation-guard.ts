@@ -55,29 +55,13 @@ async function namesAnotherDatabase(context: ControllerContext, kind: KindName, 
   const missing = (lookup: Promise<unknown>) =>
     lookup.then(
       () => false,
-      (error: unknown) => (error instanceof AppError && error.statusCode === 404 ? true : Promise.reject(error)),
+      (error: unknown) => {
+        if (error instanceof AppError && error.statusCode === 404) return true;
+        throw error;
+      },
     );
   if (kind === 'SecretsProject' && status.projectId) return missing(port.projects.get(status.projectId));
   if (kind === 'Integration' && status.integrationId) return missing(port.integrations.get(status.integrationId));
   if (kind === 'SecretImport' && status.secretImportId) return missing(port.imports.get(status.secretImportId));
   return false;
-}
-
-/** What this process already reported, so a conflict is told once per resource and once per installation. */
-export class ConflictReports {
-  readonly #resources = new Set<string>();
-  readonly #installations = new Set<string>();
-
-  /** True the first time `uid` is noted. */
-  noteResource(uid: string): boolean {
-    if (this.#resources.has(uid)) return false;
-    this.#resources.add(uid);
-    return true;
-  }
-
-  noteInstallation(id: string): boolean {
-    if (this.#installations.has(id)) return false;
-    this.#installations.add(id);
-    return true;
-  }
 }

@@ -55,7 +55,7 @@ export class Manager {
 
   /** Adds a controller: its own kind is watched, then the watches it declares. */
   add<R extends Reconciled>(controller: Controller<R>): void {
-    this.#controllers.set(controller.kind, controller as unknown as Controller);
+    this.#controllers.set(controller.kind, controller);
     this.#watchOwnKind(controller);
     const watches: Watches = {
       informer: (source, map, verbs = ['add', 'update', 'delete']) => this.#watchInformer(source, map, verbs),

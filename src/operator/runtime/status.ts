@@ -113,5 +113,5 @@ function writtenKey(kind: KindName, { namespace, name }: { namespace: string; na
 /** Sync timestamps alone do not warrant a write. */
 function stripVolatile(status: Record<string, unknown>): Record<string, unknown> {
   const { lastSyncTime: _ignored, ...rest } = status;
-  return JSON.parse(JSON.stringify(rest));
+  return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
 }
