@@ -67,6 +67,7 @@ const READS = new Set([
   'integrations.getById',
   'integrations.listOfProject',
   'projectEvents.subscribe',
+  'changeStreams.open',
 ]);
 
 /** Runs inside a caller's unit of work (takes its WriteContext): covered by the cases that call it. */
