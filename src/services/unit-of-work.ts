@@ -34,7 +34,7 @@ export type AuditEntry = AuditEvent &
     | { project: Pick<Project, 'id' | 'orgId' | 'name'>; orgId?: never }
     | { orgId: string; projectId?: string; project?: never }
   ) & {
-    /** Who made it, when not the unit's caller: the user a login signs in, or the operator's own actor. */
+    /** Who made it, when not the unit's caller: the user or identity a login signs in. */
     actor?: Actor;
   };
 
