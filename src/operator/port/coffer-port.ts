@@ -31,6 +31,8 @@ export type Revision = number;
 /** One committed change, as the stream delivers it. */
 export interface Change {
   revision: Revision;
+  /** When it was committed (its transaction's time in Coffer). */
+  committedAt: Date;
   kind: ChangeKind;
   projectId: string;
   environmentId: string | null;
@@ -204,4 +206,10 @@ export interface SecretListing {
 export interface SecretsPort {
   /** GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator). */
   list(source: SecretSource): Promise<SecretListing>;
+  /**
+   * How long a read may still miss a folder, environment or import that was
+   * created, renamed or deleted through another replica (Coffer keeps those
+   * rows briefly): a listing read sooner after such a change is read again.
+   */
+  readonly structureLagMs: number;
 }

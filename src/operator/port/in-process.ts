@@ -4,6 +4,7 @@ import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { ensureServiceIdentity } from '../../identities/service-identity.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
+import { LOOKUP_CACHE_TTL_MS } from '../../projects/lookups.ts';
 import type { Services } from '../../services/container.ts';
 import type {
   Change,
@@ -73,6 +74,7 @@ function changeStream(services: Services): ChangeStream {
   const { changes, database } = services;
   const toChange = (record: ChangeRecord): Change => ({
     revision: record.revision,
+    committedAt: record.createdAt,
     kind: record.kind,
     projectId: record.projectId,
     environmentId: record.environmentId,
@@ -165,6 +167,7 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
+    structureLagMs: LOOKUP_CACHE_TTL_MS,
     async list(source): Promise<SecretListing> {
       const dependencies = new Set<string>();
       const listing = await services.secretReader.list(actor, {

@@ -1,18 +1,18 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { normalizeSecretPath } from '../../../folders/secret-path.ts';
 import type { Change, IntegrationRecord, Revision } from '../../port/coffer-port.ts';
-import { ANNOTATION_INTEGRATION, type IntegrationResource, type SecretsProject } from '../../resources.ts';
-import { type Controller, done, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
+import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject } from '../../resources.ts';
+import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
-import { formatNamespacedName, keyOf, type ObjectKey, objectKey, parseNamespacedName } from '../../runtime/object-key.ts';
+import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import type { ControllerContext } from '../context.ts';
-import { isNotFound, toFailure } from '../failures.ts';
+import { ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
 import { mayReconcile } from '../installation-guard.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
 import { DependencyIndex } from './dependency-index.ts';
 import { ListingCache } from './listing-cache.ts';
 import { dataHash, resolveSecretData } from './managed-secret.ts';
-import { TargetSecret } from './target-secret.ts';
+import { TargetSecret, type WriteOutcome } from './target-secret.ts';
 
 /** What the status names of the record and project an Integration syncs from. */
 type RecordIdentity = {
@@ -21,10 +21,28 @@ type RecordIdentity = {
   projectSlug: string;
 };
 
-/** A sync is done; `missed`: a change came before the index had the Integration, so it runs again. */
+/**
+ * A sync is done; `missed`: a change came before the index had the
+ * Integration, so it runs again; `recheckInMs`: its read may not have seen a
+ * folder, environment or import changed a moment ago, so it reads again then.
+ */
 interface SyncOutcome {
   missed: boolean;
+  recheckInMs?: number;
 }
+
+/** Changes to where secrets live (not to the secrets): reads may see them only after the port's structureLagMs. */
+const STRUCTURAL_CHANGES: ReadonlySet<string> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
+
+/** Refusals that mean this namespace may no longer read the project: the copy goes. */
+const ACCESS_REVOKED: ReadonlySet<string> = new Set(['GrantRevoked', 'Forbidden']);
+/** Failures that mean the whole source was deleted in Coffer: the Secret keeps its last data unless target.deletionPolicy is Delete. */
+const SOURCE_DELETED: ReadonlySet<string> = new Set(['ProjectDeleted', 'EnvironmentNotFound', 'FolderNotFound']);
+/** What the status no longer says once the copy is removed. */
+const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null };
+/** Names of skipped keys quoted in a status message or Event, at most. */
+const SKIPPED_NAMES_SHOWN = 20;
+const SKIPPED_KEYS_KEPT = 100;
 
 /**
  * Integration → an integration record in Coffer and a native Secret holding
@@ -40,6 +58,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #dependencies = new DependencyIndex();
   readonly #listings: ListingCache;
   readonly #secrets: TargetSecret;
+  /** Integrations a committed change touched, and when the earliest such change was committed (change-to-Secret latency). */
+  readonly #changedSince = new Map<string, Date>();
+  /** Projects, and when the operator last heard of a structural change in them. */
+  readonly #structureChangedAt = new Map<string, number>();
 
   constructor(context: ControllerContext) {
     this.#context = context;
@@ -56,13 +78,14 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   setup(watches: Watches): void {
     const { informers } = this.#context;
-    watches.informer(informers.managedSecrets, (secret) => ownerOf(secret), ['update', 'delete']);
+    watches.informer(informers.managedSecrets, (secret) => this.#writersOf(secret), ['update', 'delete']);
     watches.informer(informers.projects, (project) => this.#usersOf(project));
     watches.changes((changes) => this.#affectedBy(changes));
   }
 
   forget(key: ObjectKey): void {
     this.#dependencies.delete(key);
+    this.#changedSince.delete(formatNamespacedName(key));
   }
 
   async reconcile(resource: IntegrationResource): Promise<ReconcileResult> {
@@ -73,22 +96,58 @@ export class IntegrationController implements Controller<IntegrationResource> {
     let integrationId = resource.status?.integrationId;
     // everything read below is at least this current; changes after it reach the Integration once it is indexed
     const readAt = await context.port.changes.latestRevision();
+    const progress = { indexed: false };
     try {
       const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
       const record = await this.#upsertRecord(resource, project.projectId);
       integrationId = record.id;
       const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
-      const { missed } = (resource.spec.isActive ?? record.isActive) ? await this.#sync(resource, project.projectId, identity, readAt) : await this.#pause(resource, record, identity, readAt);
-      return missed ? requeueAfter(0) : done();
+      const { missed, recheckInMs } = (resource.spec.isActive ?? record.isActive)
+        ? await this.#sync(resource, project.projectId, identity, readAt, progress)
+        : await this.#pause(resource, record, identity, readAt);
+      if (missed) return requeueAfter(0);
+      return recheckInMs === undefined ? done() : requeueAfter(recheckInMs);
     } catch (error) {
       const failure = toFailure(error, 'NotFound');
       if (!failure) throw error;
-      let missed = false;
-      if (isNotFound(error)) missed = await this.#indexOwnPlace(resource, readAt);
-      else this.#dependencies.delete(resource.metadata);
-      if (integrationId) await context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: failure.message, syncedRevision: null }).catch(() => {});
-      return failed(missed ? { ...failure, retry: { afterMs: 0 } } : failure);
+      return this.#failed(resource, integrationId, failure, error, readAt, progress.indexed);
     }
+  }
+
+  /**
+   * A failure, before the failure path reports it: a missing source is
+   * indexed by its own place (its creation wakes the Integration) and named
+   * precisely; revoked access removes the copy; a deleted source keeps the
+   * last data unless the spec asks otherwise; the record says it failed.
+   */
+  async #failed(resource: IntegrationResource, integrationId: string | undefined, failure: Failure, error: unknown, readAt: Revision, indexed: boolean): Promise<ReconcileResult> {
+    let missed = false;
+    let reason = failure.reason;
+    if (isNotFound(error)) {
+      const place = await this.#indexOwnPlace(resource, readAt);
+      missed = place.missed;
+      reason = place.missing ?? reason;
+    } else if (!indexed) {
+      this.#dependencies.delete(resource.metadata);
+    }
+    const name = resource.spec.target.name;
+    const merge = resource.spec.target.creationPolicy === 'Merge';
+    let message = failure.message;
+    let fields: Record<string, unknown> | undefined;
+    // the message states what holds while the failure stands (the same on every retry), not what this one did
+    if (ACCESS_REVOKED.has(reason)) {
+      await this.#secrets.remove(resource);
+      message += merge ? `; Coffer removes this Integration's keys from Secret '${name}' (no copy stays where access is revoked)` : `; Coffer deletes Secret '${name}' (no copy stays where access is revoked)`;
+      fields = REMOVED_COPY;
+    } else if (SOURCE_DELETED.has(reason) && resource.spec.target.deletionPolicy === 'Delete') {
+      await this.#secrets.remove(resource);
+      message += merge ? `; this Integration's keys are removed from Secret '${name}' (target.deletionPolicy Delete)` : `; Secret '${name}' is deleted (target.deletionPolicy Delete)`;
+      fields = REMOVED_COPY;
+    } else if (SOURCE_DELETED.has(reason)) {
+      message += `; Secret '${name}' keeps its last data (target.deletionPolicy Retain)`;
+    }
+    if (integrationId) await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, syncedRevision: null }).catch(() => {});
+    return failed({ reason, message, fields, retry: missed ? { afterMs: 0 } : failure.retry });
   }
 
   #upsertRecord(resource: IntegrationResource, projectId: string): Promise<IntegrationRecord> {
@@ -118,8 +177,9 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   /** Reads the source (once per listing and revision), indexes what it read, writes the Secret if it differs, and says so in the status. */
-  async #sync(resource: IntegrationResource, projectId: string, identity: RecordIdentity, latestRevision: Revision): Promise<SyncOutcome> {
+  async #sync(resource: IntegrationResource, projectId: string, identity: RecordIdentity, latestRevision: Revision, progress: { indexed: boolean }): Promise<SyncOutcome> {
     const { port, status, logger } = this.#context;
+    const { namespace } = resource.metadata;
     const source = {
       projectId,
       environment: resource.spec.environment,
@@ -127,49 +187,126 @@ export class IntegrationController implements Controller<IntegrationResource> {
       recursive: resource.spec.recursive ?? false,
       includeImports: resource.spec.includeImports ?? true,
     };
-    // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
-    const { data, skipped, environmentId, reads, revision } = await this.#listings.get(JSON.stringify(source), latestRevision, async () => {
+    const forceSync = resource.metadata.annotations?.[ANNOTATION_FORCE_SYNC];
+    const forced = forceSync !== undefined && forceSync !== resource.status?.forceSync;
+    const read = async () => {
       const listing = await port.secrets.list(source);
       return { ...resolveSecretData(listing), environmentId: listing.environmentId, reads: listing.reads };
-    });
-    const missed = this.#dependencies.set(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
-    const written = await this.#secrets.applyIfChanged(resource, data, revision);
-    if (!written) logger.debug({ namespace: resource.metadata.namespace, name: resource.spec.target.name, revision }, 'Secret unchanged; nothing written');
+    };
+    // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
+    const listingKey = JSON.stringify(source);
+    const { data, skipped, environmentId, reads, revision } = forced ? { ...(await read()), revision: latestRevision } : await this.#listings.get(listingKey, latestRevision, read);
+    const recheckInMs = this.#recheckAfterStructureChange(projectId);
+    if (recheckInMs !== undefined) this.#listings.drop(listingKey);
     const keys = Object.keys(data).length;
-    const message = skipped.length > 0 ? `${keys} keys synced; skipped keys that are not valid Secret keys: ${skipped.join(', ')}` : `${keys} keys synced`;
+    logger.debug({ namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, forced }, `Integration ${namespace}/${resource.metadata.name}: source read at revision ${revision} (${keys} keys)`);
+    const missed = this.#dependencies.set(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
+    progress.indexed = true;
+    const outcome = await this.#secrets.write(resource, data, revision);
+    this.#recordWrite(resource, outcome, keys, revision);
+    this.#reportSkipped(resource, skipped);
+    const shown = skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quoteKey).join(', ') + (skipped.length > SKIPPED_NAMES_SHOWN ? `, and ${skipped.length - SKIPPED_NAMES_SHOWN} more` : '');
+    const message = skipped.length > 0 ? `${keys} keys synced; left out ${skipped.length} that cannot be Secret keys: ${shown}` : `${keys} keys synced`;
+    const written = outcome.kind !== 'unchanged';
     await status.write(
       'Integration',
       resource,
-      { ...identity, secretCount: keys, dataHash: dataHash(data), ...(written || !resource.status?.syncedRevision ? { syncedRevision: revision, lastSyncTime: new Date().toISOString() } : {}) },
+      {
+        ...identity,
+        secretCount: keys,
+        dataHash: dataHash(data),
+        skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
+        ...(forceSync !== undefined ? { forceSync } : {}),
+        ...(written || !resource.status?.syncedRevision ? { syncedRevision: revision, lastSyncTime: new Date().toISOString() } : {}),
+      },
       [
         { type: 'Ready', status: 'True', reason: 'Synced', message },
-        { type: 'Synced', status: 'True', reason: 'Synced', message: `Secret '${resource.spec.target.name}' holds the project's secrets` },
+        skipped.length > 0
+          ? { type: 'Synced', status: 'True', reason: 'KeysSkipped', message: `Secret '${resource.spec.target.name}' holds the project's secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be Secret keys` }
+          : { type: 'Synced', status: 'True', reason: 'Synced', message: `Secret '${resource.spec.target.name}' holds the project's secrets` },
       ],
     );
-    await port.integrations.recordSyncResult(identity.integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
-    return { missed };
+    await port.integrations.recordSyncResult(identity.integrationId, { isSynced: true, syncMessage: skipped.length > 0 ? message : null, syncedRevision: revision });
+    return { missed, recheckInMs };
   }
 
   /**
-   * A source folder that does not exist (yet): indexed by its own place, so that
-   * creating the folder wakes the Integration at once (true if it was created
-   * since `readAt`, before the index had it). Without its project or
-   * environment it is only retried.
+   * A structural change in the project was heard less than the port's
+   * structureLagMs ago: the read just made may predate it (through another
+   * replica), so the Integration reads again once the lag has passed.
    */
-  async #indexOwnPlace(resource: IntegrationResource, readAt: Revision): Promise<boolean> {
-    try {
-      const { projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec);
-      const environment = await this.#context.port.projects.environmentBySlug(projectId, resource.spec.environment);
-      const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
-      return this.#dependencies.set(resource.metadata, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] }, readAt);
-    } catch {
-      this.#dependencies.delete(resource.metadata);
-      return false;
+  #recheckAfterStructureChange(projectId: string): number | undefined {
+    const changedAt = this.#structureChangedAt.get(projectId);
+    if (changedAt === undefined) return undefined;
+    const remaining = changedAt + this.#context.port.secrets.structureLagMs - Date.now();
+    if (remaining > 0) return remaining + 50;
+    this.#structureChangedAt.delete(projectId);
+    return undefined;
+  }
+
+  /** The Event and log line of a write, and the change-to-Secret latency it ends. */
+  #recordWrite(resource: IntegrationResource, outcome: WriteOutcome, keys: number, revision: Revision): void {
+    const { events, logger, metrics } = this.#context;
+    const name = resource.spec.target.name;
+    const { namespace } = resource.metadata;
+    const id = formatNamespacedName(resource.metadata);
+    const changedAt = this.#changedSince.get(id);
+    this.#changedSince.delete(id);
+    if (outcome.kind === 'unchanged') {
+      logger.debug({ namespace, secret: name, revision }, `Secret ${namespace}/${name} already holds revision ${revision}; nothing written`);
+      return;
+    }
+    if (changedAt) metrics?.changeReachedSecret((Date.now() - changedAt.getTime()) / 1000);
+    const fields = { namespace, secret: name, integration: resource.metadata.name, revision, keys };
+    if (outcome.kind === 'repaired') {
+      events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${outcome.drift} and has been restored`);
+      logger.info(fields, `Secret ${namespace}/${name} ${outcome.drift}; restored (revision ${revision})`);
+    } else {
+      events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${keys} keys)`);
+      logger.info(fields, `Secret ${namespace}/${name} written at revision ${revision} (${keys} keys)`);
     }
   }
 
+  /** One Warning Event when the set of keys left out changes (names only, never values). */
+  #reportSkipped(resource: IntegrationResource, skipped: string[]): void {
+    const before = resource.status?.skippedKeys ?? [];
+    const kept = skipped.slice(0, SKIPPED_KEYS_KEPT);
+    if (kept.length === 0 || (kept.length === before.length && kept.every((key, index) => key === before[index]))) return;
+    const shown = skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quoteKey).join(', ') + (skipped.length > SKIPPED_NAMES_SHOWN ? `, and ${skipped.length - SKIPPED_NAMES_SHOWN} more` : '');
+    this.#context.events.record(
+      resource,
+      'Warning',
+      'KeysSkipped',
+      `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be Secret data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..') and were left out of Secret '${resource.spec.target.name}': ${shown}`,
+    );
+  }
+
+  /**
+   * A source that does not exist (yet): indexed by its own place, so that
+   * creating it wakes the Integration at once (`missed` if it was created
+   * since `readAt`, before the index had it), and what is missing named.
+   * Without its project or environment it is only retried.
+   */
+  async #indexOwnPlace(resource: IntegrationResource, readAt: Revision): Promise<{ missed: boolean; missing?: 'EnvironmentNotFound' | 'FolderNotFound' }> {
+    let projectId: string;
+    try {
+      ({ projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec));
+    } catch {
+      this.#dependencies.delete(resource.metadata);
+      return { missed: false };
+    }
+    const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
+    const environment = await this.#context.port.projects.environmentBySlug(projectId, resource.spec.environment).catch(ignoreNotFound);
+    if (!environment) {
+      this.#dependencies.delete(resource.metadata);
+      return { missed: false, missing: 'EnvironmentNotFound' };
+    }
+    const missed = this.#dependencies.set(resource.metadata, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] }, readAt);
+    return { missed, missing: 'FolderNotFound' };
+  }
+
   async #finalize(resource: IntegrationResource): Promise<ReconcileResult> {
-    this.#dependencies.delete(resource.metadata);
+    this.forget(objectKey('Integration', resource.metadata));
     await this.#context.port.integrations.delete(formatNamespacedName(resource.metadata));
     await this.#secrets.release(resource);
     await this.#context.status.removeFinalizer('Integration', resource);
@@ -180,6 +317,16 @@ export class IntegrationController implements Controller<IntegrationResource> {
     return this.informer
       .list()
       .filter((resource) => usesProject(project, resource))
+      .map((resource) => keyOf('Integration', resource));
+  }
+
+  /** The Integrations that write a Secret: the ones in its namespace that target its name. */
+  #writersOf(secret: V1Secret): ObjectKey[] {
+    const { namespace, name } = secret.metadata ?? {};
+    if (!namespace || !name) return [];
+    return this.informer
+      .list(namespace)
+      .filter((resource) => resource.spec.target.name === name)
       .map((resource) => keyOf('Integration', resource));
   }
 
@@ -195,20 +342,23 @@ export class IntegrationController implements Controller<IntegrationResource> {
         for (const project of informers.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) yield* this.#usersOf(project);
         continue;
       }
+      if (STRUCTURAL_CHANGES.has(change.kind)) this.#structureChangedAt.set(change.projectId, Date.now());
       this.#dependencies.observe(change);
       const affected = this.#dependencies.affected(change);
       logger.debug(
         { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected.map(formatNamespacedName) },
         `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
       );
-      for (const key of affected) yield objectKey('Integration', key);
+      for (const key of affected) {
+        const id = formatNamespacedName(key);
+        if (change.altersSecrets && !this.#changedSince.has(id)) this.#changedSince.set(id, change.committedAt);
+        yield objectKey('Integration', key);
+      }
     }
   }
 }
 
-/** The Integration a managed Secret names as its writer. */
-function ownerOf(secret: V1Secret): ObjectKey[] {
-  const owner = secret.metadata?.annotations?.[ANNOTATION_INTEGRATION];
-  const name = owner ? parseNamespacedName(owner) : undefined;
-  return name ? [objectKey('Integration', name)] : [];
+/** A key name as a message quotes it: at most 64 characters. */
+function quoteKey(key: string): string {
+  return `'${key.length > 64 ? `${key.slice(0, 64)}…` : key}'`;
 }
