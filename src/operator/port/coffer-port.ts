@@ -133,6 +133,8 @@ export interface ImportsPort {
 export interface ManagedIntegration {
   /** "<namespace>/<name>" of the Integration resource. */
   managedBy: string;
+  /** The cluster the resource lives in, as its operator names itself. */
+  cluster: string;
   projectId: string;
   environment: string;
   secretPath: string;
@@ -158,8 +160,8 @@ export interface IntegrationsPort {
   upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
   /** What the last sync did; status text only, never a value. */
   recordSyncResult(integrationId: string, result: { isSynced: boolean; syncMessage: string | null; syncedRevision: Revision | null }): Promise<void>;
-  /** Deletes the record of `managedBy`, if any. */
-  delete(managedBy: string): Promise<void>;
+  /** Deletes the record of `managedBy` in `cluster`, if any. */
+  delete(cluster: string, managedBy: string): Promise<void>;
   /** GET /api/v1/integration/{id} */
   get(integrationId: string): Promise<IntegrationRecord>;
 }

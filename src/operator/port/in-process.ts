@@ -160,7 +160,7 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
     recordSyncResult: (integrationId, result) => integrations.recordSyncResult(integrationId, result),
-    delete: (managedBy) => integrations.deleteManaged(actor, managedBy),
+    delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
 }

@@ -155,6 +155,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
     const { namespace, name, uid } = resource.metadata;
     return this.#context.port.integrations.upsert({
       managedBy: formatNamespacedName(resource.metadata),
+      cluster: identity.clusterName,
       projectId,
       environment: resource.spec.environment,
       secretPath: resource.spec.secretPath ?? '/',
@@ -307,7 +308,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   async #finalize(resource: IntegrationResource): Promise<ReconcileResult> {
     this.forget(objectKey('Integration', resource.metadata));
-    await this.#context.port.integrations.delete(formatNamespacedName(resource.metadata));
+    await this.#context.port.integrations.delete(this.#context.identity.clusterName, formatNamespacedName(resource.metadata));
     await this.#secrets.release(resource);
     await this.#context.status.removeFinalizer('Integration', resource);
     return done();
