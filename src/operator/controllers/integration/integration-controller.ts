@@ -9,10 +9,10 @@ import type { ControllerContext } from '../context.ts';
 import { ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
 import { mayReconcile } from '../installation-guard.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
-import { DependencyIndex } from './dependency-index.ts';
-import { ListingCache } from './listing-cache.ts';
+import { ChangeRouter } from './change-router.ts';
 import { dataHash, resolveSecretData } from './managed-secret.ts';
-import { TargetSecret, type WriteOutcome } from './target-secret.ts';
+import { reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
+import { TargetSecret } from './target-secret.ts';
 
 /** What the status names of the record and project an Integration syncs from. */
 type RecordIdentity = {
@@ -31,18 +31,12 @@ interface SyncOutcome {
   recheckInMs?: number;
 }
 
-/** Changes to where secrets live (not to the secrets): reads may see them only after the port's structureLagMs. */
-const STRUCTURAL_CHANGES: ReadonlySet<string> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
-
 /** Refusals that mean this namespace may no longer read the project: the copy goes. */
 const ACCESS_REVOKED: ReadonlySet<string> = new Set(['GrantRevoked', 'Forbidden']);
 /** Failures that mean the whole source was deleted in Coffer: the Secret keeps its last data unless target.deletionPolicy is Delete. */
 const SOURCE_DELETED: ReadonlySet<string> = new Set(['ProjectDeleted', 'EnvironmentNotFound', 'FolderNotFound']);
 /** What the status no longer says once the copy is removed. */
 const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null };
-/** Names of skipped keys quoted in a status message or Event, at most. */
-const SKIPPED_NAMES_SHOWN = 20;
-const SKIPPED_KEYS_KEPT = 100;
 
 /**
  * Integration → an integration record in Coffer and a native Secret holding
@@ -55,25 +49,20 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly failureConditions = ['Ready', 'Synced'] as const;
   readonly informer: CachedInformer<IntegrationResource>;
   readonly #context: ControllerContext;
-  readonly #dependencies = new DependencyIndex();
-  readonly #listings: ListingCache;
+  readonly #changes: ChangeRouter;
   readonly #secrets: TargetSecret;
-  /** Integrations a committed change touched, and when the earliest such change was committed (change-to-Secret latency). */
-  readonly #changedSince = new Map<string, Date>();
-  /** Projects, and when the operator last heard of a structural change in them. */
-  readonly #structureChangedAt = new Map<string, number>();
 
   constructor(context: ControllerContext) {
     this.#context = context;
     this.informer = context.informers.integrations;
-    // The operator's own integration-record writes alter no listing.
-    this.#listings = new ListingCache((revision) => context.port.changes.isOwnWrite(revision));
+    const { changes, secrets } = context.port;
+    this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision), structureLagMs: secrets.structureLagMs });
     this.#secrets = new TargetSecret(context);
   }
 
   /** Leadership starts at `revision`: listings read before it are not trusted. */
   startAt(revision: Revision): void {
-    this.#listings.reset(revision);
+    this.#changes.startAt(revision);
   }
 
   setup(watches: Watches): void {
@@ -84,8 +73,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   forget(key: ObjectKey): void {
-    this.#dependencies.delete(key);
-    this.#changedSince.delete(formatNamespacedName(key));
+    this.#changes.forget(key);
   }
 
   async reconcile(resource: IntegrationResource): Promise<ReconcileResult> {
@@ -128,7 +116,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       missed = place.missed;
       reason = place.missing ?? reason;
     } else if (!indexed) {
-      this.#dependencies.delete(resource.metadata);
+      this.#changes.unindex(resource.metadata);
     }
     const name = resource.spec.target.name;
     const merge = resource.spec.target.creationPolicy === 'Merge';
@@ -169,7 +157,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   /** Inactive: still indexed by its own place, so the change that reactivates it wakes it up. */
   async #pause(resource: IntegrationResource, record: IntegrationRecord, identity: RecordIdentity, readAt: Revision): Promise<SyncOutcome> {
-    const missed = this.#dependencies.set(resource.metadata, { projectId: identity.projectId, environmentId: record.environmentId, path: record.secretPath, recursive: false, reads: [] }, readAt);
+    const missed = this.#changes.index(resource.metadata, { projectId: identity.projectId, environmentId: record.environmentId, path: record.secretPath, recursive: false, reads: [] }, readAt);
     await this.#context.status.write('Integration', resource, identity, [
       { type: 'Ready', status: 'True', reason: 'Paused', message: 'the integration is inactive; the Secret is not updated' },
       { type: 'Synced', status: 'False', reason: 'Paused', message: 'sync paused (isActive is false)' },
@@ -196,18 +184,16 @@ export class IntegrationController implements Controller<IntegrationResource> {
     };
     // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
     const listingKey = JSON.stringify(source);
-    const { data, skipped, environmentId, reads, revision } = forced ? { ...(await read()), revision: latestRevision } : await this.#listings.get(listingKey, latestRevision, read);
-    const recheckInMs = this.#recheckAfterStructureChange(projectId);
-    if (recheckInMs !== undefined) this.#listings.drop(listingKey);
+    const { data, skipped, environmentId, reads, revision } = forced ? { ...(await read()), revision: latestRevision } : await this.#changes.listing(listingKey, latestRevision, read);
+    const recheckInMs = this.#changes.recheckAfterStructureChange(projectId, listingKey);
     const keys = Object.keys(data).length;
     logger.debug({ namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, forced }, `Integration ${namespace}/${resource.metadata.name}: source read at revision ${revision} (${keys} keys)`);
-    const missed = this.#dependencies.set(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
+    const missed = this.#changes.index(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
     progress.indexed = true;
     const outcome = await this.#secrets.write(resource, data, revision);
-    this.#recordWrite(resource, outcome, keys, revision);
-    this.#reportSkipped(resource, skipped);
-    const shown = skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quoteKey).join(', ') + (skipped.length > SKIPPED_NAMES_SHOWN ? `, and ${skipped.length - SKIPPED_NAMES_SHOWN} more` : '');
-    const message = skipped.length > 0 ? `${keys} keys synced; left out ${skipped.length} that cannot be Secret keys: ${shown}` : `${keys} keys synced`;
+    reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
+    reportSkipped(this.#context, resource, skipped);
+    const message = syncedMessage(keys, skipped);
     const written = outcome.kind !== 'unchanged';
     await status.write(
       'Integration',
@@ -232,57 +218,6 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   /**
-   * A structural change in the project was heard less than the port's
-   * structureLagMs ago: the read just made may predate it (through another
-   * replica), so the Integration reads again once the lag has passed.
-   */
-  #recheckAfterStructureChange(projectId: string): number | undefined {
-    const changedAt = this.#structureChangedAt.get(projectId);
-    if (changedAt === undefined) return undefined;
-    const remaining = changedAt + this.#context.port.secrets.structureLagMs - Date.now();
-    if (remaining > 0) return remaining + 50;
-    this.#structureChangedAt.delete(projectId);
-    return undefined;
-  }
-
-  /** The Event and log line of a write, and the change-to-Secret latency it ends. */
-  #recordWrite(resource: IntegrationResource, outcome: WriteOutcome, keys: number, revision: Revision): void {
-    const { events, logger, metrics } = this.#context;
-    const name = resource.spec.target.name;
-    const { namespace } = resource.metadata;
-    const id = formatNamespacedName(resource.metadata);
-    const changedAt = this.#changedSince.get(id);
-    this.#changedSince.delete(id);
-    if (outcome.kind === 'unchanged') {
-      logger.debug({ namespace, secret: name, revision }, `Secret ${namespace}/${name} already holds revision ${revision}; nothing written`);
-      return;
-    }
-    if (changedAt) metrics?.changeReachedSecret((Date.now() - changedAt.getTime()) / 1000);
-    const fields = { namespace, secret: name, integration: resource.metadata.name, revision, keys };
-    if (outcome.kind === 'repaired') {
-      events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${outcome.drift} and has been restored`);
-      logger.info(fields, `Secret ${namespace}/${name} ${outcome.drift}; restored (revision ${revision})`);
-    } else {
-      events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${keys} keys)`);
-      logger.info(fields, `Secret ${namespace}/${name} written at revision ${revision} (${keys} keys)`);
-    }
-  }
-
-  /** One Warning Event when the set of keys left out changes (names only, never values). */
-  #reportSkipped(resource: IntegrationResource, skipped: string[]): void {
-    const before = resource.status?.skippedKeys ?? [];
-    const kept = skipped.slice(0, SKIPPED_KEYS_KEPT);
-    if (kept.length === 0 || (kept.length === before.length && kept.every((key, index) => key === before[index]))) return;
-    const shown = skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quoteKey).join(', ') + (skipped.length > SKIPPED_NAMES_SHOWN ? `, and ${skipped.length - SKIPPED_NAMES_SHOWN} more` : '');
-    this.#context.events.record(
-      resource,
-      'Warning',
-      'KeysSkipped',
-      `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be Secret data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..') and were left out of Secret '${resource.spec.target.name}': ${shown}`,
-    );
-  }
-
-  /**
    * A source that does not exist (yet): indexed by its own place, so that
    * creating it wakes the Integration at once (`missed` if it was created
    * since `readAt`, before the index had it), and what is missing named.
@@ -293,16 +228,16 @@ export class IntegrationController implements Controller<IntegrationResource> {
     try {
       ({ projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec));
     } catch {
-      this.#dependencies.delete(resource.metadata);
+      this.#changes.unindex(resource.metadata);
       return { missed: false };
     }
     const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
     const environment = await this.#context.port.projects.environmentBySlug(projectId, resource.spec.environment).catch(ignoreNotFound);
     if (!environment) {
-      this.#dependencies.delete(resource.metadata);
+      this.#changes.unindex(resource.metadata);
       return { missed: false, missing: 'EnvironmentNotFound' };
     }
-    const missed = this.#dependencies.set(resource.metadata, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] }, readAt);
+    const missed = this.#changes.index(resource.metadata, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] }, readAt);
     return { missed, missing: 'FolderNotFound' };
   }
 
@@ -333,33 +268,13 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   /** The Integrations committed changes touch: through what they read, or a grant on their project given or revoked. */
   *#affectedBy(changes: readonly Change[]): Iterable<ObjectKey> {
-    this.#listings.observe(changes);
-    const { informers, logger } = this.#context;
-    for (const change of changes) {
-      // the reconcile that wrote an integration record of its own is already at work on it
-      if (change.kind === 'integration' && change.ownWrite) continue;
-      if (change.kind === 'tags') continue;
-      if (change.kind === 'access') {
-        for (const project of informers.projects.list().filter((resource) => resource.status?.projectId === change.projectId)) yield* this.#usersOf(project);
-        continue;
-      }
-      if (STRUCTURAL_CHANGES.has(change.kind)) this.#structureChangedAt.set(change.projectId, Date.now());
-      this.#dependencies.observe(change);
-      const affected = this.#dependencies.affected(change);
-      logger.debug(
-        { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected.map(formatNamespacedName) },
-        `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
-      );
-      for (const key of affected) {
-        const id = formatNamespacedName(key);
-        if (change.altersSecrets && !this.#changedSince.has(id)) this.#changedSince.set(id, change.committedAt);
-        yield objectKey('Integration', key);
+    const { projects } = this.#context.informers;
+    for (const routed of this.#changes.route(changes)) {
+      if ('access' in routed) {
+        for (const project of projects.list().filter((resource) => resource.status?.projectId === routed.access)) yield* this.#usersOf(project);
+      } else {
+        yield objectKey('Integration', routed);
       }
     }
   }
-}
-
-/** A key name as a message quotes it: at most 64 characters. */
-function quoteKey(key: string): string {
-  return `'${key.length > 64 ? `${key.slice(0, 64)}…` : key}'`;
 }
