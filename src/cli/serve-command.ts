@@ -34,7 +34,9 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const services = await withDatabaseExplained(config, () => startServices(config, logger, 'serve'));
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
   registerDatabaseMetrics(metrics.registry, services.database);
-  const probes = buildProbeApp(services, metrics.registry);
+  let operator: ReturnType<typeof startOperator> = null;
+  // the operator, once started, says whether it can work (its RBAC): /readyz follows it
+  const probes = buildProbeApp(services, metrics.registry, () => operator?.readinessProblem() ?? null);
   const stopRetention = scheduleAuditRetention(services.db, logger);
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   try {
@@ -49,7 +51,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   }
   const api = `http://${reachableHost(config.host)}:${config.port}`;
   services.database.dataDirLock?.announce(api);
-  const operator = startOperator(config, services, logger, VERSION, metrics.registry);
+  operator = startOperator(config, services, logger, VERSION, metrics.registry);
   logger.info(
     { listening: `${config.host}:${config.port}`, api, docs: `${api}/api/docs`, probes: `http://${reachableHost(config.host)}:${config.probePort}` },
     `coffer ${VERSION} is serving the API on ${api} (docs: ${api}/api/docs)`,

@@ -6,13 +6,17 @@ import { listMigrations, readinessProblem } from '../services/readiness.ts';
 /** A readiness check answers within this, whatever the database does (the manifests give the probe 3 s). */
 const READINESS_DEADLINE_MS = 2_000;
 
-/** Liveness, readiness and metrics, on their own port so they never need a token. */
-export function buildProbeApp(services: Services, registry: Registry): FastifyInstance {
+/**
+ * Liveness, readiness and metrics, on their own port so they never need a
+ * token. `componentProblem`: why another part of the process (the operator)
+ * cannot work, or null; readiness fails with it too.
+ */
+export function buildProbeApp(services: Services, registry: Registry, componentProblem: () => string | null = () => null): FastifyInstance {
   const app = Fastify({ logger: false });
   const shipped = listMigrations();
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
-    const problem = await withDeadline(readinessProblem(services.db, shipped), READINESS_DEADLINE_MS, 'database did not answer in time');
+    const problem = (await withDeadline(readinessProblem(services.db, shipped), READINESS_DEADLINE_MS, 'database did not answer in time')) ?? componentProblem();
     if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
     return { status: 'ready' };
   });

@@ -6,12 +6,15 @@ import { IntegrationController } from './controllers/integration/integration-con
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
 import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
+import { ANNOTATION_FORCE_SYNC } from './resources.ts';
 import { EventRecorder } from './runtime/event-recorder.ts';
-import { createInformers, type OperatorInformers, startInformer } from './runtime/informers.ts';
-import { KubeApi } from './runtime/kube-api.ts';
+import { OperatorHealth } from './runtime/health.ts';
+import { createInformers, type OperatorInformers, runInformer } from './runtime/informers.ts';
+import { describeError, KubeApi } from './runtime/kube-api.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { Manager } from './runtime/manager.ts';
 import type { OperatorMetrics } from './runtime/metrics.ts';
+import { operatorPermissions } from './runtime/permissions.ts';
 import { StatusWriter } from './runtime/status.ts';
 
 /** How the operator reaches Coffer: the port, once there is something to act in. */
@@ -52,6 +55,7 @@ export class Operator {
   readonly #options: OperatorOptions;
   readonly #kube: KubeApi;
   readonly #events: EventRecorder;
+  readonly #health: OperatorHealth;
   #port: CofferPort | null = null;
   #informers: OperatorInformers | null = null;
   #manager: Manager | null = null;
@@ -70,6 +74,12 @@ export class Operator {
       send: ({ object, type, reason, message }) => this.#kube.recordEvent(object, type, reason, message),
       onDropped: (type, cause) => options.metrics?.eventDropped(type, cause),
     });
+    this.#health = new OperatorHealth(this.#kube, operatorPermissions(options), this.#logger, options.metrics);
+  }
+
+  /** Why the operator cannot work (missing RBAC, watches refused), or null: part of /readyz. */
+  readinessProblem(): string | null {
+    return this.#health.problem();
   }
 
   /** Waits for Coffer to be usable (bootstrap), then runs until stop(). */
@@ -82,13 +92,23 @@ export class Operator {
     const informers = createInformers(this.#kube, this.#options.watchNamespace);
     this.#informers = informers;
     const manager = this.#createManager(port, informers);
-    const isStopped = () => this.#stopped;
+    await this.#health.start();
+    const running = {
+      logger: this.#logger,
+      isStopped: () => this.#stopped,
+      onFailure: (resource: string, error: unknown) => {
+        this.#options.metrics?.watchFailed(resource);
+        this.#health.watchFailed(resource, error);
+      },
+      onWorking: (resource: string) => this.#health.watchWorking(resource),
+    };
     await Promise.all([
-      startInformer(informers.projects, 'secretsprojects', this.#logger, isStopped),
-      startInformer(informers.imports, 'secretimports', this.#logger, isStopped),
-      startInformer(informers.integrations, 'integrations', this.#logger, isStopped),
-      startInformer(informers.managedSecrets, 'secrets', this.#logger, isStopped),
+      runInformer(informers.projects, 'secretsprojects', running),
+      runInformer(informers.imports, 'secretimports', running),
+      runInformer(informers.integrations, 'integrations', running),
+      runInformer(informers.managedSecrets, 'secrets', running),
     ]);
+    if (this.#stopped) return;
     this.#reportForeignResources(informers, installationId);
     if (!this.#options.leaderElection) {
       this.#logger.info('leader election off: this replica reconciles');
@@ -112,6 +132,7 @@ export class Operator {
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#health.stop();
     if (this.#elector) await this.#elector.stop();
     else await this.#stopLeading();
     // Events still waiting get a moment to be posted (best-effort, as ever).
@@ -122,7 +143,8 @@ export class Operator {
 
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
   #createManager(port: CofferPort, informers: OperatorInformers): Manager {
-    const status = new StatusWriter(this.#kube, this.#logger);
+    const { metrics } = this.#options;
+    const status = new StatusWriter(this.#kube, this.#logger, metrics);
     const context: ControllerContext = {
       port,
       kube: this.#kube,
@@ -132,13 +154,20 @@ export class Operator {
       informers,
       identity: { installationId: port.installationId, clusterName: this.#options.clusterName },
       conflicts: new ConflictReports(),
+      metrics,
     };
-    const manager = new Manager({ logger: this.#logger, status, events: this.#events, metrics: this.#options.metrics, concurrency: this.#options.concurrency });
+    const manager = new Manager({
+      logger: this.#logger,
+      status,
+      events: this.#events,
+      metrics,
+      concurrency: this.#options.concurrency,
+      reconcileOnAnnotation: ANNOTATION_FORCE_SYNC,
+    });
     this.#integrations = new IntegrationController(context);
     manager.add(new SecretsProjectController(context));
     manager.add(new SecretImportController(context));
     manager.add(this.#integrations);
-    this.#options.metrics?.observeQueue(() => manager.pending);
     this.#manager = manager;
     return manager;
   }
@@ -175,15 +204,26 @@ export class Operator {
 
   async #startLeading(manager: Manager): Promise<void> {
     if (this.#stopped) return;
+    this.#options.metrics?.leading(true);
     const port = this.#port!;
     const after = await this.#whenAvailable('read the change log', () => port.changes.latestRevision());
     if (after === undefined) return;
     this.#integrations!.startAt(after);
     manager.start();
+    let failedReads = 0;
     this.#subscription = await port.changes.subscribe(
       after,
-      async (changes) => manager.deliver(changes),
-      (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
+      async (changes) => {
+        if (failedReads > 0) this.#logger.info({ failedReads }, 'the change feed is read again');
+        failedReads = 0;
+        manager.deliver(changes);
+      },
+      (error) => {
+        failedReads++;
+        const fields = { error: describeError(error), failedReads };
+        if (failedReads === 1) this.#logger.warn(fields, 'change feed read failed; retrying (nothing is missed: it resumes from the last revision)');
+        else this.#logger.debug(fields, 'change feed read failed again');
+      },
     );
     manager.resyncAll();
     this.#resyncTimer = setInterval(() => manager.resyncAll(), this.#options.resyncIntervalMs);
@@ -191,6 +231,7 @@ export class Operator {
   }
 
   async #stopLeading(): Promise<void> {
+    this.#options.metrics?.leading(false);
     if (this.#resyncTimer) clearInterval(this.#resyncTimer);
     await this.#subscription?.stop();
     this.#subscription = null;
@@ -203,7 +244,7 @@ export class Operator {
       try {
         return await action();
       } catch (error) {
-        if (attempt === 0) this.#logger.warn({ err: error }, `could not ${what}; retrying until the database answers`);
+        if (attempt === 0) this.#logger.warn({ error: describeError(error) }, `could not ${what}; retrying until Coffer answers`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 5_000)));
       }
     }

@@ -11,6 +11,8 @@ export const ANNOTATION_REVISION = 'coffer.dev/revision';
 export const ANNOTATION_DATA_HASH = 'coffer.dev/data-hash';
 /** The Coffer installation (database) that manages an object: on managed Secrets and the Lease. */
 export const ANNOTATION_INSTALLATION = 'coffer.dev/installation';
+/** On a SecretsProject, SecretImport or Integration: a new value asks for an immediate reconcile (an Integration reads its source afresh). */
+export const ANNOTATION_FORCE_SYNC = 'coffer.dev/force-sync';
 
 export interface Condition {
   type: string;
@@ -40,6 +42,8 @@ export type SecretsProject = Resource<
     environments?: { name: string; slug: string; position?: number }[];
     allowedNamespaces?: string[];
     deletionPolicy?: 'Retain' | 'Delete';
+    /** The project deleted through the API: Fail (Ready=False ProjectDeleted) or Recreate it empty. */
+    onProjectDeleted?: 'Fail' | 'Recreate';
   },
   {
     projectId?: string;
@@ -74,6 +78,8 @@ export type IntegrationResource = Resource<
       name: string;
       type?: string;
       creationPolicy?: CreationPolicy;
+      /** The whole source deleted in Coffer (project, environment or folder): Retain the last data, or Delete the Secret (Merge: its keys). */
+      deletionPolicy?: 'Retain' | 'Delete';
       labels?: Record<string, string>;
       annotations?: Record<string, string>;
     };
@@ -86,6 +92,10 @@ export type IntegrationResource = Resource<
     lastSyncTime?: string;
     secretCount?: number;
     dataHash?: string;
+    /** Source keys left out because they cannot be Secret keys (names only). */
+    skippedKeys?: string[];
+    /** The last coffer.dev/force-sync value acted on. */
+    forceSync?: string;
     installationId?: string;
     conditions?: Condition[];
     observedGeneration?: number;

@@ -39,6 +39,17 @@ export function operatorKubeConfig(config: Config, env: NodeJS.ProcessEnv = proc
   return { kubeConfig };
 }
 
+/**
+ * This replica's name in the Lease. In a pod, the pod's name (POD_NAME, from
+ * the downward API): unique while the pod lives, and the same for a
+ * restarted container, which then resumes leading at once instead of
+ * waiting for its own Lease to expire. Elsewhere the host name and a random
+ * suffix, as client-go does: two processes on one host must not share it.
+ */
+export function replicaName(env: NodeJS.ProcessEnv = process.env): string {
+  return env.POD_NAME || `${hostname()}_${randomUUID().slice(0, 8)}`;
+}
+
 /** Starts the operator in the background when configured; resolves to it (or null). */
 export function startOperator(config: Config, services: Services, logger: Logger, version: string, registry?: Registry): Operator | null {
   const found = operatorKubeConfig(config);
@@ -54,8 +65,7 @@ export function startOperator(config: Config, services: Services, logger: Logger
     kubeConfig: found.kubeConfig,
     clusterName: config.clusterName,
     leaseNamespace: config.operatorNamespace,
-    // Unique per process, as client-go does: a restarted replica must not inherit a dead one's lease.
-    replicaName: `${process.env.POD_NAME || hostname()}_${randomUUID().slice(0, 8)}`,
+    replicaName: replicaName(),
     leaderElection: config.leaderElection,
     watchNamespace: config.watchNamespace,
     resyncIntervalMs: config.resyncInterval,

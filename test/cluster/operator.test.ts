@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
@@ -30,17 +29,7 @@ function integration(name: string, target: Record<string, unknown>, spec: Record
   return { kind: 'Integration', metadata: { name }, spec: { projectRef: { name: 'shop' }, environment: 'dev', target, ...spec } };
 }
 
-async function waitForData(ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs = 30_000) {
-  return waitFor(
-    what,
-    async () => {
-      const data = await cluster.secretData(ns, name);
-      if (isDeepStrictEqual(data, expected)) return data;
-      throw new Error(`data keys ${JSON.stringify(Object.keys(data ?? {}).sort())}`);
-    },
-    { timeoutMs },
-  );
-}
+const waitForData = (ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number) => cluster.waitForData(ns, name, expected, what, timeoutMs);
 
 beforeAll(async () => {
   cluster = clusterClients();

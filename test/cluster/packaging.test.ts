@@ -200,6 +200,18 @@ const valueSets: Record<string, ValueSet> = {
       expect(service.spec.ports.find((p: any) => p.name === 'metrics')).toMatchObject({ port: 8081, targetPort: 'metrics' });
     },
   },
+  'monitoring: PrometheusRule and Grafana dashboard': {
+    values: { monitoring: { prometheusRule: { enabled: true, labels: { release: 'prometheus' } }, grafanaDashboard: { enabled: true } } },
+    check(objects) {
+      const source = (file: string) => readFileSync(join(REPO_ROOT, 'deploy', 'monitoring', file), 'utf8');
+      const rule = one(objects, 'PrometheusRule');
+      expect(rule.metadata.labels?.release).toBe('prometheus');
+      expect(rule.spec.groups).toEqual((parse(source('operator-alerts.yaml')) as { groups: unknown[] }).groups);
+      const dashboard = one(objects, 'ConfigMap', 'coffer-operator-dashboard');
+      expect(dashboard.metadata.labels?.grafana_dashboard).toBe('1');
+      expect(JSON.parse(dashboard.data['coffer-operator.json'])).toEqual(JSON.parse(source('operator-dashboard.json')));
+    },
+  },
   'no bootstrap, no persistence, operator off, other release name': {
     values: {
       nameOverride: 'vault',
@@ -228,6 +240,10 @@ describe('Helm chart helm/coffer', () => {
       expect(stdout, name).toContain('1 chart(s) linted, 0 chart(s) failed');
       expect(stdout, name).not.toMatch(/\[(WARNING|ERROR)\]/);
     }
+  });
+
+  test('the chart renders the alerts and the dashboard from deploy/monitoring itself (files/monitoring is a symlink)', () => {
+    expect(readlinkSync(join(CHART, 'files', 'monitoring'))).toBe('../../../deploy/monitoring');
   });
 
   test('the chart renders the CRDs from crds/ itself (files/crds is a symlink, no second copy)', async () => {

@@ -12,8 +12,8 @@ export interface CofferProcess {
   probes: string;
 }
 
-/** Starts `coffer serve` on free ports with these settings; resolves once /readyz answers. */
-export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 60_000): Promise<CofferProcess> {
+/** Starts `coffer serve` on free ports with these settings; resolves once /readyz answers (or `probe`: /healthz for a process that is not meant to be ready). */
+export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 60_000, probe: '/readyz' | '/healthz' = '/readyz'): Promise<CofferProcess> {
   const [port, probePort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [COFFER_BIN, 'serve'], {
     env: { ...process.env, COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), ...env },
@@ -26,7 +26,7 @@ export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`coffer serve exited with ${child.exitCode}:\n${output.join('')}`);
-    const ready = await fetch(`${probes}/readyz`).then((response) => response.ok).catch(() => false);
+    const ready = await fetch(`${probes}${probe}`).then((response) => response.ok).catch(() => false);
     if (ready) return { process: child, output, api: `http://127.0.0.1:${port}`, probes };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }

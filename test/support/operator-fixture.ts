@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { V1Secret } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 import { type KubeClients, kubeClients, waitFor } from '../k8s/helpers.ts';
@@ -37,8 +38,8 @@ export async function startApi(environment: Record<string, string>) {
   return { api, token: boot.body.identity.credentials.token as string };
 }
 
-export function startOperatorProcess(environment: Record<string, string>, extra: Record<string, string> = {}): Promise<CofferProcess> {
-  return startCoffer({ ...environment, COFFER_OPERATOR: 'true', ...extra });
+export function startOperatorProcess(environment: Record<string, string>, extra: Record<string, string> = {}, probe: '/readyz' | '/healthz' = '/readyz'): Promise<CofferProcess> {
+  return startCoffer({ ...environment, COFFER_OPERATOR: 'true', ...extra }, 60_000, probe);
 }
 
 export interface Cluster extends KubeClients {
@@ -48,6 +49,8 @@ export interface Cluster extends KubeClients {
   secret(namespace: string, name: string): Promise<V1Secret | undefined>;
   secretData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   waitReady(plural: string, namespace: string, name: string, condition?: string, timeoutMs?: number): Promise<any>;
+  /** Waits until the Secret holds exactly `expected` (decoded). */
+  waitForData(namespace: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number): Promise<Record<string, string>>;
 }
 
 export function clusterClients(): Cluster {
@@ -74,6 +77,17 @@ export function clusterClients(): Cluster {
       const secret = await cluster.secret(namespace, name);
       if (!secret) return undefined;
       return Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
+    },
+    waitForData(namespace, name, expected, what, timeoutMs = 30_000) {
+      return waitFor(
+        what,
+        async () => {
+          const data = await cluster.secretData(namespace, name);
+          if (data && isDeepStrictEqual(data, expected)) return data;
+          throw new Error(`data keys ${JSON.stringify(Object.keys(data ?? {}).sort())}`);
+        },
+        { timeoutMs },
+      );
     },
     waitReady(plural, namespace, name, condition = 'Ready', timeoutMs = 60_000) {
       return waitFor(

@@ -4,6 +4,7 @@ import type { Retry } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/event-recorder.ts';
 import type { OperatorInformers } from '../runtime/informers.ts';
 import type { KubeApi } from '../runtime/kube-api.ts';
+import type { OperatorMetrics } from '../runtime/metrics.ts';
 import type { StatusWriter } from '../runtime/status.ts';
 import type { ConflictReports } from './conflict-reports.ts';
 
@@ -28,6 +29,7 @@ export interface ControllerContext {
   informers: OperatorInformers;
   identity: OperatorIdentity;
   conflicts: ConflictReports;
+  metrics?: Pick<OperatorMetrics, 'changeReachedSecret'>;
 }
 
 /**

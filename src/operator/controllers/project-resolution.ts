@@ -23,10 +23,15 @@ export async function resolveProject(context: ControllerContext, namespace: stri
     if (reference.projectRef) {
       throw new NotReadyError('ProjectNotFound', `SecretsProject '${reference.projectRef.name}' does not exist in namespace '${namespace}'`, { afterMs: 30_000 });
     }
-    throw new NotReadyError('Forbidden', `project '${reference.projectSlug}' is not declared by any SecretsProject in this cluster`, { afterMs: 60_000 });
+    throw new NotReadyError('ProjectNotDeclared', `project '${reference.projectSlug}' is not declared by any SecretsProject in this cluster`, { afterMs: 60_000 });
   }
   if (declaration.metadata.deletionTimestamp) {
     throw new NotReadyError('ProjectNotReady', `SecretsProject '${formatNamespacedName(declaration.metadata)}' is being deleted`, { afterMs: 30_000 });
+  }
+  const ready = declaration.status?.conditions?.find((condition) => condition.type === 'Ready');
+  if (ready?.status === 'False' && ready.reason === 'ProjectDeleted') {
+    // its SecretsProject changing (recreated, or deleted) wakes this resource again
+    throw new NotReadyError('ProjectDeleted', `project '${declaration.status?.slug ?? declaration.spec.slug}' of SecretsProject '${formatNamespacedName(declaration.metadata)}' was deleted in Coffer`);
   }
   const { clusterName: cluster } = context.identity;
   try {

@@ -31,6 +31,8 @@ export type Revision = number;
 /** One committed change, as the stream delivers it. */
 export interface Change {
   revision: Revision;
+  /** When it was committed (its transaction's time in Coffer). */
+  committedAt: Date;
   kind: ChangeKind;
   projectId: string;
   environmentId: string | null;
@@ -131,6 +133,8 @@ export interface ImportsPort {
 export interface ManagedIntegration {
   /** "<namespace>/<name>" of the Integration resource. */
   managedBy: string;
+  /** The cluster the resource lives in, as its operator names itself. */
+  cluster: string;
   projectId: string;
   environment: string;
   secretPath: string;
@@ -156,8 +160,8 @@ export interface IntegrationsPort {
   upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
   /** What the last sync did; status text only, never a value. */
   recordSyncResult(integrationId: string, result: { isSynced: boolean; syncMessage: string | null; syncedRevision: Revision | null }): Promise<void>;
-  /** Deletes the record of `managedBy`, if any. */
-  delete(managedBy: string): Promise<void>;
+  /** Deletes the record of `managedBy` in `cluster`, if any. */
+  delete(cluster: string, managedBy: string): Promise<void>;
   /** GET /api/v1/integration/{id} */
   get(integrationId: string): Promise<IntegrationRecord>;
 }
@@ -204,4 +208,10 @@ export interface SecretListing {
 export interface SecretsPort {
   /** GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator). */
   list(source: SecretSource): Promise<SecretListing>;
+  /**
+   * How long a read may still miss a folder, environment or import that was
+   * created, renamed or deleted through another replica (Coffer keeps those
+   * rows briefly): a listing read sooner after such a change is read again.
+   */
+  readonly structureLagMs: number;
 }

@@ -3,6 +3,7 @@ import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
+import { LOOKUP_CACHE_TTL_MS } from '../../projects/lookups.ts';
 import type { Services } from '../../services/container.ts';
 import type {
   Change,
@@ -72,6 +73,7 @@ function changeStream(services: Services): ChangeStream {
   const { changes, database } = services;
   const toChange = (record: ChangeRecord): Change => ({
     revision: record.revision,
+    committedAt: record.createdAt,
     kind: record.kind,
     projectId: record.projectId,
     environmentId: record.environmentId,
@@ -157,13 +159,14 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
     recordSyncResult: (integrationId, result) => integrations.recordSyncResult(integrationId, result),
-    delete: (managedBy) => integrations.deleteManaged(actor, managedBy),
+    delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
 }
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
+    structureLagMs: LOOKUP_CACHE_TTL_MS,
     async list(source): Promise<SecretListing> {
       const dependencies = new Set<string>();
       const listing = await services.secretReader.list(actor, {

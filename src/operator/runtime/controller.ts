@@ -14,14 +14,18 @@ export interface Failure {
   readonly reason: string;
   readonly message: string;
   readonly retry: Retry;
+  /** Status fields to set with the conditions (null removes one). */
+  readonly fields?: Record<string, unknown>;
 }
 
 /**
  * When a failed reconcile runs again: after a delay; with the work queue's
- * backoff (doubling per consecutive failure); or only when something it
- * watches changes (the failure waits for someone to act).
+ * backoff (doubling per consecutive failure from 200 ms to a minute); with a
+ * slow backoff (from 5 s to 10 minutes: a refusal that someone must act on,
+ * retried without hammering the apiserver); or only when something it
+ * watches changes.
  */
-export type Retry = { readonly afterMs: number } | 'backoff' | 'on-change';
+export type Retry = { readonly afterMs: number } | 'backoff' | 'slow-backoff' | 'on-change';
 
 /**
  * The outcome of one reconcile: done (nothing to do until something changes),

@@ -1,9 +1,10 @@
 import { type Informer, type KubernetesObject, makeInformer, type ObjectCache, type V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { KubeApi } from './kube-api.ts';
+import { describeError, type KubeApi } from './kube-api.ts';
 import { GROUP, type IntegrationResource, KINDS, type KindName, MANAGED_BY_LABEL, type SecretImportResource, type SecretsProject, VERSION } from '../resources.ts';
 
-export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T>;
+/** An informer and its cache (client-node's ListWatch, which also tells the resourceVersion it listed or watched at). */
+export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T> & { latestResourceVersion(): string };
 
 export interface OperatorInformers {
   projects: CachedInformer<SecretsProject>;
@@ -12,8 +13,6 @@ export interface OperatorInformers {
   managedSecrets: CachedInformer<V1Secret>;
 }
 
-const RESTART_DELAY_MS = 2_000;
-
 function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind: KindName, namespace?: string): CachedInformer<T> {
   const { plural } = KINDS[kind];
   const path = namespace ? `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${plural}` : `/apis/${GROUP}/${VERSION}/${plural}`;
@@ -21,7 +20,7 @@ function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind:
     (namespace
       ? kube.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural })
       : kube.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as Promise<{ items: T[]; metadata: { resourceVersion: string } }>;
-  return makeInformer<T>(kube.config, path, list);
+  return makeInformer<T>(kube.config, path, list as never) as CachedInformer<T>;
 }
 
 /** Informers for the three kinds and for the Secrets Coffer manages (by label), cluster-wide or in one namespace. */
@@ -34,7 +33,7 @@ export function createInformers(kube: KubeApi, namespace?: string): OperatorInfo
     projects: withoutManagedFields(customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace)),
     imports: withoutManagedFields(customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace)),
     integrations: withoutManagedFields(customResourceInformer<IntegrationResource>(kube, 'Integration', namespace)),
-    managedSecrets: withoutManagedFields(makeInformer<V1Secret>(kube.config, secretsPath, listSecrets as never, labelSelector)),
+    managedSecrets: withoutManagedFields(makeInformer<V1Secret>(kube.config, secretsPath, listSecrets as never, labelSelector) as CachedInformer<V1Secret>),
   };
 }
 
@@ -53,20 +52,53 @@ function withoutManagedFields<T extends KubernetesObject>(informer: CachedInform
   return informer;
 }
 
-/** Starts an informer; after a watch error it lists and watches again. */
-export async function startInformer<T extends KubernetesObject>(informer: CachedInformer<T>, name: string, logger: Logger, isStopped: () => boolean): Promise<void> {
-  const restart = () =>
-    setTimeout(() => {
-      if (isStopped()) return;
-      informer.start().catch((error: unknown) => {
-        logger.warn({ informer: name, err: error }, 'informer restart failed; trying again');
-        restart();
-      });
-    }, RESTART_DELAY_MS).unref();
+export interface InformerRunOptions {
+  logger: Logger;
+  isStopped: () => boolean;
+  /** A list or watch failed (each failure; it is retried). */
+  onFailure?: (resource: string, error: unknown) => void;
+  /** The informer listed (again) after failures. */
+  onWorking?: (resource: string) => void;
+}
+
+const RESTART_FIRST_MS = 1_000;
+const RESTART_MAX_MS = 30_000;
+
+/**
+ * Runs an informer: resolves once it has listed (its cache is complete),
+ * and after any list or watch failure lists and watches again, backing off
+ * from 1 s to 30 s. The first failure of a spell is logged as a warning with
+ * the apiserver's status and message; the repeats at debug; the recovery once.
+ */
+export function runInformer<T extends KubernetesObject>(informer: CachedInformer<T>, resource: string, options: InformerRunOptions): Promise<void> {
+  const { logger, isStopped } = options;
+  let failures = 0;
+  let listed: () => void;
+  const firstList = new Promise<void>((resolve) => (listed = resolve));
+  const attempt = async () => {
+    const failuresBefore = failures;
+    await informer.start();
+    // start() resolves after a failed list or watch too: the failure went to the error handler first
+    if (failures !== failuresBefore || !informer.latestResourceVersion() || isStopped()) return;
+    if (failures > 0) {
+      logger.info({ informer: resource, failures }, `watch on ${resource} works again`);
+      options.onWorking?.(resource);
+    }
+    failures = 0;
+    listed();
+  };
   informer.on('error', (error: unknown) => {
     if (isStopped()) return;
-    logger.warn({ informer: name, err: error }, 'watch failed; restarting');
-    restart();
+    failures++;
+    options.onFailure?.(resource, error);
+    const retryInMs = Math.min(RESTART_FIRST_MS * 2 ** (failures - 1), RESTART_MAX_MS);
+    const fields = { informer: resource, error: describeError(error), retryInMs, failures };
+    if (failures === 1) logger.warn(fields, `watch on ${resource} failed; retrying`);
+    else logger.debug(fields, `watch on ${resource} failed again`);
+    setTimeout(() => {
+      if (!isStopped()) void attempt().catch(() => {});
+    }, retryInMs).unref();
   });
-  await informer.start();
+  void attempt().catch(() => {});
+  return firstList;
 }

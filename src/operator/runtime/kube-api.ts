@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   ApiException,
+  AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
@@ -13,8 +14,11 @@ import {
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, KINDS, type KindName, VERSION } from '../resources.ts';
 
+/** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
 export function apiStatus(error: unknown): number | undefined {
-  return error instanceof ApiException ? error.code : undefined;
+  if (error instanceof ApiException) return error.code;
+  const statusCode = (error as { statusCode?: unknown } | null)?.statusCode;
+  return typeof statusCode === 'number' ? statusCode : undefined;
 }
 
 export function isNotFound(error: unknown): boolean {
@@ -23,6 +27,44 @@ export function isNotFound(error: unknown): boolean {
 
 export function isConflict(error: unknown): boolean {
   return apiStatus(error) === 409;
+}
+
+/** What the apiserver said when it refused a request: the Status object's reason and message. */
+export interface ApiRefusal {
+  status: number;
+  reason?: string;
+  message: string;
+  /** Status.details.causes: which fields, and why (a server-side apply conflict names the other manager). */
+  causes: { field?: string; message?: string; reason?: string }[];
+}
+
+export function apiRefusal(error: unknown): ApiRefusal | undefined {
+  if (!(error instanceof ApiException)) return undefined;
+  const body = parseStatus(error.body);
+  return { status: error.code, reason: body?.reason, message: body?.message ?? `HTTP ${error.code}`, causes: body?.details?.causes ?? [] };
+}
+
+function parseStatus(body: unknown): { reason?: string; message?: string; details?: { causes?: ApiRefusal['causes'] } } | undefined {
+  if (typeof body === 'object' && body !== null) return body;
+  if (typeof body !== 'string') return undefined;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An error as one short log field: the apiserver's status, reason and message
+ * for a refusal (not the response headers and body an ApiException carries),
+ * else the error's name, code and message.
+ */
+export function describeError(error: unknown): Record<string, unknown> {
+  const refusal = apiRefusal(error);
+  if (refusal) return { status: refusal.status, reason: refusal.reason, message: refusal.message.slice(0, 500) };
+  const status = apiStatus(error);
+  if (error instanceof Error) return { name: error.name, ...(status ? { status } : {}), ...('code' in error ? { code: error.code } : {}), message: error.message.slice(0, 500) };
+  return { message: String(error).slice(0, 500) };
 }
 
 /**
@@ -62,9 +104,19 @@ export function shareConnections(config: KubeConfig): void {
   };
 }
 
+/** One permission the operator needs: a verb on a resource, in a namespace ('' for all). */
+export interface Permission {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace: string;
+}
+
 /** The Kubernetes calls the operator makes, and nothing else (RBAC in deploy/ lists exactly these). */
 export class KubeApi {
   readonly core: CoreV1Api;
+  readonly authorization: AuthorizationV1Api;
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   readonly objects: KubernetesObjectApi;
@@ -80,6 +132,7 @@ export class KubeApi {
     this.core = config.makeApiClient(CoreV1Api);
     this.custom = config.makeApiClient(CustomObjectsApi);
     this.coordination = config.makeApiClient(CoordinationV1Api);
+    this.authorization = config.makeApiClient(AuthorizationV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(config);
   }
 
@@ -113,15 +166,38 @@ export class KubeApi {
   }
 
   /**
-   * Server-side apply of a Secret with the `coffer` field manager. With
-   * `expectedVersion` the apply is conditional: it fails with 409 Conflict
-   * unless the live Secret is at that resourceVersion, or, for ABSENT, unless
-   * there is no Secret of that name (then the apply creates it).
+   * Server-side apply of a Secret, by default with the `coffer` field manager
+   * and taking over fields others own (force). With `expectedVersion` the apply
+   * is conditional: it fails with 409 Conflict unless the live Secret is at
+   * that resourceVersion, or, for ABSENT, unless there is no Secret of that
+   * name (then the apply creates it). Without force, a field another manager
+   * owns with another value fails the apply with 409 (the conflicts are in the
+   * Status causes).
    */
-  async applySecret(secret: V1Secret, expectedVersion?: string): Promise<void> {
+  async applySecret(secret: V1Secret, options: { expectedVersion?: string; fieldManager?: string; force?: boolean } = {}): Promise<V1Secret> {
     this.#onRequest('apply', 'secrets');
+    const { expectedVersion, fieldManager = FIELD_MANAGER, force = true } = options;
     const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
-    await this.objects.patch(body, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
+    return (await this.objects.patch(body as KubernetesObject, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply)) as V1Secret;
+  }
+
+  /** Removes these data keys from a Secret still at `resourceVersion` (a JSON merge patch; 409 when it changed). */
+  async removeSecretKeys(namespace: string, name: string, keys: readonly string[], resourceVersion: string): Promise<void> {
+    this.#onRequest('patch', 'secrets');
+    const data = Object.fromEntries(keys.map((key) => [key, null]));
+    await this.core.patchNamespacedSecret({ namespace, name, fieldManager: FIELD_MANAGER, body: { metadata: { resourceVersion }, data } }, mergePatch);
+  }
+
+  /** The permissions of `needs` the apiserver does not grant this client, by SelfSubjectAccessReviews. */
+  async missingPermissions(needs: readonly Permission[]): Promise<Permission[]> {
+    const answers = await Promise.all(
+      // not counted with the reconcilers' requests: a question about this client, not a write
+      needs.map(async (need) => {
+        const review = await this.authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { ...need, namespace: need.namespace || undefined } } } });
+        return review.status?.allowed ? undefined : need;
+      }),
+    );
+    return answers.filter((missing): missing is Permission => missing !== undefined);
   }
 
   async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
@@ -172,4 +248,14 @@ export class KubeApi {
       },
     });
   }
+}
+
+/** Permissions as RBAC reads them, grouped by resource: "list, watch coffer.dev/integrations in namespace shop; …". */
+export function describePermissions(permissions: readonly Permission[]): string {
+  const verbs = new Map<string, string[]>();
+  for (const { verb, group, resource, subresource, namespace } of permissions) {
+    const what = `${group ? `${group}/` : ''}${resource}${subresource ? `/${subresource}` : ''} ${namespace ? `in namespace ${namespace}` : 'cluster-wide'}`;
+    verbs.set(what, [...(verbs.get(what) ?? []), verb]);
+  }
+  return [...verbs].map(([what, granted]) => `${granted.join(', ')} ${what}`).join('; ');
 }

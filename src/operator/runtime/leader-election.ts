@@ -1,6 +1,6 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { apiStatus, isNotFound, type KubeApi } from './kube-api.ts';
+import { apiStatus, describeError, isNotFound, type KubeApi } from './kube-api.ts';
 import { ANNOTATION_INSTALLATION } from '../resources.ts';
 
 /** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
@@ -19,7 +19,10 @@ export interface LeaderElectionOptions {
   /** Called once per other installation found holding the Lease. */
   onForeignLease?: (lease: V1Lease, otherInstallation: string) => void;
   leaseDurationSeconds?: number;
+  /** How often the leader renews the Lease. */
   renewIntervalMs?: number;
+  /** How often a replica that does not lead tries to take it (client-go's retry period). */
+  retryPeriodMs?: number;
   onStartedLeading: () => Promise<void>;
   onStoppedLeading: () => Promise<void>;
 }
@@ -31,7 +34,9 @@ export interface LeaderElectionOptions {
  * Lease names its installation (annotation coffer.dev/installation, and the
  * holder identity begins with it): a replica of another installation never
  * takes it over, expired or not, and says so; deleting the Lease hands the
- * cluster over.
+ * cluster over. A replica that finds its own identity holding the Lease (the
+ * same pod, restarted) resumes at once; one that stops releases it, so the
+ * next takes over at once; one killed is replaced once the Lease expires.
  */
 export class LeaderElector {
   readonly #kube: KubeApi;
@@ -43,11 +48,12 @@ export class LeaderElector {
   #stopped = false;
   #transition: Promise<void> = Promise.resolve();
   #lastRenewed = 0;
+  #failedRounds = 0;
 
   constructor(kube: KubeApi, logger: Logger, options: LeaderElectionOptions) {
     this.#kube = kube;
     this.#logger = logger;
-    this.#options = { leaseDurationSeconds: 15, renewIntervalMs: 5_000, ...options };
+    this.#options = { leaseDurationSeconds: 15, renewIntervalMs: 5_000, retryPeriodMs: 2_000, ...options };
   }
 
   get isLeader(): boolean {
@@ -57,12 +63,21 @@ export class LeaderElector {
   start(): void {
     const tick = async () => {
       if (this.#stopped) return;
-      await this.#tryAcquireOrRenew().catch(async (error: unknown) => {
-        this.#logger.warn({ err: error }, 'leader election round failed');
-        // A leader that cannot renew must assume another replica took over once the lease ran out.
-        if (this.#leading && Date.now() - this.#lastRenewed > this.#options.leaseDurationSeconds * 1000) await this.#setLeading(false);
-      });
-      if (!this.#stopped) this.#timer = setTimeout(() => void tick(), this.#options.renewIntervalMs);
+      await this.#tryAcquireOrRenew().then(
+        () => {
+          if (this.#failedRounds > 0) this.#logger.info({ failedRounds: this.#failedRounds }, 'leader election works again');
+          this.#failedRounds = 0;
+        },
+        async (error: unknown) => {
+          this.#failedRounds++;
+          const fields = { error: describeError(error), failedRounds: this.#failedRounds };
+          if (this.#failedRounds === 1) this.#logger.warn(fields, 'leader election round failed; retrying');
+          else this.#logger.debug(fields, 'leader election round failed again');
+          // A leader that cannot renew must assume another replica took over once the lease ran out.
+          if (this.#leading && Date.now() - this.#lastRenewed > this.#options.leaseDurationSeconds * 1000) await this.#setLeading(false);
+        },
+      );
+      if (!this.#stopped) this.#timer = setTimeout(() => void tick(), this.#leading ? this.#options.renewIntervalMs : this.#options.retryPeriodMs);
     };
     void tick();
   }

@@ -5,6 +5,7 @@ import { FINALIZER, type KindName } from '../resources.ts';
 import type { Controller, Failure, Reconciled, ReconcileResult, Retry, WatchVerb, Watches } from './controller.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import type { CachedInformer } from './informers.ts';
+import { describeError } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { keyOf, type ObjectKey, queueId } from './object-key.ts';
 import type { StatusWriter } from './status.ts';
@@ -12,10 +13,12 @@ import { type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'forget'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'forget'>;
   events: Pick<EventRecorder, 'record'>;
-  metrics?: Pick<OperatorMetrics, 'reconciled'>;
+  metrics?: Pick<OperatorMetrics, 'reconciled' | 'failed' | 'forgetResource' | 'observeQueue'>;
   concurrency: number;
+  /** An annotation whose new value asks for a reconcile (as a new generation does). */
+  reconcileOnAnnotation?: string;
 }
 
 /** What the runtime remembers of a resource to tell our own writes (status, finalizer) from changes that need a reconcile. */
@@ -23,14 +26,19 @@ interface Seen {
   generation?: number;
   deletion: string | null;
   finalized: boolean;
+  requested?: string;
 }
+
+/** A refusal that waits for someone to act is retried slowly: from 5 s, doubling, to 10 minutes. */
+const SLOW_BACKOFF = { baseMs: 5_000, maxMs: 600_000 };
 
 /**
  * Runs the controllers: one rate-limited work queue of typed keys, the
  * watches each controller declared, and the outcome of every reconcile
  * turned into what the queue does next. It owns the one failure path: a
  * failed reconcile sets the controller's conditions to False with the
- * failure's reason, posts a Warning Event and counts an error.
+ * failure's reason, posts a Warning Event when that is news (not on every
+ * retry) and counts an error by reason.
  */
 export class Manager {
   readonly #options: ManagerOptions;
@@ -46,11 +54,9 @@ export class Manager {
       identify: queueId,
       handler: (key) => this.#reconcile(key),
       isUrgent: (key) => this.#controllers.get(key.kind)?.urgent === true,
-      onError: (key, error, retryInMs) => {
-        options.metrics?.reconciled(key.kind, 'error');
-        options.logger.warn({ kind: key.kind, namespace: key.namespace, name: key.name, err: error, retryInMs }, 'reconcile failed; retrying');
-      },
+      onError: (key, error, retryInMs, failures) => this.#unexpected(key, error, retryInMs, failures),
     });
+    options.metrics?.observeQueue({ length: () => this.#queue.pending, oldestWaitMs: () => this.#queue.oldestWaitMs });
   }
 
   /** Adds a controller: its own kind is watched, then the watches it declares. */
@@ -117,7 +123,8 @@ export class Manager {
 
   /**
    * Our own status and finalizer writes come back as updates; only a new
-   * generation, a deletion, or our finalizer taken away call for a reconcile.
+   * generation, a deletion, our finalizer taken away, or a new value of the
+   * request annotation call for a reconcile.
    */
   #needsReconcile(verb: WatchVerb, kind: KindName, resource: KubernetesObject): boolean {
     const id = queueId(keyOf(kind, resource));
@@ -125,11 +132,23 @@ export class Manager {
       this.#seen.delete(id);
       return true;
     }
-    const { generation, deletionTimestamp, finalizers } = resource.metadata!;
-    const current = { generation, deletion: deletionTimestamp ? String(deletionTimestamp) : null, finalized: finalizers?.includes(FINALIZER) ?? false };
+    const { generation, deletionTimestamp, finalizers, annotations } = resource.metadata!;
+    const requestAnnotation = this.#options.reconcileOnAnnotation;
+    const current: Seen = {
+      generation,
+      deletion: deletionTimestamp ? String(deletionTimestamp) : null,
+      finalized: finalizers?.includes(FINALIZER) ?? false,
+      requested: requestAnnotation ? annotations?.[requestAnnotation] : undefined,
+    };
     const previous = this.#seen.get(id);
     this.#seen.set(id, current);
-    return !previous || previous.generation !== current.generation || previous.deletion !== current.deletion || (previous.finalized && !current.finalized);
+    return (
+      !previous ||
+      previous.generation !== current.generation ||
+      previous.deletion !== current.deletion ||
+      (previous.finalized && !current.finalized) ||
+      previous.requested !== current.requested
+    );
   }
 
   async #reconcile(key: ObjectKey): Promise<Requeue> {
@@ -138,21 +157,22 @@ export class Manager {
     if (!resource) {
       controller.forget?.(key);
       this.#options.status.forget(key.kind, key);
+      this.#options.metrics?.forgetResource(key);
       return undefined;
     }
     this.#options.logger.debug({ kind: key.kind, namespace: key.namespace, name: key.name }, `reconciling ${key.kind} ${key.namespace}/${key.name}`);
+    const started = performance.now();
     const result = await controller.reconcile(resource);
-    return this.#settle(controller, resource, result);
+    const requeue = await this.#settle(controller, resource, result);
+    this.#options.metrics?.reconciled(key.kind, outcomeOf(result), (performance.now() - started) / 1000);
+    return requeue;
   }
 
   async #settle(controller: Controller, resource: Reconciled, result: ReconcileResult): Promise<Requeue> {
-    const { metrics } = this.#options;
     switch (result.outcome) {
       case 'done':
-        metrics?.reconciled(controller.kind, 'ok');
         return undefined;
       case 'requeue':
-        metrics?.reconciled(controller.kind, 'requeue');
         return { afterMs: result.afterMs };
       case 'failed':
         await this.#markFailed(controller, resource, result.failure);
@@ -160,16 +180,34 @@ export class Manager {
     }
   }
 
-  /** The one failure path: the conditions, a Warning Event, the error count. */
+  /** The one failure path: the conditions, a Warning Event when the failure is news, the error count. */
   async #markFailed(controller: Controller, resource: Reconciled, failure: Failure): Promise<void> {
+    const before = this.#options.status.condition(controller.kind, resource, controller.failureConditions[0]!);
+    const news = !(before?.status === 'False' && before.reason === failure.reason && before.message === failure.message);
     const conditions = controller.failureConditions.map((type) => ({ type, status: 'False' as const, reason: failure.reason, message: failure.message }));
-    await this.#options.status.write(controller.kind, resource, {}, conditions);
-    this.#options.events.record(resource, 'Warning', failure.reason, failure.message);
-    this.#options.metrics?.reconciled(controller.kind, 'error');
+    await this.#options.status.write(controller.kind, resource, failure.fields ?? {}, conditions);
+    if (news) this.#options.events.record(resource, 'Warning', failure.reason, failure.message);
+    this.#options.metrics?.failed(controller.kind, failure.reason);
+  }
+
+  /** A reconcile threw (Coffer or the apiserver unreachable, a bug): logged once per spell of failures, counted, retried with backoff. */
+  #unexpected(key: ObjectKey, error: unknown, retryInMs: number, failures: number): void {
+    this.#options.metrics?.reconciled(key.kind, 'error');
+    this.#options.metrics?.failed(key.kind, 'Error');
+    const fields = { kind: key.kind, namespace: key.namespace, name: key.name, error: describeError(error), retryInMs, failures };
+    const what = `reconcile of ${key.kind} ${key.namespace}/${key.name} failed`;
+    if (failures === 1) this.#options.logger.warn(fields, `${what}; retrying with backoff`);
+    else this.#options.logger.debug(fields, `${what} again (${failures} times in a row)`);
   }
 }
 
+function outcomeOf(result: ReconcileResult): 'ok' | 'requeue' | 'error' {
+  if (result.outcome === 'done') return 'ok';
+  return result.outcome === 'requeue' ? 'requeue' : 'error';
+}
+
 function requeueFor(retry: Retry): Requeue {
-  if (retry === 'backoff') return { backoff: true };
+  if (retry === 'backoff') return { backoff: {} };
+  if (retry === 'slow-backoff') return { backoff: SLOW_BACKOFF };
   return retry === 'on-change' ? undefined : retry;
 }

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import { type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
 import { isNotFound, type KubeApi } from './kube-api.ts';
+import type { OperatorMetrics } from './metrics.ts';
 
 /** What the status writer needs of a resource. */
 export interface StatusResource {
@@ -33,10 +34,12 @@ export class StatusWriter {
    * watch delivers them would otherwise take its Ready state for news.
    */
   readonly #written = new Map<string, Map<string, ConditionUpdate>>();
+  readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
 
-  constructor(kube: KubeApi, logger: Logger) {
+  constructor(kube: KubeApi, logger: Logger, metrics?: Pick<OperatorMetrics, 'condition'>) {
     this.#kube = kube;
     this.#logger = logger;
+    this.#metrics = metrics;
   }
 
   async ensureFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
@@ -57,11 +60,18 @@ export class StatusWriter {
     }
   }
 
-  /** Patches the status with these fields and conditions; skips the write when nothing would change. */
+  /**
+   * Patches the status with these fields (null removes one) and conditions;
+   * skips the write when nothing would change. The condition metric follows
+   * either way.
+   */
   async write(kind: KindName, resource: StatusResource, fields: Record<string, unknown>, conditions: readonly ConditionUpdate[]): Promise<void> {
     const observedGeneration = resource.metadata.generation;
     let nextConditions = resource.status?.conditions;
-    for (const condition of conditions) nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
+    for (const condition of conditions) {
+      nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
+      this.#metrics?.condition({ kind, namespace: resource.metadata.namespace, name: resource.metadata.name }, condition.type, condition.status);
+    }
     const next = { ...resource.status, ...fields, conditions: nextConditions, observedGeneration };
     if (isDeepStrictEqual(stripVolatile(next), stripVolatile(resource.status ?? {}))) {
       this.#remember(kind, resource, conditions);
@@ -110,8 +120,8 @@ function writtenKey(kind: KindName, { namespace, name }: { namespace: string; na
   return `${kind}/${namespace}/${name}`;
 }
 
-/** Sync timestamps alone do not warrant a write. */
+/** Sync timestamps alone do not warrant a write; a field set to null (removed) is one that is absent. */
 function stripVolatile(status: Record<string, unknown>): Record<string, unknown> {
   const { lastSyncTime: _ignored, ...rest } = status;
-  return JSON.parse(JSON.stringify(rest)) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(rest, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
 }

@@ -4,7 +4,13 @@
  * delay (not a failure: the count is forgotten too), or to retry with
  * backoff (a failure: each consecutive one doubles the delay).
  */
-export type Requeue = undefined | { readonly afterMs: number } | { readonly backoff: true };
+export type Requeue = undefined | { readonly afterMs: number } | { readonly backoff: Backoff };
+
+/** The first retry delay and the ceiling of a backoff (defaults: the queue's baseDelayMs and maxDelayMs). */
+export interface Backoff {
+  readonly baseMs?: number;
+  readonly maxMs?: number;
+}
 
 export interface WorkQueueOptions<K> {
   /** Keys processed at the same time. */
@@ -16,7 +22,8 @@ export interface WorkQueueOptions<K> {
   identify: (key: K) => string;
   /** Handles one key; a throw is a failure (retried with backoff, like { backoff: true }). */
   handler: (key: K) => Promise<Requeue>;
-  onError?: (key: K, error: unknown, retryInMs: number) => void;
+  /** A handler threw; `failures`: consecutive failures of the key, this one included. */
+  onError?: (key: K, error: unknown, retryInMs: number, failures: number) => void;
   /** Keys for which this is true are taken before all others (e.g. what other keys depend on). */
   isUrgent?: (key: K) => boolean;
 }
@@ -29,9 +36,9 @@ export interface WorkQueueOptions<K> {
  */
 export class WorkQueue<K> {
   readonly #options: Required<Omit<WorkQueueOptions<K>, 'onError' | 'isUrgent'>> & Pick<WorkQueueOptions<K>, 'onError' | 'isUrgent'>;
-  /** Waiting keys: urgent ones, then the others, each first in first out. */
-  readonly #urgent = new Fifo<K>();
-  readonly #queue = new Fifo<K>();
+  /** Waiting keys (with when they were added): urgent ones, then the others, each first in first out. */
+  readonly #urgent = new Fifo<Waiting<K>>();
+  readonly #queue = new Fifo<Waiting<K>>();
   /** Identities of the keys waiting, being processed, and added again while processed. */
   readonly #queued = new Set<string>();
   readonly #processing = new Set<string>();
@@ -66,7 +73,7 @@ export class WorkQueue<K> {
     }
     if (this.#queued.has(id)) return;
     this.#queued.add(id);
-    (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push(key);
+    (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push({ key, addedAt: Date.now() });
     this.#pump();
   }
 
@@ -91,6 +98,12 @@ export class WorkQueue<K> {
     return this.length + this.#processing.size;
   }
 
+  /** How long the oldest waiting key has waited (0 when none waits). */
+  get oldestWaitMs(): number {
+    const oldest = Math.min(this.#urgent.peek()?.addedAt ?? Infinity, this.#queue.peek()?.addedAt ?? Infinity);
+    return oldest === Infinity ? 0 : Date.now() - oldest;
+  }
+
   /** Resolves when nothing is queued or processing (timers aside). */
   idle(): Promise<void> {
     if (this.#isIdle()) return Promise.resolve();
@@ -103,7 +116,7 @@ export class WorkQueue<K> {
 
   #pump(): void {
     while (this.#running && this.#processing.size < this.#options.concurrency && this.length > 0) {
-      const key = (this.#urgent.shift() ?? this.#queue.shift())!;
+      const { key } = (this.#urgent.shift() ?? this.#queue.shift())!;
       const id = this.#options.identify(key);
       this.#queued.delete(id);
       this.#processing.add(id);
@@ -115,14 +128,14 @@ export class WorkQueue<K> {
   async #process(key: K, id: string): Promise<void> {
     try {
       const requeue = await this.#options.handler(key);
-      if (requeue && 'backoff' in requeue) this.addAfter(key, this.#backoff(id));
+      if (requeue && 'backoff' in requeue) this.addAfter(key, this.#backoff(id, requeue.backoff));
       else {
         this.#failures.delete(id);
         if (requeue) this.addAfter(key, requeue.afterMs);
       }
     } catch (error) {
-      const delay = this.#backoff(id);
-      this.#options.onError?.(key, error, delay);
+      const delay = this.#backoff(id, {});
+      this.#options.onError?.(key, error, delay, this.#failures.get(id)!);
       this.addAfter(key, delay);
     } finally {
       this.#processing.delete(id);
@@ -136,28 +149,37 @@ export class WorkQueue<K> {
   }
 
   /** The delay before a failed key's next try: doubling per consecutive failure, with jitter. */
-  #backoff(id: string): number {
+  #backoff(id: string, { baseMs = this.#options.baseDelayMs, maxMs = this.#options.maxDelayMs }: Backoff): number {
     const failures = (this.#failures.get(id) ?? 0) + 1;
     this.#failures.set(id, failures);
-    const ceiling = Math.min(this.#options.maxDelayMs, this.#options.baseDelayMs * 2 ** (failures - 1));
+    const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
     return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
   }
 }
 
-/** A first-in first-out list of keys with O(1) shift (Array#shift moves every element). */
-class Fifo<K> {
-  #items: K[] = [];
+interface Waiting<K> {
+  key: K;
+  addedAt: number;
+}
+
+/** A first-in first-out list with O(1) shift (Array#shift moves every element). */
+class Fifo<T> {
+  #items: T[] = [];
   #head = 0;
 
   get length(): number {
     return this.#items.length - this.#head;
   }
 
-  push(key: K): void {
-    this.#items.push(key);
+  push(item: T): void {
+    this.#items.push(item);
   }
 
-  shift(): K | undefined {
+  peek(): T | undefined {
+    return this.#head < this.#items.length ? this.#items[this.#head] : undefined;
+  }
+
+  shift(): T | undefined {
     if (this.#head >= this.#items.length) return undefined;
     const key = this.#items[this.#head++];
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) {

@@ -37,9 +37,22 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   const manager = new Manager({
     logger: pino({ level: 'silent' }),
     concurrency: 1,
-    status: { write: async (_kind, _resource, fields, conditions) => void statusWrites.push({ fields, conditions }), forget: () => {} },
+    status: {
+      // as the informer would show it after the write
+      write: async (_kind, written, fields, conditions) => {
+        statusWrites.push({ fields, conditions });
+        written.status = { ...written.status, conditions: conditions.map((condition) => ({ ...condition, lastTransitionTime: '' })) };
+      },
+      condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
+      forget: () => {},
+    },
     events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
-    metrics: { reconciled: (kind, outcome) => counted.push(`${kind} ${outcome}`) },
+    metrics: {
+      reconciled: (kind, outcome) => counted.push(`${kind} ${outcome}`),
+      failed: (kind, reason) => counted.push(`${kind} failed ${reason}`),
+      forgetResource: () => {},
+      observeQueue: () => {},
+    },
   });
   manager.add(controller);
   manager.start();
@@ -60,7 +73,7 @@ test('a failed reconcile goes through the one failure path: its conditions False
     },
   ]);
   expect(events).toEqual(['Warning SecretTooLarge: the Secret would exceed 1 MiB']);
-  expect(counted).toEqual(['Integration error']);
+  expect(counted).toEqual(['Integration failed SecretTooLarge', 'Integration error']);
   await manager.stop();
 });
 
@@ -76,15 +89,18 @@ test('done is counted ok and not run again; requeue-after runs again after the d
   await manager.stop();
 });
 
-test('a failure with retry backoff runs again with growing delays; a thrown error is counted and retried the same way', async () => {
+test('a failure with retry backoff runs again with growing delays, its Event posted once while it stands; a thrown error is counted and retried the same way', async () => {
   const failure = failed({ reason: 'Refused', message: 'no', retry: 'backoff' });
-  const { manager, counted, runs, key, statusWrites } = harness([failure, new Error('the apiserver is away'), failure]);
+  const { manager, counted, runs, key, statusWrites, events } = harness([failure, new Error('the apiserver is away'), failure]);
   manager.enqueue(key);
   while (runs.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+  await manager.idle();
   const gaps = runs.slice(1).map((time, index) => time - runs[index]!);
   expect(gaps[2]!).toBeGreaterThan(gaps[0]!);
-  expect(counted).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
+  expect(counted.filter((entry) => !entry.includes(' failed '))).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
+  expect(counted.filter((entry) => entry.includes(' failed '))).toEqual(['Integration failed Refused', 'Integration failed Error', 'Integration failed Refused']);
   // the thrown error did not go through the failure path (no condition says what is unknown)
   expect(statusWrites).toHaveLength(2);
+  expect(events).toEqual(['Warning Refused: no']);
   await manager.stop();
 });

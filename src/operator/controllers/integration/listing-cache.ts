@@ -53,6 +53,11 @@ export class ListingCache {
     for (const [key, entry] of this.#entries) if (entry.revision < this.#lastRelevant) this.#entries.delete(key);
   }
 
+  /** Forgets the listing for `key`: the next get() reads it. */
+  drop(key: string): void {
+    this.#entries.delete(key);
+  }
+
   /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
   async get(key: string, latestRevision: Revision, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
     const entry = this.#entries.get(key);

@@ -1,10 +1,10 @@
 import type { Claimant, Project } from '../../port/coffer-port.ts';
 import type { SecretsProject } from '../../resources.ts';
-import { type Controller, done, failed, type ReconcileResult, type Watches } from '../../runtime/controller.ts';
+import { type Controller, done, type Failure, failed, type ReconcileResult, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
 import { keyOf } from '../../runtime/object-key.ts';
 import type { ControllerContext } from '../context.ts';
-import { asNotReady, ignoreNotFound, toFailure } from '../failures.ts';
+import { asNotReady, ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
 import { mayReconcile } from '../installation-guard.ts';
 import { defaultProjectSlug } from './project-slug.ts';
 
@@ -44,6 +44,7 @@ export class SecretsProjectController implements Controller<SecretsProject> {
     if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
     await context.status.ensureFinalizer('SecretsProject', resource);
     try {
+      if (await this.#projectWasDeleted(resource)) return failed(projectDeleted(resource));
       const project = await this.#declareProject(resource);
       await this.#convergeSettings(resource, project);
       const environments = await this.#convergeEnvironments(resource, project.id);
@@ -56,6 +57,19 @@ export class SecretsProjectController implements Controller<SecretsProject> {
       if (!failure) throw error;
       return failed(failure);
     }
+  }
+
+  /**
+   * The project this SecretsProject declared is gone (deleted through the API)
+   * and its spec does not ask for a new one: it is not silently recreated.
+   */
+  async #projectWasDeleted(resource: SecretsProject): Promise<boolean> {
+    const projectId = resource.status?.projectId;
+    if (!projectId || resource.spec.onProjectDeleted === 'Recreate') return false;
+    return this.#context.port.projects.get(projectId).then(
+      () => false,
+      (error: unknown) => (isNotFound(error) ? true : Promise.reject(error)),
+    );
   }
 
   /** The project this SecretsProject declares: created, or claimed with a grant. */
@@ -106,4 +120,13 @@ export class SecretsProjectController implements Controller<SecretsProject> {
     await this.#context.status.removeFinalizer('SecretsProject', resource);
     return done();
   }
+}
+
+function projectDeleted(resource: SecretsProject): Failure {
+  const { slug, projectId } = resource.status ?? {};
+  return {
+    reason: 'ProjectDeleted',
+    message: `project '${slug}' (${projectId}) was deleted through the API; it is not recreated (spec.onProjectDeleted: Fail) and the Integrations using it keep their last data. Set spec.onProjectDeleted to Recreate for a new, empty project, or delete this SecretsProject`,
+    retry: 'on-change',
+  };
 }

@@ -1,0 +1,116 @@
+import type { Logger } from 'pino';
+import type { Change, Revision } from '../../port/coffer-port.ts';
+import { formatNamespacedName, type NamespacedName } from '../../runtime/object-key.ts';
+import { DependencyIndex, type IntegrationDependencies } from './dependency-index.ts';
+import { type CurrentListing, ListingCache, type ResolvedListing } from './listing-cache.ts';
+
+/** Changes to where secrets live (not to the secrets): reads may see them only after the port's structureLagMs. */
+const STRUCTURAL_CHANGES: ReadonlySet<string> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
+
+export interface ChangeRouterOptions {
+  logger: Logger;
+  /** Whether a revision is one of this operator's own integration-record writes (the port's change stream). */
+  isOwnWrite: (revision: Revision) => boolean;
+  /** How long a read may miss a structural change made through another replica (the port's structureLagMs). */
+  structureLagMs: number;
+}
+
+/**
+ * Which Integrations a committed change touches, and how current what they
+ * read is: the dependency index (what each read), the listings by revision,
+ * when a touched Integration's earliest pending change was committed
+ * (change-to-Secret latency), and when a project's folders, environments or
+ * imports last changed (a read right after may predate it).
+ */
+export class ChangeRouter {
+  readonly #options: ChangeRouterOptions;
+  readonly #dependencies = new DependencyIndex();
+  readonly #listings: ListingCache;
+  readonly #changedSince = new Map<string, Date>();
+  readonly #structureChangedAt = new Map<string, number>();
+
+  constructor(options: ChangeRouterOptions) {
+    this.#options = options;
+    // The operator's own integration-record writes alter no listing.
+    this.#listings = new ListingCache(options.isOwnWrite);
+  }
+
+  /** Leadership starts at `revision`: listings read before it are not trusted. */
+  startAt(revision: Revision): void {
+    this.#listings.reset(revision);
+  }
+
+  /**
+   * The Integrations `changes` touch through what they read (in revision
+   * order); `access` changes (grants) are left to the caller. Integration-record
+   * writes of this operator and tag changes touch none.
+   */
+  *route(changes: readonly Change[]): Iterable<NamespacedName | { access: string }> {
+    this.#listings.observe(changes);
+    for (const change of changes) {
+      // the reconcile that wrote an integration record of its own is already at work on it
+      if ((change.kind === 'integration' && change.ownWrite) || change.kind === 'tags') continue;
+      if (change.kind === 'access') {
+        yield { access: change.projectId };
+        continue;
+      }
+      if (STRUCTURAL_CHANGES.has(change.kind)) this.#structureChangedAt.set(change.projectId, Date.now());
+      this.#dependencies.observe(change);
+      const affected = this.#dependencies.affected(change);
+      this.#options.logger.debug(
+        { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected.map(formatNamespacedName) },
+        `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
+      );
+      for (const key of affected) {
+        const id = formatNamespacedName(key);
+        if (change.altersSecrets && !this.#changedSince.has(id)) this.#changedSince.set(id, change.committedAt);
+        yield key;
+      }
+    }
+  }
+
+  /** Indexes what an Integration read; true when a change it missed (routed before) needs another sync. */
+  index(key: NamespacedName, dependencies: IntegrationDependencies, readAt?: Revision): boolean {
+    return this.#dependencies.set(key, dependencies, readAt);
+  }
+
+  unindex(key: NamespacedName): void {
+    this.#dependencies.delete(key);
+  }
+
+  /** The listing of `source` as of `latestRevision` (read once per source and revision). */
+  listing(source: string, latestRevision: Revision, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
+    return this.#listings.get(source, latestRevision, read);
+  }
+
+  /**
+   * A structural change in the project was heard less than structureLagMs
+   * ago: a read just made may predate it (made through another replica). The
+   * listing of `source` is dropped and the delay after which to read again
+   * returned; undefined when no such change is that recent.
+   */
+  recheckAfterStructureChange(projectId: string, source: string): number | undefined {
+    const changedAt = this.#structureChangedAt.get(projectId);
+    if (changedAt === undefined) return undefined;
+    const remaining = changedAt + this.#options.structureLagMs - Date.now();
+    if (remaining <= 0) {
+      this.#structureChangedAt.delete(projectId);
+      return undefined;
+    }
+    this.#listings.drop(source);
+    return remaining + 50;
+  }
+
+  /** When the earliest change the Integration has not synced yet was committed (and forgets it). */
+  takeChangedAt(key: NamespacedName): Date | undefined {
+    const id = formatNamespacedName(key);
+    const changedAt = this.#changedSince.get(id);
+    this.#changedSince.delete(id);
+    return changedAt;
+  }
+
+  forget(key: NamespacedName): void {
+    this.#dependencies.delete(key);
+    this.#changedSince.delete(formatNamespacedName(key));
+  }
+}

@@ -1,0 +1,22 @@
+import { GROUP, KINDS } from '../resources.ts';
+import type { Permission } from './kube-api.ts';
+
+/**
+ * Every Kubernetes permission the operator needs (deploy/rbac.yaml grants
+ * exactly these): the three kinds and their status, the Secrets it manages,
+ * Events, and with leader election its Lease.
+ */
+export function operatorPermissions(options: { watchNamespace?: string; leaseNamespace: string; leaderElection: boolean }): Permission[] {
+  const namespace = options.watchNamespace ?? '';
+  const needs: Permission[] = [];
+  for (const { plural } of Object.values(KINDS)) {
+    for (const verb of ['list', 'watch', 'patch']) needs.push({ verb, group: GROUP, resource: plural, namespace });
+    needs.push({ verb: 'patch', group: GROUP, resource: plural, subresource: 'status', namespace });
+  }
+  for (const verb of ['list', 'watch', 'get', 'create', 'patch', 'delete']) needs.push({ verb, group: '', resource: 'secrets', namespace });
+  needs.push({ verb: 'create', group: '', resource: 'events', namespace });
+  if (options.leaderElection) {
+    for (const verb of ['get', 'create', 'update']) needs.push({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: options.leaseNamespace });
+  }
+  return needs;
+}
