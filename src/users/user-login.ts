@@ -4,14 +4,17 @@ import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
-import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
+import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { findUserByEmail, orgIdsOfEmail } from './user-store.ts';
+import { findUserByEmail, findUserById, orgIdsOfEmail } from './user-store.ts';
 
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
 let decoyHash: Promise<string> | undefined;
 
-/** Email and password → a user access token for one organization; throttled per email and source address (LoginThrottle). */
+/**
+ * Email and password → a user access token for one organization; throttled per email and source address (LoginThrottle).
+ * In one step (`login`), or in the reference's two (`loginToChoose`, then `selectOrganization`) that the Infisical CLI takes.
+ */
 export class UserLogin {
   readonly #deps: ServiceDeps;
   readonly #auth: AuthService;
@@ -24,13 +27,47 @@ export class UserLogin {
   }
 
   async login(input: { email: string; password: string; organizationId?: string }, origin: RequestOrigin) {
-    const attempt = { method: 'user', credentialKind: 'email', credential: input.email, orgsOfCredential: (db: Executor) => orgIdsOfEmail(db, input.email) } as const;
     return this.#throttle.attempt(
-      attempt,
+      this.#attempt(input.email),
       origin,
       (trx, verified) => this.#issue(trx, input, origin, verified),
       () => this.#verify(input),
     );
+  }
+
+  /** Checks the password and answers a short-lived login token that can only choose an organization. */
+  async loginToChoose(input: { email: string; password: string }, origin: RequestOrigin) {
+    return this.#throttle.attempt(
+      this.#attempt(input.email),
+      origin,
+      async (_trx, user) => {
+        if (!user) throw new UnauthorizedError('Invalid credentials');
+        return { accessToken: await this.#auth.issueLoginToken(user.id) };
+      },
+      () => this.#verify(input),
+    );
+  }
+
+  /** The organizations a user can log in to. */
+  async organizations(userId: string) {
+    const orgs = await acceptedOrgsOfUser(this.#deps.db, userId);
+    return orgs.map((org) => ({ id: org.id, name: org.name, slug: org.slug, createdAt: org.createdAt.toISOString(), updatedAt: org.updatedAt.toISOString() }));
+  }
+
+  /** The user of a login token (or of a user session) and one of their organizations → a session in it. */
+  async selectOrganization(userId: string, organizationId: string, origin: RequestOrigin) {
+    return this.#deps.db.transaction().execute(async (trx) => {
+      const user = await findUserById(trx, userId);
+      if (!user) throw new UnauthorizedError('No valid user found for this token');
+      const orgIds = await acceptedOrgIdsOfUser(trx, user.id);
+      if (!orgIds.includes(organizationId)) throw new UnauthorizedError('User does not have access to the organization');
+      const { accessToken } = await this.#issue(trx, { organizationId }, origin, user);
+      return { token: accessToken, isMfaEnabled: false as const };
+    });
+  }
+
+  #attempt(email: string) {
+    return { method: 'user', credentialKind: 'email', credential: email, orgsOfCredential: (db: Executor) => orgIdsOfEmail(db, email) } as const;
   }
 
   /** The password check (argon2id), outside any transaction; an unknown email costs the same. */
