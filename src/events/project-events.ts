@@ -144,8 +144,9 @@ export class ProjectEventStream {
         return null;
       }
       const events = this.#filter.toEvents(changes);
-      // what the subscribed places read may have changed with these (a new import or reference, a moved folder)
-      if (this.#filter.mayChangeReads(changes)) await this.#hooks.rereadDependencies();
+      // what the subscribed places read may have changed with these (a new import or reference, a moved folder);
+      // if the database cannot say now, the previous set stays and the next such change asks again
+      if (this.#filter.mayChangeReads(changes)) await this.#hooks.rereadDependencies().catch(() => undefined);
       if (events.length > 0) return events;
     }
   }
