@@ -110,16 +110,18 @@ export class AuthService {
     return this.#signer.sign({ authTokenType: 'accessToken', userId }, LOGIN_TOKEN_TTL_SECONDS);
   }
 
-  /** The user behind a login token or a live user session token; 401/403 for anything else. */
-  async userOfLoginToken(authorization: string | undefined, origin: RequestOrigin): Promise<string> {
+  /**
+   * The user behind a login token or a live user session token; undefined for another valid caller
+   * (an identity), whom the route refuses after validating its input, as every route does.
+   */
+  async userOfLoginToken(authorization: string | undefined, origin: RequestOrigin): Promise<string | undefined> {
     if (!authorization) throw new UnauthorizedError('Token missing');
     const token = BEARER.exec(authorization)?.[1];
     if (!token) throw new UnauthorizedError("The Authorization header must be 'Bearer <access token>'");
     const claims = await this.verifyToken(token);
     if (claims.authTokenType === 'accessToken' && claims.userId && !claims.tokenVersionId) return claims.userId;
     const actor = await this.authenticate(authorization, origin);
-    if (actor.kind !== 'user') throw new ForbiddenError('Only users log in to an organization', 'ForbiddenError');
-    return actor.id;
+    return actor.kind === 'user' ? actor.id : undefined;
   }
 
   /** The claims of a well-signed, unexpired token; 403 TokenError otherwise. */

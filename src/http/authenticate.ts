@@ -6,8 +6,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every protected route. */
     actor: Actor;
-    /** Set by `loginTokenHook` on the routes that choose an organization: the user who logged in. */
-    loginUserId: string;
+    /** Set by `loginTokenHook` on the routes that choose an organization: the user who logged in (undefined: not a user). */
+    loginUserId: string | undefined;
   }
 }
 

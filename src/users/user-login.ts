@@ -3,10 +3,16 @@ import type { AuthService } from '../auth/auth-service.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
-import { BadRequestError, UnauthorizedError } from '../errors.ts';
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.ts';
 import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { findUserByEmail, findUserById, orgIdsOfEmail } from './user-store.ts';
+
+/** The login-token routes serve users only: another caller (an identity) is refused. */
+function requireUserCaller(userId: string | undefined): string {
+  if (!userId) throw new ForbiddenError('Only users log in to an organization', 'ForbiddenError');
+  return userId;
+}
 
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
 let decoyHash: Promise<string> | undefined;
@@ -49,15 +55,16 @@ export class UserLogin {
   }
 
   /** The organizations a user can log in to. */
-  async organizations(userId: string) {
-    const orgs = await acceptedOrgsOfUser(this.#deps.db, userId);
+  async organizations(userId: string | undefined) {
+    const orgs = await acceptedOrgsOfUser(this.#deps.db, requireUserCaller(userId));
     return orgs.map((org) => ({ id: org.id, name: org.name, slug: org.slug, createdAt: org.createdAt.toISOString(), updatedAt: org.updatedAt.toISOString() }));
   }
 
   /** The user of a login token (or of a user session) and one of their organizations → a session in it. */
-  async selectOrganization(userId: string, organizationId: string, origin: RequestOrigin) {
+  async selectOrganization(userId: string | undefined, organizationId: string, origin: RequestOrigin) {
+    const caller = requireUserCaller(userId);
     return this.#deps.db.transaction().execute(async (trx) => {
-      const user = await findUserById(trx, userId);
+      const user = await findUserById(trx, caller);
       if (!user) throw new UnauthorizedError('No valid user found for this token');
       const orgIds = await acceptedOrgIdsOfUser(trx, user.id);
       if (!orgIds.includes(organizationId)) throw new UnauthorizedError('User does not have access to the organization');
