@@ -19,6 +19,9 @@ export interface IssuedToken {
 /** User sessions last as long as the reference's JWT_AUTH_LIFETIME default (10 days). */
 export const USER_SESSION_TTL_SECONDS = 10 * 24 * 60 * 60;
 
+/** A login token (password checked, no organization chosen yet) is good for choosing one, for this long. */
+export const LOGIN_TOKEN_TTL_SECONDS = 10 * 60;
+
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /** The lifetime fields of an identity access token row. */
@@ -92,6 +95,28 @@ export class AuthService {
     return { accessToken, expiresIn: USER_SESSION_TTL_SECONDS, tokenType: 'Bearer' as const, sessionId: session.id };
   }
 
+  /**
+   * A login token: the user's password was checked but no organization chosen yet. It opens no session and
+   * no route takes it except those that list the user's organizations and choose one.
+   */
+  async issueLoginToken(userId: string): Promise<string> {
+    return this.#signer.sign({ authTokenType: 'accessToken', userId }, LOGIN_TOKEN_TTL_SECONDS);
+  }
+
+  /**
+   * The user behind a login token or a live user session token; undefined for another valid caller
+   * (an identity), whom the route refuses after validating its input, as every route does.
+   */
+  async userOfLoginToken(authorization: string | undefined, origin: RequestOrigin): Promise<string | undefined> {
+    if (!authorization) throw new UnauthorizedError('Token missing');
+    const token = BEARER.exec(authorization)?.[1];
+    if (!token) throw new UnauthorizedError("The Authorization header must be 'Bearer <access token>'");
+    const claims = await this.verifyToken(token);
+    if (claims.authTokenType === 'accessToken' && claims.userId && !claims.tokenVersionId) return claims.userId;
+    const actor = await this.authenticate(authorization, origin);
+    return actor.kind === 'user' ? actor.id : undefined;
+  }
+
   /** The claims of a well-signed, unexpired token; 403 TokenError otherwise. */
   async verifyToken(token: string): Promise<AccessTokenClaims> {
     const verdict = await this.#signer.verify(token);
@@ -110,6 +135,9 @@ export class AuthService {
       return this.#identityActor(claims.identityAccessTokenId, origin);
     }
     if (claims.authTokenType === 'accessToken' && claims.tokenVersionId) return this.#userActor(claims.tokenVersionId, origin);
+    if (claims.authTokenType === 'accessToken' && claims.userId) {
+      throw new UnauthorizedError('This token is not scoped to an organization: choose one with POST /api/v3/auth/select-organization');
+    }
     throw new UnauthorizedError('Unsupported access token type');
   }
 

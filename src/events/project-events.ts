@@ -2,9 +2,10 @@ import picomatch from 'picomatch';
 import type { Actor } from '../actor/actor.ts';
 import type { ChangeKind, ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
-import { RateLimitError } from '../errors.ts';
+import { AppError, RateLimitError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
+import type { SecretReader } from '../secrets/secret-reader.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
 /** The events Infisical's project-events subscription knows. */
@@ -32,16 +33,20 @@ export const MAX_STREAMS_PER_CALLER = 50;
  * on Coffer's change fan-out. Coffer's change log records which environment and path
  * changed, not which key or operation: every secret change reaches a subscriber as one of
  * the secret events it registered (update preferred), with `environment` and `secretPath`;
- * folder, import and environment changes as `secret:import-mutation`.
+ * folder, import and environment changes as `secret:import-mutation`. A change in a folder
+ * the subscribed paths read through imports or secret references also arrives, as
+ * `secret:import-mutation` for the subscribed place, as the reference sends it for importers.
  */
 export class ProjectEventService {
   readonly #deps: ServiceDeps;
   readonly #fanout: ChangeFanout;
+  readonly #reader: SecretReader;
   readonly #open = new Map<string, number>();
 
-  constructor(deps: ServiceDeps, fanout: ChangeFanout) {
+  constructor(deps: ServiceDeps, fanout: ChangeFanout, reader: SecretReader) {
     this.#deps = deps;
     this.#fanout = fanout;
+    this.#reader = reader;
   }
 
   /** Checks the caller may read the project's secrets and opens a filtered subscription to its changes. */
@@ -56,8 +61,11 @@ export class ProjectEventService {
     }
     this.#open.set(key, open + 1);
     const filter = new EventFilter(project.id, registrations, permission);
+    let caller = actor;
+    const rereadDependencies = () => this.#foldersRead(caller, project.id, filter.scopes).then((reads) => filter.setReads(reads));
     let subscription: ChangeSubscription;
     try {
+      await rereadDependencies();
       subscription = await this.#fanout.subscribe({ accept: (change) => filter.accepts(change) });
     } catch (error) {
       this.#release(key);
@@ -65,11 +73,37 @@ export class ProjectEventService {
     }
     return new ProjectEventStream(subscription, filter, {
       refresh: async (current: Actor) => {
+        caller = current;
         filter.permission = await this.#deps.permissions.forProject(current, project);
         filter.permission.assert('read', 'secrets');
       },
+      rereadDependencies,
       release: () => this.#release(key),
     });
+  }
+
+  /**
+   * The folders the subscribed places read through imports and references ("<environment id>:<path>"),
+   * as a listing of each would read them. A place the caller cannot list (gone, not readable) reads nothing.
+   */
+  async #foldersRead(actor: Actor, projectId: string, scopes: SubscribedScope[]): Promise<Set<string>> {
+    const reads = new Set<string>();
+    for (const scope of scopes) {
+      try {
+        const folders = await this.#reader.foldersRead(actor, {
+          workspaceId: projectId,
+          environment: scope.environment,
+          secretPath: scope.path,
+          recursive: scope.recursive,
+          includeImports: true,
+          expandSecretReferences: true,
+        });
+        for (const folder of folders) reads.add(folder);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+      }
+    }
+    return reads;
   }
 
   #release(key: string): void {
@@ -79,14 +113,21 @@ export class ProjectEventService {
   }
 }
 
+interface StreamHooks {
+  refresh: (actor: Actor) => Promise<void>;
+  /** Re-reads which folders the subscribed places read through imports and references. */
+  rereadDependencies: () => Promise<void>;
+  release: () => void;
+}
+
 /** One subscriber's stream: its changes as Infisical events; call close() when the client goes away. */
 export class ProjectEventStream {
   readonly #subscription: ChangeSubscription;
   readonly #filter: EventFilter;
-  readonly #hooks: { refresh: (actor: Actor) => Promise<void>; release: () => void };
+  readonly #hooks: StreamHooks;
   #released = false;
 
-  constructor(subscription: ChangeSubscription, filter: EventFilter, hooks: { refresh: (actor: Actor) => Promise<void>; release: () => void }) {
+  constructor(subscription: ChangeSubscription, filter: EventFilter, hooks: StreamHooks) {
     this.#subscription = subscription;
     this.#filter = filter;
     this.#hooks = hooks;
@@ -102,6 +143,9 @@ export class ProjectEventStream {
         return null;
       }
       const events = this.#filter.toEvents(changes);
+      // what the subscribed places read may have changed with these (a new import or reference, a moved folder);
+      // if the database cannot say now, the previous set stays and the next such change asks again
+      if (this.#filter.mayChangeReads(changes)) await this.#hooks.rereadDependencies().catch(() => undefined);
       if (events.length > 0) return events;
     }
   }
@@ -130,12 +174,23 @@ interface CompiledRegistration {
   matchesPath: (path: string) => boolean;
 }
 
+/** A place a subscriber registered for, as a listing reads it: an environment and a path (recursive for a glob). */
+export interface SubscribedScope {
+  environment: string;
+  path: string;
+  recursive: boolean;
+}
+
 /** Which changes a subscriber gets, and the Infisical event each becomes. */
 class EventFilter {
   readonly projectId: string;
   permission: PermissionSet;
+  /** The places whose imports and references are followed (those registered for secret:import-mutation). */
+  readonly scopes: SubscribedScope[];
   readonly #registrations: CompiledRegistration[];
   readonly #secretEvent: ProjectEventName | undefined;
+  /** "<environment id>:<path>" of every folder the scopes read (their own, imported, referenced). */
+  #reads = new Set<string>();
 
   constructor(projectId: string, registrations: EventRegistration[], permission: PermissionSet) {
     this.projectId = projectId;
@@ -149,33 +204,65 @@ class EventFilter {
       };
     });
     this.#secretEvent = SECRET_EVENTS.find((name) => registrations.some((registration) => registration.event === name));
+    const scopes = new Map<string, SubscribedScope>();
+    for (const registration of registrations) {
+      if (registration.event !== 'secret:import-mutation' || !registration.conditions) continue;
+      const scope = scopeOf(registration.conditions.environmentSlug, registration.conditions.secretPath ?? '/');
+      scopes.set(JSON.stringify(scope), scope);
+    }
+    this.scopes = [...scopes.values()];
+  }
+
+  setReads(reads: Set<string>): void {
+    this.#reads = reads;
   }
 
   accepts(change: ChangeRecord): boolean {
     if (change.projectId !== this.projectId) return false;
     if (change.kind === 'project-deleted') return true;
-    const name = this.#eventOf(change.kind);
-    if (!name || change.environmentSlug === null) return false;
-    const path = change.secretPath ?? '/';
-    if (!this.permission.can('read', 'secrets', { environment: change.environmentSlug, secretPath: path })) return false;
-    return this.#registrations.some(
-      (registration) =>
-        registration.event === name && (registration.environment === undefined || registration.environment === change.environmentSlug) && registration.matchesPath(path),
-    );
+    return this.#direct(change) !== undefined || this.#readThrough(change) || this.mayChangeReads([change]);
+  }
+
+  /** Changes to folders, imports or environments may change what the scopes read, and so may any change they read. */
+  mayChangeReads(changes: ChangeRecord[]): boolean {
+    if (this.scopes.length === 0) return false;
+    return changes.some((change) => change.projectId === this.projectId && (PATH_KINDS.has(change.kind) || this.#readThrough(change)));
   }
 
   toEvents(changes: ChangeRecord[]): ProjectEvent[] {
     const byName = new Map<ProjectEventName, { last: ChangeRecord; places: Map<string, { environment: string; secretPath: string }> }>();
-    for (const change of changes) {
-      const name = this.#eventOf(change.kind);
-      if (!name || change.environmentSlug === null) continue;
+    const add = (name: ProjectEventName, change: ChangeRecord, place: { environment: string; secretPath: string }) => {
       const entry = byName.get(name) ?? { last: change, places: new Map() };
-      const place = { environment: change.environmentSlug, secretPath: change.secretPath ?? '/' };
       entry.places.set(`${place.environment}\u0000${place.secretPath}`, place);
       entry.last = change;
       byName.set(name, entry);
+    };
+    for (const change of changes) {
+      const name = this.#direct(change);
+      if (name) add(name, change, { environment: change.environmentSlug!, secretPath: change.secretPath ?? '/' });
+      else if (this.#readThrough(change)) {
+        for (const scope of this.scopes) add('secret:import-mutation', change, { environment: scope.environment, secretPath: scope.path });
+      }
     }
     return [...byName].map(([name, { last, places }]) => toProjectEvent(name, last, [...places.values()]));
+  }
+
+  /** The event a change in a registered place becomes, when the caller may read it there. */
+  #direct(change: ChangeRecord): ProjectEventName | undefined {
+    const name = this.#eventOf(change.kind);
+    if (!name || change.environmentSlug === null) return undefined;
+    const path = change.secretPath ?? '/';
+    if (!this.permission.can('read', 'secrets', { environment: change.environmentSlug, secretPath: path })) return undefined;
+    const registered = this.#registrations.some(
+      (registration) =>
+        registration.event === name && (registration.environment === undefined || registration.environment === change.environmentSlug) && registration.matchesPath(path),
+    );
+    return registered ? name : undefined;
+  }
+
+  /** A secret change in a folder the scopes read through an import or a reference. */
+  #readThrough(change: ChangeRecord): boolean {
+    return SECRET_KINDS.has(change.kind) && change.environmentId !== null && this.#reads.has(`${change.environmentId}:${change.secretPath ?? '/'}`);
   }
 
   #eventOf(kind: ChangeKind): ProjectEventName | undefined {
@@ -183,6 +270,14 @@ class EventFilter {
     if (PATH_KINDS.has(kind)) return 'secret:import-mutation';
     return undefined;
   }
+}
+
+/** "/app/**" is /app and below; "/app" only /app; any other glob, everything below its static start. */
+function scopeOf(environment: string, secretPath: string): SubscribedScope {
+  const glob = normalizeGlob(secretPath);
+  const scan = picomatch.scan(glob);
+  if (!scan.isGlob) return { environment, path: glob, recursive: false };
+  return { environment, path: normalizeSecretPath(scan.base || '/'), recursive: true };
 }
 
 /** "/app/**" stays a glob; a plain path is normalised as secret paths are. */

@@ -6,6 +6,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every protected route. */
     actor: Actor;
+    /** Set by `loginTokenHook` on the routes that choose an organization: the user who logged in (undefined: not a user). */
+    loginUserId: string | undefined;
   }
 }
 
@@ -19,4 +21,11 @@ export function requireAuthentication(app: FastifyInstance, auth: AuthService): 
   app.addHook('onRequest', async (request) => {
     request.actor = await auth.authenticate(request.headers.authorization, requestOrigin(request));
   });
+}
+
+/** An onRequest hook for the routes a login token may call: resolves it (or a user session) into `request.loginUserId`. */
+export function loginTokenHook(auth: AuthService) {
+  return async (request: FastifyRequest) => {
+    request.loginUserId = await auth.userOfLoginToken(request.headers.authorization, requestOrigin(request));
+  };
 }

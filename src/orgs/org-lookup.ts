@@ -1,8 +1,8 @@
 import type { Executor } from '../db/database.ts';
 import type { Organization } from '../db/schema.ts';
-import { acceptedOrgIdsOfUser, findInviteByDigest, findUserOrgMembership, listOrganizationIds } from './org-store.ts';
+import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findInviteByDigest, findUserOrgMembership, listOrganizationIds } from './org-store.ts';
 
-export { acceptedOrgIdsOfUser, findInviteByDigest, findUserOrgMembership, listOrganizationIds };
+export { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findInviteByDigest, findUserOrgMembership, listOrganizationIds };
 
 /** The organization with this slug, or the only one when no slug is given (undefined when ambiguous or absent). */
 export async function findSingleOrganization(db: Executor, slug?: string): Promise<Organization | undefined> {

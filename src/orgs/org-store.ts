@@ -73,6 +73,20 @@ export async function acceptedOrgIdsOfUser(db: Executor, userId: string): Promis
   return rows.map((row) => row.orgId);
 }
 
+/** The organizations a user has joined (accepted invites), by name. */
+export async function acceptedOrgsOfUser(db: Executor, userId: string): Promise<Organization[]> {
+  if (!isUuid(userId)) return [];
+  return db
+    .selectFrom('organizations as o')
+    .innerJoin('orgMemberships as m', 'm.orgId', 'o.id')
+    .selectAll('o')
+    .where('m.userId', '=', userId)
+    .where('m.status', '=', 'accepted')
+    .orderBy('o.name')
+    .orderBy('o.id')
+    .execute();
+}
+
 export async function listOrgUserMemberships(db: Executor, orgId: string) {
   return db
     .selectFrom('orgMemberships as m')

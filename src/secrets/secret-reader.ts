@@ -104,6 +104,29 @@ export class SecretReader {
   }
 
   async list(actor: Actor, input: ListSecretsInput): Promise<SecretListing> {
+    const { context, path, secrets, imports, version } = await this.#read(actor, input);
+    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
+      type: 'get-secrets',
+      metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
+    });
+    if (imports) return { secrets, imports };
+    // only the plain listing is the same for every caller at this version
+    const plain = !input.tagSlugs?.length && !context.expander;
+    return plain && version ? { secrets, version } : { secrets };
+  }
+
+  /**
+   * Every "<environment id>:<path>" a listing with these settings reads (its folders, imported and
+   * referenced ones), without recording a read: no value leaves. Project events use it to tell a
+   * subscriber about changes that reach it through imports and references.
+   */
+  async foldersRead(actor: Actor, input: Omit<ListSecretsInput, 'dependencies' | 'tagSlugs' | 'personalOverrides'>): Promise<Set<string>> {
+    const dependencies = new Set<string>();
+    await this.#read(actor, { ...input, dependencies });
+    return dependencies;
+  }
+
+  async #read(actor: Actor, input: ListSecretsInput) {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
@@ -126,14 +149,7 @@ export class SecretReader {
       for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
       for (const key of context.cache.readKeys()) input.dependencies.add(key);
     }
-    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
-      type: 'get-secrets',
-      metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
-    });
-    if (imports) return { secrets, imports };
-    // only the plain listing is the same for every caller at this version
-    const plain = !input.tagSlugs?.length && !expander;
-    return plain && version ? { secrets, version } : { secrets };
+    return { context, path, secrets, imports, version };
   }
 
   /**

@@ -78,6 +78,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
+  const secretReader = new SecretReader(deps);
   const loginThrottle = new LoginThrottle(db, deps.unitOfWork, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   const projects = new ProjectService(deps);
   return {
@@ -95,7 +96,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     folders: new FolderService(deps),
     auditExport: new AuditExportService(deps),
     secrets: new SecretService(deps),
-    secretReader: new SecretReader(deps),
+    secretReader,
     secretBatch: new SecretBatchService(deps),
     secretTagging: new SecretTagging(deps),
     imports: new ImportService(deps),
@@ -103,7 +104,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     changeFanout,
-    projectEvents: new ProjectEventService(deps, changeFanout),
+    projectEvents: new ProjectEventService(deps, changeFanout, secretReader),
     changeStreams: new ChangeStreamService(deps, changeFanout),
   };
 }

@@ -3,16 +3,25 @@ import type { AuthService } from '../auth/auth-service.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
-import { BadRequestError, UnauthorizedError } from '../errors.ts';
-import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-lookup.ts';
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.ts';
+import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findUserOrgMembership } from '../orgs/org-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
-import { findUserByEmail, orgIdsOfEmail } from './user-store.ts';
+import { findUserByEmail, findUserById, orgIdsOfEmail } from './user-store.ts';
+
+/** The login-token routes serve users only: another caller (an identity) is refused. */
+function requireUserCaller(userId: string | undefined): string {
+  if (!userId) throw new ForbiddenError('Only users log in to an organization', 'ForbiddenError');
+  return userId;
+}
 
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
 let decoyHash: Promise<string> | undefined;
 
-/** Email and password → a user access token for one organization; throttled per email and source address (LoginThrottle). */
+/**
+ * Email and password → a user access token for one organization; throttled per email and source address (LoginThrottle).
+ * In one step (`login`), or in the reference's two (`loginToChoose`, then `selectOrganization`) that the Infisical CLI takes.
+ */
 export class UserLogin {
   readonly #deps: ServiceDeps;
   readonly #auth: AuthService;
@@ -25,13 +34,49 @@ export class UserLogin {
   }
 
   async login(input: { email: string; password: string; organizationId?: string }, origin: RequestOrigin) {
-    const attempt = { method: 'user', credentialKind: 'email', credential: input.email, orgsOfCredential: (db: Executor) => orgIdsOfEmail(db, input.email) } as const;
     return this.#throttle.attempt(
-      attempt,
+      this.#attempt(input.email),
       origin,
       (tx, verified) => this.#issue(tx, input, origin, verified),
       () => this.#verify(input),
     );
+  }
+
+  /** Checks the password and answers a short-lived login token that can only choose an organization. */
+  async loginToChoose(input: { email: string; password: string }, origin: RequestOrigin) {
+    return this.#throttle.attempt(
+      this.#attempt(input.email),
+      origin,
+      async (_trx, user) => {
+        if (!user) throw new UnauthorizedError('Invalid credentials');
+        return { accessToken: await this.#auth.issueLoginToken(user.id) };
+      },
+      () => this.#verify(input),
+    );
+  }
+
+  /** The organizations a user can log in to. */
+  async organizations(userId: string | undefined) {
+    const orgs = await acceptedOrgsOfUser(this.#deps.db, requireUserCaller(userId));
+    return orgs.map((org) => ({ id: org.id, name: org.name, slug: org.slug, createdAt: org.createdAt.toISOString(), updatedAt: org.updatedAt.toISOString() }));
+  }
+
+  /** The user of a login token (or of a user session) and one of their organizations → a session in it. */
+  async selectOrganization(userId: string | undefined, organizationId: string, origin: RequestOrigin) {
+    const caller = requireUserCaller(userId);
+    return this.#deps.unitOfWork.write(origin, async (tx) => {
+      tx.authorizedBy('the login token names its user; the organization is checked against their memberships below');
+      const user = await findUserById(tx.db, caller);
+      if (!user) throw new UnauthorizedError('No valid user found for this token');
+      const orgIds = await acceptedOrgIdsOfUser(tx.db, user.id);
+      if (!orgIds.includes(organizationId)) throw new UnauthorizedError('User does not have access to the organization');
+      const { accessToken } = await this.#issue(tx, { organizationId }, origin, user);
+      return { token: accessToken, isMfaEnabled: false as const };
+    });
+  }
+
+  #attempt(email: string) {
+    return { method: 'user', credentialKind: 'email', credential: email, orgsOfCredential: (db: Executor) => orgIdsOfEmail(db, email) } as const;
   }
 
   /** The password check (argon2id), outside any transaction; an unknown email costs the same. */

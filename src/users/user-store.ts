@@ -1,4 +1,5 @@
 import type { Executor } from '../db/database.ts';
+import { isUuid } from '../db/uuid.ts';
 import type { User } from '../db/schema.ts';
 
 export async function insertUser(
@@ -41,6 +42,11 @@ export async function findOrgUsers(db: Executor, orgId: string, emails: string[]
 
 export async function findUserByEmail(db: Executor, email: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+}
+
+export async function findUserById(db: Executor, id: string): Promise<User | undefined> {
+  if (!isUuid(id)) return undefined;
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The organizations a user with this email has joined (none when unknown). */

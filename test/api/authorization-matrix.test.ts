@@ -15,10 +15,14 @@ const PUBLIC_ROUTES = new Set([
   'POST /api/v1/admin/bootstrap',
   'POST /api/v1/auth/universal-auth/login',
   'POST /api/v1/auth/login',
+  'POST /api/v3/auth/login',
   'POST /api/v1/invite-org/accept',
   // the access token in the body authorizes these (test/api/client-contracts.test.ts)
   'POST /api/v1/auth/token/renew',
   'POST /api/v1/auth/token/revoke',
+  // a user's login token authorizes these, never an identity's (test/clients/infisical-cli-login.test.ts)
+  'POST /api/v3/auth/select-organization',
+  'GET /api/v1/organization',
 ]);
 const isPublic = (key: string) => PUBLIC_ROUTES.has(key) || / \/api\/docs(\/|$)/.test(key);
 

@@ -14,6 +14,10 @@ export interface ConformanceServer {
   adminToken: string;
   projectId: string;
   projectSlug: string;
+  orgId: string;
+  /** The bootstrapped admin user's login. */
+  email: string;
+  password: string;
   clientId: string;
   clientSecret: string;
   /** Audit event types written so far, oldest first. */
@@ -46,7 +50,8 @@ export async function startConformanceServer(backend: Backend, tokenTtl = 3600):
     if (response.status !== 200) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(response.body)}`);
     return response.body;
   };
-  const boot = await call('POST', '/api/v1/admin/bootstrap', { email: 'admin@example.com', password: 'a long password', organization: 'Clients' });
+  const [email, password] = ['admin@example.com', 'a long password'];
+  const boot = await call('POST', '/api/v1/admin/bootstrap', { email, password, organization: 'Clients' });
   const adminToken: string = boot.identity.credentials.token;
   const admin = (method: string, path: string, body?: unknown) => call(method, path, body, adminToken);
   const projectSlug = 'client-conformance';
@@ -65,6 +70,9 @@ export async function startConformanceServer(backend: Backend, tokenTtl = 3600):
     adminToken,
     projectId: project.id,
     projectSlug,
+    orgId: boot.organization.id,
+    email,
+    password,
     clientId: identityUniversalAuth.clientId,
     clientSecret,
     async auditEvents() {

@@ -3,9 +3,9 @@ import type { Services } from '../../services/container.ts';
 import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.ts';
 import { publicUserSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../zod-app.ts';
-import { requestOrigin } from '../authenticate.ts';
+import { loginTokenHook, requestOrigin } from '../authenticate.ts';
 import { email, id, optional, password as passwordText, required, text } from '../../validation/input.ts';
-import { changes, describeRoute, PUBLIC } from '../docs/operation-doc.ts';
+import { changes, describeRoute, PUBLIC, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Authentication'];
 const password = passwordText(8).describe('The password the user will log in with, at least 8 characters.');
@@ -13,8 +13,15 @@ const organizationId = id().describe("The organization's id.");
 const throttled =
   'Failed attempts are counted per credential and per source address; past the limit every attempt answers 429 `RateLimitExceeded` with `Retry-After` until the lockout ends (README, Login throttling).';
 
-/** Routes that take credentials instead of an access token. */
-export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites }: Services): void {
+const userCredentials = {
+  email: email().describe("The user's email."),
+  password: passwordText(1).describe("The user's password."),
+};
+const loginTokenRule = 'a login token from `POST /api/v3/auth/login` (or a user access token).';
+
+/** Routes that take credentials (or a login token) instead of an access token. */
+export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, invites, auth }: Services): void {
+  const onRequest = loginTokenHook(auth);
   app.post(
     '/api/v1/auth/universal-auth/login',
     {
@@ -48,8 +55,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
           errors: [401, 429],
         }),
         body: z.object({
-          email: email().describe("The user's email."),
-          password: passwordText(1).describe("The user's password."),
+          ...userCredentials,
           organizationId: optional(id()).describe('The organization to log in to; the first one the user joined when absent.'),
         }),
         response: {
@@ -63,6 +69,73 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
       },
     },
     async (request) => userLogin.login(request.body, requestOrigin(request)),
+  );
+
+  app.post(
+    '/api/v3/auth/login',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Log in a user (two steps)',
+          description: `Exchanges a user's email and password for a login token valid for 10 minutes that only lists the user's organizations (\`GET /api/v1/organization\`) and chooses one (\`POST /api/v3/auth/select-organization\`), as the Infisical CLI's \`infisical login\` does. Wrong credentials answer 401. ${throttled}`,
+          permission: PUBLIC,
+          effects: 'None: the session opens when an organization is chosen.',
+          errors: [401, 429],
+        }),
+        body: z.object(userCredentials),
+        response: { 200: z.object({ accessToken: z.string().describe('The login token: send it as `Authorization: Bearer <token>` to the two routes above.') }) },
+      },
+    },
+    async (request) => userLogin.loginToChoose(request.body, requestOrigin(request)),
+  );
+
+  app.post(
+    '/api/v3/auth/select-organization',
+    {
+      onRequest,
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Choose the organization to log in to',
+          description: "Opens a 10-day user session in one of the user's organizations. An organization the user has not joined answers 401.",
+          permission: loginTokenRule,
+          effects: changes('Opens a session.', 'login-user'),
+          errors: [401, 403],
+        }),
+        body: z.object({ organizationId: id().describe('The organization to log in to.') }),
+        response: {
+          200: z.object({
+            token: z.string().describe('The user access token: send it as `Authorization: Bearer <token>`.'),
+            isMfaEnabled: z.literal(false).describe('Always false: Coffer has no multi-factor login.'),
+          }),
+        },
+      },
+    },
+    async (request) => userLogin.selectOrganization(request.loginUserId, request.body.organizationId, requestOrigin(request)),
+  );
+
+  app.get(
+    '/api/v1/organization',
+    {
+      onRequest,
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: "List the user's organizations",
+          description: 'The organizations the user has joined, by name: the choices for `POST /api/v3/auth/select-organization`.',
+          permission: loginTokenRule,
+          effects: reads(),
+          errors: [401, 403],
+        }),
+        response: {
+          200: z.object({
+            organizations: z.array(z.object({ id: z.string(), name: z.string(), slug: z.string(), createdAt: z.string(), updatedAt: z.string() })),
+          }),
+        },
+      },
+    },
+    async (request) => ({ organizations: await userLogin.organizations(request.loginUserId) }),
   );
 
   app.post(

@@ -3,7 +3,7 @@ import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
-import { LOOKUP_CACHE_TTL_MS } from '../../projects/lookups.ts';
+import { REPLICA_STALENESS_MS } from '../../caches/cache-policies.ts';
 import type { Services } from '../../services/container.ts';
 import type {
   Change,
@@ -166,7 +166,7 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
-    structureLagMs: LOOKUP_CACHE_TTL_MS,
+    structureLagMs: REPLICA_STALENESS_MS,
     async list(source): Promise<SecretListing> {
       const dependencies = new Set<string>();
       const listing = await services.secretReader.list(actor, {
