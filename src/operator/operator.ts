@@ -183,6 +183,18 @@ export class Operator {
       after,
       async (changes) => manager.deliver(changes),
       (error) => this.#logger.warn({ err: error }, 'change feed read failed'),
+      {
+        onReset: () => {
+          this.#logger.warn('Coffer does not have the revision this operator had reached (another or a restored database): resyncing everything');
+          manager.resyncAll();
+        },
+        // every resource says Coffer is away (and keeps its Secret), then catches up when it is back
+        onConnectionLost: (lost, reason) => {
+          if (lost) this.#logger.warn({ reason }, 'lost the connection to Coffer; Secrets keep their last data');
+          else this.#logger.info('connected to Coffer again; catching up by revision');
+          manager.resyncAll();
+        },
+      },
     );
     manager.resyncAll();
     this.#resyncTimer = setInterval(() => manager.resyncAll(), this.#options.resyncIntervalMs);

@@ -199,6 +199,7 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v1/integration/:integrationId/sync': { allow: WRITERS, build: at(`/api/v1/integration/${ids.integrationId}/sync`) },
     'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
     // the operator of another cluster (test/api/operator-api.test.ts follows the calls through)
+    'GET /api/v1/operator/installation': { allow: ALL, ownOrg: true, build: at('/api/v1/operator/installation') },
     'POST /api/v1/operator/project-claims': { allow: ALL, ownOrg: true, build: async () => ({ url: '/api/v1/operator/project-claims', body: claimBody() }) },
     'POST /api/v1/operator/project-claims/release': {
       allow: ORG_ADMIN,

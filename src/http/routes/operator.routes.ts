@@ -4,6 +4,7 @@ import { integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { NotFoundError } from '../../errors.ts';
+import { installationIdOf } from '../../installation/installation-service.ts';
 import { environmentSlug, flag, id, path, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
@@ -36,7 +37,28 @@ const PROJECT = '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42';
 const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
 const CLAIMANT = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', uid: '0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24' };
 
-export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secretReader }: Services): void {
+export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secretReader, changes: changeFeed, db }: Services): void {
+  app.get(
+    '/api/v1/operator/installation',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'The installation behind this server',
+          description: `The installation (database) id, which the resources an operator manages carry, and the newest change-log revision: where an operator that lists now follows the change stream from. ${who}`,
+          permission: 'Any authenticated user or machine identity.',
+          effects: reads(),
+        }),
+        response: {
+          200: z
+            .object({ installationId: z.string().describe('The installation id.'), revision: z.number().describe('The newest committed change-log revision.') })
+            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42 }] }),
+        },
+      },
+    },
+    async () => ({ installationId: await installationIdOf(db), revision: await changeFeed.latestRevision(db) }),
+  );
+
   app.post(
     '/api/v1/operator/project-claims',
     {
