@@ -50,8 +50,9 @@ export interface Cluster extends KubeClients {
   waitReady(plural: string, namespace: string, name: string, condition?: string, timeoutMs?: number): Promise<any>;
 }
 
-export function clusterClients(): Cluster {
-  const clients = kubeClients();
+/** Clients of the test control plane, or of another one (its kubeconfig). */
+export function clusterClients(kubeconfigPath?: string): Cluster {
+  const clients = kubeClients(kubeconfigPath);
   const { custom, core } = clients;
   const cluster: Cluster = {
     ...clients,

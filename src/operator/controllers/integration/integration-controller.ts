@@ -71,9 +71,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
     await context.status.ensureFinalizer('Integration', resource);
     let integrationId = resource.status?.integrationId;
-    // everything read below is at least this current; changes after it reach the Integration once it is indexed
-    const readAt = await context.port.changes.latestRevision();
+    let readAt: Revision | undefined;
     try {
+      // everything read below is at least this current; changes after it reach the Integration once it is indexed
+      readAt = await context.port.changes.latestRevision();
       const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
       const record = await this.#upsertRecord(resource, project.projectId);
       integrationId = record.id;
@@ -84,7 +85,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       const failure = toFailure(error, 'NotFound');
       if (!failure) throw error;
       let missed = false;
-      if (isNotFound(error)) missed = await this.#indexOwnPlace(resource, readAt);
+      if (isNotFound(error) && readAt !== undefined) missed = await this.#indexOwnPlace(resource, readAt);
       else this.#dependencies.delete(resource.metadata);
       if (integrationId) await context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: failure.message, syncedRevision: null }).catch(() => {});
       return failed(missed ? { ...failure, retry: { afterMs: 0 } } : failure);
