@@ -105,14 +105,18 @@ try {
 }
 process.exit(0);
 
-/** A machine identity with universal auth, its credentials in the operator's Secret, and `coffer operator --server` with them. */
+/**
+ * A machine identity with universal auth (an org admin, as the in-process operator's identity is), its
+ * credentials in the operator's Secret, and `coffer operator --server` with them, naming its cluster `local`
+ * (the fleet's namespace grants name the server's default cluster).
+ */
 async function startRemoteOperator(server: Awaited<ReturnType<typeof startServer>>, token: string, orgId: string, settings: Record<string, string>) {
-  const { identity } = await call(server, 'POST', '/api/v1/identities', token, { name: 'bench-remote-operator', organizationId: orgId, role: 'member' });
+  const { identity } = await call(server, 'POST', '/api/v1/identities', token, { name: 'bench-remote-operator', organizationId: orgId, role: 'admin' });
   const { identityUniversalAuth } = await call(server, 'POST', `/api/v1/auth/universal-auth/identities/${identity.id}`, token, {});
   const { clientSecret } = await call(server, 'POST', `/api/v1/auth/universal-auth/identities/${identity.id}/client-secrets`, token, {});
   await cluster.core.createNamespacedSecret({
     namespace: 'bench-system',
     body: { metadata: { name: 'coffer-operator-credentials' }, stringData: { clientId: identityUniversalAuth.clientId, clientSecret } },
   });
-  return startServer({ ...settings, COFFER_SERVER: server.api, COFFER_CLUSTER_NAME: 'bench-remote' }, { command: 'operator' });
+  return startServer({ ...settings, COFFER_SERVER: server.api, COFFER_CLUSTER_NAME: 'local' }, { command: 'operator' });
 }
