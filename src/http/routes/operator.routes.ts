@@ -5,7 +5,7 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../app.ts';
 import { NotFoundError } from '../../errors.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
-import { environmentSlug, flag, id, path, required, text } from '../../validation/input.ts';
+import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 /**
@@ -184,7 +184,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
           owner: namespaceNameSchema.describe('The namespace of the resource.'),
           targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
           isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
-          metadata: z.record(z.string(), text(256)).optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
+          metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
           })
           .meta({
             examples: [{ cluster: 'cluster-b', managedBy: 'shop/app', projectId: PROJECT, environment: 'dev', secretPath: '/', app: 'app-secrets', owner: 'shop', targetEnvironment: 'shop', metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' } }],
@@ -232,7 +232,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
           .object({
             isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
             syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
-            syncedRevision: z.number().int().min(0).nullable().describe('The change-log revision the Secret reflects.'),
+            syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).nullable().describe('The change-log revision the Secret reflects.'),
           })
           .meta({ examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42 }] }),
         response: { 200: z.object({ message: z.string().describe('What happened.') }) },
