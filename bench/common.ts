@@ -115,10 +115,10 @@ export interface Server {
 }
 
 /** Starts the built `coffer serve` with these settings; resolves once /readyz answers. Output is kept to its last 200 lines. */
-export async function startServer(env: Record<string, string>, options: { nodeArgs?: string[]; readyTimeoutMs?: number } = {}): Promise<Server> {
+export async function startServer(env: Record<string, string>, options: { nodeArgs?: string[]; readyTimeoutMs?: number; command?: 'serve' | 'operator' } = {}): Promise<Server> {
   if (!existsSync(join(REPO, 'dist', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   const [port, probePort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), COFFER_BIN, 'serve'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), COFFER_BIN, options.command ?? 'serve'], {
     env: { ...process.env, COFFER_HOST: '127.0.0.1', COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -4,7 +4,10 @@
  * Secret holding the new value, with 1, 100 and 1,000 Integrations present (10 per project, so each
  * change touches the measured Integration and its 9 siblings).
  *
- *   npm run bench:latency [-- --updates 50 --levels 1,100,1000]
+ *   npm run bench:latency [-- --updates 50 --levels 1,100,1000] [--remote]
+ *
+ * --remote: the server runs without the operator; `coffer operator --server` (a machine identity over
+ * HTTP, fed by the change stream) syncs the cluster instead: the figure beside the in-process one.
  *
  * Runs the test control plane (etcd + kube-apiserver), a fresh PostgreSQL database, and one
  * `coffer serve` with the operator (the usual single-replica install), which also takes the updates.
@@ -18,6 +21,7 @@ const { values: args } = parseArgs({
   options: {
     updates: { type: 'string', default: '50' },
     levels: { type: 'string', default: '1,100,1000' },
+    remote: { type: 'boolean', default: false },
   },
 });
 const updates = Number(args.updates);
@@ -32,18 +36,19 @@ let p99At1000: number | undefined;
 try {
   const storage = `${await postgresVersion()} (local, fresh database)`;
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
+  const operatorSettings = { KUBECONFIG: cluster.plane.kubeconfigPath, COFFER_LEADER_ELECTION: 'false', COFFER_OPERATOR_NAMESPACE: 'bench-system', COFFER_LOG_LEVEL: 'warn' };
   const server = await startServer({
     ...serverKeys(),
     DATABASE_URL: database.url,
-    KUBECONFIG: cluster.plane.kubeconfigPath,
-    COFFER_OPERATOR: 'true',
-    COFFER_LEADER_ELECTION: 'false',
-    COFFER_OPERATOR_NAMESPACE: 'bench-system',
-    COFFER_LOG_LEVEL: 'warn',
+    ...operatorSettings,
+    COFFER_OPERATOR: args.remote ? 'false' : 'true',
   });
+  let remote: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
     const boot = await call(server, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'bench@example.com', password: 'a long benchmark password', organization: 'Bench' });
     const token: string = boot.identity.credentials.token;
+    if (args.remote) remote = await startRemoteOperator(server, token, boot.organization.id, operatorSettings);
+    const operatorProcess = remote ?? server;
     const integrations = await watchIntegrations(cluster);
     let existing = { projects: 0, namespaces: 0, integrationsPerProject: 0 };
     let measuredProjectId = '';
@@ -75,18 +80,22 @@ try {
       const [p50, p99, max] = [percentile(latencies, 50), percentile(latencies, 99), latencies.at(-1)!];
       if (level === 1000) p99At1000 = p99;
       log(`${expected} Integrations: p50 ${ms(p50)} ms, p99 ${ms(p99)} ms, max ${ms(max)} ms (${latencies.length} updates)`);
-      rows.push([expected, latencies.length, ms(p50), ms(p99), ms(max), rssMiB(server.process.pid!).toFixed(0), loadAverage()]);
+      rows.push([expected, latencies.length, ms(p50), ms(p99), ms(max), rssMiB(operatorProcess.process.pid!).toFixed(0), loadAverage()]);
     }
     await integrations.stop();
   } finally {
+    await remote?.stop();
     await server.stop();
   }
   const met = p99At1000 === undefined ? 'n/a' : p99At1000 <= 1000 ? '✅ met' : '❌ missed';
-  appendResults('Change-to-Secret latency (PostgreSQL, test control plane)', [
+  const who = args.remote
+    ? 'One `coffer serve` without the operator takes the PATCHes; `coffer operator --server` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level warn) syncs the cluster'
+    : 'One `coffer serve` with the operator (leader election off, log level warn) takes the PATCHes and syncs';
+  appendResults(`Change-to-Secret latency${args.remote ? ', remote operator over HTTP' : ''} (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver ${'v1.35'} on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}.`,
-    `One \`coffer serve\` with the operator (leader election off, log level warn) takes the PATCHes and syncs; 10 Integrations per project, 5 secrets each, all Synced before measuring; ${updates} sequential updates per level, 100–200 ms apart; latency = PATCH sent → watch event with the new value.`,
+    `${who}; 10 Integrations per project, 5 secrets each, all Synced before measuring; ${updates} sequential updates per level, 100–200 ms apart; latency = PATCH sent → watch event with the new value.`,
     '',
-    ...table(['Integrations', 'updates', 'p50 ms', 'p99 ms', 'max ms', 'server RSS MiB', 'load average after'], rows),
+    ...table(['Integrations', 'updates', 'p50 ms', 'p99 ms', 'max ms', `${args.remote ? 'operator' : 'server'} RSS MiB`, 'load average after'], rows),
     '',
     `Target: p99 ≤ 1 s at 1,000 Integrations: **${p99At1000 === undefined ? 'n/a' : ms(p99At1000)} ms** ${met}.`,
   ]);
@@ -95,3 +104,19 @@ try {
   await cluster.plane.stop();
 }
 process.exit(0);
+
+/**
+ * A machine identity with universal auth (an org admin, as the in-process operator's identity is), its
+ * credentials in the operator's Secret, and `coffer operator --server` with them, naming its cluster `local`
+ * (the fleet's namespace grants name the server's default cluster).
+ */
+async function startRemoteOperator(server: Awaited<ReturnType<typeof startServer>>, token: string, orgId: string, settings: Record<string, string>) {
+  const { identity } = await call(server, 'POST', '/api/v1/identities', token, { name: 'bench-remote-operator', organizationId: orgId, role: 'admin' });
+  const { identityUniversalAuth } = await call(server, 'POST', `/api/v1/auth/universal-auth/identities/${identity.id}`, token, {});
+  const { clientSecret } = await call(server, 'POST', `/api/v1/auth/universal-auth/identities/${identity.id}/client-secrets`, token, {});
+  await cluster.core.createNamespacedSecret({
+    namespace: 'bench-system',
+    body: { metadata: { name: 'coffer-operator-credentials' }, stringData: { clientId: identityUniversalAuth.clientId, clientSecret } },
+  });
+  return startServer({ ...settings, COFFER_SERVER: server.api, COFFER_CLUSTER_NAME: 'local' }, { command: 'operator' });
+}

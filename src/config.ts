@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /** Where a setting is listed in the command-line help; each command takes the groups it uses. */
-export type SettingGroup = 'server' | 'storage' | 'keys' | 'logging' | 'login' | 'operator';
+export type SettingGroup = 'server' | 'storage' | 'keys' | 'logging' | 'login' | 'operator' | 'remote';
 
 /** Every setting: its environment variable, its command-line flag, its help line and its rule (below). */
 const settings = {
@@ -47,6 +47,17 @@ const settings = {
   operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org', group: 'operator', help: 'organization (slug) the operator acts in (default: the only one)' },
   leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election', group: 'operator', help: 'one replica reconciles at a time: true (default) or false' },
   operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency', group: 'operator', help: 'resources reconciled at once (default 16)' },
+  server: { env: 'COFFER_SERVER', flag: 'server', group: 'remote', help: 'the Coffer server this operator syncs from, https://… (coffer operator)' },
+  serverCaFile: { env: 'COFFER_SERVER_CA_FILE', flag: 'server-ca-file', group: 'remote', help: "PEM file of the CA that signs the server's certificate (default: the system's CAs)" },
+  serverTlsServerName: { env: 'COFFER_SERVER_TLS_SERVER_NAME', flag: 'server-tls-server-name', group: 'remote', help: "the name the server's certificate carries, when not the URL's host" },
+  serverClientCertFile: { env: 'COFFER_SERVER_CLIENT_CERT_FILE', flag: 'server-client-cert-file', group: 'remote', help: 'PEM client certificate, for a server or proxy that asks for one' },
+  serverClientKeyFile: { env: 'COFFER_SERVER_CLIENT_KEY_FILE', flag: 'server-client-key-file', group: 'remote', help: 'PEM key of the client certificate' },
+  credentialsSecret: {
+    env: 'COFFER_CREDENTIALS_SECRET',
+    flag: 'credentials-secret',
+    group: 'remote',
+    help: 'Secret (in the operator namespace) with the machine identity\'s universal-auth clientId and clientSecret (default coffer-operator-credentials)',
+  },
   loginMaxFailures: { env: 'COFFER_LOGIN_MAX_FAILURES', flag: 'login-max-failures', group: 'login', help: 'failed logins per client id or email before a lockout (default 5)' },
   loginAddressMaxFailures: {
     env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES',
@@ -109,6 +120,12 @@ const configSchema = z
     leaderElection: booleanText.prefault('true'),
     operatorConcurrency: z.coerce.number().int().min(1).max(256).default(16),
     clusterName: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63)').default('local'),
+    server: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    serverCaFile: z.string().min(1).optional(),
+    serverTlsServerName: z.string().min(1).optional(),
+    serverClientCertFile: z.string().min(1).optional(),
+    serverClientKeyFile: z.string().min(1).optional(),
+    credentialsSecret: kubernetesName.default('coffer-operator-credentials'),
     loginMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(5),
     loginAddressMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(30),
     loginFailureWindow: duration.prefault('15m'),

@@ -3,6 +3,7 @@ import { VERSION } from '../version.ts';
 import { bootstrapCommand } from './bootstrap-command.ts';
 import type { CommandSpec } from './command.ts';
 import { migrateCommand } from './migrate-command.ts';
+import { operatorCommand } from './operator-command.ts';
 import { serveCommand } from './serve-command.ts';
 
 const versionCommand: CommandSpec = {
@@ -28,4 +29,4 @@ const rotateKey: CommandSpec = {
 };
 
 /** Every `coffer` command, in the order `coffer help` lists them. A new command is one more entry. */
-export const commands: CommandSpec[] = [serveCommand, migrateCommand, bootstrapCommand, rotateKey, versionCommand];
+export const commands: CommandSpec[] = [serveCommand, operatorCommand, migrateCommand, bootstrapCommand, rotateKey, versionCommand];

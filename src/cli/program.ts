@@ -19,6 +19,7 @@ const GROUP_HEADINGS: Record<SettingGroup, string> = {
   logging: 'Log settings',
   login: 'Login throttling settings (universal-auth login, user login, invite acceptance)',
   operator: 'Operator settings',
+  remote: 'Coffer server settings (coffer operator)',
 };
 
 const SETTINGS_NOTE = 'Every setting may also be given by its environment variable (shown in brackets); a flag wins over the variable.';

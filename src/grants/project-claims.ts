@@ -1,4 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
+import type { Executor } from '../db/database.ts';
 import type { ProjectClaim } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { ProjectService } from '../projects/project-service.ts';
@@ -61,6 +62,7 @@ export class ProjectClaims {
       async (tx) => {
         await tx.authorizeOrg({ action: 'create', subject: 'workspace' });
         const held = await lockClaimOf(tx.db, claimant, claimant.name);
+        if (held) await this.#assertSameOrg(tx.db, actor, held);
         if (held?.resourceUid === claimant.uid) {
           if (!(await findGrantFor(tx.db, held.projectId, claimant))) {
             throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${claimant.namespace}' of cluster '${claimant.cluster}' for project '${wanted.slug}' was revoked; nothing is read or changed until a project admin gives one again: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`);
@@ -102,9 +104,14 @@ export class ProjectClaims {
    */
   async release(actor: Actor, claimant: Claimant, deleteProject: boolean): Promise<'deleted' | 'released' | 'none'> {
     const claim = await this.#deps.unitOfWork.write(actor, async (tx) => {
-      tx.authorizedBy('the claim itself: only the SecretsProject that holds it (same uid) ends it');
       const held = await lockClaimOf(tx.db, claimant, claimant.name);
-      if (!held || held.resourceUid !== claimant.uid) return undefined;
+      if (!held || held.resourceUid !== claimant.uid) {
+        tx.authorizedBy('nothing to end: only the SecretsProject that holds the claim (same uid) ends it');
+        return undefined;
+      }
+      await this.#assertSameOrg(tx.db, actor, held);
+      const project = await this.#deps.lookups.requireProject(tx.db, { id: held.projectId });
+      await tx.authorize({ project, action: 'delete', subject: 'namespace-grants' });
       if (deleteProject && held.createdProject) return held;
       await deleteClaim(tx.db, held.projectId);
       tx.audit({
@@ -141,6 +148,25 @@ export class ProjectClaims {
       'Forbidden',
       `namespace '${using.namespace}' may not use project '${found.slug}' (declared by ${describe(declaring)}): it needs to be in that SecretsProject's allowedNamespaces (for a project the SecretsProject created) or a grant from a project admin: ${grantCall(found.slug, using.cluster, using.namespace)}`,
     );
+  }
+
+  /**
+   * Claims are named by cluster, namespace and name, which another organization's operator may
+   * name too: one organization never reads or ends another's claim.
+   */
+  async #assertSameOrg(trx: Executor, actor: Actor, claim: ProjectClaim): Promise<void> {
+    const project = await this.#deps.lookups.requireProject(trx, { id: claim.projectId });
+    if (project.orgId !== actor.orgId) {
+      throw new AccessRefusedError('ProjectClaimed', `SecretsProject '${claim.namespace}/${claim.name}' of cluster '${claim.cluster}' is declared in another organization`);
+    }
+  }
+
+  /** authorizeUse for an operator in another cluster: the project must also be one the caller may read secrets of. */
+  async authorizeUseAs(actor: Actor, declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
+    const granted = await this.authorizeUse(declaring, using);
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: granted.projectId });
+    (await this.#deps.permissions.forProject(actor, project)).assert('read', 'secrets');
+    return granted;
   }
 
   /** Which SecretsProject of `cluster` declares the project with this slug (from the database, not from any resource's status). */

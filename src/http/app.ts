@@ -18,6 +18,7 @@ import { identityRoutes } from './routes/identities.routes.ts';
 import { importRoutes } from './routes/imports.routes.ts';
 import { integrationRoutes } from './routes/integrations.routes.ts';
 import { membershipRoutes } from './routes/memberships.routes.ts';
+import { operatorRoutes } from './routes/operator.routes.ts';
 import { namespaceGrantRoutes } from './routes/namespace-grants.routes.ts';
 import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
@@ -82,6 +83,7 @@ const protectedRouteGroups = [
   tagRoutes,
   importRoutes,
   integrationRoutes,
+  operatorRoutes,
 ];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {

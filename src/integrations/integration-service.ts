@@ -163,6 +163,14 @@ export class IntegrationService {
     });
   }
 
+  /** recordSyncResult for an operator in another cluster: the caller must be allowed to edit the project's integrations (404 for an unknown id). */
+  async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
+    const row = await this.#require(this.#deps.db, integrationId);
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
+    await this.recordSyncResult(row.id, result);
+  }
+
   /**
    * The managed integration when it already holds exactly what `input` asks
    * for: checked without a transaction or lock (the operator's every resync

@@ -224,6 +224,18 @@ export class Operator {
         if (failedReads === 1) this.#logger.warn(fields, 'change feed read failed; retrying (nothing is missed: it resumes from the last revision)');
         else this.#logger.debug(fields, 'change feed read failed again');
       },
+      {
+        onReset: () => {
+          this.#logger.warn('Coffer does not have the revision this operator had reached (another or a restored database): resyncing everything');
+          manager.resyncAll();
+        },
+        // every resource says Coffer is away (and keeps its Secret), then catches up when it is back
+        onConnectionLost: (lost, reason) => {
+          if (lost) this.#logger.warn({ reason }, 'lost the connection to Coffer; Secrets keep their last data');
+          else this.#logger.info('connected to Coffer again; catching up by revision');
+          manager.resyncAll();
+        },
+      },
     );
     manager.resyncAll();
     this.#resyncTimer = setInterval(() => manager.resyncAll(), this.#options.resyncIntervalMs);

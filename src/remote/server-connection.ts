@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher, request } from 'undici';
-import { AppError } from '../errors.ts';
+import { AppError, ServiceUnavailableError } from '../errors.ts';
 
 /** How an operator in another cluster reaches its Coffer server. */
 export interface ServerConnectionOptions {
@@ -19,11 +19,12 @@ export interface ServerConnectionOptions {
   userAgent: string;
 }
 
-/** The server could not be reached, or answered that it cannot serve now (502, 503, 504). Retry later. */
-export class ServerUnavailableError extends Error {
+/** The server could not be reached, or answered that it cannot serve now (502, 503, 504): a 503 as a service would throw it. Retry later. */
+export class ServerUnavailableError extends ServiceUnavailableError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(message);
     this.name = 'ServerUnavailableError';
+    if (options?.cause !== undefined) this.cause = options.cause;
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { INT4_MAX, INT4_MIN, WELL_FORMED_TEXT } from '../../src/validation/input.ts';
-import { constraintsOf, type Field, fieldName, fieldsOf, type JsonSchema, type OpenApiDocument, resolver } from '../support/request-fields.ts';
+import { BIGINT_FIELDS, constraintsOf, type Field, fieldName, fieldsOf, type JsonSchema, type OpenApiDocument, resolver } from '../support/request-fields.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -36,7 +36,7 @@ function problemsOf(field: Field): string[] {
   if (field.kind === 'integer' || field.kind === 'number') {
     const { minimum, maximum } = schema;
     if (typeof minimum !== 'number' || typeof maximum !== 'number') return [`${field.kind} without a range: [${minimum}, ${maximum}]`];
-    if (field.kind === 'integer' && (minimum < INT4_MIN || maximum > INT4_MAX)) return [`integer range [${minimum}, ${maximum}] past the 32-bit columns`];
+    if (field.kind === 'integer' && !BIGINT_FIELDS.has(fieldName(field)) && (minimum < INT4_MIN || maximum > INT4_MAX)) return [`integer range [${minimum}, ${maximum}] past the 32-bit columns`];
     return [];
   }
   if (schema.const !== undefined || Array.isArray(schema.enum)) return [];

@@ -99,6 +99,32 @@ interface ValueSet {
 }
 
 const valueSets: Record<string, ValueSet> = {
+  'operator-only (remote)': {
+    values: { remote: { enabled: true, server: 'https://coffer.example.com', clusterName: 'edge-1', caSecret: 'coffer-server-ca', tlsServerName: 'coffer.internal' }, replicaCount: 2 },
+    check(objects) {
+      const deployment = one(objects, 'Deployment', 'coffer');
+      expect(deployment.spec.replicas).toBe(2);
+      expect(deployment.spec.strategy).toBeUndefined();
+      const pod = deployment.spec.template.spec;
+      const container = pod.containers[0];
+      expect(container.args).toEqual(['operator']);
+      expect(container.ports).toEqual([{ name: 'metrics', containerPort: 8081 }]);
+      const env = envOf(container);
+      expect(env).toMatchObject({
+        COFFER_SERVER: 'https://coffer.example.com',
+        COFFER_CLUSTER_NAME: 'edge-1',
+        COFFER_CREDENTIALS_SECRET: 'coffer-operator-credentials',
+        COFFER_SERVER_CA_FILE: '/etc/coffer/server-ca/ca.crt',
+        COFFER_SERVER_TLS_SERVER_NAME: 'coffer.internal',
+      });
+      for (const gone of ['DATABASE_URL', 'COFFER_ENCRYPTION_KEY', 'COFFER_AUTH_SECRET', 'COFFER_DATA_DIR', 'COFFER_OPERATOR']) expect(env[gone], gone).toBeUndefined();
+      expect(pod.volumes.find((v: any) => v.name === 'server-ca')).toEqual({ name: 'server-ca', secret: { secretName: 'coffer-server-ca' } });
+      expect(pod.volumes.find((v: any) => v.name === 'data')).toBeUndefined();
+      // no database, no keys, no API, no bootstrap
+      for (const kind of ['Service', 'Secret', 'Job', 'PersistentVolumeClaim']) expect(find(objects, kind), kind).toEqual([]);
+      expect(find(objects, 'ClusterRole')).toHaveLength(1);
+    },
+  },
   default: {
     values: {},
     check(objects, ns) {
@@ -266,6 +292,8 @@ describe('Helm chart helm/coffer', () => {
       /replicaCount=2 needs an external PostgreSQL: set database.url or database.existingSecret/,
     );
     await expect(helmTemplate('coffer', 'default', { rbac: { scope: 'everything' } })).rejects.toThrow(/rbac.scope must be cluster or namespace/);
+    await expect(helmTemplate('coffer', 'default', { remote: { enabled: true, clusterName: 'edge-1' } })).rejects.toThrow(/remote.enabled needs remote.server/);
+    await expect(helmTemplate('coffer', 'default', { remote: { enabled: true, server: 'https://coffer.example.com' } })).rejects.toThrow(/remote.enabled needs remote.clusterName/);
   });
 
   test.each(Object.keys(valueSets))('helm template (%s) → every object passes a server-side dry run', async (name) => {
@@ -331,6 +359,24 @@ describe('kustomize base deploy/', () => {
       'ServiceAccount/coffer',
     ]);
     await dryRunAll(deployObjects);
+  });
+
+  test('deploy/operator/ (coffer operator --server): the same namespace, CRDs and RBAC, a hardened Deployment of `coffer operator` with no database, no keys and no Service; every object passes a server-side dry run', async () => {
+    const objects = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'operator')])).stdout);
+    const names = (list: Manifest[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
+    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer'));
+    const pod = one(objects, 'Deployment').spec.template.spec;
+    expectHardened(pod);
+    const container = pod.containers[0];
+    expect(container.args).toEqual(['operator']);
+    expect(container.ports).toEqual([{ name: 'metrics', containerPort: 8081 }]);
+    const env = new Map<string, any>(container.env.map((entry: { name: string }) => [entry.name, entry]));
+    for (const gone of ['DATABASE_URL', 'COFFER_ENCRYPTION_KEY', 'COFFER_AUTH_SECRET', 'COFFER_DATA_DIR']) expect(env.has(gone), gone).toBe(false);
+    expect(env.get('COFFER_SERVER').valueFrom.configMapKeyRef).toEqual({ name: 'coffer-operator', key: 'server' });
+    expect(env.get('COFFER_CLUSTER_NAME').valueFrom.configMapKeyRef).toEqual({ name: 'coffer-operator', key: 'cluster-name' });
+    expect(env.get('COFFER_CREDENTIALS_SECRET').value).toBe('coffer-operator-credentials');
+    expect(one(objects, 'ClusterRole')).toEqual(one(deployObjects, 'ClusterRole'));
+    await dryRunAll(objects);
   });
 
   test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API', () => {

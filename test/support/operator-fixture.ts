@@ -53,8 +53,9 @@ export interface Cluster extends KubeClients {
   waitForData(namespace: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number): Promise<Record<string, string>>;
 }
 
-export function clusterClients(): Cluster {
-  const clients = kubeClients();
+/** Clients of the test control plane, or of another one (its kubeconfig). */
+export function clusterClients(kubeconfigPath?: string): Cluster {
+  const clients = kubeClients(kubeconfigPath);
   const { custom, core } = clients;
   const cluster: Cluster = {
     ...clients,

@@ -203,6 +203,12 @@ export function detailPath(field: Field): string {
   return `/${named.join('/')}`;
 }
 
+/**
+ * Body fields held in bigint columns: change-log revisions, up to 2^53 (bigInteger in
+ * src/validation/input.ts). Every other integer fits the 32-bit columns.
+ */
+export const BIGINT_FIELDS: ReadonlySet<string> = new Set(['body.syncedRevision']);
+
 /** The field's path for people: `body.secrets[].secretKey`, `querystring.limit`. */
 export function fieldName(field: Field): string {
   const text = field.steps.map((step) => (step === 0 ? '[]' : step === EXTRA_PROPERTY ? '.*' : step === RECORD_KEY ? '.<key>' : `.${step}`)).join('');

@@ -36,6 +36,27 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   /** A fresh token of the calling persona's own identity (a rejected caller gets the viewer's). */
   const ownToken = (persona: Persona) => fx.issueToken(fx.personaIdentities[persona in fx.personaIdentities ? (persona as RolePersona) : 'viewer'].id);
 
+  /** A SecretsProject's claim and the project slug it asks for, fresh per call. */
+  const claimBody = () => {
+    const slug = unique('claimed').slice(0, 36);
+    return { claimant: { cluster: 'matrix', namespace: unique('ns'), name: 'project', uid: unique('uid') }, slug, name: 'Matrix claimed' };
+  };
+  /** A claim the org admin declared (creating its project, which no persona but the org admin is a member of). */
+  const declared = async () => {
+    const body = claimBody();
+    await ids.call('POST', '/api/v1/operator/project-claims', body);
+    return body;
+  };
+  const managedBody = (namespace: string) => ({
+    cluster: 'matrix',
+    managedBy: `${namespace}/app`,
+    projectId: p,
+    environment: 'dev',
+    app: 'app-secrets',
+    owner: namespace,
+    targetEnvironment: namespace,
+  });
+
   return {
     // projects
     'POST /api/v2/workspace': { allow: ALL, ownOrg: true, build: at('/api/v2/workspace', { body: { projectName: 'Matrix made' } }) },
@@ -177,6 +198,41 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'DELETE /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}` }) },
     'POST /api/v1/integration/:integrationId/sync': { allow: WRITERS, build: at(`/api/v1/integration/${ids.integrationId}/sync`) },
     'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
+    // the operator of another cluster (test/api/operator-api.test.ts follows the calls through)
+    'GET /api/v1/operator/installation': { allow: ALL, ownOrg: true, build: at('/api/v1/operator/installation') },
+    'POST /api/v1/operator/project-claims': { allow: ALL, ownOrg: true, build: async () => ({ url: '/api/v1/operator/project-claims', body: claimBody() }) },
+    'POST /api/v1/operator/project-claims/release': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/operator/project-claims/release', body: { claimant: (await declared()).claimant, deleteProject: false } }),
+    },
+    'POST /api/v1/operator/project-claims/authorize-use': {
+      allow: ORG_ADMIN,
+      build: async () => {
+        const { claimant } = await declared();
+        return { url: '/api/v1/operator/project-claims/authorize-use', body: { declaring: { ...claimant, allowedNamespaces: [] }, using: { cluster: claimant.cluster, namespace: claimant.namespace } } };
+      },
+    },
+    'GET /api/v1/operator/project-claims': {
+      allow: ALL,
+      build: async () => {
+        const { claimant, slug } = await declared();
+        return { url: '/api/v1/operator/project-claims', query: { cluster: claimant.cluster, slug } };
+      },
+    },
+    'PUT /api/v1/operator/integrations': { allow: WRITERS, build: async () => ({ url: '/api/v1/operator/integrations', body: managedBody(unique('ns')) }) },
+    'DELETE /api/v1/operator/integrations': {
+      allow: WRITERS,
+      build: async () => {
+        const namespace = unique('ns');
+        await ids.call('PUT', '/api/v1/operator/integrations', managedBody(namespace));
+        return { url: '/api/v1/operator/integrations', query: { cluster: 'matrix', managedBy: `${namespace}/app` } };
+      },
+    },
+    'POST /api/v1/operator/integrations/:integrationId/sync-result': {
+      allow: WRITERS,
+      build: at(`/api/v1/operator/integrations/${ids.integrationId}/sync-result`, { body: { isSynced: true, syncMessage: null, syncedRevision: 1 } }),
+    },
+    'GET /api/v1/operator/secrets': { allow: ALL, build: at('/api/v1/operator/secrets', { query: { projectId: p, environment: 'dev' } }) },
     // audit log
     'GET /api/v1/workspace/:workspaceId/audit-logs': { allow: ALL, build: at(`/api/v1/workspace/${p}/audit-logs`) },
     'GET /api/v1/organization/audit-logs': { allow: ALL, ownOrg: true, build: at('/api/v1/organization/audit-logs') },

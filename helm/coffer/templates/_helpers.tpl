@@ -73,7 +73,11 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Fails rendering for settings that cannot work. */}}
 {{- define "coffer.validate" -}}
-{{- if and (gt (int .Values.replicaCount) 1) (not (include "coffer.externalDatabase" .)) }}
+{{- if .Values.remote.enabled }}
+{{- if not .Values.remote.server }}{{ fail "remote.enabled needs remote.server: the URL of the Coffer server to sync from" }}{{ end }}
+{{- if not .Values.remote.clusterName }}{{ fail "remote.enabled needs remote.clusterName: this cluster's name, what namespace grants and integration records name" }}{{ end }}
+{{- end }}
+{{- if and (gt (int .Values.replicaCount) 1) (not (include "coffer.externalDatabase" .)) (not .Values.remote.enabled) }}
 {{- fail (printf "replicaCount=%d needs an external PostgreSQL: set database.url or database.existingSecret (the embedded database serves one replica only)" (int .Values.replicaCount)) }}
 {{- end }}
 {{- if and .Values.database.url .Values.database.existingSecret }}

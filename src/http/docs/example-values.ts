@@ -135,6 +135,8 @@ export const EXAMPLE_VALUES: Record<string, unknown> = {
   // namespace grants
   cluster: 'local',
   namespace: 'shop',
+  // the operator of another cluster
+  managedBy: 'shop/app',
   'grantedBy.name': 'ci-deployer',
   // integrations
   integration: 'kubernetes',

@@ -5,6 +5,9 @@ import { NotReadyError } from './context.ts';
 /** The codes of Coffer's 403s that say a namespace may not use a project (project claims and grants). */
 const ACCESS_REFUSALS: ReadonlySet<string> = new Set(['GrantMissing', 'GrantRevoked', 'ProjectClaimed', 'Forbidden', 'ProjectNotReady']);
 
+/** How long a resource waits for Coffer to answer again (its change stream also catches up when it does). */
+export const UNAVAILABLE_RETRY_MS = 10_000;
+
 /** How long a refused request waits before it is tried again (the refusal stands until someone acts). */
 export const REFUSED_RETRY_MS = 60_000;
 
@@ -15,7 +18,8 @@ export function asNotReady(error: unknown): unknown {
 }
 
 /**
- * The Failure an error stands for: a NotReadyError as it says, a request
+ * The Failure an error stands for: a NotReadyError as it says, Coffer
+ * unavailable (503: its server unreachable, its database away) as `CofferUnavailable`, a request
  * Coffer refused (4xx) as `Rejected` (`NotFound` for a 404 when
  * `notFoundReason` is given). Anything else (Coffer or the apiserver
  * unreachable, a bug) is not a Failure: undefined, and the caller throws it
@@ -23,6 +27,12 @@ export function asNotReady(error: unknown): unknown {
  */
 export function toFailure(error: unknown, notFoundReason?: string): Failure | undefined {
   if (error instanceof NotReadyError) return { reason: error.reason, message: error.message, retry: error.retry };
+  if (error instanceof AppError && error.statusCode === 401) {
+    return { reason: 'CofferAuthFailed', message: `Coffer refused the operator's credentials (${error.message}); nothing is synced until they are valid again`, retry: { afterMs: REFUSED_RETRY_MS } };
+  }
+  if (error instanceof AppError && error.statusCode === 503) {
+    return { reason: 'CofferUnavailable', message: `${error.message}; the Secret keeps its last data until Coffer answers again`, retry: { afterMs: UNAVAILABLE_RETRY_MS } };
+  }
   if (!(error instanceof AppError && error.statusCode < 500)) return undefined;
   const reason = notFoundReason && error.statusCode === 404 ? notFoundReason : 'Rejected';
   return { reason, message: error.message, retry: { afterMs: REFUSED_RETRY_MS } };

@@ -12,8 +12,9 @@ import type { ChangeKind } from '../../changes/change-feed.ts';
  * Failures are `AppError`s (src/errors.ts) with the statusCode, error code and
  * message the API would answer with: 404 for what does not exist, 403 with a
  * code (GrantMissing, GrantRevoked, Forbidden, ProjectClaimed, ProjectNotReady)
- * for what the operator may not use, other 4xx for a request refused. Anything
- * else (the service unreachable) is a plain Error, to be retried.
+ * for what the operator may not use, other 4xx for a request refused, 503
+ * when Coffer cannot answer now (its server unreachable, its database away).
+ * Anything else is a plain Error, to be retried.
  */
 export interface CofferPort {
   /** The installation (database) behind the port: what the resources it manages carry. */
@@ -48,6 +49,14 @@ export interface ChangeSubscription {
   stop(): Promise<void>;
 }
 
+/** What a subscriber hears besides changes (over HTTP; in-process the database is the stream). */
+export interface StreamHooks {
+  /** The revision to resume after is not in Coffer's log (another or a restored database): read everything again. */
+  onReset?(): void;
+  /** The connection to Coffer was lost (true) or is back (false): the resources should say so, then catch up. */
+  onConnectionLost?(lost: boolean, reason?: string): void;
+}
+
 /** The change feed (HTTP: a server-sent event stream resumed from the last revision). */
 export interface ChangeStream {
   /** The newest committed revision. */
@@ -56,7 +65,7 @@ export interface ChangeStream {
    * Delivers every change after `after`, in order and once; `onChanges` resolving moves the stream on.
    * Read errors are reported and retried; nothing committed meanwhile is missed.
    */
-  subscribe(after: Revision, onChanges: (changes: Change[]) => Promise<void>, onError: (error: unknown) => void): Promise<ChangeSubscription>;
+  subscribe(after: Revision, onChanges: (changes: Change[]) => Promise<void>, onError: (error: unknown) => void, hooks?: StreamHooks): Promise<ChangeSubscription>;
   /** Whether `revision` is one of this operator's own integration-record writes not yet delivered by the stream. */
   isOwnWrite(revision: Revision): boolean;
 }

@@ -82,10 +82,12 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
     await context.status.ensureFinalizer('Integration', resource);
     let integrationId = resource.status?.integrationId;
-    // everything read below is at least this current; changes after it reach the Integration once it is indexed
-    const readAt = await context.port.changes.latestRevision();
+    // read first inside the try: an unreachable Coffer is a failure like any other (CofferUnavailable)
+    let readAt: Revision | undefined;
     const progress = { indexed: false };
     try {
+      // everything read below is at least this current; changes after it reach the Integration once it is indexed
+      readAt = await context.port.changes.latestRevision();
       const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
       const record = await this.#upsertRecord(resource, project.projectId);
       integrationId = record.id;
@@ -108,10 +110,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
    * precisely; revoked access removes the copy; a deleted source keeps the
    * last data unless the spec asks otherwise; the record says it failed.
    */
-  async #failed(resource: IntegrationResource, integrationId: string | undefined, failure: Failure, error: unknown, readAt: Revision, indexed: boolean): Promise<ReconcileResult> {
+  async #failed(resource: IntegrationResource, integrationId: string | undefined, failure: Failure, error: unknown, readAt: Revision | undefined, indexed: boolean): Promise<ReconcileResult> {
     let missed = false;
     let reason = failure.reason;
-    if (isNotFound(error)) {
+    if (isNotFound(error) && readAt !== undefined) {
       const place = await this.#indexOwnPlace(resource, readAt);
       missed = place.missed;
       reason = place.missing ?? reason;

@@ -1,0 +1,299 @@
+import { z } from 'zod';
+import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
+import { integrationSchema } from '../../integrations/integration-schema.ts';
+import type { Services } from '../../services/container.ts';
+import type { ZodApp } from '../app.ts';
+import { NotFoundError } from '../../errors.ts';
+import { installationIdOf } from '../../installation/installation-service.ts';
+import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';
+import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
+
+/**
+ * What an operator in another cluster (`coffer operator --server`) needs beyond the public API: the
+ * project claims of its SecretsProjects, the integration records of its Integrations, and secret
+ * listings that name every folder they read (for its dependency index). The in-process operator calls
+ * the same services directly.
+ */
+
+const tags = ['Operator'];
+const who = 'Meant for the operator of another cluster (`coffer operator --server`), acting as its machine identity; its calls are audited as `k8-operator` when it sends `User-Agent: k8-operator/…`.';
+
+const place = {
+  cluster: clusterNameSchema.describe('The cluster, as its operator names itself (`COFFER_CLUSTER_NAME`).'),
+  namespace: namespaceNameSchema.describe('A namespace of that cluster.'),
+};
+const claimant = z
+  .object({
+    ...place,
+    name: required(253).describe("The SecretsProject's name."),
+    uid: required(128).describe("The SecretsProject's `metadata.uid`: a resource deleted and made again is another claimant."),
+  })
+  .describe('The SecretsProject that declares the project.');
+const claimantResponse = z.object({ cluster: z.string(), namespace: z.string(), name: z.string(), uid: z.string() });
+const managedBy = required(253 + 64).describe('`<namespace>/<name>` of the Integration resource.');
+
+/** Examples the API reference shows (one project, cluster and namespace throughout). */
+const PROJECT = '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42';
+const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
+const CLAIMANT = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', uid: '0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24' };
+
+export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secretReader, changes: changeFeed, db }: Services): void {
+  app.get(
+    '/api/v1/operator/installation',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'The installation behind this server',
+          description: `The installation (database) id, which the resources an operator manages carry, and the newest change-log revision: where an operator that lists now follows the change stream from. ${who}`,
+          permission: 'Any authenticated user or machine identity.',
+          effects: reads(),
+        }),
+        response: {
+          200: z
+            .object({ installationId: z.string().describe('The installation id.'), revision: z.number().describe('The newest committed change-log revision.') })
+            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42 }] }),
+        },
+      },
+    },
+    async () => ({ installationId: await installationIdOf(db), revision: await changeFeed.latestRevision(db) }),
+  );
+
+  app.post(
+    '/api/v1/operator/project-claims',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Declare a SecretsProject\'s project',
+          description: `The project a SecretsProject declares: the one it declared before, a new project, or an existing one its namespace holds a grant for (403 \`GrantMissing\`, \`ProjectClaimed\` otherwise). ${who}`,
+          permission: orgPermission('create', 'workspace'),
+          effects: changes('Creates the project (and the namespace grant of origin `created`) or records the claim.', 'create-project'),
+          errors: [400],
+        }),
+        body: z
+          .object({
+            claimant,
+            slug: required(36).describe('The project slug the SecretsProject asks for.'),
+            name: required(64).describe('The project name the SecretsProject asks for.'),
+          })
+          .meta({ examples: [{ claimant: CLAIMANT, slug: 'web-shop', name: 'Web Shop' }] }),
+        response: {
+          200: z
+            .object({ projectId: z.string().describe("The project's id."), created: z.boolean().describe('Whether this call created it.') })
+            .meta({ examples: [{ projectId: PROJECT, created: true }] }),
+        },
+      },
+    },
+    async (request) => projectClaims.declare(request.actor, request.body.claimant, { slug: request.body.slug, name: request.body.name }),
+  );
+
+  app.post(
+    '/api/v1/operator/project-claims/release',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Release a SecretsProject\'s claim',
+          description: `Ends the claim of a deleted SecretsProject; with \`deleteProject\` also deletes the project, but only one this SecretsProject created. ${who}`,
+          permission: orgPermission('create', 'workspace'),
+          effects: changes('Deletes the claim (and the project when asked and allowed).', 'delete-project'),
+        }),
+        body: z
+          .object({ claimant, deleteProject: z.boolean().describe('Delete the project too (only one the claimant created).') })
+          .meta({ examples: [{ claimant: CLAIMANT, deleteProject: false }] }),
+        response: { 200: z.object({ outcome: z.enum(['deleted', 'released', 'none']).describe('What happened: the project deleted, the claim released, or no claim.') }) },
+      },
+    },
+    async (request) => ({ outcome: await projectClaims.release(request.actor, request.body.claimant, request.body.deleteProject) }),
+  );
+
+  app.post(
+    '/api/v1/operator/project-claims/authorize-use',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'May a namespace use a declared project',
+          description: `The project a resource of \`using\` may read through the SecretsProject \`declaring\`: 403 with \`ProjectNotReady\`, \`GrantRevoked\` or \`Forbidden\` (and the call that grants it) when it may not. ${who}`,
+          permission: projectPermission('read', 'secrets'),
+          effects: reads(),
+        }),
+        body: z
+          .object({
+            declaring: claimant
+              .extend({ allowedNamespaces: z.array(namespaceNameSchema.describe('A namespace.')).max(1000).describe("The SecretsProject's `spec.allowedNamespaces`.") })
+              .describe('The SecretsProject that declares the project.'),
+            using: z.object(place).describe('Where the resource that wants the project lives.'),
+          })
+          .meta({ examples: [{ declaring: { ...CLAIMANT, allowedNamespaces: ['shop-staging'] }, using: { cluster: 'cluster-b', namespace: 'shop-staging' } }] }),
+        response: {
+          200: z
+            .object({ projectId: z.string().describe("The project's id."), slug: z.string().describe("The project's slug.") })
+            .meta({ examples: [{ projectId: PROJECT, slug: 'web-shop' }] }),
+        },
+      },
+    },
+    async (request) => projectClaims.authorizeUseAs(request.actor, request.body.declaring, request.body.using),
+  );
+
+  app.get(
+    '/api/v1/operator/project-claims',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Who declares a project',
+          description: `The SecretsProject of a cluster that declares the project with this slug in the caller's organization, as the database records it (404 when none does). ${who}`,
+          permission: 'Any member of the organization.',
+          effects: reads(),
+        }),
+        querystring: z.object({
+          cluster: clusterNameSchema.describe('The cluster.'),
+          slug: required(36).describe("The project's slug."),
+        }),
+        response: { 200: z.object({ claimant: claimantResponse.describe('The declaring SecretsProject.') }).meta({ examples: [{ claimant: CLAIMANT }] }) },
+      },
+    },
+    async (request) => {
+      const found = await projectClaims.claimantOfSlug(request.actor.orgId, request.query.cluster, request.query.slug);
+      if (!found) throw new NotFoundError(`No SecretsProject of cluster '${request.query.cluster}' declares project '${request.query.slug}'`);
+      return { claimant: found };
+    },
+  );
+
+  app.put(
+    '/api/v1/operator/integrations',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Keep an Integration resource\'s record',
+          description: `Creates or updates the \`kubernetes\` integration record of an Integration resource, named by its cluster and \`<namespace>/<name>\`. A call that changes nothing writes nothing. ${who}`,
+          permission: `${projectPermission('edit', 'integrations')} (\`create\` for a new record), and \`read\` on \`secrets\` at its environment and path.`,
+          effects: changes('Creates or updates the integration record.', 'create-integration'),
+        }),
+        body: z
+          .object({
+          cluster: clusterNameSchema.describe('The cluster of the Integration resource.'),
+          managedBy,
+          projectId: id().describe("The project's id."),
+          environment: environmentSlug(),
+          secretPath: path(),
+          app: required(253).describe('The Secret the operator writes.'),
+          owner: namespaceNameSchema.describe('The namespace of the resource.'),
+          targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
+          isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
+          metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
+          })
+          .meta({
+            examples: [{ cluster: 'cluster-b', managedBy: 'shop/app', projectId: PROJECT, environment: 'dev', secretPath: '/', app: 'app-secrets', owner: 'shop', targetEnvironment: 'shop', metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' } }],
+          }),
+        response: { 200: z.object({ integration: integrationSchema }) },
+      },
+    },
+    async (request) => ({ integration: await integrations.upsertManaged(request.actor, request.body) }),
+  );
+
+  app.delete(
+    '/api/v1/operator/integrations',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Drop an Integration resource\'s record',
+          description: `Deletes the integration record of a deleted Integration resource; nothing when there is none. ${who}`,
+          permission: projectPermission('delete', 'integrations'),
+          effects: changes('Deletes the integration record.', 'delete-integration'),
+        }),
+        querystring: z.object({ cluster: clusterNameSchema.describe('The cluster of the Integration resource.'), managedBy }),
+        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+      },
+    },
+    async (request) => {
+      await integrations.deleteManaged(request.actor, request.query.managedBy, request.query.cluster);
+      return { message: 'Deleted' };
+    },
+  );
+
+  app.post(
+    '/api/v1/operator/integrations/:integrationId/sync-result',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Record a sync\'s outcome',
+          description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects). Status text only, never a value. ${who}`,
+          permission: projectPermission('edit', 'integrations'),
+          effects: 'Stores the outcome; no audit entry and no change (the record\'s settings did not change).',
+        }),
+        params: z.object({ integrationId: id().describe("The integration's id.") }),
+        body: z
+          .object({
+            isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
+            syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
+            syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).nullable().describe('The change-log revision the Secret reflects.'),
+          })
+          .meta({ examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42 }] }),
+        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+      },
+    },
+    async (request) => {
+      await integrations.recordSyncResultAs(request.actor, request.params.integrationId, request.body);
+      return { message: 'Recorded' };
+    },
+  );
+
+  app.get(
+    '/api/v1/operator/secrets',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'What an Integration syncs',
+          description: `The shared secrets of an environment and path (below it with \`recursive\`), imports grouped in position order, references expanded, and every folder the listing read (its own, imported and referenced ones, by environment id): what the operator keeps a Secret of and which changes concern it. ${who}`,
+          permission: projectPermission('read', 'secrets', 'path'),
+          effects: reads('get-secrets'),
+        }),
+        querystring: z.object({
+          projectId: id().describe("The project's id."),
+          environment: environmentSlug(),
+          secretPath: path(),
+          recursive: flag(false).describe('Also the folders below the path.'),
+          includeImports: flag(true).describe('Also what the folders import.'),
+        }),
+        response: {
+          200: z
+            .object({
+            secrets: z.array(z.object({ key: z.string(), value: z.string(), path: z.string() })).describe('The folder\'s own secrets (and those below it).'),
+            imports: z.array(z.object({ environment: z.string(), path: z.string(), secrets: z.array(z.object({ key: z.string(), value: z.string() })) })).describe('Imported groups, in position order.'),
+            environmentId: z.string().describe("The source environment's id."),
+            reads: z.array(z.object({ environmentId: z.string(), path: z.string() })).describe('Every folder the listing read.'),
+            })
+            .meta({
+              examples: [
+                {
+                  secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/' }],
+                  imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info' }] }],
+                  environmentId: ENVIRONMENT,
+                  reads: [{ environmentId: ENVIRONMENT, path: '/' }, { environmentId: ENVIRONMENT, path: '/shared' }],
+                },
+              ],
+            }),
+        },
+      },
+    },
+    async (request) => {
+      const { projectId, environment, secretPath, recursive, includeImports } = request.query;
+      const dependencies = new Set<string>();
+      const listing = await secretReader.list(request.actor, { workspaceId: projectId, environment, secretPath, recursive, includeImports, expandSecretReferences: true, dependencies });
+      const reads = [...dependencies].map((read) => ({ environmentId: read.slice(0, read.indexOf(':')), path: read.slice(read.indexOf(':') + 1) }));
+      return {
+        secrets: listing.secrets.filter((secret) => secret.type === 'shared').map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
+        imports: (listing.imports ?? []).map((group) => ({ environment: group.environment, path: group.secretPath, secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })) })),
+        environmentId: reads[0]!.environmentId,
+        reads,
+      };
+    },
+  );
+}

@@ -1,0 +1,202 @@
+import type { Dispatcher } from 'undici';
+import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
+import { REPLICA_STALENESS_MS } from '../caches/cache-policies.ts';
+import { AppError, NotFoundError } from '../errors.ts';
+import type {
+  Change,
+  ChangeStream,
+  Claimant,
+  CofferPort,
+  ImportLocation,
+  ImportsPort,
+  IntegrationRecord,
+  IntegrationsPort,
+  Project,
+  ProjectsPort,
+  SecretImport,
+  SecretListing,
+  SecretsPort,
+} from '../operator/port/coffer-port.ts';
+import { ChangeFollower, type StreamedChange } from './change-follower.ts';
+import type { CallOptions, ServerConnection } from './server-connection.ts';
+import type { TokenKeeper } from './token-keeper.ts';
+
+/** One authenticated JSON call: a token from the keeper, a new login after a 401. */
+type Call = <T = any>(method: Dispatcher.HttpMethod, path: string, options?: Omit<CallOptions, 'token'>) => Promise<T>;
+
+export interface HttpPortOptions {
+  /** This cluster's name: the one its Integration records and claims carry. */
+  clusterName: string;
+}
+
+/**
+ * The operator's port over Coffer's HTTP API, for an operator in another
+ * cluster (`coffer operator --server`): every method one API call as the
+ * operator's machine identity, and the change stream followed over
+ * server-sent events, resumed by revision after every disconnect.
+ */
+export async function connectHttp(server: ServerConnection, tokens: TokenKeeper, options: HttpPortOptions): Promise<CofferPort> {
+  const call: Call = (method, path, callOptions = {}) => tokens.withToken((token) => server.call(method, path, { ...callOptions, token }));
+  const { installationId } = await call<{ installationId: string }>('GET', '/api/v1/operator/installation');
+  return {
+    installationId,
+    changes: changeStream(server, tokens, call),
+    projects: projectsPort(call),
+    imports: importsPort(call),
+    integrations: integrationsPort(call, options.clusterName),
+    secrets: secretsPort(call),
+  };
+}
+
+function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call): ChangeStream {
+  const toChange = (change: StreamedChange): Change => ({
+    revision: change.revision,
+    committedAt: new Date(change.time),
+    kind: change.kind,
+    projectId: change.projectId,
+    environmentId: change.environmentId,
+    environmentSlug: change.environment,
+    secretPath: change.secretPath,
+    altersSecrets: !LISTING_METADATA_KINDS.has(change.kind),
+    // over HTTP the operator cannot tell its own record writes from others': it is woken by them, and finds nothing to do
+    ownWrite: false,
+  });
+  return {
+    latestRevision: async () => (await call<{ revision: number }>('GET', '/api/v1/operator/installation')).revision,
+    async subscribe(after, onChanges, onError, hooks) {
+      const follower = new ChangeFollower(server, tokens, after, {
+        onChanges: (changes) => onChanges(changes.map(toChange)),
+        onReset: async () => hooks?.onReset?.(),
+        onConnection: (connected, reason) => {
+          if (!connected && reason !== 'stopped') onError(new Error(reason ?? 'the change stream was lost'));
+          hooks?.onConnectionLost?.(!connected, reason);
+        },
+      });
+      follower.start();
+      return { stop: () => follower.stop() };
+    },
+    isOwnWrite: () => false,
+  };
+}
+
+interface WorkspaceAnswer {
+  id: string;
+  slug: string;
+  name: string;
+  autoCapitalization: boolean;
+  environments: { id: string; slug: string; name: string }[];
+}
+
+function projectsPort(call: Call): ProjectsPort {
+  const get = async (projectId: string): Promise<Project> => {
+    const { workspace } = await call<{ workspace: WorkspaceAnswer }>('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}`);
+    return {
+      id: workspace.id,
+      slug: workspace.slug,
+      name: workspace.name,
+      autoCapitalization: workspace.autoCapitalization,
+      environments: workspace.environments.map(({ id, slug, name }) => ({ id, slug, name })),
+    };
+  };
+  return {
+    async declare(claimant, wanted) {
+      const { projectId } = await call<{ projectId: string }>('POST', '/api/v1/operator/project-claims', { body: { claimant, ...wanted } });
+      return get(projectId);
+    },
+    async release(claimant, deleteProject) {
+      await call('POST', '/api/v1/operator/project-claims/release', { body: { claimant, deleteProject } });
+    },
+    authorizeUse: (declaring, using) => call('POST', '/api/v1/operator/project-claims/authorize-use', { body: { declaring, using } }),
+    async claimantOfSlug(cluster, slug) {
+      try {
+        return (await call<{ claimant: Claimant }>('GET', `/api/v1/operator/project-claims?${new URLSearchParams({ cluster, slug })}`)).claimant;
+      } catch (error) {
+        if (error instanceof AppError && error.statusCode === 404) return undefined;
+        throw error;
+      }
+    },
+    get,
+    async update(projectId, changes) {
+      await call('PATCH', `/api/v1/workspace/${encodeURIComponent(projectId)}`, { body: changes });
+    },
+    async environment(projectId, environmentId) {
+      const { environment } = await call<{ environment: { id: string; slug: string; name: string; position: number } }>(
+        'GET',
+        `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`,
+      );
+      return { id: environment.id, slug: environment.slug, name: environment.name, position: environment.position };
+    },
+    async createEnvironment(projectId, environment) {
+      await call('POST', `/api/v1/workspace/${encodeURIComponent(projectId)}/environments`, { body: environment });
+    },
+    async updateEnvironment(projectId, environmentId, changes) {
+      await call('PATCH', `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`, { body: changes });
+    },
+    async environmentBySlug(projectId, slug) {
+      const found = (await get(projectId)).environments.find((environment) => environment.slug === slug);
+      if (!found) throw new NotFoundError(`Environment with slug '${slug}' in project '${projectId}' not found`);
+      return found;
+    },
+  };
+}
+
+interface ImportAnswer {
+  id: string;
+  position: number;
+  importPath: string;
+  importEnv: { slug: string };
+}
+
+function importsPort(call: Call): ImportsPort {
+  const toImport = (answer: ImportAnswer): SecretImport => ({ id: answer.id, position: answer.position, source: { environment: answer.importEnv.slug, path: answer.importPath } });
+  const at = (location: ImportLocation) => ({ workspaceId: location.projectId, environment: location.environment, path: location.path });
+  const url = (importId: string) => `/api/v1/secret-imports/${encodeURIComponent(importId)}`;
+  return {
+    get: async (importId) => toImport((await call<{ secretImport: ImportAnswer }>('GET', url(importId))).secretImport),
+    list: async (location) =>
+      (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${new URLSearchParams(at(location))}`)).secretImports.map(toImport),
+    create: async (location, source) => toImport((await call<{ secretImport: ImportAnswer }>('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source } })).secretImport),
+    update: async (importId, location, changes) =>
+      toImport((await call<{ secretImport: ImportAnswer }>('PATCH', url(importId), { body: { ...at(location), import: changes } })).secretImport),
+    async delete(importId, location) {
+      await call('DELETE', url(importId), { body: at(location) });
+    },
+  };
+}
+
+function integrationsPort(call: Call, cluster: string): IntegrationsPort {
+  const toRecord = (answer: { id: string; isActive: boolean; envId: string; secretPath: string }): IntegrationRecord => ({
+    id: answer.id,
+    isActive: answer.isActive,
+    environmentId: answer.envId,
+    secretPath: answer.secretPath,
+  });
+  return {
+    upsert: async (integration) => toRecord((await call('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
+    async recordSyncResult(integrationId, result) {
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result });
+    },
+    async delete(managedBy) {
+      await call('DELETE', `/api/v1/operator/integrations?${new URLSearchParams({ cluster, managedBy })}`);
+    },
+    get: async (integrationId) => toRecord((await call('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
+  };
+}
+
+function secretsPort(call: Call): SecretsPort {
+  return {
+    // the server's look-ups of projects, environments and folders lag behind writes made through its other replicas by this much
+    structureLagMs: REPLICA_STALENESS_MS,
+    list: (source) =>
+      call<SecretListing>(
+        'GET',
+        `/api/v1/operator/secrets?${new URLSearchParams({
+          projectId: source.projectId,
+          environment: source.environment,
+          secretPath: source.path,
+          recursive: String(source.recursive),
+          includeImports: String(source.includeImports),
+        })}`,
+      ),
+  };
+}

@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { insertIdentity } from '../../src/identities/identity-store.ts';
+import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
+import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * /api/v1/operator/*: what an operator in another cluster calls beyond the public API, as its
+ * machine identity: project claims, the records of its Integrations, listings that name what
+ * they read. One organization never reads or ends another's claim.
+ */
+
+const app: TestApp = await startTestApp();
+let fx: AccessFixture;
+/** An operator identity of cluster-b: org member, admin of the fixture's project. */
+let operator: { id: string; token: string };
+const claimant = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', uid: 'uid-1' };
+
+beforeAll(async () => {
+  fx = await accessFixture(app, 'operator-api');
+  operator = await fx.identity('cluster-b-operator', 'member', 'admin');
+});
+afterAll(async () => app?.close());
+
+const as = (token: string) => (method: string, url: string, body?: unknown, query?: Record<string, string>) => app.request(method, url, { token, body, query });
+
+test('a SecretsProject declares a new project; its namespace may use it, another only when allowed; the claim is found and released', async () => {
+  const call = as(operator.token);
+  const declared = await call('POST', '/api/v1/operator/project-claims', { claimant, slug: 'remote-shop', name: 'Remote Shop' });
+  expect(declared.status).toBe(200);
+  expect(declared.body).toEqual({ projectId: expect.any(String), created: true });
+  expect((await call('POST', '/api/v1/operator/project-claims', { claimant, slug: 'remote-shop', name: 'Remote Shop' })).body).toEqual({ projectId: declared.body.projectId, created: true });
+  const grants = (await call('GET', `/api/v1/workspace/${declared.body.projectId}/namespace-grants`)).body.grants;
+  expect(grants).toEqual([expect.objectContaining({ cluster: 'cluster-b', namespace: 'shop', origin: 'created' })]);
+
+  const use = (namespace: string, allowedNamespaces: string[] = []) =>
+    call('POST', '/api/v1/operator/project-claims/authorize-use', { declaring: { ...claimant, allowedNamespaces }, using: { cluster: 'cluster-b', namespace } });
+  expect((await use('shop')).body).toEqual({ projectId: declared.body.projectId, slug: 'remote-shop' });
+  expect((await use('shop-staging')).body).toMatchObject({ statusCode: 403, error: 'Forbidden' });
+  expect((await use('shop-staging', ['shop-staging'])).status).toBe(200);
+
+  expect((await call('GET', '/api/v1/operator/project-claims', undefined, { cluster: 'cluster-b', slug: 'remote-shop' })).body).toEqual({ claimant });
+  expect((await call('GET', '/api/v1/operator/project-claims', undefined, { cluster: 'cluster-c', slug: 'remote-shop' })).status).toBe(404);
+
+  expect((await call('POST', '/api/v1/operator/project-claims/release', { claimant, deleteProject: false })).body).toEqual({ outcome: 'released' });
+  expect((await call('GET', '/api/v1/operator/project-claims', undefined, { cluster: 'cluster-b', slug: 'remote-shop' })).status).toBe(404);
+});
+
+test("another organization's operator naming the same cluster, namespace and name neither takes nor ends the claim", async () => {
+  const theirs = { ...claimant, name: 'contested', uid: 'uid-ours' };
+  expect((await as(operator.token)('POST', '/api/v1/operator/project-claims', { claimant: theirs, slug: 'contested-shop', name: 'Contested' })).status).toBe(200);
+  // a second organization on the same server, with its own admin identity
+  const { sibling } = await otherOrganization();
+  const before = await snapshotDatabase(app.database, ['login_throttles']);
+  const takeOver = await as(sibling)('POST', '/api/v1/operator/project-claims', { claimant: { ...theirs, uid: 'uid-theirs' }, slug: 'their-shop', name: 'Theirs' });
+  expect(takeOver.status).toBe(403);
+  expect(takeOver.body).toMatchObject({ error: 'ProjectClaimed' });
+  const release = await as(sibling)('POST', '/api/v1/operator/project-claims/release', { claimant: theirs, deleteProject: true });
+  expect(release.status).toBe(403);
+  expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);
+});
+
+test('the record of an Integration of cluster-b: kept, placed, its sync recorded, dropped', async () => {
+  const call = as(operator.token);
+  const body = { cluster: 'cluster-b', managedBy: 'shop/app', projectId: fx.projectId, environment: 'dev', app: 'app-secrets', owner: 'shop', targetEnvironment: 'shop' };
+  const kept = await call('PUT', '/api/v1/operator/integrations', body);
+  expect(kept.status).toBe(200);
+  expect(kept.body.integration.kubernetes).toEqual({ cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'app-secrets', syncedRevision: null });
+  const id = kept.body.integration.id;
+  expect((await call('PUT', '/api/v1/operator/integrations', body)).body.integration.id).toBe(id);
+  expect((await call('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: true, syncMessage: null, syncedRevision: 5 })).status).toBe(200);
+  const listed = (await call('GET', `/api/v1/workspace/${fx.projectId}/integrations`)).body.integrations;
+  expect(listed.find((record: { id: string }) => record.id === id)).toMatchObject({ isSynced: true, kubernetes: { cluster: 'cluster-b', syncedRevision: 5 } });
+  const viewer = await fx.identity('operator-api-viewer', 'member', 'viewer');
+  expect((await as(viewer.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: false, syncMessage: 'x', syncedRevision: null })).status).toBe(403);
+  expect((await call('DELETE', '/api/v1/operator/integrations', undefined, { cluster: 'cluster-b', managedBy: 'shop/app' })).status).toBe(200);
+  expect((await call('GET', `/api/v1/integration/${id}`)).status).toBe(404);
+});
+
+test('a listing names every folder it read, imported ones too, and is audited as a read by the operator', async () => {
+  const call = as(operator.token);
+  await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', path: '/', name: 'shared' });
+  await fx.call('POST', '/api/v3/secrets/raw/SHARED_KEY', { workspaceId: fx.projectId, environment: 'staging', secretPath: '/shared', secretValue: 'from-staging' });
+  await fx.call('POST', '/api/v3/secrets/raw/OWN_KEY', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'own-value' });
+  await fx.call('POST', '/api/v1/secret-imports', { workspaceId: fx.projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: '/shared' } });
+  const listing = await app.request('GET', '/api/v1/operator/secrets', { token: operator.token, query: { projectId: fx.projectId, environment: 'dev' }, headers: { 'user-agent': 'k8-operator/0.1.0 (cluster cluster-b)' } });
+  expect(listing.status).toBe(200);
+  expect(listing.body.secrets).toEqual([{ key: 'OWN_KEY', value: 'own-value', path: '/' }]);
+  expect(listing.body.imports).toEqual([{ environment: 'staging', path: '/shared', secrets: [{ key: 'SHARED_KEY', value: 'from-staging' }] }]);
+  const environments = (await call('GET', `/api/v1/workspace/${fx.projectId}`)).body.workspace.environments as { id: string; slug: string }[];
+  const idOf = (slug: string) => environments.find((environment) => environment.slug === slug)!.id;
+  expect(listing.body.environmentId).toBe(idOf('dev'));
+  expect(listing.body.reads).toEqual(expect.arrayContaining([{ environmentId: idOf('dev'), path: '/' }, { environmentId: idOf('staging'), path: '/shared' }]));
+  const audit = await app.database.db.selectFrom('auditLogs').select(['eventType', 'userAgentType']).where('projectId', '=', fx.projectId).where('eventType', '=', 'get-secrets').execute();
+  expect(audit.at(-1)).toEqual({ eventType: 'get-secrets', userAgentType: 'k8-operator' });
+});
+
+/** A second organization on the same server and a token of its admin identity. */
+async function otherOrganization(): Promise<{ sibling: string }> {
+  const org = await insertOrganization(app.database.db, { name: 'Sibling', slug: 'sibling-org' });
+  const identity = await insertIdentity(app.database.db, { name: 'sibling-operator', authMethod: 'token-auth' });
+  await insertIdentityOrgMembership(app.database.db, { identityId: identity.id, orgId: org.id, role: 'admin' });
+  return { sibling: await fx.issueToken(identity.id) };
+}

@@ -1,0 +1,173 @@
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
+import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
+import { type CofferProcess, callCoffer, COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { type Cluster, clusterClients, cofferEnvironment } from '../support/operator-fixture.ts';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { freePort } from '../support/free-port.ts';
+
+/**
+ * Many clusters, one Coffer: a second real control plane (cluster B: its own etcd and
+ * kube-apiserver) whose operator runs as `coffer operator --server`, a machine identity of a
+ * Coffer server on PostgreSQL, with no database of its own. The server is stopped for 30 s while
+ * another replica takes writes; a revoked identity stops syncing with a clear condition.
+ */
+
+let planeB: ControlPlane;
+let clusterB: Cluster;
+let namespace: TestNamespace;
+let environment: Record<string, string>;
+let api: CofferProcess;
+let replica: CofferProcess;
+let apiPort: string;
+let token: string;
+let operatorB: { process: ChildProcess; output: string[] };
+let identity: { id: string; clientId: string; clientSecret: string };
+let projectId: string;
+
+const call = (server: CofferProcess, method: string, path: string, body?: unknown) => callCoffer(server, method, path, token, body);
+
+beforeAll(async () => {
+  planeB = await startControlPlane({ binDir: await ensureTestBinaries(), controllerManager: false });
+  clusterB = clusterClients(planeB.kubeconfigPath);
+  namespace = await createTestNamespace('remote-shop', planeB.kubeconfigPath);
+  environment = await cofferEnvironment(namespace.name);
+  apiPort = String(await freePort());
+  api = onApiPort(await startCoffer({ ...environment, COFFER_OPERATOR: 'false', COFFER_PORT: apiPort }));
+  const boot = await callCoffer(api, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'ops@example.com', password: 'remote test password', organization: 'Many Clusters' });
+  token = boot.body.identity.credentials.token;
+  replica = await startCoffer({ ...environment, COFFER_OPERATOR: 'false' });
+
+  // the operator's machine identity: an organization member, with universal auth
+  const orgId = await organizationId();
+  const created = await call(api, 'POST', '/api/v1/identities', { name: 'cluster-b-operator', organizationId: orgId, role: 'member' });
+  const ua = await call(api, 'POST', `/api/v1/auth/universal-auth/identities/${created.body.identity.id}`, { accessTokenTTL: 60, accessTokenMaxTTL: 3600 });
+  const secret = await call(api, 'POST', `/api/v1/auth/universal-auth/identities/${created.body.identity.id}/client-secrets`, {});
+  identity = { id: created.body.identity.id, clientId: ua.body.identityUniversalAuth.clientId, clientSecret: secret.body.clientSecret };
+  await clusterB.core.createNamespacedSecret({
+    namespace: namespace.name,
+    body: { metadata: { name: 'coffer-operator-credentials' }, stringData: { clientId: identity.clientId, clientSecret: identity.clientSecret } },
+  });
+  operatorB = startRemoteOperator();
+}, 300_000);
+
+afterAll(async () => {
+  if (operatorB?.process.exitCode === null) {
+    const exited = new Promise((resolve) => operatorB.process.once('exit', resolve));
+    operatorB.process.kill('SIGTERM');
+    await exited;
+  }
+  if (process.env.COFFER_REMOTE_OPERATOR_LOG) (await import('node:fs')).writeFileSync(process.env.COFFER_REMOTE_OPERATOR_LOG, operatorB?.output.join('') ?? '');
+  for (const server of [api, replica]) if (server) await stopCoffer(server);
+  await namespace?.cleanup().catch(() => {});
+  await planeB?.stop();
+});
+
+/** The server on the fixed port the remote operator was given (startCoffer names a port of its own choosing). */
+function onApiPort(server: CofferProcess): CofferProcess {
+  return { ...server, api: `http://127.0.0.1:${apiPort}` };
+}
+
+async function organizationId(): Promise<string> {
+  const project = await call(api, 'POST', '/api/v2/workspace', { projectName: 'Probe org' });
+  return project.body.project.orgId as string;
+}
+
+function startRemoteOperator(): { process: ChildProcess; output: string[] } {
+  const output: string[] = [];
+  const child = spawn(process.execPath, [COFFER_BIN, 'operator'], {
+    env: {
+      ...process.env,
+      KUBECONFIG: planeB.kubeconfigPath,
+      COFFER_SERVER: `http://127.0.0.1:${apiPort}`,
+      COFFER_CLUSTER_NAME: 'cluster-b',
+      COFFER_OPERATOR_NAMESPACE: namespace.name,
+      COFFER_WATCH_NAMESPACE: namespace.name,
+      // instant sync must not depend on the safety-net resync
+      COFFER_RESYNC_INTERVAL: '1h',
+      COFFER_PROBE_PORT: '0',
+      COFFER_LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (chunk) => output.push(String(chunk)));
+  child.stderr!.on('data', (chunk) => output.push(String(chunk)));
+  return { process: child, output };
+}
+
+const secretData = () => clusterB.secretData(namespace.name, 'app-secrets');
+const write = (server: CofferProcess, key: string, value: string) => call(server, 'POST', `/api/v3/secrets/raw/${key}`, { workspaceId: projectId, environment: 'dev', secretValue: value });
+const integrationConditions = async () => ((await clusterB.get('integrations', namespace.name, 'app')).status?.conditions ?? []) as { type: string; status: string; reason: string; message: string }[];
+
+test('an Integration in cluster B is synced from the server; its record names cluster B; reads are audited as k8-operator of cluster-b', async () => {
+  await clusterB.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Remote Shop', slug: `remote-shop-${Date.now().toString(36)}` } });
+  const project = await clusterB.waitReady('secretsprojects', namespace.name, 'shop', 'Ready', 120_000).catch((error: unknown) => {
+    throw new Error(`${String(error)}\noperator output:\n${operatorB.output.join('').slice(-4000)}`);
+  });
+  projectId = project.status.projectId;
+  expect((await write(api, 'DATABASE_PASSWORD', 'first')).status).toBe(200);
+  await clusterB.apply('integrations', namespace.name, {
+    kind: 'Integration',
+    metadata: { name: 'app' },
+    spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'app-secrets' } },
+  });
+  await waitFor('the Secret in cluster B', async () => isDeepStrictEqual(await secretData(), { DATABASE_PASSWORD: 'first' }) || undefined, { timeoutMs: 60_000 });
+  const ready = await clusterB.waitReady('integrations', namespace.name, 'app', 'Synced');
+  expect(ready.status.installationId).toEqual(expect.any(String));
+
+  // the sync's outcome is recorded after the status is written
+  const integrations = await waitFor('the record to carry the synced revision', async () => {
+    const listed = (await call(api, 'GET', `/api/v1/workspace/${projectId}/integrations`)).body.integrations;
+    return listed.every((record: { kubernetes: { syncedRevision: number | null } }) => record.kubernetes?.syncedRevision !== null) && listed;
+  });
+  expect(integrations.map((record: { kubernetes: unknown }) => record.kubernetes)).toEqual([
+    { cluster: 'cluster-b', namespace: namespace.name, name: 'app', secretName: 'app-secrets', syncedRevision: expect.any(Number) },
+  ]);
+  const audit = (await call(api, 'GET', `/api/v1/workspace/${projectId}/audit-logs?eventType=get-secrets`)).body.auditLogs;
+  expect(audit[0]).toMatchObject({ userAgentType: 'k8-operator', userAgent: expect.stringContaining('cluster-b') });
+}, 240_000);
+
+test('a change reaches cluster B at once (the resync is an hour), through the server\'s change stream', async () => {
+  expect((await call(api, 'PATCH', '/api/v3/secrets/raw/DATABASE_PASSWORD', { workspaceId: projectId, environment: 'dev', secretValue: 'second' })).status).toBe(200);
+  await waitFor('the change in cluster B', async () => (await secretData())?.DATABASE_PASSWORD === 'second' || undefined, { timeoutMs: 30_000 });
+}, 60_000);
+
+test('the server stopped for 30 s while another replica takes 20 writes: cluster B keeps its Secret, says why, then converges with 0 missing keys', async () => {
+  const before = await secretData();
+  await stopCoffer(api);
+  const queued: Record<string, string> = {};
+  for (let index = 0; index < 20; index++) {
+    const key = `QUEUED_${index}`;
+    expect((await write(replica, key, `value-${index}`)).status).toBe(200);
+    queued[key] = `value-${index}`;
+  }
+  const unavailable = await waitFor(
+    'the Integration to say Coffer is unavailable',
+    async () => (await integrationConditions()).find((condition) => condition.type === 'Ready' && condition.reason === 'CofferUnavailable'),
+    { timeoutMs: 30_000 },
+  );
+  expect(unavailable.status).toBe('False');
+  expect(await secretData()).toEqual(before);
+  await new Promise((resolve) => setTimeout(resolve, 30_000));
+  expect(await secretData()).toEqual(before);
+  api = onApiPort(await startCoffer({ ...environment, COFFER_OPERATOR: 'false', COFFER_PORT: apiPort }));
+  await waitFor('cluster B to converge', async () => isDeepStrictEqual(await secretData(), { ...before, ...queued }) || undefined, { timeoutMs: 90_000 });
+  const synced = (await secretData()) ?? {};
+  expect(Object.keys(queued).filter((key) => synced[key] !== queued[key])).toEqual([]);
+  await clusterB.waitReady('integrations', namespace.name, 'app', 'Ready');
+}, 240_000);
+
+test('a revoked identity stops syncing with a clear condition; the Secret keeps its last data', async () => {
+  const before = await secretData();
+  expect((await call(api, 'DELETE', `/api/v1/auth/universal-auth/identities/${identity.id}`)).status).toBe(200);
+  expect((await write(api, 'AFTER_REVOCATION', 'never-synced')).status).toBe(200);
+  const refused = await waitFor(
+    'the Integration to say the credentials were refused',
+    async () => (await integrationConditions()).find((condition) => condition.type === 'Ready' && condition.reason === 'CofferAuthFailed'),
+    { timeoutMs: 120_000 },
+  );
+  expect(refused).toMatchObject({ status: 'False', message: expect.stringContaining('credentials') });
+  expect(refused.message).not.toContain(identity.clientSecret);
+  expect(await secretData()).toEqual(before);
+}, 180_000);
