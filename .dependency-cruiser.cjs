@@ -7,7 +7,7 @@
  * Another domain reads it through its lookup (`*-lookup.ts`) and writes through
  * its service module; its store is its own.
  */
-const ENTRY_POINTS = '^src/(http|operator|cli)/|^src/(main|runtime)\\.ts$';
+const ENTRY_POINTS = '^src/(http|operator|remote|cli)/|^src/(main|runtime)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -57,7 +57,7 @@ module.exports = {
       name: 'operator-without-database',
       comment: 'The operator is just another actor: it never imports db/ (not even its types) and never holds a database handle of its own.',
       severity: 'error',
-      from: { path: '^src/operator/' },
+      from: { path: '^src/(operator|remote)/' },
       to: { path: '^src/db/' },
     },
     {

@@ -21,8 +21,21 @@ import { ChangeFollower, type StreamedChange } from './change-follower.ts';
 import type { CallOptions, ServerConnection } from './server-connection.ts';
 import type { TokenKeeper } from './token-keeper.ts';
 
+/** The fields of an integration answer the operator uses. */
+interface IntegrationAnswer {
+  id: string;
+  isActive: boolean;
+  envId: string;
+  secretPath: string;
+}
+
+/** A query string (URLSearchParams does the encoding). */
+function query(params: Record<string, string>): string {
+  return new URLSearchParams(params).toString();
+}
+
 /** One authenticated JSON call: a token from the keeper, a new login after a 401. */
-type Call = <T = any>(method: Dispatcher.HttpMethod, path: string, options?: Omit<CallOptions, 'token'>) => Promise<T>;
+type Call = <T = unknown>(method: Dispatcher.HttpMethod, path: string, options?: Omit<CallOptions, 'token'>) => Promise<T>;
 
 export interface HttpPortOptions {
   /** This cluster's name: the one its Integration records and claims carry. */
@@ -109,7 +122,7 @@ function projectsPort(call: Call): ProjectsPort {
     authorizeUse: (declaring, using) => call('POST', '/api/v1/operator/project-claims/authorize-use', { body: { declaring, using } }),
     async claimantOfSlug(cluster, slug) {
       try {
-        return (await call<{ claimant: Claimant }>('GET', `/api/v1/operator/project-claims?${new URLSearchParams({ cluster, slug })}`)).claimant;
+        return (await call<{ claimant: Claimant }>('GET', `/api/v1/operator/project-claims?${query({ cluster, slug })}`)).claimant;
       } catch (error) {
         if (error instanceof AppError && error.statusCode === 404) return undefined;
         throw error;
@@ -154,7 +167,7 @@ function importsPort(call: Call): ImportsPort {
   return {
     get: async (importId) => toImport((await call<{ secretImport: ImportAnswer }>('GET', url(importId))).secretImport),
     list: async (location) =>
-      (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${new URLSearchParams(at(location))}`)).secretImports.map(toImport),
+      (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${query(at(location))}`)).secretImports.map(toImport),
     create: async (location, source) => toImport((await call<{ secretImport: ImportAnswer }>('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source } })).secretImport),
     update: async (importId, location, changes) =>
       toImport((await call<{ secretImport: ImportAnswer }>('PATCH', url(importId), { body: { ...at(location), import: changes } })).secretImport),
@@ -165,21 +178,21 @@ function importsPort(call: Call): ImportsPort {
 }
 
 function integrationsPort(call: Call, cluster: string): IntegrationsPort {
-  const toRecord = (answer: { id: string; isActive: boolean; envId: string; secretPath: string }): IntegrationRecord => ({
+  const toRecord = (answer: IntegrationAnswer): IntegrationRecord => ({
     id: answer.id,
     isActive: answer.isActive,
     environmentId: answer.envId,
     secretPath: answer.secretPath,
   });
   return {
-    upsert: async (integration) => toRecord((await call('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
+    upsert: async (integration) => toRecord((await call<{ integration: IntegrationAnswer }>('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
     async recordSyncResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result });
     },
-    async delete(managedBy) {
-      await call('DELETE', `/api/v1/operator/integrations?${new URLSearchParams({ cluster, managedBy })}`);
+    async delete(recordCluster, managedBy) {
+      await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`);
     },
-    get: async (integrationId) => toRecord((await call('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
+    get: async (integrationId) => toRecord((await call<{ integration: IntegrationAnswer }>('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
   };
 }
 
@@ -190,7 +203,7 @@ function secretsPort(call: Call): SecretsPort {
     list: (source) =>
       call<SecretListing>(
         'GET',
-        `/api/v1/operator/secrets?${new URLSearchParams({
+        `/api/v1/operator/secrets?${query({
           projectId: source.projectId,
           environment: source.environment,
           secretPath: source.path,

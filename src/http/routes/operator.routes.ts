@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
 import { integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
-import type { ZodApp } from '../app.ts';
+import type { ZodApp } from '../zod-app.ts';
 import { NotFoundError } from '../../errors.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';

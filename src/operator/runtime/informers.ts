@@ -20,7 +20,7 @@ function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind:
     (namespace
       ? kube.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural })
       : kube.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural })) as Promise<{ items: T[]; metadata: { resourceVersion: string } }>;
-  return makeInformer<T>(kube.config, path, list as never) as CachedInformer<T>;
+  return makeInformer<T>(kube.config, path, list) as CachedInformer<T>;
 }
 
 /** Informers for the three kinds and for the Secrets Coffer manages (by label), cluster-wide or in one namespace. */

@@ -48,7 +48,7 @@ function parseStatus(body: unknown): { reason?: string; message?: string; detail
   if (typeof body === 'object' && body !== null) return body;
   if (typeof body !== 'string') return undefined;
   try {
-    return JSON.parse(body);
+    return JSON.parse(body) as ReturnType<typeof parseStatus>;
   } catch {
     return undefined;
   }
@@ -178,7 +178,7 @@ export class KubeApi {
     this.#onRequest('apply', 'secrets');
     const { expectedVersion, fieldManager = FIELD_MANAGER, force = true } = options;
     const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
-    return (await this.objects.patch(body as KubernetesObject, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply)) as V1Secret;
+    return (await this.objects.patch(body, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply));
   }
 
   /** Removes these data keys from a Secret still at `resourceVersion` (a JSON merge patch; 409 when it changed). */

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { KindName } from '../resources.ts';
-import type { ConditionType } from './status.ts';
+import { CONDITION_TYPES, type ConditionType } from './condition-type.ts';
 
 export type ReconcileOutcome = 'ok' | 'requeue' | 'error';
 
@@ -21,7 +21,6 @@ function resourceLabels({ kind, namespace, name }: ResourceLabels) {
 }
 
 const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
-const CONDITION_TYPES: readonly ConditionType[] = ['Ready', 'Synced'];
 
 /**
  * What the operator did and how it stands, for dashboards and alerts

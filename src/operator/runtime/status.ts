@@ -10,7 +10,9 @@ export interface StatusResource {
   status?: { conditions?: Condition[] } & Record<string, unknown>;
 }
 
-export type ConditionType = 'Ready' | 'Synced';
+import type { ConditionType } from './condition-type.ts';
+
+export type { ConditionType };
 
 export interface ConditionUpdate {
   type: ConditionType;

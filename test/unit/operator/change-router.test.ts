@@ -19,10 +19,10 @@ test('routes a change to the Integrations that read its place, grants to the cal
 test('a read right after a structural change is read again once the lag has passed; a secret change asks for nothing', async () => {
   const router = new ChangeRouter({ logger, isOwnWrite: () => false, structureLagMs: 60_000 });
   router.startAt(1);
-  [...router.route([change({ revision: 2 })])];
+  void [...router.route([change({ revision: 2 })])];
   expect(router.recheckAfterStructureChange('p1', 'k')).toBeUndefined();
   expect((await router.listing('k', 2, listing('first'))).data.KEY).toBe('first');
-  [...router.route([change({ revision: 3, kind: 'folder', altersSecrets: true })])];
+  void [...router.route([change({ revision: 3, kind: 'folder', altersSecrets: true })])];
   expect((await router.listing('k', 3, listing('second'))).data.KEY).toBe('second');
   const recheck = router.recheckAfterStructureChange('p1', 'k');
   expect(recheck).toBeGreaterThan(59_000);

@@ -66,10 +66,13 @@ export class SecretsProjectController implements Controller<SecretsProject> {
   async #projectWasDeleted(resource: SecretsProject): Promise<boolean> {
     const projectId = resource.status?.projectId;
     if (!projectId || resource.spec.onProjectDeleted === 'Recreate') return false;
-    return this.#context.port.projects.get(projectId).then(
-      () => false,
-      (error: unknown) => (isNotFound(error) ? true : Promise.reject(error)),
-    );
+    try {
+      await this.#context.port.projects.get(projectId);
+      return false;
+    } catch (error) {
+      if (isNotFound(error)) return true;
+      throw error;
+    }
   }
 
   /** The project this SecretsProject declares: created, or claimed with a grant. */
