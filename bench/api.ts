@@ -190,7 +190,10 @@ async function sqlCeiling(which: 'postgres' | 'pglite', url: string | undefined,
       }
     };
     await loop(select, 16, 2);
-    for (const [name, work] of [['SQL select 100', select], ['SQL select 100 + decrypt', selectAndDecrypt]] as const) {
+    for (const [name, work] of [
+      ['SQL select 100', select],
+      ['SQL select 100 + decrypt', selectAndDecrypt],
+    ] as const) {
       for (const clients of clientCounts) {
         const result = await loop(work, clients, duration);
         cells.push({ scenario: name, clients, ...result });

@@ -74,7 +74,13 @@ export const targetName = (project: number, index: number) => `s-${project}-${in
  * namespaces, one SecretsProject per project (claiming it by slug, with a namespace grant) and its Integrations.
  * What `from` describes is taken as existing already.
  */
-export async function createFleet(cluster: Cluster, api: Server, token: string, shape: FleetShape, from: Omit<FleetShape, 'secretsPerProject'> = { projects: 0, namespaces: 0, integrationsPerProject: 0 }) {
+export async function createFleet(
+  cluster: Cluster,
+  api: Server,
+  token: string,
+  shape: FleetShape,
+  from: Omit<FleetShape, 'secretsPerProject'> = { projects: 0, namespaces: 0, integrationsPerProject: 0 },
+) {
   const started = Date.now();
   const projects = Array.from({ length: shape.projects - from.projects }, (_, index) => from.projects + index);
   const projectIds = new Map<number, string>();

@@ -27,7 +27,10 @@ export function gitCommit(): string {
 }
 
 export function loadAverage(): string {
-  return os.loadavg().map((value) => value.toFixed(2)).join(' / ');
+  return os
+    .loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' / ');
 }
 
 /** One line describing the machine, for every result. */
@@ -115,7 +118,10 @@ export interface Server {
 }
 
 /** Starts the built `coffer serve` with these settings; resolves once /readyz answers. Output is kept to its last 200 lines. */
-export async function startServer(env: Record<string, string>, options: { nodeArgs?: string[]; readyTimeoutMs?: number; command?: 'serve' | 'operator' } = {}): Promise<Server> {
+export async function startServer(
+  env: Record<string, string>,
+  options: { nodeArgs?: string[]; readyTimeoutMs?: number; command?: 'serve' | 'operator' } = {},
+): Promise<Server> {
   if (!existsSync(join(REPO, 'dist', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   const [port, probePort] = [await freePort(), await freePort()];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), COFFER_BIN, options.command ?? 'serve'], {
@@ -147,7 +153,12 @@ export async function startServer(env: Record<string, string>, options: { nodeAr
   const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`coffer serve exited with ${child.exitCode}:\n${tail()}`);
-    if (await fetch(`${server.probes}/readyz`).then((response) => response.ok).catch(() => false)) return server;
+    if (
+      await fetch(`${server.probes}/readyz`)
+        .then((response) => response.ok)
+        .catch(() => false)
+    )
+      return server;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   child.kill('SIGKILL');

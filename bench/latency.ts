@@ -36,7 +36,12 @@ let p99At1000: number | undefined;
 try {
   const storage = `${await postgresVersion()} (local, fresh database)`;
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
-  const operatorSettings = { KUBECONFIG: cluster.plane.kubeconfigPath, COFFER_LEADER_ELECTION: 'false', COFFER_OPERATOR_NAMESPACE: 'bench-system', COFFER_LOG_LEVEL: 'warn' };
+  const operatorSettings = {
+    KUBECONFIG: cluster.plane.kubeconfigPath,
+    COFFER_LEADER_ELECTION: 'false',
+    COFFER_OPERATOR_NAMESPACE: 'bench-system',
+    COFFER_LOG_LEVEL: 'warn',
+  };
   const server = await startServer({
     ...serverKeys(),
     DATABASE_URL: database.url,
@@ -45,7 +50,11 @@ try {
   });
   let remote: Awaited<ReturnType<typeof startServer>> | undefined;
   try {
-    const boot = await call(server, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'bench@example.com', password: 'a long benchmark password', organization: 'Bench' });
+    const boot = await call(server, 'POST', '/api/v1/admin/bootstrap', undefined, {
+      email: 'bench@example.com',
+      password: 'a long benchmark password',
+      organization: 'Bench',
+    });
     const token: string = boot.identity.credentials.token;
     if (args.remote) remote = await startRemoteOperator(server, token, boot.organization.id, operatorSettings);
     const operatorProcess = remote ?? server;

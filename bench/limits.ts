@@ -26,7 +26,11 @@ async function main() {
   const fresh = backend === 'postgres' ? await freshDatabase('limits') : undefined;
   const database = await openDatabase(fresh ? { databaseUrl: fresh.url, dataDir: '' } : { dataDir: 'memory://' });
   await migrate(database);
-  const services = createServices(database, { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') }, { auditRetentionDays: 90 });
+  const services = createServices(
+    database,
+    { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') },
+    { auditRetentionDays: 90 },
+  );
   const { app } = await buildApiApp(services, { logger: pino({ level: 'silent' }), trustedProxies: [] });
   await app.ready();
   const call = async (method: string, url: string, token?: string, body?: unknown, query?: Record<string, string>) => {
@@ -55,7 +59,8 @@ async function main() {
     for (let layer = 1; layer <= 4; layer++) for (let index = 0; index < 6; index++) await folder('/lattice', `l${layer}_${index}`);
     await folder('/lattice', 'top');
     for (let index = 0; index < 6; index++) await importInto('/lattice/top', `/lattice/l1_${index}`);
-    for (let layer = 1; layer < 4; layer++) for (let from = 0; from < 6; from++) for (let to = 0; to < 6; to++) await importInto(`/lattice/l${layer}_${from}`, `/lattice/l${layer + 1}_${to}`);
+    for (let layer = 1; layer < 4; layer++)
+      for (let from = 0; from < 6; from++) for (let to = 0; to < 6; to++) await importInto(`/lattice/l${layer}_${from}`, `/lattice/l${layer + 1}_${to}`);
     await folder('/', 'wide');
     const wide = await database.db.selectFrom('secretFolders').select(['id', 'envId']).where('name', '=', 'wide').executeTakeFirstOrThrow();
     await sql`INSERT INTO secret_folders (env_id, parent_id, name) SELECT ${wide.envId}, ${wide.id}, 'f' || n FROM generate_series(1, 5001) AS n`.execute(database.db);

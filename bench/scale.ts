@@ -15,20 +15,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { apiserverRequests, countIntegrations, createFleet, difference, operatorMetrics, startCluster, sumMetric, total } from './cluster.ts';
-import {
-  appendResults,
-  call,
-  freshDatabase,
-  loadAverage,
-  log,
-  machine,
-  postgresVersion,
-  rssMiB,
-  type Server,
-  serverKeys,
-  startServer,
-  table,
-} from './common.ts';
+import { appendResults, call, freshDatabase, loadAverage, log, machine, postgresVersion, rssMiB, type Server, serverKeys, startServer, table } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -38,7 +25,12 @@ const { values: args } = parseArgs({
     secrets: { type: 'string', default: '5' },
   },
 });
-const shape = { projects: Number(args.projects), namespaces: Number(args.namespaces), integrationsPerProject: Number(args['per-project']), secretsPerProject: Number(args.secrets) };
+const shape = {
+  projects: Number(args.projects),
+  namespaces: Number(args.namespaces),
+  integrationsPerProject: Number(args['per-project']),
+  secretsPerProject: Number(args.secrets),
+};
 const expected = shape.projects * shape.integrationsPerProject;
 const profileDir = process.env.BENCH_CPU_PROF;
 const extraNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
@@ -115,7 +107,11 @@ try {
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
   const api = await startServer({ ...environment, COFFER_OPERATOR: 'false' });
   try {
-    const boot = await call(api, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'bench@example.com', password: 'a long benchmark password', organization: 'Bench' });
+    const boot = await call(api, 'POST', '/api/v1/admin/bootstrap', undefined, {
+      email: 'bench@example.com',
+      password: 'a long benchmark password',
+      organization: 'Bench',
+    });
     await createFleet(cluster, api, boot.identity.credentials.token, shape);
   } finally {
     await api.stop();
@@ -145,12 +141,20 @@ try {
     if (Date.now() - started > 900_000) throw new Error('not all Integrations Synced after 900 s');
     if (Date.now() - lastLog > 10_000) {
       lastLog = Date.now();
-      log(`  ${reconciled} Integration reconciles, queue ${counters.queue}, after ${((Date.now() - started) / 1000).toFixed(0)} s; RSS ${rssMiB(operator.process.pid!).toFixed(0)} MiB`);
+      log(
+        `  ${reconciled} Integration reconciles, queue ${counters.queue}, after ${((Date.now() - started) / 1000).toFixed(0)} s; RSS ${rssMiB(operator.process.pid!).toFixed(0)} MiB`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
   counters = await operatorCounters(operator);
-  phases.push({ name: 'cold start → all Synced', seconds: coldMs / 1000, apiserver: difference(await apiserverRequests(cluster), before), dbQueries: counters.dbQueries, reconciles: counters.reconciles });
+  phases.push({
+    name: 'cold start → all Synced',
+    seconds: coldMs / 1000,
+    apiserver: difference(await apiserverRequests(cluster), before),
+    dbQueries: counters.dbQueries,
+    reconciles: counters.reconciles,
+  });
   const eventsDropped = counters.eventsDropped;
   log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started (${eventsDropped} Events dropped)`);
 
@@ -184,7 +188,13 @@ try {
   }
   const resyncMs = Date.now() - started;
   counters = await operatorCounters(operator);
-  phases.push({ name: 'restart = full resync, nothing changed', seconds: resyncMs / 1000, apiserver: difference(await apiserverRequests(cluster), before), dbQueries: counters.dbQueries, reconciles: counters.reconciles });
+  phases.push({
+    name: 'restart = full resync, nothing changed',
+    seconds: resyncMs / 1000,
+    apiserver: difference(await apiserverRequests(cluster), before),
+    dbQueries: counters.dbQueries,
+    reconciles: counters.reconciles,
+  });
   rss.push(rssMiB(operator.process.pid!));
   log(`resync of ${expected} done in ${(resyncMs / 1000).toFixed(1)} s`);
   await operator.stop();

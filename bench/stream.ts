@@ -9,7 +9,22 @@
  */
 import { parseArgs } from 'node:util';
 import { createParser } from 'eventsource-parser';
-import { appendResults, bootstrapWithMember, call, freshDatabase, loadAverage, log, machine, ms, percentile, postgresVersion, rssMiB, serverKeys, startServer, table } from './common.ts';
+import {
+  appendResults,
+  bootstrapWithMember,
+  call,
+  freshDatabase,
+  loadAverage,
+  log,
+  machine,
+  ms,
+  percentile,
+  postgresVersion,
+  rssMiB,
+  serverKeys,
+  startServer,
+  table,
+} from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -115,7 +130,19 @@ async function main() {
     '',
     ...table(
       ['deliveries', 'missing', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'RSS idle MiB', 'RSS with streams MiB', 'RSS at end MiB'],
-      [[latencies.length, missing, ms(percentile(latencies, 50)), ms(percentile(latencies, 90)), ms(percentile(latencies, 99)), ms(latencies.at(-1) ?? NaN), rss.idle.toFixed(0), rss.connected.toFixed(0), rss.end.toFixed(0)]],
+      [
+        [
+          latencies.length,
+          missing,
+          ms(percentile(latencies, 50)),
+          ms(percentile(latencies, 90)),
+          ms(percentile(latencies, 99)),
+          ms(latencies.at(-1) ?? NaN),
+          rss.idle.toFixed(0),
+          rss.connected.toFixed(0),
+          rss.end.toFixed(0),
+        ],
+      ],
     ),
   ]);
 }

@@ -23,7 +23,15 @@ const { values } = parseArgs({
 
 // the flags this machine's Chromium needs as root, without a network beyond loopback (playwright adds
 // --headless and a new empty profile of its own)
-const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const dataDir = mkdtempSync(join(tmpdir(), 'coffer-docs-'));
 const server = await startCoffer({ COFFER_DATA_DIR: dataDir, DATABASE_URL: '', COFFER_OPERATOR: 'false', COFFER_LOG_LEVEL: 'warn' });

@@ -15,8 +15,18 @@ const settings = {
     help: 'PostgreSQL 14+, postgresql://user:password@host:5432/database (default: unset, the embedded database)',
   },
   dataDir: { env: 'COFFER_DATA_DIR', flag: 'data-dir', group: 'storage', help: 'embedded database and its generated keys (default ./.coffer-data)' },
-  databaseConnectTimeout: { env: 'COFFER_DB_CONNECT_TIMEOUT', flag: 'db-connect-timeout', group: 'storage', help: 'how long a PostgreSQL connection may take to open (default 5s)' },
-  databaseStatementTimeout: { env: 'COFFER_DB_STATEMENT_TIMEOUT', flag: 'db-statement-timeout', group: 'storage', help: 'how long one PostgreSQL statement may run (default 10s)' },
+  databaseConnectTimeout: {
+    env: 'COFFER_DB_CONNECT_TIMEOUT',
+    flag: 'db-connect-timeout',
+    group: 'storage',
+    help: 'how long a PostgreSQL connection may take to open (default 5s)',
+  },
+  databaseStatementTimeout: {
+    env: 'COFFER_DB_STATEMENT_TIMEOUT',
+    flag: 'db-statement-timeout',
+    group: 'storage',
+    help: 'how long one PostgreSQL statement may run (default 10s)',
+  },
   databasePoolSize: { env: 'COFFER_DB_POOL_SIZE', flag: 'db-pool-size', group: 'storage', help: 'PostgreSQL connections per process (default 10)' },
   encryptionKey: {
     env: 'COFFER_ENCRYPTION_KEY',
@@ -33,7 +43,12 @@ const settings = {
   logLevel: { env: 'COFFER_LOG_LEVEL', flag: 'log-level', group: 'logging', help: 'fatal, error, warn, info (default), debug, trace or silent' },
   logFormat: { env: 'COFFER_LOG_FORMAT', flag: 'log-format', group: 'logging', help: 'auto (default: readable lines in a terminal, else JSON), json or pretty' },
   auditRetentionDays: { env: 'COFFER_AUDIT_RETENTION_DAYS', flag: 'audit-retention-days', group: 'server', help: 'days an audit entry is kept (default 90)' },
-  trustedProxies: { env: 'COFFER_TRUSTED_PROXIES', flag: 'trusted-proxies', group: 'server', help: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed' },
+  trustedProxies: {
+    env: 'COFFER_TRUSTED_PROXIES',
+    flag: 'trusted-proxies',
+    group: 'server',
+    help: 'comma-separated addresses or CIDRs whose X-Forwarded-For is believed',
+  },
   operator: {
     env: 'COFFER_OPERATOR',
     flag: 'operator',
@@ -42,23 +57,48 @@ const settings = {
   },
   clusterName: { env: 'COFFER_CLUSTER_NAME', flag: 'cluster-name', group: 'operator', help: "this cluster's name in namespace grants (default local)" },
   resyncInterval: { env: 'COFFER_RESYNC_INTERVAL', flag: 'resync-interval', group: 'operator', help: 'full resync every (default 10m; changes are pushed at once)' },
-  operatorNamespace: { env: 'COFFER_OPERATOR_NAMESPACE', flag: 'operator-namespace', group: 'operator', help: 'namespace of the leader-election Lease (default $POD_NAMESPACE or coffer-system)' },
+  operatorNamespace: {
+    env: 'COFFER_OPERATOR_NAMESPACE',
+    flag: 'operator-namespace',
+    group: 'operator',
+    help: 'namespace of the leader-election Lease (default $POD_NAMESPACE or coffer-system)',
+  },
   watchNamespace: { env: 'COFFER_WATCH_NAMESPACE', flag: 'watch-namespace', group: 'operator', help: 'watch one namespace only (default: all)' },
   operatorOrganization: { env: 'COFFER_OPERATOR_ORG', flag: 'operator-org', group: 'operator', help: 'organization (slug) the operator acts in (default: the only one)' },
   leaderElection: { env: 'COFFER_LEADER_ELECTION', flag: 'leader-election', group: 'operator', help: 'one replica reconciles at a time: true (default) or false' },
   operatorConcurrency: { env: 'COFFER_OPERATOR_CONCURRENCY', flag: 'operator-concurrency', group: 'operator', help: 'resources reconciled at once (default 16)' },
   server: { env: 'COFFER_SERVER', flag: 'server', group: 'remote', help: 'the Coffer server this operator syncs from, https://… (coffer operator)' },
-  serverCaFile: { env: 'COFFER_SERVER_CA_FILE', flag: 'server-ca-file', group: 'remote', help: "PEM file of the CA that signs the server's certificate (default: the system's CAs)" },
-  serverTlsServerName: { env: 'COFFER_SERVER_TLS_SERVER_NAME', flag: 'server-tls-server-name', group: 'remote', help: "the name the server's certificate carries, when not the URL's host" },
-  serverClientCertFile: { env: 'COFFER_SERVER_CLIENT_CERT_FILE', flag: 'server-client-cert-file', group: 'remote', help: 'PEM client certificate, for a server or proxy that asks for one' },
+  serverCaFile: {
+    env: 'COFFER_SERVER_CA_FILE',
+    flag: 'server-ca-file',
+    group: 'remote',
+    help: "PEM file of the CA that signs the server's certificate (default: the system's CAs)",
+  },
+  serverTlsServerName: {
+    env: 'COFFER_SERVER_TLS_SERVER_NAME',
+    flag: 'server-tls-server-name',
+    group: 'remote',
+    help: "the name the server's certificate carries, when not the URL's host",
+  },
+  serverClientCertFile: {
+    env: 'COFFER_SERVER_CLIENT_CERT_FILE',
+    flag: 'server-client-cert-file',
+    group: 'remote',
+    help: 'PEM client certificate, for a server or proxy that asks for one',
+  },
   serverClientKeyFile: { env: 'COFFER_SERVER_CLIENT_KEY_FILE', flag: 'server-client-key-file', group: 'remote', help: 'PEM key of the client certificate' },
   credentialsSecret: {
     env: 'COFFER_CREDENTIALS_SECRET',
     flag: 'credentials-secret',
     group: 'remote',
-    help: 'Secret (in the operator namespace) with the machine identity\'s universal-auth clientId and clientSecret (default coffer-operator-credentials)',
+    help: "Secret (in the operator namespace) with the machine identity's universal-auth clientId and clientSecret (default coffer-operator-credentials)",
   },
-  loginMaxFailures: { env: 'COFFER_LOGIN_MAX_FAILURES', flag: 'login-max-failures', group: 'login', help: 'failed logins per client id or email before a lockout (default 5)' },
+  loginMaxFailures: {
+    env: 'COFFER_LOGIN_MAX_FAILURES',
+    flag: 'login-max-failures',
+    group: 'login',
+    help: 'failed logins per client id or email before a lockout (default 5)',
+  },
   loginAddressMaxFailures: {
     env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES',
     flag: 'login-address-max-failures',
@@ -72,11 +112,13 @@ const settings = {
 
 type SettingName = keyof typeof settings;
 
-const port = z.coerce.number('must be a port number, 0 to 65535').int('must be a port number, 0 to 65535').min(0, 'must be a port number, 0 to 65535').max(65535, 'must be a port number, 0 to 65535');
+const port = z.coerce
+  .number('must be a port number, 0 to 65535')
+  .int('must be a port number, 0 to 65535')
+  .min(0, 'must be a port number, 0 to 65535')
+  .max(65535, 'must be a port number, 0 to 65535');
 
-const base64Key32 = z
-  .string()
-  .refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
+const base64Key32 = z.string().refine((value) => Buffer.from(value, 'base64').length === 32, 'must be 32 bytes, base64-encoded (openssl rand -base64 32)');
 
 const DURATION_UNITS_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
@@ -111,7 +153,12 @@ const configSchema = z
     trustedProxies: z
       .string()
       .default('')
-      .transform((value) => value.split(',').map((entry) => entry.trim()).filter(Boolean)),
+      .transform((value) =>
+        value
+          .split(',')
+          .map((entry) => entry.trim())
+          .filter(Boolean),
+      ),
     operator: z.enum(['auto', 'true', 'false']).default('auto'),
     resyncInterval: duration.prefault('10m'),
     operatorNamespace: kubernetesName.default(process.env.POD_NAMESPACE || 'coffer-system'),
@@ -119,7 +166,10 @@ const configSchema = z
     operatorOrganization: z.string().min(1).optional(),
     leaderElection: booleanText.prefault('true'),
     operatorConcurrency: z.coerce.number().int().min(1).max(256).default(16),
-    clusterName: z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63)').default('local'),
+    clusterName: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be lowercase letters, digits and hyphens (at most 63)')
+      .default('local'),
     server: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
     serverCaFile: z.string().min(1).optional(),
     serverTlsServerName: z.string().min(1).optional(),

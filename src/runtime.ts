@@ -44,7 +44,8 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
         logger.fatal({ err: error, dataDir: config.dataDir }, 'the data directory lock was taken by another process; stopping before anything more is written');
         process.exit(EXIT.dataDirLost);
       });
-  if (!config.databaseUrl) logger.info({ dataDir: config.dataDir }, `opening the embedded database in ${config.dataDir} (the first start creates it, which takes a few seconds)`);
+  if (!config.databaseUrl)
+    logger.info({ dataDir: config.dataDir }, `opening the embedded database in ${config.dataDir} (the first start creates it, which takes a few seconds)`);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -74,7 +75,12 @@ export async function startServices(config: Config, logger: Logger, command: str
   const database = await openMigratedDatabase(config, logger, command);
   try {
     const keys = resolveKeys(config, logger);
-    const services = createServices(database, keys, { auditRetentionDays: config.auditRetentionDays, loginLimits: loginLimits(config), logger, clusterName: config.clusterName });
+    const services = createServices(database, keys, {
+      auditRetentionDays: config.auditRetentionDays,
+      loginLimits: loginLimits(config),
+      logger,
+      clusterName: config.clusterName,
+    });
     const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
     logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');
     return services;

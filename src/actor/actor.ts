@@ -1,13 +1,4 @@
-export type UserAgentType =
-  | 'web'
-  | 'cli'
-  | 'k8-operator'
-  | 'terraform'
-  | 'other'
-  | 'InfisicalNodeSDK'
-  | 'InfisicalPythonSDK'
-  | 'ServiceNodeSDK'
-  | 'ServicePythonSDK';
+export type UserAgentType = 'web' | 'cli' | 'k8-operator' | 'terraform' | 'other' | 'InfisicalNodeSDK' | 'InfisicalPythonSDK' | 'ServiceNodeSDK' | 'ServicePythonSDK';
 
 /** Where a call came from; recorded in the audit log. */
 export interface RequestOrigin {
@@ -30,9 +21,7 @@ export interface Actor extends RequestOrigin {
 
 /** The audit log's `actor.metadata` for an actor. */
 export function actorMetadata(actor: Actor): Record<string, string> {
-  return actor.kind === 'identity'
-    ? { identityId: actor.id, name: actor.name }
-    : { userId: actor.id, email: actor.name, username: actor.name };
+  return actor.kind === 'identity' ? { identityId: actor.id, name: actor.name } : { userId: actor.id, email: actor.name, username: actor.name };
 }
 
 /**

@@ -78,7 +78,10 @@ export class AuditExportService {
 
   #filter(query: AuditQuery): Omit<AuditLogFilter, 'orgId'> {
     return {
-      eventTypes: query.eventType?.split(',').map((type) => type.trim()).filter(Boolean),
+      eventTypes: query.eventType
+        ?.split(',')
+        .map((type) => type.trim())
+        .filter(Boolean),
       userAgentTypes: userAgentTypesMatching(query.userAgentType),
       actorId: query.actor,
       startDate: query.startDate ? new Date(query.startDate) : undefined,

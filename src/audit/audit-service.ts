@@ -108,7 +108,10 @@ class AuditBatcher {
     while (this.#waiting.length > 0) {
       const batch = this.#waiting.splice(0, MAX_BATCH);
       try {
-        await insertAuditLogs(this.#db, batch.map((entry) => entry.row));
+        await insertAuditLogs(
+          this.#db,
+          batch.map((entry) => entry.row),
+        );
         for (const entry of batch) entry.done();
       } catch (error) {
         for (const entry of batch) entry.done(error instanceof Error ? error : new Error('audit insert failed'));

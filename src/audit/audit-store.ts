@@ -36,10 +36,7 @@ export async function findAuditLogs(db: Executor, filter: AuditLogFilter) {
   const visible = filter.visible;
   if (visible) {
     query = query.where((eb) =>
-      eb.or([
-        visible.projectIds.length > 0 ? eb('projectId', 'in', visible.projectIds) : eb.lit(false),
-        visible.orgEvents ? eb('projectId', 'is', null) : eb.lit(false),
-      ]),
+      eb.or([visible.projectIds.length > 0 ? eb('projectId', 'in', visible.projectIds) : eb.lit(false), visible.orgEvents ? eb('projectId', 'is', null) : eb.lit(false)]),
     );
   }
   if (filter.eventTypes?.length) query = query.where('eventType', 'in', filter.eventTypes);
@@ -47,9 +44,7 @@ export async function findAuditLogs(db: Executor, filter: AuditLogFilter) {
   if (filter.actorType) query = query.where('actor', '=', filter.actorType);
   if (filter.actorId) {
     const actorId = filter.actorId;
-    query = query.where((eb) =>
-      eb.or([eb(sql`actor_metadata->>'userId'`, '=', actorId), eb(sql`actor_metadata->>'identityId'`, '=', actorId)]),
-    );
+    query = query.where((eb) => eb.or([eb(sql`actor_metadata->>'userId'`, '=', actorId), eb(sql`actor_metadata->>'identityId'`, '=', actorId)]));
   }
   if (filter.startDate) query = query.where('createdAt', '>=', filter.startDate);
   if (filter.endDate) query = query.where('createdAt', '<=', filter.endDate);

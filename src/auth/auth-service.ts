@@ -36,8 +36,7 @@ export interface TokenLifetime {
 export function isTokenExpired(row: TokenLifetime, now = Date.now()): boolean {
   const renewedAt = (row.accessTokenLastRenewedAt ?? row.createdAt).getTime();
   return (
-    (row.accessTokenTtl > 0 && now > renewedAt + row.accessTokenTtl * 1000) ||
-    (row.accessTokenMaxTtl > 0 && now > row.createdAt.getTime() + row.accessTokenMaxTtl * 1000)
+    (row.accessTokenTtl > 0 && now > renewedAt + row.accessTokenTtl * 1000) || (row.accessTokenMaxTtl > 0 && now > row.createdAt.getTime() + row.accessTokenMaxTtl * 1000)
   );
 }
 
@@ -88,10 +87,7 @@ export class AuthService {
   async issueUserToken(db: Executor, userId: string, orgId: string) {
     const expiresAt = new Date(Date.now() + USER_SESSION_TTL_SECONDS * 1000);
     const session = await insertUserSession(db, { userId, orgId, expiresAt });
-    const accessToken = await this.#signer.sign(
-      { authTokenType: 'accessToken', userId, tokenVersionId: session.id, organizationId: orgId },
-      USER_SESSION_TTL_SECONDS,
-    );
+    const accessToken = await this.#signer.sign({ authTokenType: 'accessToken', userId, tokenVersionId: session.id, organizationId: orgId }, USER_SESSION_TTL_SECONDS);
     return { accessToken, expiresIn: USER_SESSION_TTL_SECONDS, tokenType: 'Bearer' as const, sessionId: session.id };
   }
 
@@ -121,9 +117,7 @@ export class AuthService {
   async verifyToken(token: string): Promise<AccessTokenClaims> {
     const verdict = await this.#signer.verify(token);
     if (verdict.ok) return verdict.claims;
-    throw new TokenError(
-      verdict.reason === 'expired' ? 'Your token has expired. Please re-authenticate.' : 'Your token is invalid. Please re-authenticate.',
-    );
+    throw new TokenError(verdict.reason === 'expired' ? 'Your token has expired. Please re-authenticate.' : 'Your token is invalid. Please re-authenticate.');
   }
 
   async authenticate(authorization: string | undefined, origin: RequestOrigin): Promise<Actor> {

@@ -17,7 +17,11 @@ export async function findThrottles(db: Executor, keys: string[]): Promise<Throt
 
 /** The row of `key`, made if missing and locked (FOR UPDATE) for the rest of the transaction. */
 export async function lockThrottle(db: Executor, key: string, now: Date): Promise<ThrottleRow> {
-  await db.insertInto('loginThrottles').values({ key, windowStartedAt: now, lastFailureAt: now }).onConflict((conflict) => conflict.column('key').doNothing()).execute();
+  await db
+    .insertInto('loginThrottles')
+    .values({ key, windowStartedAt: now, lastFailureAt: now })
+    .onConflict((conflict) => conflict.column('key').doNothing())
+    .execute();
   return db.selectFrom('loginThrottles').selectAll().where('key', '=', key).forUpdate().executeTakeFirstOrThrow();
 }
 

@@ -79,7 +79,10 @@ export function addressOf(ip: string): string {
   const left = head ? head.split(':') : [];
   const right = ip.includes('::') ? (tail ? tail.split(':') : []) : [];
   const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((group) => Number.parseInt(group, 16).toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => Number.parseInt(group, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 function digest(value: string): string {

@@ -12,9 +12,7 @@ export async function findSessionWithUser(db: Executor, sessionId: string) {
   return db
     .selectFrom('userSessions as s')
     .innerJoin('users as u', 'u.id', 's.userId')
-    .leftJoin('orgMemberships as m', (join) =>
-      join.onRef('m.userId', '=', 's.userId').onRef('m.orgId', '=', 's.orgId').on('m.status', '=', 'accepted'),
-    )
+    .leftJoin('orgMemberships as m', (join) => join.onRef('m.userId', '=', 's.userId').onRef('m.orgId', '=', 's.orgId').on('m.status', '=', 'accepted'))
     .select(['s.id', 's.userId', 's.orgId', 's.expiresAt', 's.isRevoked', 'u.email', 'm.role as orgRole'])
     .where('s.id', '=', sessionId)
     .executeTakeFirst();

@@ -193,7 +193,8 @@ export async function storeSecret(target: SecretTarget, data: Record<string, str
     await core.createNamespacedSecret({ namespace: target.namespace, body });
     return;
   } catch (error) {
-    if ((error as { code?: number }).code !== 409) throw new Error(`could not create Secret ${target.namespace}/${target.name}: ${describeKubeError(error)}`, { cause: error });
+    if ((error as { code?: number }).code !== 409)
+      throw new Error(`could not create Secret ${target.namespace}/${target.name}: ${describeKubeError(error)}`, { cause: error });
   }
   const current = await core.readNamespacedSecret({ namespace: target.namespace, name: target.name });
   await core

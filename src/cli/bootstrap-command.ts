@@ -26,14 +26,14 @@ export const bootstrapCommand: CommandSpec = {
   description:
     'Creates the admin user, the organization and the admin machine identity `coffer-admin` with a non-expiring (revocable) ' +
     'access token, once per instance, and prints them (the token last, or everything as JSON with --json). ' +
-    'With --server it goes through a running server\'s API (POST /api/v1/admin/bootstrap); without, straight into the ' +
-    'configured database (on an embedded data directory that a local `coffer serve` holds, through that server\'s API).',
+    "With --server it goes through a running server's API (POST /api/v1/admin/bootstrap); without, straight into the " +
+    "configured database (on an embedded data directory that a local `coffer serve` holds, through that server's API).",
   flags: [
-    { flags: '--email <email>', description: 'the admin user\'s email [COFFER_BOOTSTRAP_EMAIL]' },
-    { flags: '--password <password>', description: 'the admin user\'s password, at least 8 characters [COFFER_BOOTSTRAP_PASSWORD]' },
-    { flags: '--organization <name>', description: 'the organization\'s name [COFFER_BOOTSTRAP_ORGANIZATION]' },
+    { flags: '--email <email>', description: "the admin user's email [COFFER_BOOTSTRAP_EMAIL]" },
+    { flags: '--password <password>', description: "the admin user's password, at least 8 characters [COFFER_BOOTSTRAP_PASSWORD]" },
+    { flags: '--organization <name>', description: "the organization's name [COFFER_BOOTSTRAP_ORGANIZATION]" },
     { flags: '--json', description: 'print the whole result as JSON (token included) instead of text' },
-    { flags: '--server <url>', description: 'bootstrap through this server\'s API, retrying until it answers (up to --timeout)' },
+    { flags: '--server <url>', description: "bootstrap through this server's API, retrying until it answers (up to --timeout)" },
     { flags: '--timeout <duration>', description: 'how long --server waits for the server (default 5m)' },
     {
       flags: '--store-secret <name>',
@@ -44,7 +44,7 @@ export const bootstrapCommand: CommandSpec = {
   settings: ['storage', 'keys', 'logging'],
   examples: [
     "coffer bootstrap --server http://127.0.0.1:8080 --email admin@example.com --password 'a long password' --organization Acme --json",
-    'coffer bootstrap --server http://coffer:8080 --store-secret coffer-admin --if-needed   # the Helm chart\'s post-install job',
+    "coffer bootstrap --server http://coffer:8080 --store-secret coffer-admin --if-needed   # the Helm chart's post-install job",
   ],
   run: bootstrap,
 };

@@ -79,7 +79,10 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
   } catch (error) {
     throw explainListenError(error, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
   }
-  logger.info({ server: server.url.origin, cluster: config.clusterName }, `coffer ${VERSION} operator for cluster '${config.clusterName}', syncing from ${server.url.origin}`);
+  logger.info(
+    { server: server.url.origin, cluster: config.clusterName },
+    `coffer ${VERSION} operator for cluster '${config.clusterName}', syncing from ${server.url.origin}`,
+  );
   operator.start().catch((error: unknown) => logger.error({ err: error }, 'the operator failed to start'));
   let stopping = false;
   const stop = async (signal: string) => {

@@ -41,7 +41,8 @@ export async function runCli(commands: CommandSpec[], argv: string[], output: Cl
 
 function describeFailure(error: unknown): { message: string; exitCode: ExitCode } {
   if (error instanceof CliError) return { message: error.message, exitCode: error.exitCode };
-  if (error instanceof ConfigError || error instanceof KeysFileError || error instanceof RootKeyMismatchError) return { message: error.message, exitCode: EXIT.configuration };
+  if (error instanceof ConfigError || error instanceof KeysFileError || error instanceof RootKeyMismatchError)
+    return { message: error.message, exitCode: EXIT.configuration };
   if (error instanceof DataDirInUseError) return { message: error.message, exitCode: EXIT.database };
   return { message: error instanceof Error ? error.message : String(error), exitCode: EXIT.failed };
 }
@@ -58,7 +59,10 @@ function buildProgram(commands: CommandSpec[], output: CliOutput, onCommand: (na
     .configureHelp({ subcommandTerm: (command) => command.name() })
     .showSuggestionAfterError(true)
     .showHelpAfterError("Run 'coffer help' for the commands.")
-    .addHelpText('after', `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network, 70 data directory lost (README "Exit codes").`);
+    .addHelpText(
+      'after',
+      `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network, 70 data directory lost (README "Exit codes").`,
+    );
   for (const spec of commands) program.addCommand(buildCommand(program, spec, output, onCommand));
   return program;
 }

@@ -38,7 +38,10 @@ export async function rotateKeyCommand(flags: Record<string, unknown>): Promise<
     if (Buffer.from(current, 'base64').equals(newKey)) throw new Error('the new root key is the current one; nothing to rotate');
     if (database.backend === 'postgres') {
       const servers = await countServerConnections(database);
-      if (servers > 0) throw new Error(`${servers} connection(s) of running coffer servers are open to this database: stop every coffer server, rotate, then start them with the new key`);
+      if (servers > 0)
+        throw new Error(
+          `${servers} connection(s) of running coffer servers are open to this database: stop every coffer server, rotate, then start them with the new key`,
+        );
     }
     const result = await rotateRootKey(database.db, Buffer.from(current, 'base64'), newKey);
     const stored = config.encryptionKey ? undefined : replaceStoredEncryptionKey(config.dataDir, newKey.toString('base64'));

@@ -92,10 +92,14 @@ export function explainListenError(error: unknown, what: string, host: string, p
   const codes = codesOf(error);
   const at = `${host}:${port}`;
   if (codes.includes('EADDRINUSE')) {
-    return new CliError(`cannot listen for the ${what} on ${at}: the port is in use by another process. Stop it, or set ${setting} to a free port.`, EXIT.network, { cause: error });
+    return new CliError(`cannot listen for the ${what} on ${at}: the port is in use by another process. Stop it, or set ${setting} to a free port.`, EXIT.network, {
+      cause: error,
+    });
   }
   if (codes.includes('EACCES') || codes.includes('EPERM')) {
-    return new CliError(`cannot listen for the ${what} on ${at}: not permitted (ports below 1024 need privileges). Set ${setting} to a port above 1023.`, EXIT.network, { cause: error });
+    return new CliError(`cannot listen for the ${what} on ${at}: not permitted (ports below 1024 need privileges). Set ${setting} to a port above 1023.`, EXIT.network, {
+      cause: error,
+    });
   }
   if (codes.includes('EADDRNOTAVAIL') || codes.includes('ENOTFOUND') || codes.includes('EAI_AGAIN')) {
     return new CliError(

@@ -11,9 +11,7 @@ export interface AccessTokenClaims extends JWTPayload {
   organizationId?: string;
 }
 
-export type TokenVerdict =
-  | { ok: true; claims: AccessTokenClaims }
-  | { ok: false; reason: 'expired' | 'malformed' | 'invalid' };
+export type TokenVerdict = { ok: true; claims: AccessTokenClaims } | { ok: false; reason: 'expired' | 'malformed' | 'invalid' };
 
 const VERIFIED_CACHE_ENTRIES = 10_000;
 

@@ -17,10 +17,7 @@ import {
 } from './environment-store.ts';
 
 /** An environment and its root folder; callers hold the project lock. */
-export async function createEnvironmentWithRoot(
-  db: Executor,
-  values: { projectId: string; name: string; slug: string; position: number },
-): Promise<Environment> {
+export async function createEnvironmentWithRoot(db: Executor, values: { projectId: string; name: string; slug: string; position: number }): Promise<Environment> {
   const environment = await insertEnvironment(db, values);
   await createRootFolder(db, environment.id);
   return environment;

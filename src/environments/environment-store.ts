@@ -2,10 +2,7 @@ import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment } from '../db/schema.ts';
 
-export async function insertEnvironment(
-  db: Executor,
-  values: { projectId: string; name: string; slug: string; position: number },
-): Promise<Environment> {
+export async function insertEnvironment(db: Executor, values: { projectId: string; name: string; slug: string; position: number }): Promise<Environment> {
   return db.insertInto('projectEnvironments').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -17,12 +14,7 @@ export async function listEnvironments(db: Executor, projectId: string): Promise
 export async function listEnvironmentsOfProjects(db: Executor, projectIds: string[]): Promise<Map<string, Environment[]>> {
   const byProject = new Map<string, Environment[]>(projectIds.map((id) => [id, []]));
   if (projectIds.length === 0) return byProject;
-  const rows = await db
-    .selectFrom('projectEnvironments')
-    .selectAll()
-    .where('projectId', 'in', projectIds)
-    .orderBy('position')
-    .execute();
+  const rows = await db.selectFrom('projectEnvironments').selectAll().where('projectId', 'in', projectIds).orderBy('position').execute();
   for (const row of rows) byProject.get(row.projectId)?.push(row);
   return byProject;
 }
@@ -33,12 +25,7 @@ export async function findEnvironmentById(db: Executor, id: string): Promise<Env
 }
 
 export async function findEnvironmentBySlug(db: Executor, projectId: string, slug: string): Promise<Environment | undefined> {
-  return db
-    .selectFrom('projectEnvironments')
-    .selectAll()
-    .where('projectId', '=', projectId)
-    .where('slug', '=', slug)
-    .executeTakeFirst();
+  return db.selectFrom('projectEnvironments').selectAll().where('projectId', '=', projectId).where('slug', '=', slug).executeTakeFirst();
 }
 
 export async function maxEnvironmentPosition(db: Executor, projectId: string): Promise<number> {
@@ -51,13 +38,7 @@ export async function maxEnvironmentPosition(db: Executor, projectId: string): P
 }
 
 /** Adds `delta` to the positions in [from, to] (inclusive; `to` open-ended when null). */
-export async function shiftEnvironmentPositions(
-  db: Executor,
-  projectId: string,
-  from: number,
-  to: number | null,
-  delta: 1 | -1,
-): Promise<void> {
+export async function shiftEnvironmentPositions(db: Executor, projectId: string, from: number, to: number | null, delta: 1 | -1): Promise<void> {
   let query = db
     .updateTable('projectEnvironments')
     .set((eb) => ({ position: eb('position', '+', delta) }))
@@ -67,11 +48,7 @@ export async function shiftEnvironmentPositions(
   await query.execute();
 }
 
-export async function updateEnvironment(
-  db: Executor,
-  id: string,
-  changes: { name?: string; slug?: string; position?: number },
-): Promise<Environment> {
+export async function updateEnvironment(db: Executor, id: string, changes: { name?: string; slug?: string; position?: number }): Promise<Environment> {
   return db
     .updateTable('projectEnvironments')
     .set({ ...changes, updatedAt: new Date() })

@@ -95,7 +95,11 @@ export class ChangeStream {
     this.#release = start.release;
     this.#sentThrough = start.start;
     const data = start.reset
-      ? { revision: start.start, reason: RESET_UNKNOWN_REVISION, message: 'The revision to resume after is not in this server\'s change log: list again, then follow from this revision.' }
+      ? {
+          revision: start.start,
+          reason: RESET_UNKNOWN_REVISION,
+          message: "The revision to resume after is not in this server's change log: list again, then follow from this revision.",
+        }
       : { revision: start.start };
     this.#opening = { id: String(start.start), event: start.reset ? 'reset' : 'ready', data: JSON.stringify(data) };
   }

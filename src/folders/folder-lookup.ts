@@ -28,17 +28,16 @@ export const MAX_SUBTREE_FOLDERS = 5000;
  * down, each with its full path. Paths match whole segments only. More than
  * MAX_SUBTREE_FOLDERS folders → 422.
  */
-export async function requireFolderSubtree(
-  db: Executor,
-  environment: { id: string; slug: string },
-  path: string,
-  maxDepth: number,
-): Promise<FolderAtPath[]> {
+export async function requireFolderSubtree(db: Executor, environment: { id: string; slug: string }, path: string, maxDepth: number): Promise<FolderAtPath[]> {
   const root = await requireFolder(db, environment, path);
   const children = new Map<string, { id: string; name: string }[]>();
   const subtree = await listFolderSubtree(db, root.id, maxDepth, MAX_SUBTREE_FOLDERS + 1);
   if (subtree.length > MAX_SUBTREE_FOLDERS) {
-    throw new AppError(422, 'ListingTooLarge', `'${formatSecretPath(parseSecretPath(path))}' has more than ${MAX_SUBTREE_FOLDERS} folders below it; list a deeper path, or without recursive`);
+    throw new AppError(
+      422,
+      'ListingTooLarge',
+      `'${formatSecretPath(parseSecretPath(path))}' has more than ${MAX_SUBTREE_FOLDERS} folders below it; list a deeper path, or without recursive`,
+    );
   }
   for (const folder of subtree) {
     if (folder.parentId && folder.id !== root.id) children.set(folder.parentId, [...(children.get(folder.parentId) ?? []), folder]);

@@ -16,11 +16,7 @@ export async function insertFolder(db: Executor, values: { envId: string; parent
  * Walks `segments` down from the environment's root and returns the deepest
  * folder that exists along it, with how many segments it matched.
  */
-export async function findDeepestFolder(
-  db: Executor,
-  envId: string,
-  segments: readonly string[],
-): Promise<{ folder: Folder; depth: number } | undefined> {
+export async function findDeepestFolder(db: Executor, envId: string, segments: readonly string[]): Promise<{ folder: Folder; depth: number } | undefined> {
   const result = await sql<Folder & { depth: number }>`
     WITH RECURSIVE walk AS (
       SELECT f.*, 0 AS depth FROM secret_folders f WHERE f.env_id = ${envId} AND f.parent_id IS NULL
@@ -50,13 +46,7 @@ export async function findChildFolder(db: Executor, parentId: string, name: stri
 }
 
 export async function listChildFolders(db: Executor, parentId: string): Promise<Folder[]> {
-  return db
-    .selectFrom('secretFolders')
-    .selectAll()
-    .where('parentId', '=', parentId)
-    .where('isReserved', '=', false)
-    .orderBy('name')
-    .execute();
+  return db.selectFrom('secretFolders').selectAll().where('parentId', '=', parentId).where('isReserved', '=', false).orderBy('name').execute();
 }
 
 /** Folder names from the root's first child down to the folder itself. */
@@ -72,12 +62,7 @@ export async function folderPathSegments(db: Executor, folderId: string): Promis
 }
 
 export async function renameFolder(db: Executor, id: string, name: string): Promise<Folder> {
-  return db
-    .updateTable('secretFolders')
-    .set({ name, updatedAt: new Date() })
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return db.updateTable('secretFolders').set({ name, updatedAt: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function deleteFolder(db: Executor, id: string): Promise<void> {
@@ -88,12 +73,7 @@ export async function deleteFolder(db: Executor, id: string): Promise<void> {
  * The folder `rootId` and the folders below it, at most `maxDepth` levels
  * down (id, parent and name only), stopping after `limit` rows.
  */
-export async function listFolderSubtree(
-  db: Executor,
-  rootId: string,
-  maxDepth: number,
-  limit: number,
-): Promise<{ id: string; parentId: string | null; name: string }[]> {
+export async function listFolderSubtree(db: Executor, rootId: string, maxDepth: number, limit: number): Promise<{ id: string; parentId: string | null; name: string }[]> {
   const result = await sql<{ id: string; parentId: string | null; name: string }>`
     WITH RECURSIVE tree AS (
       SELECT id, parent_id, name, 0 AS depth FROM secret_folders WHERE id = ${rootId}

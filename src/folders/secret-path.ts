@@ -26,7 +26,10 @@ export function parseSecretPath(path: string): string[] {
   if (path.length > MAX_PATH_LENGTH) {
     throw new BadRequestError(`The path is longer than ${MAX_PATH_LENGTH} characters`, 'InvalidPath');
   }
-  const segments = path.trim().split('/').filter((segment) => segment.length > 0);
+  const segments = path
+    .trim()
+    .split('/')
+    .filter((segment) => segment.length > 0);
   assertPathDepth(segments);
   for (const segment of segments) {
     if (!isValidFolderName(segment)) {

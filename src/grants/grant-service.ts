@@ -71,7 +71,12 @@ export class NamespaceGrantService {
 }
 
 /** A grant given or revoked: audited, and in the change feed (kind `access`) so the operator acts on it at once. */
-export function recordGrant(tx: WriteContext, project: Pick<Project, 'id' | 'orgId' | 'name'>, grant: NamespaceGrant, type: 'create-namespace-grant' | 'delete-namespace-grant'): void {
+export function recordGrant(
+  tx: WriteContext,
+  project: Pick<Project, 'id' | 'orgId' | 'name'>,
+  grant: NamespaceGrant,
+  type: 'create-namespace-grant' | 'delete-namespace-grant',
+): void {
   tx.audit({ project, type, metadata: { grantId: grant.id, cluster: grant.cluster, namespace: grant.namespace, origin: grant.origin } });
   tx.change({ projectId: project.id, environmentId: null, environmentSlug: null, secretPath: null, kind: 'access' });
 }

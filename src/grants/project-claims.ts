@@ -65,7 +65,10 @@ export class ProjectClaims {
         if (held) await this.#assertSameOrg(tx.db, actor, held);
         if (held?.resourceUid === claimant.uid) {
           if (!(await findGrantFor(tx.db, held.projectId, claimant))) {
-            throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${claimant.namespace}' of cluster '${claimant.cluster}' for project '${wanted.slug}' was revoked; nothing is read or changed until a project admin gives one again: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`);
+            throw new AccessRefusedError(
+              'GrantRevoked',
+              `the grant of namespace '${claimant.namespace}' of cluster '${claimant.cluster}' for project '${wanted.slug}' was revoked; nothing is read or changed until a project admin gives one again: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`,
+            );
           }
           return { projectId: held.projectId, created: held.createdProject };
         }
@@ -93,7 +96,13 @@ export class ProjectClaims {
   async #create(tx: WriteContext, claimant: Claimant, wanted: { slug: string; name: string }) {
     const project = await this.#projects.createInTransaction(tx, wanted.name, wanted.slug);
     await insertClaim(tx.db, { projectId: project.id, ...claimantRow(claimant), createdProject: true });
-    const grant = await insertGrant(tx.db, { projectId: project.id, cluster: claimant.cluster, namespace: claimant.namespace, origin: 'created', ...grantedBy(tx.actor) });
+    const grant = await insertGrant(tx.db, {
+      projectId: project.id,
+      cluster: claimant.cluster,
+      namespace: claimant.namespace,
+      origin: 'created',
+      ...grantedBy(tx.actor),
+    });
     recordGrant(tx, { id: project.id, orgId: tx.actor.orgId, name: project.name }, grant, 'create-namespace-grant');
     return { projectId: project.id, created: true };
   }
@@ -140,7 +149,10 @@ export class ProjectClaims {
     const granted = { projectId: found.projectId, slug: found.slug };
     if (using.namespace === declaring.namespace && using.cluster === declaring.cluster) {
       if (found.ownGrantId) return granted;
-      throw new AccessRefusedError('GrantRevoked', `the grant of namespace '${using.namespace}' of cluster '${using.cluster}' for project '${found.slug}' was revoked; nothing is synced until a project admin gives one again: ${grantCall(found.slug, using.cluster, using.namespace)}`);
+      throw new AccessRefusedError(
+        'GrantRevoked',
+        `the grant of namespace '${using.namespace}' of cluster '${using.cluster}' for project '${found.slug}' was revoked; nothing is synced until a project admin gives one again: ${grantCall(found.slug, using.cluster, using.namespace)}`,
+      );
     }
     if (found.usedGrantId) return granted;
     if (found.createdProject && found.ownGrantId && declaring.allowedNamespaces.includes(using.namespace)) return granted;
@@ -157,7 +169,10 @@ export class ProjectClaims {
   async #assertSameOrg(trx: Executor, actor: Actor, claim: ProjectClaim): Promise<void> {
     const project = await this.#deps.lookups.requireProject(trx, { id: claim.projectId });
     if (project.orgId !== actor.orgId) {
-      throw new AccessRefusedError('ProjectClaimed', `SecretsProject '${claim.namespace}/${claim.name}' of cluster '${claim.cluster}' is declared in another organization`);
+      throw new AccessRefusedError(
+        'ProjectClaimed',
+        `SecretsProject '${claim.namespace}/${claim.name}' of cluster '${claim.cluster}' is declared in another organization`,
+      );
     }
   }
 

@@ -61,15 +61,7 @@ export interface ApiApp {
 }
 
 /** Access control: identities, universal auth, tokens, users, memberships, roles, privileges. */
-const accessControlRouteGroups = [
-  identityRoutes,
-  universalAuthRoutes,
-  tokenRoutes,
-  userRoutes,
-  membershipRoutes,
-  roleRoutes,
-  privilegeRoutes,
-];
+const accessControlRouteGroups = [identityRoutes, universalAuthRoutes, tokenRoutes, userRoutes, membershipRoutes, roleRoutes, privilegeRoutes];
 
 /** Route groups that need an access token, in registration order. */
 const protectedRouteGroups = [

@@ -43,7 +43,12 @@ export async function listOrgIdentities(db: Executor, orgId: string) {
 }
 
 export async function updateIdentity(db: Executor, id: string, changes: { name?: string; authMethod?: string | null }): Promise<Identity> {
-  return db.updateTable('identities').set({ ...changes, updatedAt: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return db
+    .updateTable('identities')
+    .set({ ...changes, updatedAt: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export async function updateIdentityOrgRole(db: Executor, identityId: string, role: string): Promise<void> {

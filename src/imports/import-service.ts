@@ -128,11 +128,7 @@ export class ImportService {
     });
   }
 
-  async update(
-    actor: Actor,
-    importId: string,
-    input: ImportLocation & { changes: { environment?: string; path?: string; position?: number } },
-  ) {
+  async update(actor: Actor, importId: string, input: ImportLocation & { changes: { environment?: string; path?: string; position?: number } }) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const destination = await this.#destination(tx, input, 'edit');
       const current = await this.#requireInFolder(tx.db, importId, destination);
@@ -227,17 +223,14 @@ export class ImportService {
   /** The source environment by slug (404 if unknown) and the normalized path; an environment object passes through. */
   async #resolveSource(db: Executor, project: Project, source: { environment: string | Place['environment']; path: string }): Promise<Place> {
     const path = normalizeSecretPath(source.path);
-    const environment =
-      typeof source.environment === 'string' ? await this.#deps.lookups.requireEnvironment(db, project.id, source.environment) : source.environment;
+    const environment = typeof source.environment === 'string' ? await this.#deps.lookups.requireEnvironment(db, project.id, source.environment) : source.environment;
     return { environment, path };
   }
 
   async #requireInFolder(db: Executor, importId: string, destination: Destination): Promise<ImportRow> {
     const row = await findImportById(db, importId);
     if (!row || row.folderId !== destination.folder.id) {
-      throw new NotFoundError(
-        `Secret import with ID '${importId}' not found in '${destination.path}' of environment '${destination.environment.slug}'`,
-      );
+      throw new NotFoundError(`Secret import with ID '${importId}' not found in '${destination.path}' of environment '${destination.environment.slug}'`);
     }
     return row;
   }

@@ -21,11 +21,7 @@ function selectImportRows(db: Executor) {
     .selectFrom('secretImports')
     .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretImports.importEnv')
     .selectAll('secretImports')
-    .select([
-      'projectEnvironments.name as importEnvName',
-      'projectEnvironments.slug as importEnvSlug',
-      'projectEnvironments.projectId as projectId',
-    ]);
+    .select(['projectEnvironments.name as importEnvName', 'projectEnvironments.slug as importEnvSlug', 'projectEnvironments.projectId as projectId']);
 }
 
 export async function findImportById(db: Executor, id: string): Promise<ImportRow | undefined> {
@@ -40,9 +36,7 @@ export async function listImportsOfFolder(db: Executor, folderId: string): Promi
 export async function listImportsOfFolders(
   db: Executor,
   folderIds: string[],
-): Promise<
-  Array<{ id: string; folderId: string; position: number; importEnvId: string; importEnvSlug: string; importPath: string; isReplication: boolean }>
-> {
+): Promise<Array<{ id: string; folderId: string; position: number; importEnvId: string; importEnvSlug: string; importPath: string; isReplication: boolean }>> {
   if (folderIds.length === 0) return [];
   return db
     .selectFrom('secretImports')
@@ -62,12 +56,7 @@ export async function listImportsOfFolders(
     .execute();
 }
 
-export async function findImportBySource(
-  db: Executor,
-  folderId: string,
-  importEnv: string,
-  importPath: string,
-): Promise<SecretImport | undefined> {
+export async function findImportBySource(db: Executor, folderId: string, importEnv: string, importPath: string): Promise<SecretImport | undefined> {
   return db
     .selectFrom('secretImports')
     .selectAll()
@@ -86,18 +75,11 @@ export async function maxImportPosition(db: Executor, folderId: string): Promise
   return row?.max ?? 0;
 }
 
-export async function insertImport(
-  db: Executor,
-  values: { folderId: string; importEnv: string; importPath: string; position: number },
-): Promise<SecretImport> {
+export async function insertImport(db: Executor, values: { folderId: string; importEnv: string; importPath: string; position: number }): Promise<SecretImport> {
   return db.insertInto('secretImports').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function updateImport(
-  db: Executor,
-  id: string,
-  changes: { importEnv: string; importPath: string; position: number },
-): Promise<void> {
+export async function updateImport(db: Executor, id: string, changes: { importEnv: string; importPath: string; position: number }): Promise<void> {
   await db
     .updateTable('secretImports')
     .set({ ...changes, updatedAt: new Date() })
@@ -106,13 +88,7 @@ export async function updateImport(
 }
 
 /** Adds `delta` to the positions in [from, to] of a folder's imports (inclusive; `to` open-ended when null). */
-export async function shiftImportPositions(
-  db: Executor,
-  folderId: string,
-  from: number,
-  to: number | null,
-  delta: 1 | -1,
-): Promise<void> {
+export async function shiftImportPositions(db: Executor, folderId: string, from: number, to: number | null, delta: 1 | -1): Promise<void> {
   let query = db
     .updateTable('secretImports')
     .set((eb) => ({ position: eb('position', '+', delta) }))

@@ -1,7 +1,12 @@
 import type { IntegrationMetadata } from './integration-schema.ts';
 import type { IntegrationValues } from './integration-store.ts';
 
-export type Target = Partial<Pick<IntegrationValues, 'url' | 'app' | 'appId' | 'targetEnvironment' | 'targetEnvironmentId' | 'targetService' | 'targetServiceId' | 'owner' | 'path' | 'region' | 'scope'>>;
+export type Target = Partial<
+  Pick<
+    IntegrationValues,
+    'url' | 'app' | 'appId' | 'targetEnvironment' | 'targetEnvironmentId' | 'targetService' | 'targetServiceId' | 'owner' | 'path' | 'region' | 'scope'
+  >
+>;
 
 export interface CreateIntegrationInput extends Target {
   integrationAuthId: string;

@@ -51,17 +51,17 @@ const option = () => exactText();
  * few levels) are kept so a client's own settings survive a round trip.
  */
 export const integrationMetadataSchema = openObject({
-  initialSyncBehavior: option().optional().describe('What the first sync does with what the target already holds (the provider\'s option).'),
+  initialSyncBehavior: option().optional().describe("What the first sync does with what the target already holds (the provider's option)."),
   secretPrefix: option().optional().describe('A prefix for the synced keys.'),
   secretSuffix: option().optional().describe('A suffix for the synced keys.'),
   mappingBehavior: z.enum(['one-to-one', 'many-to-one']).optional().describe('One target secret per key, or all keys in one.'),
   shouldAutoRedeploy: z.boolean().optional().describe('Whether the provider redeploys after a sync.'),
   secretGCPLabel: z
-    .object({ labelName: option().describe('The label\'s name.'), labelValue: option().describe('The label\'s value.') })
+    .object({ labelName: option().describe("The label's name."), labelValue: option().describe("The label's value.") })
     .optional()
     .describe('For GCP: a label put on the synced secrets.'),
   secretAWSTag: z
-    .array(z.object({ key: option().describe('The tag\'s key.'), value: option().describe('The tag\'s value.') }))
+    .array(z.object({ key: option().describe("The tag's key."), value: option().describe("The tag's value.") }))
     .optional()
     .describe('For AWS: tags put on the synced secrets.'),
   githubVisibility: z.enum(['selected', 'private', 'all']).optional().describe('For GitHub organization secrets: which repositories see them.'),
@@ -110,7 +110,7 @@ export function toIntegrationAuthResponse(row: IntegrationAuth): IntegrationAuth
 export const kubernetesPlacementSchema = z.object({
   cluster: z.string().describe('The cluster, as its operator names itself (`COFFER_CLUSTER_NAME`).'),
   namespace: z.string().describe('The namespace of the Integration resource and its Secret.'),
-  name: z.string().describe('The Integration resource\'s name.'),
+  name: z.string().describe("The Integration resource's name."),
   secretName: z.string().nullable().describe('The Secret the operator writes.'),
   syncedRevision: z.number().nullable().describe('The change-log revision the Secret last reflected; null before the first sync.'),
 });
@@ -142,7 +142,7 @@ export const integrationSchema = z.object({
   environment: z.object({ slug: z.string(), name: z.string(), id: z.string() }),
   kubernetes: kubernetesPlacementSchema
     .nullable()
-    .describe('Where an operator keeps this integration\'s Secret: its cluster, namespace and names; null for a record no Integration resource keeps.'),
+    .describe("Where an operator keeps this integration's Secret: its cluster, namespace and names; null for a record no Integration resource keeps."),
 });
 
 export type IntegrationResponse = z.infer<typeof integrationSchema>;

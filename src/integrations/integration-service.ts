@@ -186,8 +186,16 @@ export class IntegrationService {
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: input.environment, secretPath: path } });
     const environment = await lookups.requireEnvironment(db, project.id, input.environment);
     await lookups.requireFolder(db, environment, path);
-    const wanted = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, envId: environment.id, secretPath: path, isActive: input.isActive ?? existing.isActive };
-    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
+    const wanted = {
+      app: input.app,
+      owner: input.owner,
+      targetEnvironment: input.targetEnvironment,
+      envId: environment.id,
+      secretPath: path,
+      isActive: input.isActive ?? existing.isActive,
+    };
+    const differs =
+      (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
     return differs ? { existing } : { existing, unchanged: toIntegrationResponse(existing) };
   }
 
@@ -216,7 +224,8 @@ export class IntegrationService {
       return this.#created(tx, project, row);
     }
     const wanted = { ...values, envId: source.environment.id, integrationAuthId: auth.id, isActive: input.isActive ?? existing.isActive };
-    const differs = (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
+    const differs =
+      (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
     if (!differs) return toIntegrationResponse(existing);
     await updateIntegration(tx.db, existing.id, { ...wanted, metadata: input.metadata ?? {} });
     return this.#updated(tx, project, existing);

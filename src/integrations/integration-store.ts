@@ -29,11 +29,7 @@ function selectIntegrationRows(db: Executor) {
     .selectFrom('integrations')
     .innerJoin('projectEnvironments', 'projectEnvironments.id', 'integrations.envId')
     .selectAll('integrations')
-    .select([
-      'projectEnvironments.slug as envSlug',
-      'projectEnvironments.name as envName',
-      'projectEnvironments.projectId as projectId',
-    ]);
+    .select(['projectEnvironments.slug as envSlug', 'projectEnvironments.name as envName', 'projectEnvironments.projectId as projectId']);
 }
 
 export async function findIntegrationById(db: Executor, id: string): Promise<IntegrationRow | undefined> {
@@ -47,11 +43,7 @@ export async function findIntegrationByManagedBy(db: Executor, cluster: string, 
 }
 
 export async function listIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
-  return selectIntegrationRows(db)
-    .where('projectEnvironments.projectId', '=', projectId)
-    .orderBy('integrations.createdAt')
-    .orderBy('integrations.id')
-    .execute();
+  return selectIntegrationRows(db).where('projectEnvironments.projectId', '=', projectId).orderBy('integrations.createdAt').orderBy('integrations.id').execute();
 }
 
 export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): Promise<IntegrationRow[]> {
@@ -74,11 +66,7 @@ export async function insertIntegration(
   return { ...row, envSlug: environment.slug, envName: environment.name, projectId: environment.projectId };
 }
 
-export async function updateIntegration(
-  db: Executor,
-  id: string,
-  changes: Partial<IntegrationValues> & { integrationAuthId?: string },
-): Promise<void> {
+export async function updateIntegration(db: Executor, id: string, changes: Partial<IntegrationValues> & { integrationAuthId?: string }): Promise<void> {
   const { metadata, ...rest } = changes;
   await db
     .updateTable('integrations')

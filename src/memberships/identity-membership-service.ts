@@ -33,7 +33,9 @@ export class IdentityMembershipService {
   async add(actor: Actor, projectId: string, identityId: string, assignments: RoleAssignment[]) {
     const { permissions } = this.#deps;
     const alreadyMember = () => new BadRequestError(`Identity with ID '${identityId}' already exists in project with ID '${projectId}'`, 'AlreadyMember');
-    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'create', subject: 'identity' },
+    return writeMembership(
+      this.#deps.unitOfWork,
+      { actor, projectId, action: 'create', subject: 'identity' },
       async (tx, project, held) => {
         const identity = await findOrgIdentity(tx.db, project.orgId, identityId);
         if (!identity) throw new NotFoundError(`Identity with ID '${identityId}' not found in this organization`);
@@ -86,7 +88,11 @@ export class IdentityMembershipService {
   }
 
   async #withRoles(db: Executor, memberships: IdentityMembershipRow[]) {
-    const roles = await rolesOfMemberships(db, 'identity', memberships.map((membership) => membership.id));
+    const roles = await rolesOfMemberships(
+      db,
+      'identity',
+      memberships.map((membership) => membership.id),
+    );
     return memberships.map((membership) => ({
       ...plain(membership),
       identity: { id: membership.identityId, name: membership.identityName, authMethod: membership.authMethod },

@@ -13,7 +13,11 @@ import type { NewRoleRow } from './membership-store.ts';
 
 /** The rows to store for requested roles, and every rule they grant. */
 export async function prepareRoles(db: Executor, projectId: string, assignments: RoleAssignment[]): Promise<{ rows: NewRoleRow[]; rules: PermissionRule[] }> {
-  const resolved = await resolveRoleSlugs(db, projectId, assignments.map((assignment) => assignment.role));
+  const resolved = await resolveRoleSlugs(
+    db,
+    projectId,
+    assignments.map((assignment) => assignment.role),
+  );
   const rows = assignments.map((assignment) => {
     const { role, customRoleId } = resolved.get(assignment.role)!;
     return { role, customRoleId, ...(assignment.isTemporary ? temporaryAccess(assignment) : PERMANENT) };
@@ -27,13 +31,7 @@ export function assertCanGrant(permissions: PermissionService, held: PermissionS
 }
 
 /** Changing or removing someone's membership: they must not hold more than the caller. */
-export async function assertCanManage(
-  permissions: PermissionService,
-  held: PermissionSet,
-  db: Executor,
-  kind: MemberKind,
-  membershipId: string,
-): Promise<void> {
+export async function assertCanManage(permissions: PermissionService, held: PermissionSet, db: Executor, kind: MemberKind, membershipId: string): Promise<void> {
   const current = await activeRulesOfMembership(db, kind, membershipId, new Date());
   permissions.assertCovers(held, current, 'Failed to update a more privileged member');
 }

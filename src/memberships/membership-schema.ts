@@ -8,7 +8,9 @@ const roleSlug = required(64).toLowerCase().describe('A role slug: `admin`, `mem
 /** One role of a membership, permanent or temporary (op 11's two item shapes). */
 export const roleAssignmentSchema = z.union([
   z.object({ role: roleSlug, isTemporary: z.literal(false).default(false).describe('A permanent role.') }).describe('A permanent role.'),
-  z.object({ role: roleSlug, isTemporary: z.literal(true).describe('A temporary role.'), ...temporaryAccessFields }).describe('A temporary role: it stops granting access when it ends.'),
+  z
+    .object({ role: roleSlug, isTemporary: z.literal(true).describe('A temporary role.'), ...temporaryAccessFields })
+    .describe('A temporary role: it stops granting access when it ends.'),
 ]);
 export type RoleAssignment = z.infer<typeof roleAssignmentSchema>;
 
@@ -32,9 +34,7 @@ export const membershipRoleSchema = z.object({
 });
 
 export function toMembershipRoleResponse(row: MembershipRoleRow) {
-  const owner = row.projectMembershipId
-    ? { projectMembershipId: row.projectMembershipId }
-    : { identityProjectMembershipId: row.identityProjectMembershipId };
+  const owner = row.projectMembershipId ? { projectMembershipId: row.projectMembershipId } : { identityProjectMembershipId: row.identityProjectMembershipId };
   return {
     id: row.id,
     role: row.role,

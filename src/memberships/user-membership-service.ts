@@ -6,14 +6,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { findOrgUsers } from '../users/user-lookup.ts';
 import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
-import {
-  deleteUserMembership,
-  findUserMembership,
-  insertUserMembership,
-  listUserMemberships,
-  replaceMembershipRoles,
-  rolesOfMemberships,
-} from './membership-store.ts';
+import { deleteUserMembership, findUserMembership, insertUserMembership, listUserMemberships, replaceMembershipRoles, rolesOfMemberships } from './membership-store.ts';
 
 /** Users in a project: add (organization members only), list, change roles, remove. */
 export class UserMembershipService {
@@ -26,24 +19,33 @@ export class UserMembershipService {
   async add(actor: Actor, projectId: string, input: { emails: string[]; usernames: string[]; roleSlugs?: string[] }) {
     let adding: { email: string } | undefined;
     const alreadyMember = () => new BadRequestError(`User '${adding?.email}' is already a member of this project`, 'AlreadyMember');
-    return writeMembership(this.#deps.unitOfWork, { actor, projectId, action: 'create', subject: 'member' }, async (tx, project, held) => {
-      const users = await this.#requireOrgUsers(tx.db, project, input.emails, input.usernames);
-      const roles = await prepareRoles(tx.db, project.id, (input.roleSlugs ?? ['member']).map((role) => ({ role, isTemporary: false as const })));
-      assertCanGrant(this.#deps.permissions, held, roles.rules);
-      const memberships = [];
-      for (const user of users) {
-        adding = user;
-        const membership = await insertUserMembership(tx.db, project.id, user.id);
-        await replaceMembershipRoles(tx.db, 'user', membership.id, roles.rows);
-        memberships.push(membership);
-      }
-      tx.audit({
-        project,
-        type: 'add-workspace-members',
-        metadata: { userIds: users.map((user) => user.id), emails: users.map((user) => user.email), roles: input.roleSlugs ?? ['member'] },
-      });
-      return memberships.map(toMembershipResponse);
-    }, { project_memberships_user_key: alreadyMember });
+    return writeMembership(
+      this.#deps.unitOfWork,
+      { actor, projectId, action: 'create', subject: 'member' },
+      async (tx, project, held) => {
+        const users = await this.#requireOrgUsers(tx.db, project, input.emails, input.usernames);
+        const roles = await prepareRoles(
+          tx.db,
+          project.id,
+          (input.roleSlugs ?? ['member']).map((role) => ({ role, isTemporary: false as const })),
+        );
+        assertCanGrant(this.#deps.permissions, held, roles.rules);
+        const memberships = [];
+        for (const user of users) {
+          adding = user;
+          const membership = await insertUserMembership(tx.db, project.id, user.id);
+          await replaceMembershipRoles(tx.db, 'user', membership.id, roles.rows);
+          memberships.push(membership);
+        }
+        tx.audit({
+          project,
+          type: 'add-workspace-members',
+          metadata: { userIds: users.map((user) => user.id), emails: users.map((user) => user.email), roles: input.roleSlugs ?? ['member'] },
+        });
+        return memberships.map(toMembershipResponse);
+      },
+      { project_memberships_user_key: alreadyMember },
+    );
   }
 
   async list(actor: Actor, projectId: string) {
@@ -51,10 +53,27 @@ export class UserMembershipService {
     const project = await lookups.requireProject(db, { id: projectId });
     await permissions.assertProject({ actor, project, action: 'read', subject: 'member' });
     const memberships = await listUserMemberships(db, project.id);
-    const roles = await rolesOfMemberships(db, 'user', memberships.map((membership) => membership.id));
+    const roles = await rolesOfMemberships(
+      db,
+      'user',
+      memberships.map((membership) => membership.id),
+    );
     return memberships.map((membership) => ({
-      ...toMembershipResponse({ id: membership.id, userId: membership.userId, projectId: membership.projectId, createdAt: membership.createdAt, updatedAt: membership.updatedAt }),
-      user: { id: membership.userId, email: membership.email, username: membership.username, firstName: membership.firstName, lastName: membership.lastName, publicKey: null },
+      ...toMembershipResponse({
+        id: membership.id,
+        userId: membership.userId,
+        projectId: membership.projectId,
+        createdAt: membership.createdAt,
+        updatedAt: membership.updatedAt,
+      }),
+      user: {
+        id: membership.userId,
+        email: membership.email,
+        username: membership.username,
+        firstName: membership.firstName,
+        lastName: membership.lastName,
+        publicKey: null,
+      },
       roles: (roles.get(membership.id) ?? []).map(toMembershipRoleResponse),
     }));
   }

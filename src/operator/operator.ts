@@ -121,7 +121,10 @@ export class Operator {
       installationId,
       onForeignLease: (lease, other) => {
         const message = `the Lease is held by Coffer installation ${other}; this installation (${installationId}) does not run the operator in this cluster`;
-        this.#logger.warn({ otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/${LEASE_NAME}`, holder: lease.spec?.holderIdentity }, message);
+        this.#logger.warn(
+          { otherInstallation: other, installationId, lease: `${this.#options.leaseNamespace}/${LEASE_NAME}`, holder: lease.spec?.holderIdentity },
+          message,
+        );
         this.#events.record(lease, 'Warning', 'InstallationConflict', message);
       },
       onStartedLeading: () => this.#startLeading(manager),
@@ -198,7 +201,10 @@ export class Operator {
       }
     }
     for (const [other, count] of others) {
-      this.#logger.warn({ otherInstallation: other, installationId, resources: count }, `${count} Coffer resource(s) in this cluster are managed by installation ${other}; this installation leaves them alone and writes nothing to them`);
+      this.#logger.warn(
+        { otherInstallation: other, installationId, resources: count },
+        `${count} Coffer resource(s) in this cluster are managed by installation ${other}; this installation leaves them alone and writes nothing to them`,
+      );
     }
   }
 

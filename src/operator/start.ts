@@ -20,7 +20,11 @@ export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceacco
  * developer's laptop must not become a cluster's operator); true requires a
  * configuration (a kubeconfig or the service account).
  */
-export function operatorKubeConfig(config: Config, env: NodeJS.ProcessEnv = process.env, tokenPath = SERVICE_ACCOUNT_TOKEN): { kubeConfig: KubeConfig } | { reason: string } {
+export function operatorKubeConfig(
+  config: Config,
+  env: NodeJS.ProcessEnv = process.env,
+  tokenPath = SERVICE_ACCOUNT_TOKEN,
+): { kubeConfig: KubeConfig } | { reason: string } {
   if (config.operator === 'false') return { reason: 'operator disabled (COFFER_OPERATOR=false)' };
   const inCluster = Boolean(env.KUBERNETES_SERVICE_HOST) && existsSync(tokenPath);
   if (config.operator === 'auto' && !inCluster) {

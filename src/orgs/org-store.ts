@@ -91,20 +91,7 @@ export async function listOrgUserMemberships(db: Executor, orgId: string) {
   return db
     .selectFrom('orgMemberships as m')
     .innerJoin('users as u', 'u.id', 'm.userId')
-    .select([
-      'm.id',
-      'm.orgId',
-      'm.userId',
-      'm.role',
-      'm.status',
-      'm.inviteEmail',
-      'm.createdAt',
-      'm.updatedAt',
-      'u.email',
-      'u.username',
-      'u.firstName',
-      'u.lastName',
-    ])
+    .select(['m.id', 'm.orgId', 'm.userId', 'm.role', 'm.status', 'm.inviteEmail', 'm.createdAt', 'm.updatedAt', 'u.email', 'u.username', 'u.firstName', 'u.lastName'])
     .where('m.orgId', '=', orgId)
     .orderBy('u.firstName')
     .orderBy('u.lastName')

@@ -108,14 +108,7 @@ export type OrgRole = (typeof ORG_ROLES)[number];
 
 const ORG_ROLE_RULES: Record<string, PermissionRule[]> = {
   admin: all(ORG_SUBJECTS),
-  member: [
-    only('workspace', 'read', 'create'),
-    only('member', 'read'),
-    only('role', 'read'),
-    only('settings', 'read'),
-    crud('identity'),
-    only('audit-logs', 'read'),
-  ],
+  member: [only('workspace', 'read', 'create'), only('member', 'read'), only('role', 'read'), only('settings', 'read'), crud('identity'), only('audit-logs', 'read')],
   'no-access': [],
 };
 

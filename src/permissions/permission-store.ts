@@ -8,12 +8,7 @@ export type { MemberKind };
 export async function findMembershipId(db: Executor, kind: MemberKind, memberId: string, projectId: string): Promise<string | undefined> {
   const row =
     kind === 'identity'
-      ? await db
-          .selectFrom('identityProjectMemberships')
-          .select('id')
-          .where('projectId', '=', projectId)
-          .where('identityId', '=', memberId)
-          .executeTakeFirst()
+      ? await db.selectFrom('identityProjectMemberships').select('id').where('projectId', '=', projectId).where('identityId', '=', memberId).executeTakeFirst()
       : await db.selectFrom('projectMemberships').select('id').where('projectId', '=', projectId).where('userId', '=', memberId).executeTakeFirst();
   return row?.id;
 }

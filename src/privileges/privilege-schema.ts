@@ -15,7 +15,10 @@ const privilegePermissionSchema = z
     conditions: z
       .object({
         environment: required().describe('The environment slug.'),
-        secretPath: z.object({ $glob: required(PATH_MAX).describe('A glob such as `/app/**`.') }).optional().describe('The secret paths (default: all).'),
+        secretPath: z
+          .object({ $glob: required(PATH_MAX).describe('A glob such as `/app/**`.') })
+          .optional()
+          .describe('The secret paths (default: all).'),
       })
       .describe('Where the rule applies.'),
   })
@@ -44,7 +47,9 @@ const target = {
   identityId: id().describe("The identity's id."),
   projectSlug: id().describe("The project's slug."),
 };
-const slugField = privilegeSlugSchema.describe('A slug for the privilege, unique for the identity in the project (generated when absent).').meta({ examples: ['read-prod-app'] });
+const slugField = privilegeSlugSchema
+  .describe('A slug for the privilege, unique for the identity in the project (generated when absent).')
+  .meta({ examples: ['read-prod-app'] });
 const privilegeSlug = id().describe("The privilege's slug.");
 
 export const createPermanentPrivilegeBody = z.object({ ...target, slug: slugField.optional(), ...privilegeRulesFields }).refine(hasRules, rulesRequired);

@@ -40,10 +40,5 @@ export async function findPrivilege(db: Executor, membershipId: string, slug: st
 }
 
 export async function listPrivileges(db: Executor, membershipId: string): Promise<IdentityAdditionalPrivilege[]> {
-  return db
-    .selectFrom('identityProjectAdditionalPrivileges')
-    .selectAll()
-    .where('identityProjectMembershipId', '=', membershipId)
-    .orderBy('slug')
-    .execute();
+  return db.selectFrom('identityProjectAdditionalPrivileges').selectAll().where('identityProjectMembershipId', '=', membershipId).orderBy('slug').execute();
 }

@@ -12,10 +12,7 @@ export { listProjectsOfOrg };
  * or else `projectSlug` (400 when neither is given).
  */
 export type ProjectReference =
-  | { id: string }
-  | { orgId: string; slug: string }
-  | { orgId: string; idOrSlug: string }
-  | { orgId: string; workspaceId?: string; projectSlug?: string };
+  { id: string } | { orgId: string; slug: string } | { orgId: string; idOrSlug: string } | { orgId: string; workspaceId?: string; projectSlug?: string };
 
 /** The reference as an id or a slug, and how a 404 names it. */
 function normalize(reference: ProjectReference): { id: string } | { orgId: string; slug: string } {

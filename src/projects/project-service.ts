@@ -9,15 +9,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { ProjectReference } from './project-lookup.ts';
 import { toProjectResponse, toProjectWithEnvironments } from './project-schema.ts';
-import {
-  addIdentityProjectAdmin,
-  addUserProjectAdmin,
-  deleteProject,
-  insertProject,
-  listProjectsOfOrg,
-  setProjectDataKey,
-  updateProject,
-} from './project-store.ts';
+import { addIdentityProjectAdmin, addUserProjectAdmin, deleteProject, insertProject, listProjectsOfOrg, setProjectDataKey, updateProject } from './project-store.ts';
 
 export const DEFAULT_ENVIRONMENTS = [
   { name: 'Development', slug: 'dev', position: 1 },
@@ -88,7 +80,10 @@ export class ProjectService {
     // Org admins see every project of the organization; everyone else the projects they are a member of.
     const member = actor.orgRole === 'admin' ? null : { kind: actor.kind, id: actor.id };
     const projects = await listProjectsOfOrg(this.#deps.db, actor.orgId, member);
-    const environments = await listEnvironmentsOfProjects(this.#deps.db, projects.map((project) => project.id));
+    const environments = await listEnvironmentsOfProjects(
+      this.#deps.db,
+      projects.map((project) => project.id),
+    );
     return projects.map((project) => toProjectWithEnvironments(project, environments.get(project.id) ?? []));
   }
 

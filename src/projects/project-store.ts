@@ -49,11 +49,7 @@ export async function listProjectsOfOrg(db: Executor, orgId: string, member: { k
   return query.orderBy('name').orderBy('id').execute();
 }
 
-export async function updateProject(
-  db: Executor,
-  id: string,
-  changes: { name?: string; autoCapitalization?: boolean },
-): Promise<Project> {
+export async function updateProject(db: Executor, id: string, changes: { name?: string; autoCapitalization?: boolean }): Promise<Project> {
   return db
     .updateTable('projects')
     .set({ ...changes, updatedAt: new Date() })
@@ -67,11 +63,7 @@ export async function deleteProject(db: Executor, id: string): Promise<void> {
 }
 
 export async function addIdentityProjectAdmin(db: Executor, projectId: string, identityId: string): Promise<void> {
-  const membership = await db
-    .insertInto('identityProjectMemberships')
-    .values({ projectId, identityId })
-    .returning('id')
-    .executeTakeFirstOrThrow();
+  const membership = await db.insertInto('identityProjectMemberships').values({ projectId, identityId }).returning('id').executeTakeFirstOrThrow();
   await db.insertInto('projectMembershipRoles').values({ identityProjectMembershipId: membership.id, role: 'admin' }).execute();
 }
 

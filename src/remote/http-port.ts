@@ -161,14 +161,18 @@ interface ImportAnswer {
 }
 
 function importsPort(call: Call): ImportsPort {
-  const toImport = (answer: ImportAnswer): SecretImport => ({ id: answer.id, position: answer.position, source: { environment: answer.importEnv.slug, path: answer.importPath } });
+  const toImport = (answer: ImportAnswer): SecretImport => ({
+    id: answer.id,
+    position: answer.position,
+    source: { environment: answer.importEnv.slug, path: answer.importPath },
+  });
   const at = (location: ImportLocation) => ({ workspaceId: location.projectId, environment: location.environment, path: location.path });
   const url = (importId: string) => `/api/v1/secret-imports/${encodeURIComponent(importId)}`;
   return {
     get: async (importId) => toImport((await call<{ secretImport: ImportAnswer }>('GET', url(importId))).secretImport),
-    list: async (location) =>
-      (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${query(at(location))}`)).secretImports.map(toImport),
-    create: async (location, source) => toImport((await call<{ secretImport: ImportAnswer }>('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source } })).secretImport),
+    list: async (location) => (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${query(at(location))}`)).secretImports.map(toImport),
+    create: async (location, source) =>
+      toImport((await call<{ secretImport: ImportAnswer }>('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source } })).secretImport),
     update: async (importId, location, changes) =>
       toImport((await call<{ secretImport: ImportAnswer }>('PATCH', url(importId), { body: { ...at(location), import: changes } })).secretImport),
     async delete(importId, location) {
@@ -185,14 +189,16 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
     secretPath: answer.secretPath,
   });
   return {
-    upsert: async (integration) => toRecord((await call<{ integration: IntegrationAnswer }>('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
+    upsert: async (integration) =>
+      toRecord((await call<{ integration: IntegrationAnswer }>('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
     async recordSyncResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result });
     },
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`);
     },
-    get: async (integrationId) => toRecord((await call<{ integration: IntegrationAnswer }>('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
+    get: async (integrationId) =>
+      toRecord((await call<{ integration: IntegrationAnswer }>('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
   };
 }
 

@@ -102,7 +102,8 @@ export class ServerConnection {
   #failure(method: string, path: string, status: number, body: unknown): Error {
     const answer = (body ?? {}) as { error?: unknown; message?: unknown };
     const message = typeof answer.message === 'string' ? answer.message : `${method} ${path.split('?')[0]} answered ${status}`;
-    if (status === 502 || status === 503 || status === 504) return new ServerUnavailableError(`the Coffer server at ${this.url.origin} cannot serve now (${status}): ${message}`);
+    if (status === 502 || status === 503 || status === 504)
+      return new ServerUnavailableError(`the Coffer server at ${this.url.origin} cannot serve now (${status}): ${message}`);
     if (status >= 400 && status < 500) return new AppError(status, typeof answer.error === 'string' ? answer.error : 'Error', message);
     return new ServerUnavailableError(`the Coffer server at ${this.url.origin} failed (${status}): ${message}`);
   }

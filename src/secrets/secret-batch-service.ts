@@ -67,7 +67,11 @@ export class SecretBatchService {
       const trx = tx.db;
       const existing = await lockSharedSecrets(trx, scope.folder.id, keys);
       if (existing.length > 0) throw new BadRequestError(`Secret already exist: ${existing.map((secret) => secret.key).join(',')}`, 'SecretExists');
-      await requireTagsByIds(trx, scope.project.id, items.flatMap((item) => item.tagIds ?? []));
+      await requireTagsByIds(
+        trx,
+        scope.project.id,
+        items.flatMap((item) => item.tagIds ?? []),
+      );
       const values = items.map((item) => normalizeSecretValue(item.secretValue));
       await assertReferencesReadable(tx, scope, values);
       const rows = items.map((item, index) => {
@@ -101,7 +105,11 @@ export class SecretBatchService {
       const current = new Map((await lockSharedSecrets(trx, scope.folder.id, keys)).map((secret) => [secret.key, secret]));
       const missing = keys.filter((key) => !current.has(key));
       if (missing.length > 0) throw new NotFoundError(`Secret does not exist: ${missing.join(',')}`);
-      await requireTagsByIds(trx, scope.project.id, items.flatMap((item) => item.tagIds ?? []));
+      await requireTagsByIds(
+        trx,
+        scope.project.id,
+        items.flatMap((item) => item.tagIds ?? []),
+      );
       const updated: Secret[] = [];
       for (const [index, item] of items.entries()) {
         const secret = current.get(keys[index]!)!;
@@ -111,7 +119,10 @@ export class SecretBatchService {
         if (item.tagIds) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
         updated.push(next);
       }
-      const tags = await tagsOfSecrets(trx, updated.map((secret) => secret.id));
+      const tags = await tagsOfSecrets(
+        trx,
+        updated.map((secret) => secret.id),
+      );
       await insertSecretVersions(trx, updated, new Map(updated.map((secret) => [secret.id, (tags.get(secret.id) ?? []).map((tag) => tag.id)])));
       return updated;
     });
@@ -130,8 +141,15 @@ export class SecretBatchService {
         else missing.push(keys[index]!);
       }
       if (missing.length > 0) throw new NotFoundError(`Secret does not exist: ${missing.join(',')}`);
-      await deleteSecretsByIds(trx, found.map((secret) => secret.id));
-      await deletePersonalOverrides(trx, scope.folder.id, found.filter((secret) => secret.type === 'shared').map((secret) => secret.key));
+      await deleteSecretsByIds(
+        trx,
+        found.map((secret) => secret.id),
+      );
+      await deletePersonalOverrides(
+        trx,
+        scope.folder.id,
+        found.filter((secret) => secret.type === 'shared').map((secret) => secret.key),
+      );
       return found;
     });
   }
@@ -147,7 +165,10 @@ export class SecretBatchService {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const scope = await resolveSecretScope(this.#deps, tx, location, action);
       const secrets = await change(tx, scope);
-      const tags = await tagsOfSecrets(tx.db, secrets.map((secret) => secret.id));
+      const tags = await tagsOfSecrets(
+        tx.db,
+        secrets.map((secret) => secret.id),
+      );
       tx.audit({
         project: scope.project,
         type: event,

@@ -89,7 +89,11 @@ function assertListingSize(rows: readonly Secret[]): void {
   let bytes = 0;
   for (const row of rows) bytes += row.key.length + row.encryptedValue.length + (row.encryptedComment?.length ?? 0) + LISTED_SECRET_OVERHEAD_BYTES;
   if (bytes > MAX_LISTING_BYTES) {
-    throw new AppError(422, 'ListingTooLarge', `The listing would be larger than ${MAX_LISTING_BYTES / 1024 / 1024} MiB; list fewer folders (a deeper path, or without recursive)`);
+    throw new AppError(
+      422,
+      'ListingTooLarge',
+      `The listing would be larger than ${MAX_LISTING_BYTES / 1024 / 1024} MiB; list fewer folders (a deeper path, or without recursive)`,
+    );
   }
 }
 

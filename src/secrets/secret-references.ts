@@ -19,7 +19,11 @@ export const MAX_EXPANDED_TOTAL_LENGTH = 32 * 1024 * 1024;
 export const MAX_REFERENCE_SUBSTITUTIONS = 50_000;
 
 function expansionTooLarge(key: string | undefined, why: string): AppError {
-  return new AppError(422, 'ReferenceExpansionTooLarge', `Expanding the references of ${key ? `secret '${key}'` : 'a secret'} ${why}; read it without expandSecretReferences`);
+  return new AppError(
+    422,
+    'ReferenceExpansionTooLarge',
+    `Expanding the references of ${key ? `secret '${key}'` : 'a secret'} ${why}; read it without expandSecretReferences`,
+  );
 }
 
 interface Reference {

@@ -9,14 +9,7 @@ import { requireTagsByIds, setSecretTags, tagsOfSecrets, toTagSummary } from '..
 import { secretChangesFor } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
-import {
-  resolveSecretScope,
-  type SecretLocation,
-  type SecretScope,
-  secretAuditMetadata,
-  secretChange,
-  toRawSecret,
-} from './secret-scope.ts';
+import { resolveSecretScope, type SecretLocation, type SecretScope, secretAuditMetadata, secretChange, toRawSecret } from './secret-scope.ts';
 import {
   deletePersonalOverrides,
   deleteSecretsByIds,
@@ -114,7 +107,12 @@ export class SecretService {
       const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : undefined;
       const secret = await updateSecret(tx.db, current.id, changes);
       if (changes.key && current.type === 'shared') await renamePersonalOverrides(tx.db, scope.folder.id, current.key, changes.key);
-      if (tags) await setSecretTags(tx.db, secret.id, tags.map((tag) => tag.id));
+      if (tags)
+        await setSecretTags(
+          tx.db,
+          secret.id,
+          tags.map((tag) => tag.id),
+        );
       const tagSummaries = (await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? [];
       await insertSecretVersions(tx.db, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
       return { secret, event: 'update-secret', tags: tagSummaries };

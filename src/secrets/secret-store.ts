@@ -18,9 +18,7 @@ export interface NewSecret {
   reminderRepeatDays: number | null;
 }
 
-export type SecretChanges = Partial<
-  Pick<Secret, 'key' | 'encryptedValue' | 'encryptedComment' | 'skipMultilineEncoding' | 'reminderNote' | 'reminderRepeatDays'>
->;
+export type SecretChanges = Partial<Pick<Secret, 'key' | 'encryptedValue' | 'encryptedComment' | 'skipMultilineEncoding' | 'reminderNote' | 'reminderRepeatDays'>>;
 
 export async function insertSecrets(db: Executor, secrets: NewSecret[]): Promise<Secret[]> {
   if (secrets.length === 0) return [];
@@ -45,15 +43,7 @@ export async function findSecret(
 /** Shared secrets of the given keys in a folder, locked for update. */
 export async function lockSharedSecrets(db: Executor, folderId: string, keys: string[]): Promise<Secret[]> {
   if (keys.length === 0) return [];
-  return db
-    .selectFrom('secrets')
-    .selectAll()
-    .where('folderId', '=', folderId)
-    .where('type', '=', 'shared')
-    .where('key', 'in', keys)
-    .orderBy('key')
-    .forUpdate()
-    .execute();
+  return db.selectFrom('secrets').selectAll().where('folderId', '=', folderId).where('type', '=', 'shared').where('key', 'in', keys).orderBy('key').forUpdate().execute();
 }
 
 /** Shared secrets of the folders, plus the personal overrides of `userId` when given; by key. */

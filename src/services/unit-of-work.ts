@@ -30,10 +30,7 @@ export interface WriteOptions {
 
 /** An audit entry a write collects; the unit writes it with the others, last, in the same transaction. */
 export type AuditEntry = AuditEvent &
-  (
-    | { project: Pick<Project, 'id' | 'orgId' | 'name'>; orgId?: never }
-    | { orgId: string; projectId?: string; project?: never }
-  ) & {
+  ({ project: Pick<Project, 'id' | 'orgId' | 'name'>; orgId?: never } | { orgId: string; projectId?: string; project?: never }) & {
     /** Who made it, when not the unit's caller: the user or identity a login signs in. */
     actor?: Actor;
   };

@@ -70,5 +70,8 @@ export async function deleteTagLinksOfSecret(db: Executor, secretId: string): Pr
 
 export async function insertTagLinks(db: Executor, secretId: string, tagIds: string[]): Promise<void> {
   if (tagIds.length === 0) return;
-  await db.insertInto('secretTagLinks').values(tagIds.map((tagId) => ({ secretId, tagId }))).execute();
+  await db
+    .insertInto('secretTagLinks')
+    .values(tagIds.map((tagId) => ({ secretId, tagId })))
+    .execute();
 }

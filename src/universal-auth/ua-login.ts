@@ -39,7 +39,12 @@ export class UniversalAuthLogin {
   }
 
   async login(input: { clientId: string; clientSecret: string }, origin: RequestOrigin): Promise<IssuedToken> {
-    const attempt = { method: 'universal-auth', credentialKind: 'clientId', credential: input.clientId, orgsOfCredential: (db: Executor) => orgIdsOfClientId(db, input.clientId) } as const;
+    const attempt = {
+      method: 'universal-auth',
+      credentialKind: 'clientId',
+      credential: input.clientId,
+      orgsOfCredential: (db: Executor) => orgIdsOfClientId(db, input.clientId),
+    } as const;
     return this.#throttle.attempt(attempt, origin, (tx) => this.#login(tx, input, origin));
   }
 

@@ -41,7 +41,11 @@ export async function findOrgUsers(db: Executor, orgId: string, emails: string[]
 }
 
 export async function findUserByEmail(db: Executor, email: string): Promise<User | undefined> {
-  return db.selectFrom('users').selectAll().where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst();
 }
 
 export async function findUserById(db: Executor, id: string): Promise<User | undefined> {
@@ -62,5 +66,9 @@ export async function orgIdsOfEmail(db: Executor, email: string): Promise<string
 }
 
 export async function setUserPassword(db: Executor, userId: string, values: { passwordHash: string; firstName?: string | null; lastName?: string | null }) {
-  await db.updateTable('users').set({ ...values, updatedAt: new Date() }).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set({ ...values, updatedAt: new Date() })
+    .where('id', '=', userId)
+    .execute();
 }

@@ -118,7 +118,7 @@ export function url(max = 2048) {
 export function path() {
   return optional(text(PATH_MAX))
     .transform((value) => value ?? '/')
-    .describe('A folder path such as `/app/db`; `/` (the environment\'s root) when absent. A missing leading `/` is added, a trailing one removed.');
+    .describe("A folder path such as `/app/db`; `/` (the environment's root) when absent. A missing leading `/` is added, a trailing one removed.");
 }
 
 /** The environment a request acts in, by slug. */
@@ -231,17 +231,23 @@ export function flag(fallback: boolean) {
 
 /** A comma-separated query list: trimmed, empty pieces dropped; absent or empty means none. */
 export function commaList(max = PATH_MAX) {
-  return optional(text(max)).transform((value) => value?.split(',').map((item) => item.trim()).filter(Boolean) ?? []);
+  return optional(text(max)).transform(
+    (value) =>
+      value
+        ?.split(',')
+        .map((item) => item.trim())
+        .filter(Boolean) ?? [],
+  );
 }
 
 // ---- the fields that name a project ----
 
 /** The fields that name a project, in every spelling the reference accepts. */
 export const projectRefFields = {
-  workspaceId: optional(id()).describe('The project\'s id, as the older clients name it; the same as `projectId`.'),
-  projectId: optional(id()).describe('The project\'s id. Give it, `workspaceId`, `projectSlug` or `workspaceSlug`.'),
-  workspaceSlug: optional(id()).describe('The project\'s slug, as the older clients name it; the same as `projectSlug` (used when no id is given).'),
-  projectSlug: optional(id()).describe('The project\'s slug (used when no id is given).'),
+  workspaceId: optional(id()).describe("The project's id, as the older clients name it; the same as `projectId`."),
+  projectId: optional(id()).describe("The project's id. Give it, `workspaceId`, `projectSlug` or `workspaceSlug`."),
+  workspaceSlug: optional(id()).describe("The project's slug, as the older clients name it; the same as `projectSlug` (used when no id is given)."),
+  projectSlug: optional(id()).describe("The project's slug (used when no id is given)."),
 };
 
 export interface ProjectRefInput {
@@ -260,8 +266,8 @@ export function projectRef(fields: ProjectRefInput): { workspaceId?: string; pro
 
 /** A required project id, as `projectId` or `workspaceId`: an object refinement for bodies and queries. */
 export const projectIdFields = {
-  workspaceId: optional(id()).describe('The project\'s id, as the older clients name it; the same as `projectId`.'),
-  projectId: optional(id()).describe('The project\'s id (or give `workspaceId`).'),
+  workspaceId: optional(id()).describe("The project's id, as the older clients name it; the same as `projectId`."),
+  projectId: optional(id()).describe("The project's id (or give `workspaceId`)."),
 };
 
 export function hasProjectId(fields: { workspaceId?: string; projectId?: string }): boolean {

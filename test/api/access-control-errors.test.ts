@@ -41,23 +41,65 @@ const cases: Case[] = [
   ['adding nobody to a project', 'POST', () => `/api/v2/workspace/${fx.projectId}/memberships`, {}, 400, 'NoUsers'],
   ['adding a stranger to a project', 'POST', () => `/api/v2/workspace/${fx.projectId}/memberships`, { emails: ['stranger@example.com'] }, 404],
   ['roles of an unknown user membership', 'PATCH', () => `/api/v1/workspace/${fx.projectId}/memberships/${UNKNOWN}`, { roles: [{ role: 'viewer' }] }, 404],
-  ['a temporary role without its range', 'PATCH', () => `/api/v1/workspace/${fx.projectId}/memberships/${UNKNOWN}`, { roles: [{ role: 'viewer' }, { role: 'admin', isTemporary: true }] }, 422],
+  [
+    'a temporary role without its range',
+    'PATCH',
+    () => `/api/v1/workspace/${fx.projectId}/memberships/${UNKNOWN}`,
+    { roles: [{ role: 'viewer' }, { role: 'admin', isTemporary: true }] },
+    422,
+  ],
   ['an identity twice in a project', 'POST', () => `/api/v2/workspace/${fx.projectId}/identity-memberships/${target.id}`, {}, 400, 'AlreadyMember'],
   ['an unknown identity in a project', 'POST', () => `/api/v2/workspace/${fx.projectId}/identity-memberships/${UNKNOWN}`, {}, 404],
-  ['a role with an unknown subject', 'POST', () => `/api/v1/workspace/${fx.projectId}/roles`, { slug: 'r', name: 'r', permissions: [{ subject: 'everything', action: 'read' }] }, 422],
-  ['a role with an unknown action', 'POST', () => `/api/v1/workspace/${fx.projectId}/roles`, { slug: 'r', name: 'r', permissions: [{ subject: 'secrets', action: 'manage' }] }, 422],
+  [
+    'a role with an unknown subject',
+    'POST',
+    () => `/api/v1/workspace/${fx.projectId}/roles`,
+    { slug: 'r', name: 'r', permissions: [{ subject: 'everything', action: 'read' }] },
+    422,
+  ],
+  [
+    'a role with an unknown action',
+    'POST',
+    () => `/api/v1/workspace/${fx.projectId}/roles`,
+    { slug: 'r', name: 'r', permissions: [{ subject: 'secrets', action: 'manage' }] },
+    422,
+  ],
   ['a role with a bad slug', 'POST', () => `/api/v1/workspace/${fx.projectId}/roles`, { slug: 'Not A Slug', name: 'r', permissions: [] }, 422],
   ['roles of an unknown project', 'GET', () => '/api/v1/workspace/no-such-project/roles', undefined, 404],
   ['an unknown role', 'DELETE', () => `/api/v1/workspace/${fx.projectId}/roles/${UNKNOWN}`, undefined, 404],
-  ['a privilege for a non-member', 'POST', () => '/api/v1/additional-privilege/identity/permanent', () => ({ identityId: outsiderId, projectSlug: 'PROJECT', permissions: [{ subject: 'secrets', action: 'read' }] }), 404],
+  [
+    'a privilege for a non-member',
+    'POST',
+    () => '/api/v1/additional-privilege/identity/permanent',
+    () => ({ identityId: outsiderId, projectSlug: 'PROJECT', permissions: [{ subject: 'secrets', action: 'read' }] }),
+    404,
+  ],
   ['a privilege in an unknown project', 'GET', () => '/api/v1/additional-privilege/identity', () => ({ identityId: target.id, projectSlug: 'nope-project' }), 404],
   ['an unknown privilege', 'GET', () => '/api/v1/additional-privilege/identity/nope', () => ({ identityId: target.id, projectSlug: 'PROJECT' }), 404],
   ['op 17 without its query', 'GET', () => '/api/v1/additional-privilege/identity/nope', {}, 422],
-  ['a temporary privilege with a bad start', 'POST', () => '/api/v1/additional-privilege/identity/temporary', () => ({ identityId: target.id, projectSlug: 'PROJECT', permissions: [{ subject: 'secrets', action: 'read' }], temporaryMode: 'relative', temporaryRange: '1h', temporaryAccessStartTime: 'yesterday' }), 422],
+  [
+    'a temporary privilege with a bad start',
+    'POST',
+    () => '/api/v1/additional-privilege/identity/temporary',
+    () => ({
+      identityId: target.id,
+      projectSlug: 'PROJECT',
+      permissions: [{ subject: 'secrets', action: 'read' }],
+      temporaryMode: 'relative',
+      temporaryRange: '1h',
+      temporaryAccessStartTime: 'yesterday',
+    }),
+    422,
+  ],
 ];
 
 test.each(cases)('%s is refused and changes nothing', async (_name, method, url, payload, status, error) => {
-  const fill = (value: unknown) => JSON.parse(JSON.stringify((typeof value === 'function' ? value() : value) ?? {}).replaceAll('"ORG"', JSON.stringify(fx.orgId)).replaceAll('"PROJECT"', JSON.stringify(fx.projectSlug)));
+  const fill = (value: unknown) =>
+    JSON.parse(
+      JSON.stringify((typeof value === 'function' ? value() : value) ?? {})
+        .replaceAll('"ORG"', JSON.stringify(fx.orgId))
+        .replaceAll('"PROJECT"', JSON.stringify(fx.projectSlug)),
+    );
   const before = await snapshotDatabase(app.database);
   const options = method === 'GET' ? { query: fill(payload) } : payload === undefined ? {} : { body: fill(payload) };
   const response = await app.request(method, url(), { token: fx.token, ...options });

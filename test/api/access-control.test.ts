@@ -41,7 +41,11 @@ describe('identities', () => {
     expect((await app.request('GET', `/api/v1/identities/${id}`, { token: fx.token })).body.identity.role).toBe('member');
     expect((await app.request('DELETE', `/api/v1/identities/${id}`, { token: fx.token })).status).toBe(200);
     expect((await app.request('GET', `/api/v1/identities/${id}`, { token: fx.token })).status).toBe(404);
-    const events = await app.database.db.selectFrom('auditLogs').select('eventType').where('eventMetadata', '@>', JSON.stringify({ identityId: id })).execute();
+    const events = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventType')
+      .where('eventMetadata', '@>', JSON.stringify({ identityId: id }))
+      .execute();
     expect(events.map((event) => event.eventType).sort()).toEqual(['create-identity', 'delete-identity', 'update-identity']);
   });
 
@@ -128,7 +132,9 @@ describe('custom roles with conditions', () => {
     expect(renamed.body.role.name).toBe('Readers');
     const before = await snapshotDatabase(app.database);
     expect((await app.request('DELETE', `/api/v1/workspace/${fx.projectId}/roles/${roleId}`, { token: fx.token })).status).toBe(400);
-    expect((await app.request('POST', `/api/v1/workspace/${fx.projectId}/roles`, { token: fx.token, body: { slug: 'admin', name: 'x', permissions: [] } })).status).toBe(400);
+    expect((await app.request('POST', `/api/v1/workspace/${fx.projectId}/roles`, { token: fx.token, body: { slug: 'admin', name: 'x', permissions: [] } })).status).toBe(
+      400,
+    );
     const badRule = { slug: 'bad', name: 'x', permissions: [{ subject: 'tags', action: 'read', conditions: { environment: 'dev' } }] };
     expect((await app.request('POST', `/api/v1/workspace/${fx.projectId}/roles`, { token: fx.token, body: badRule })).status).toBe(422);
     expect(await snapshotDatabase(app.database)).toEqual(before);
@@ -160,7 +166,13 @@ describe('memberships and temporary roles', () => {
     expect(patched.status).toBe(200);
     expect(patched.body.roles).toEqual([
       expect.objectContaining({ role: 'no-access', isTemporary: false, temporaryRange: null }),
-      expect.objectContaining({ role: 'viewer', isTemporary: true, temporaryMode: 'relative', temporaryRange: '2s', temporaryAccessEndTime: new Date(Date.parse(start) + 2000).toISOString() }),
+      expect.objectContaining({
+        role: 'viewer',
+        isTemporary: true,
+        temporaryMode: 'relative',
+        temporaryRange: '2s',
+        temporaryAccessEndTime: new Date(Date.parse(start) + 2000).toISOString(),
+      }),
     ]);
     expect((await listSecrets(target.token)).status).toBe(200);
     await sleep(1700);
@@ -200,12 +212,20 @@ describe('additional privileges', () => {
     expect((await listSecrets(target.token, { environment: 'prod' })).status).toBe(403);
     const created = await app.request('POST', '/api/v1/additional-privilege/identity/permanent', {
       token: fx.token,
-      body: { identityId: target.id, projectSlug: fx.projectSlug, slug: 'prod-read', privilegePermission: { actions: ['read'], subject: 'secrets', conditions: { environment: 'prod' } } },
+      body: {
+        identityId: target.id,
+        projectSlug: fx.projectSlug,
+        slug: 'prod-read',
+        privilegePermission: { actions: ['read'], subject: 'secrets', conditions: { environment: 'prod' } },
+      },
     });
     expect(created.status).toBe(200);
     expect(keys(await listSecrets(target.token, { environment: 'prod' }))).toEqual(['PROD']);
     expect((await listSecrets(target.token)).status).toBe(403);
-    const got = await app.request('GET', '/api/v1/additional-privilege/identity/prod-read', { token: fx.token, query: { identityId: target.id, projectSlug: fx.projectSlug } });
+    const got = await app.request('GET', '/api/v1/additional-privilege/identity/prod-read', {
+      token: fx.token,
+      query: { identityId: target.id, projectSlug: fx.projectSlug },
+    });
     expect(got.body.privilege).toMatchObject({
       slug: 'prod-read',
       isTemporary: false,
@@ -223,7 +243,10 @@ describe('additional privileges', () => {
     expect((await listSecrets(target.token, { environment: 'prod' })).status).toBe(403);
     expect((await app.request('DELETE', '/api/v1/additional-privilege/identity', { token: fx.token, body })).status).toBe(200);
     expect((await listSecrets(target.token)).status).toBe(403);
-    const missing = await app.request('GET', '/api/v1/additional-privilege/identity/prod-read', { token: fx.token, query: { identityId: target.id, projectSlug: fx.projectSlug } });
+    const missing = await app.request('GET', '/api/v1/additional-privilege/identity/prod-read', {
+      token: fx.token,
+      query: { identityId: target.id, projectSlug: fx.projectSlug },
+    });
     expect(missing.status).toBe(404);
   });
 
@@ -250,7 +273,10 @@ describe('additional privileges', () => {
   test('requests without rules are refused with 422 and change nothing', async () => {
     const target = await fx.identity('no-rules', 'member', 'viewer');
     const before = await snapshotDatabase(app.database);
-    const response = await app.request('POST', '/api/v1/additional-privilege/identity/permanent', { token: fx.token, body: { identityId: target.id, projectSlug: fx.projectSlug } });
+    const response = await app.request('POST', '/api/v1/additional-privilege/identity/permanent', {
+      token: fx.token,
+      body: { identityId: target.id, projectSlug: fx.projectSlug },
+    });
     expect(response.status).toBe(422);
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });

@@ -82,8 +82,14 @@ describe.each(operations)('$key', ({ key, method, path, operation }) => {
 
   test('describes every parameter and gives an example its route accepts', () => {
     const parameters = operation.parameters ?? [];
-    expect(parameters.filter((parameter) => !parameter.description).map((parameter) => parameter.name), 'undescribed').toEqual([]);
-    expect(parameters.filter((parameter) => parameter.example === undefined).map((parameter) => parameter.name), 'without example').toEqual([]);
+    expect(
+      parameters.filter((parameter) => !parameter.description).map((parameter) => parameter.name),
+      'undescribed',
+    ).toEqual([]);
+    expect(
+      parameters.filter((parameter) => parameter.example === undefined).map((parameter) => parameter.name),
+      'without example',
+    ).toEqual([]);
     for (const location of ['query', 'path'] as const) {
       const given = parameters.filter((parameter) => parameter.in === location);
       if (given.length === 0) continue;
@@ -128,7 +134,9 @@ describe.each(operations)('$key', ({ key, method, path, operation }) => {
   });
 
   test('is public exactly when the server answers it without a token', async () => {
-    const url = path.replace(/\{(\w+)\}/g, (_match, name: string) => encodeURIComponent(String((operation.parameters?.find((parameter) => parameter.name === name)?.example as string | undefined) ?? 'x')));
+    const url = path.replace(/\{(\w+)\}/g, (_match, name: string) =>
+      encodeURIComponent(String((operation.parameters?.find((parameter) => parameter.name === name)?.example as string | undefined) ?? 'x')),
+    );
     const answer = await app.request<any>(method, url);
     if (isPublic(operation)) expect(answer.body?.message, `${key} without a token`).not.toBe('Token missing');
     else expect({ status: answer.status, message: answer.body?.message }).toEqual({ status: 401, message: 'Token missing' });
@@ -152,7 +160,7 @@ describe('where a reader starts', () => {
     expect(browser.headers.location).toBe('/api/docs');
   });
 
-  test('the reference page is titled Coffer and shows none of the hosted service\'s controls', async () => {
+  test("the reference page is titled Coffer and shows none of the hosted service's controls", async () => {
     const page = await app.app.inject({ method: 'GET', url: '/api/docs/' });
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<title>Coffer API reference</title>');

@@ -29,23 +29,176 @@ describe('every audited operation writes exactly one entry', () => {
     app.request(method, url, { token: fx.token, body, query, headers });
   const dev = () => ({ workspaceId: fx.projectId, environment: 'dev' });
   const operations: [string, () => AuditedOperation][] = [
-    ['create-environment', () => ({ event: 'create-environment', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['name', 'slug'], run: call('POST', `/api/v1/workspace/${fx.projectId}/environments`, { name: 'QA', slug: 'qa' }) })],
-    ['create-folder', () => ({ event: 'create-folder', userAgent: 'terraform', userAgentType: 'terraform', metadataKeys: ['environment', 'folderId', 'folderName', 'folderPath'], run: call('POST', '/api/v1/folders', { ...dev(), name: 'audited' }) })],
-    ['update-folder', () => ({ event: 'update-folder', userAgent: 'Mozilla/5.0', userAgentType: 'web', metadataKeys: ['environment', 'folderId', 'folderPath', 'oldFolderName', 'newFolderName'], run: call('PATCH', '/api/v1/folders/audited', { ...dev(), name: 'audited2' }) })],
-    ['create-secret', () => ({ event: 'create-secret', userAgent: 'InfisicalNodeSDK/3.0', userAgentType: 'InfisicalNodeSDK', metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'], run: call('POST', '/api/v3/secrets/raw/AUDITED', { ...dev(), secretValue: 'audited-value-1' }) })],
-    ['get-secret', () => ({ event: 'get-secret', userAgent: 'InfisicalPythonSDK', userAgentType: 'InfisicalPythonSDK', metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'], run: call('GET', '/api/v3/secrets/raw/AUDITED', undefined, dev()) })],
-    ['get-secrets', () => ({ event: 'get-secrets', userAgent: 'k8-operator/1.0', userAgentType: 'k8-operator', metadataKeys: ['environment', 'secretPath', 'numberOfSecrets'], run: call('GET', '/api/v3/secrets/raw', undefined, dev()) })],
-    ['update-secret', () => ({ event: 'update-secret', userAgent: 'curl/8', userAgentType: 'other', metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'], run: call('PATCH', '/api/v3/secrets/raw/AUDITED', { ...dev(), secretValue: 'audited-value-2' }) })],
-    ['create-secrets', () => ({ event: 'create-secrets', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'secretPath', 'secrets'], run: call('POST', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A', secretValue: 'audited-batch-a' }] }) })],
-    ['update-secrets', () => ({ event: 'update-secrets', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'secretPath', 'secrets'], run: call('PATCH', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A', secretValue: 'audited-batch-b' }] }) })],
-    ['delete-secrets', () => ({ event: 'delete-secrets', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'secretPath', 'secrets'], run: call('DELETE', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A' }] }) })],
-    ['create-secret-import', () => ({ event: 'create-secret-import', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['secretImportId', 'folderId', 'importFromEnvironment', 'importFromSecretPath', 'importToEnvironment', 'importToSecretPath'], run: call('POST', '/api/v1/secret-imports', { ...dev(), import: { environment: 'prod', path: '/' } }) })],
-    ['get-secret-imports', () => ({ event: 'get-secret-imports', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'folderId', 'numberOfImports'], run: call('GET', '/api/v1/secret-imports', undefined, dev()) })],
-    ['create-tag', () => ({ event: 'create-tag', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['tagId', 'slug', 'color'], run: call('POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'audited', color: 'red' }) })],
-    ['attach-secret-tags', () => ({ event: 'attach-secret-tags', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion', 'tagSlugs'], run: call('POST', '/api/v3/secrets/tags/AUDITED', { projectSlug: fx.projectSlug, environment: 'dev', tagSlugs: ['audited'] }) })],
-    ['delete-secret', () => ({ event: 'delete-secret', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'], run: call('DELETE', '/api/v3/secrets/raw/AUDITED', dev()) })],
-    ['delete-folder', () => ({ event: 'delete-folder', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['environment', 'folderId', 'folderName', 'folderPath'], run: call('DELETE', '/api/v1/folders/audited2', dev()) })],
-    ['update-project', () => ({ event: 'update-project', userAgent: 'cli', userAgentType: 'cli', metadataKeys: ['projectId', 'oldName', 'newName', 'oldAutoCapitalization', 'newAutoCapitalization'], run: call('PATCH', `/api/v1/workspace/${fx.projectId}`, { name: 'Audited project' }) })],
+    [
+      'create-environment',
+      () => ({
+        event: 'create-environment',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['name', 'slug'],
+        run: call('POST', `/api/v1/workspace/${fx.projectId}/environments`, { name: 'QA', slug: 'qa' }),
+      }),
+    ],
+    [
+      'create-folder',
+      () => ({
+        event: 'create-folder',
+        userAgent: 'terraform',
+        userAgentType: 'terraform',
+        metadataKeys: ['environment', 'folderId', 'folderName', 'folderPath'],
+        run: call('POST', '/api/v1/folders', { ...dev(), name: 'audited' }),
+      }),
+    ],
+    [
+      'update-folder',
+      () => ({
+        event: 'update-folder',
+        userAgent: 'Mozilla/5.0',
+        userAgentType: 'web',
+        metadataKeys: ['environment', 'folderId', 'folderPath', 'oldFolderName', 'newFolderName'],
+        run: call('PATCH', '/api/v1/folders/audited', { ...dev(), name: 'audited2' }),
+      }),
+    ],
+    [
+      'create-secret',
+      () => ({
+        event: 'create-secret',
+        userAgent: 'InfisicalNodeSDK/3.0',
+        userAgentType: 'InfisicalNodeSDK',
+        metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'],
+        run: call('POST', '/api/v3/secrets/raw/AUDITED', { ...dev(), secretValue: 'audited-value-1' }),
+      }),
+    ],
+    [
+      'get-secret',
+      () => ({
+        event: 'get-secret',
+        userAgent: 'InfisicalPythonSDK',
+        userAgentType: 'InfisicalPythonSDK',
+        metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'],
+        run: call('GET', '/api/v3/secrets/raw/AUDITED', undefined, dev()),
+      }),
+    ],
+    [
+      'get-secrets',
+      () => ({
+        event: 'get-secrets',
+        userAgent: 'k8-operator/1.0',
+        userAgentType: 'k8-operator',
+        metadataKeys: ['environment', 'secretPath', 'numberOfSecrets'],
+        run: call('GET', '/api/v3/secrets/raw', undefined, dev()),
+      }),
+    ],
+    [
+      'update-secret',
+      () => ({
+        event: 'update-secret',
+        userAgent: 'curl/8',
+        userAgentType: 'other',
+        metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'],
+        run: call('PATCH', '/api/v3/secrets/raw/AUDITED', { ...dev(), secretValue: 'audited-value-2' }),
+      }),
+    ],
+    [
+      'create-secrets',
+      () => ({
+        event: 'create-secrets',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'secretPath', 'secrets'],
+        run: call('POST', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A', secretValue: 'audited-batch-a' }] }),
+      }),
+    ],
+    [
+      'update-secrets',
+      () => ({
+        event: 'update-secrets',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'secretPath', 'secrets'],
+        run: call('PATCH', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A', secretValue: 'audited-batch-b' }] }),
+      }),
+    ],
+    [
+      'delete-secrets',
+      () => ({
+        event: 'delete-secrets',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'secretPath', 'secrets'],
+        run: call('DELETE', '/api/v3/secrets/batch/raw', { ...dev(), secrets: [{ secretKey: 'BATCH_A' }] }),
+      }),
+    ],
+    [
+      'create-secret-import',
+      () => ({
+        event: 'create-secret-import',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['secretImportId', 'folderId', 'importFromEnvironment', 'importFromSecretPath', 'importToEnvironment', 'importToSecretPath'],
+        run: call('POST', '/api/v1/secret-imports', { ...dev(), import: { environment: 'prod', path: '/' } }),
+      }),
+    ],
+    [
+      'get-secret-imports',
+      () => ({
+        event: 'get-secret-imports',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'folderId', 'numberOfImports'],
+        run: call('GET', '/api/v1/secret-imports', undefined, dev()),
+      }),
+    ],
+    [
+      'create-tag',
+      () => ({
+        event: 'create-tag',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['tagId', 'slug', 'color'],
+        run: call('POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'audited', color: 'red' }),
+      }),
+    ],
+    [
+      'attach-secret-tags',
+      () => ({
+        event: 'attach-secret-tags',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion', 'tagSlugs'],
+        run: call('POST', '/api/v3/secrets/tags/AUDITED', { projectSlug: fx.projectSlug, environment: 'dev', tagSlugs: ['audited'] }),
+      }),
+    ],
+    [
+      'delete-secret',
+      () => ({
+        event: 'delete-secret',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'secretPath', 'secretId', 'secretKey', 'secretVersion'],
+        run: call('DELETE', '/api/v3/secrets/raw/AUDITED', dev()),
+      }),
+    ],
+    [
+      'delete-folder',
+      () => ({
+        event: 'delete-folder',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['environment', 'folderId', 'folderName', 'folderPath'],
+        run: call('DELETE', '/api/v1/folders/audited2', dev()),
+      }),
+    ],
+    [
+      'update-project',
+      () => ({
+        event: 'update-project',
+        userAgent: 'cli',
+        userAgentType: 'cli',
+        metadataKeys: ['projectId', 'oldName', 'newName', 'oldAutoCapitalization', 'newAutoCapitalization'],
+        run: call('PATCH', `/api/v1/workspace/${fx.projectId}`, { name: 'Audited project' }),
+      }),
+    ],
   ];
 
   test.each(operations)('%s', async (_name, describeOperation) => {
@@ -83,7 +236,11 @@ describe('transactions', () => {
       const response = await fx.createSecret('NEVER', { secretPath: '/boom', secretValue: 'rolled-back-value' });
       expect(response.status).toBe(500);
       expect(response.body).toMatchObject({ statusCode: 500, message: 'Something went wrong' });
-      const audit = await app.database.db.selectFrom('auditLogs').select('id').where(sql`event_metadata->>'secretKey'`, '=', 'NEVER').execute();
+      const audit = await app.database.db
+        .selectFrom('auditLogs')
+        .select('id')
+        .where(sql`event_metadata->>'secretKey'`, '=', 'NEVER')
+        .execute();
       expect(audit).toEqual([]);
       expect(await app.database.db.selectFrom('secrets').select('id').where('key', '=', 'NEVER').execute()).toEqual([]);
     } finally {
@@ -231,12 +388,22 @@ describe('export filters and paging', () => {
 
 describe('retention', () => {
   test('expired entries are deleted in batches; live ones stay', async () => {
-    const total = (await app.database.db.selectFrom('auditLogs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n;
+    const total = (
+      await app.database.db
+        .selectFrom('auditLogs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
     await sql`INSERT INTO audit_logs (actor, event_type, org_id, expires_at)
       SELECT 'identity', 'expired-test', ${fx.orgId}, now() - interval '1 day' FROM generate_series(1, 25)`.execute(app.database.db);
     const deleted = await pruneExpiredAuditLogs(app.database.db, new Date(), 10);
     expect(deleted).toBe(25);
-    const after = (await app.database.db.selectFrom('auditLogs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n;
+    const after = (
+      await app.database.db
+        .selectFrom('auditLogs')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n;
     expect(Number(after)).toBe(Number(total));
   });
 });

@@ -13,7 +13,8 @@ let fx: AccessFixture;
 let projectB: string;
 const callers: Record<string, { id: string; token: string }> = {};
 
-const orgExport = (token: string, query: Record<string, string> = {}) => app.request('GET', '/api/v1/organization/audit-logs', { token, query: { limit: '1000', ...query } });
+const orgExport = (token: string, query: Record<string, string> = {}) =>
+  app.request('GET', '/api/v1/organization/audit-logs', { token, query: { limit: '1000', ...query } });
 const projectIds = (entries: { projectId: string | null }[]) => [...new Set(entries.map((entry) => entry.projectId))].sort((a, b) => String(a).localeCompare(String(b)));
 
 beforeAll(async () => {

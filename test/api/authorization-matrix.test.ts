@@ -109,7 +109,10 @@ describe('GET /api/v1/organization/audit-logs shows each persona only what it ma
   test('entries of projects whose audit log it may read, and organization entries (org role member or admin)', async () => {
     const foreign = await app.request('POST', '/api/v2/workspace', { token: fx.ids.token, body: { projectName: 'Matrix foreign' } });
     const foreignId: string = foreign.body.project.id;
-    await app.request('POST', `/api/v3/secrets/raw/FOREIGN_ONLY`, { token: fx.ids.token, body: { workspaceId: foreignId, environment: 'dev', secretValue: 'foreign-value' } });
+    await app.request('POST', `/api/v3/secrets/raw/FOREIGN_ONLY`, {
+      token: fx.ids.token,
+      body: { workspaceId: foreignId, environment: 'dev', secretValue: 'foreign-value' },
+    });
     for (const persona of ROLE_PERSONAS) {
       const exported = await app.request('GET', '/api/v1/organization/audit-logs', { token: fx.tokens[persona], query: { limit: '1000' } });
       expect(exported.status, persona).toBe(200);

@@ -24,8 +24,7 @@ async function waitUntil(condition: () => boolean | Promise<boolean>, what: stri
   }
 }
 
-const allRevisions = async () =>
-  (await app.database.db.selectFrom('changeLog').select('revision').orderBy('revision').execute()).map((row) => row.revision);
+const allRevisions = async () => (await app.database.db.selectFrom('changeLog').select('revision').orderBy('revision').execute()).map((row) => row.revision);
 
 test('a subscriber sees every committed change exactly once, in order, including those committed while it was stopped', async () => {
   const seen: ChangeRecord[] = [];

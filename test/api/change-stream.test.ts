@@ -20,8 +20,7 @@ let base: string;
 /** A second project the fixture's viewers are not members of. */
 let otherProjectId: string;
 
-const stream = (token: string, query = '', headers: Record<string, string> = {}) =>
-  openEventStream(`${base}/api/v1/changes/stream${query}`, { token, headers });
+const stream = (token: string, query = '', headers: Record<string, string> = {}) => openEventStream(`${base}/api/v1/changes/stream${query}`, { token, headers });
 
 const write = (name: string, options: { projectId?: string; path?: string; environment?: string } = {}) =>
   fx.call('POST', `/api/v3/secrets/raw/${name}`, {
@@ -80,7 +79,12 @@ describe('the event format', () => {
   test('no token is 401; a bad since or Last-Event-ID is 422; an unknown project 404, nothing opened', async () => {
     const anonymous = await fetch(`${base}/api/v1/changes/stream`);
     expect(anonymous.status).toBe(401);
-    for (const [query, headers] of [['?since=-1', {}], ['?since=abc', {}], ['', { 'last-event-id': 'x1' }], ['?since=99999999999999999999', {}]] as const) {
+    for (const [query, headers] of [
+      ['?since=-1', {}],
+      ['?since=abc', {}],
+      ['', { 'last-event-id': 'x1' }],
+      ['?since=99999999999999999999', {}],
+    ] as const) {
       const refused = await stream(fx.token, query, headers);
       expect(refused.response.status, `${query} ${JSON.stringify(headers)}`).toBe(422);
       expect(await refused.response.json()).toMatchObject({ statusCode: 422, error: 'ValidationFailure', reqId: expect.any(String) });
@@ -225,7 +229,11 @@ describe('resuming', () => {
     const open = await stream(fx.token, `?since=${current + 1000}`);
     try {
       const [reset] = await waitUntil('the reset event', () => open.events.length > 0 && open.events);
-      expect(reset).toEqual({ id: String(current), event: 'reset', data: { revision: current, reason: 'unknown-revision', message: expect.stringContaining('list again') } });
+      expect(reset).toEqual({
+        id: String(current),
+        event: 'reset',
+        data: { revision: current, reason: 'unknown-revision', message: expect.stringContaining('list again') },
+      });
       await write('AFTER_RESET');
       await waitUntil('the next change', () => open.changes().length > 0);
       expect(revisions(open)).toEqual([current + 1]);

@@ -74,17 +74,35 @@ describe('Infisical CLI v0.43.121 (v4 secret reads since 0.43.99; packages/api/a
       expandSecretReferences: 'true',
       includePersonalOverrides: 'false',
     });
-    const body = { environment: 'dev', projectId, secretPath: '/', includeImports: true, recursive: false, expandSecretReferences: true, includePersonalOverrides: false };
+    const body = {
+      environment: 'dev',
+      projectId,
+      secretPath: '/',
+      includeImports: true,
+      recursive: false,
+      expandSecretReferences: true,
+      includePersonalOverrides: false,
+    };
     const response = await send('GET', `/api/v4/secrets?${query}`, { headers: cli, body });
     expect(response.status).toBe(200);
     expect(response.headers.etag).toMatch(/^"/);
     const values = Object.fromEntries(response.body.secrets.map((secret: { secretKey: string; secretValue: string }) => [secret.secretKey, secret.secretValue]));
     expect(values).toEqual({ DB_HOST: 'db.internal', DB_URL: 'postgres://db.internal/app' });
-    expect(response.body.imports).toEqual([expect.objectContaining({ secretPath: '/shared', environment: 'dev', secrets: [expect.objectContaining({ secretKey: 'FROM_IMPORT' })] })]);
+    expect(response.body.imports).toEqual([
+      expect.objectContaining({ secretPath: '/shared', environment: 'dev', secrets: [expect.objectContaining({ secretKey: 'FROM_IMPORT' })] }),
+    ]);
   });
 
   test('secrets --recursive --tags: tagSlugs and recursive=true', async () => {
-    const query = q({ projectId, environment: 'dev', secretPath: '/', includeImports: 'false', recursive: 'true', expandSecretReferences: 'false', includePersonalOverrides: 'false' });
+    const query = q({
+      projectId,
+      environment: 'dev',
+      secretPath: '/',
+      includeImports: 'false',
+      recursive: 'true',
+      expandSecretReferences: 'false',
+      includePersonalOverrides: 'false',
+    });
     const response = await send('GET', `/api/v4/secrets?${query}`, { headers: cli });
     expect(response.status).toBe(200);
     expect(response.body.secrets.map((secret: { secretKey: string }) => secret.secretKey).sort()).toEqual(['DB_HOST', 'DB_URL', 'FROM_IMPORT', 'NESTED']);
@@ -160,7 +178,16 @@ describe('Infisical CLI v0.43.121 (v4 secret reads since 0.43.99; packages/api/a
 describe('Infisical Go SDK v0.8.0 (packages/api/secrets, packages/api/auth)', () => {
   const sdk = { 'user-agent': 'infisical-go-sdk' };
   const listQuery = (extra: Record<string, string> = {}) =>
-    q({ environment: 'dev', expandSecretReferences: 'false', include_imports: 'false', recursive: 'false', secretPath: '/', workspaceId: projectId, workspaceSlug: '', ...extra });
+    q({
+      environment: 'dev',
+      expandSecretReferences: 'false',
+      include_imports: 'false',
+      recursive: 'false',
+      secretPath: '/',
+      workspaceId: projectId,
+      workspaceSlug: '',
+      ...extra,
+    });
 
   test('ListSecrets: an empty workspaceSlug= beside workspaceId is ignored', async () => {
     const response = await send('GET', `/api/v3/secrets/raw?${listQuery()}`, { headers: sdk });
@@ -205,7 +232,15 @@ describe("Infisical's Kubernetes operator v0.11.5 (internal/api, internal/util)"
   const operator = { 'user-agent': 'k8-operator/v0.11.5', accept: 'application/json' };
 
   test('v1alpha1 by projectId: go-sdk ListSecrets with include_imports and expandSecretReferences, then If-None-Match', async () => {
-    const query = q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', recursive: 'false', secretPath: '/', workspaceId: projectId, workspaceSlug: '' });
+    const query = q({
+      environment: 'dev',
+      expandSecretReferences: 'true',
+      include_imports: 'true',
+      recursive: 'false',
+      secretPath: '/',
+      workspaceId: projectId,
+      workspaceSlug: '',
+    });
     const first = await send('GET', `/api/v3/secrets/raw?${query}`, { headers: operator });
     expect(first.status).toBe(200);
     expect(first.body.imports).toHaveLength(1);
@@ -216,7 +251,12 @@ describe("Infisical's Kubernetes operator v0.11.5 (internal/api, internal/util)"
   test('v1alpha1 by projectSlug: GET /api/v2/workspace/{slug} answers the bare project', async () => {
     const response = await send('GET', `/api/v2/workspace/${projectSlug}`, { headers: operator });
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ id: projectId, slug: projectSlug, orgId: fx.orgId, environments: expect.arrayContaining([expect.objectContaining({ slug: 'dev' })]) });
+    expect(response.body).toMatchObject({
+      id: projectId,
+      slug: projectSlug,
+      orgId: fx.orgId,
+      environments: expect.arrayContaining([expect.objectContaining({ slug: 'dev' })]),
+    });
   });
 
   test('CallGetProjectByID: GET /api/v1/workspace/{id} answers {workspace}', async () => {
@@ -236,7 +276,9 @@ describe("Infisical's Kubernetes operator v0.11.5 (internal/api, internal/util)"
     const plain = await send('GET', `/api/v4/secrets?${q({ projectId, environment: 'dev', secretPath: '/app', recursive: 'false' })}`, { headers: operator });
     expect(plain.status).toBe(200);
     expect(plain.body.secrets).toEqual([expect.objectContaining({ secretKey: 'NESTED', secretValue: 'nested-value', secretPath: '/app' })]);
-    const tagged = await send('GET', `/api/v4/secrets?${q({ projectId, environment: 'dev', secretPath: '/', recursive: 'true', tagSlugs: 'backend' })}`, { headers: operator });
+    const tagged = await send('GET', `/api/v4/secrets?${q({ projectId, environment: 'dev', secretPath: '/', recursive: 'true', tagSlugs: 'backend' })}`, {
+      headers: operator,
+    });
     expect(tagged.status).toBe(200);
     expect(tagged.body.secrets).toEqual([]);
   });
@@ -246,21 +288,38 @@ describe("External Secrets Operator's Infisical provider (providers/v1/infisical
   const eso = { 'user-agent': 'infisical-go-sdk' };
 
   test('store validation: ListSecrets by slug sends workspaceId= empty beside workspaceSlug', async () => {
-    const query = q({ environment: 'dev', expandSecretReferences: 'false', include_imports: 'false', recursive: 'false', secretPath: '/', workspaceId: '', workspaceSlug: projectSlug });
+    const query = q({
+      environment: 'dev',
+      expandSecretReferences: 'false',
+      include_imports: 'false',
+      recursive: 'false',
+      secretPath: '/',
+      workspaceId: '',
+      workspaceSlug: projectSlug,
+    });
     const response = await send('GET', `/api/v3/secrets/raw?${query}`, { headers: eso });
     expect(response.status).toBe(200);
     expect(response.body.secrets.length).toBeGreaterThan(0);
   });
 
   test('dataFrom.find: recursive listing by slug with imports', async () => {
-    const query = q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', recursive: 'true', secretPath: '/', workspaceId: '', workspaceSlug: projectSlug });
+    const query = q({
+      environment: 'dev',
+      expandSecretReferences: 'true',
+      include_imports: 'true',
+      recursive: 'true',
+      secretPath: '/',
+      workspaceId: '',
+      workspaceSlug: projectSlug,
+    });
     const response = await send('GET', `/api/v3/secrets/raw?${query}`, { headers: eso });
     expect(response.status).toBe(200);
     expect(response.body.secrets.map((secret: { secretKey: string }) => secret.secretKey)).toContain('NESTED');
   });
 
   test('data[].remoteRef: Retrieve by slug through imports; a missing key is 404 (NoSecretErr)', async () => {
-    const query = (_key: string) => q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', secretPath: '/', type: 'shared', workspaceSlug: projectSlug });
+    const query = (_key: string) =>
+      q({ environment: 'dev', expandSecretReferences: 'true', include_imports: 'true', secretPath: '/', type: 'shared', workspaceSlug: projectSlug });
     const found = await send('GET', `/api/v3/secrets/raw/FROM_IMPORT?${query('FROM_IMPORT')}`, { headers: eso });
     expect(found.status).toBe(200);
     expect(found.body.secret.secretValue).toBe('imported-value');
@@ -271,7 +330,9 @@ describe("External Secrets Operator's Infisical provider (providers/v1/infisical
     const lookup = await send('GET', `/api/v1/projects/slug/${projectSlug}`, {});
     expect(lookup.body.id).toBe(projectId);
     const location = { workspaceId: lookup.body.id, environment: 'dev', secretPath: '/app' };
-    expect((await send('POST', '/api/v3/secrets/raw/PUSHED', { headers: eso, body: { ...location, skipMultilineEncoding: true, secretValue: '{"a":1}' } })).status).toBe(200);
+    expect((await send('POST', '/api/v3/secrets/raw/PUSHED', { headers: eso, body: { ...location, skipMultilineEncoding: true, secretValue: '{"a":1}' } })).status).toBe(
+      200,
+    );
     const updated = await send('PATCH', '/api/v3/secrets/raw/PUSHED', { headers: eso, body: { ...location, secretValue: '{"a":2}', skipMultilineEncoding: true } });
     expect(updated.body.secret).toMatchObject({ secretValue: '{"a":2}', skipMultilineEncoding: true });
     expect((await send('DELETE', '/api/v3/secrets/raw/PUSHED', { headers: eso, body: location })).status).toBe(200);
@@ -295,7 +356,9 @@ describe('v4 defaults and options (reference: listSecretsV4 / getSecretByNameV4)
     expect(off.body.imports).toBeUndefined();
     expect(off.body.secrets.find((secret: { secretKey: string }) => secret.secretKey === 'DB_URL').secretValue).toBe('postgres://${DB_HOST}/app');
     const hidden = await list({ viewSecretValue: 'false' });
-    expect(hidden.body.secrets.every((secret: { secretValue: string; secretValueHidden: boolean }) => secret.secretValueHidden && secret.secretValue !== 'db.internal')).toBe(true);
+    expect(
+      hidden.body.secrets.every((secret: { secretValue: string; secretValueHidden: boolean }) => secret.secretValueHidden && secret.secretValue !== 'db.internal'),
+    ).toBe(true);
   });
 
   test('v4 writes go through the same rules, audit and change feed as v3', async () => {
@@ -326,7 +389,14 @@ describe('v4 defaults and options (reference: listSecretsV4 / getSecretByNameV4)
       userAgent: 'test',
       userAgentType: 'other',
     };
-    await app.services.secrets.create(actor, { workspaceId: projectId, environment: 'dev', secretPath: '/', secretName: 'DB_HOST', secretValue: 'my-laptop', type: 'personal' });
+    await app.services.secrets.create(actor, {
+      workspaceId: projectId,
+      environment: 'dev',
+      secretPath: '/',
+      secretName: 'DB_HOST',
+      secretValue: 'my-laptop',
+      type: 'personal',
+    });
     const base = { workspaceId: projectId, environment: 'dev', secretPath: '/', recursive: false, includeImports: false, expandSecretReferences: false };
     const priority = await app.services.secretReader.list(actor, { ...base, personalOverrides: 'priority' });
     expect(priority.secrets.filter((secret) => secret.secretKey === 'DB_HOST').map((secret) => [secret.type, secret.secretValue])).toEqual([['personal', 'my-laptop']]);

@@ -81,8 +81,7 @@ describe('create environment', () => {
 describe('update environment', () => {
   const environmentId = async (slug: string) =>
     (await app.database.db.selectFrom('projectEnvironments').select('id').where('projectId', '=', projectId).where('slug', '=', slug).executeTakeFirstOrThrow()).id;
-  const update = async (slug: string, body: unknown) =>
-    app.request('PATCH', `/api/v1/workspace/${projectId}/environments/${await environmentId(slug)}`, { token, body });
+  const update = async (slug: string, body: unknown) => app.request('PATCH', `/api/v1/workspace/${projectId}/environments/${await environmentId(slug)}`, { token, body });
 
   test('rename and change slug', async () => {
     const response = await update('qa', { name: 'Quality', slug: 'quality' });
@@ -151,7 +150,12 @@ describe('get and delete environment', () => {
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ message: 'Successfully deleted environment', environment: { id, slug: 'quality' } });
     expect(await order()).not.toContain('quality');
-    const change = await app.database.db.selectFrom('changeLog').select(['kind', 'environmentSlug']).where('environmentId', '=', id).orderBy('revision', 'desc').executeTakeFirst();
+    const change = await app.database.db
+      .selectFrom('changeLog')
+      .select(['kind', 'environmentSlug'])
+      .where('environmentId', '=', id)
+      .orderBy('revision', 'desc')
+      .executeTakeFirst();
     expect(change).toEqual({ kind: 'environment-deleted', environmentSlug: 'quality' });
     expect((await app.request('DELETE', `/api/v1/workspace/${projectId}/environments/${id}`, { token })).status).toBe(404);
   });

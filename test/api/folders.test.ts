@@ -12,10 +12,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const createFolder = (body: Record<string, unknown>) =>
-  app.request('POST', '/api/v1/folders', { token, body: { workspaceId: projectId, environment: 'dev', ...body } });
-const listFolders = (path: string, environment = 'dev') =>
-  app.request('GET', '/api/v1/folders', { token, query: { workspaceId: projectId, environment, path } });
+const createFolder = (body: Record<string, unknown>) => app.request('POST', '/api/v1/folders', { token, body: { workspaceId: projectId, environment: 'dev', ...body } });
+const listFolders = (path: string, environment = 'dev') => app.request('GET', '/api/v1/folders', { token, query: { workspaceId: projectId, environment, path } });
 const names = (response: { body: { folders: { name: string }[] } }) => response.body.folders.map((folder) => folder.name);
 
 describe('create folder (POST /api/v1/folders)', () => {

@@ -36,8 +36,11 @@ const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
 
 beforeAll(async () => {
   fx = await secretsFixture(app);
-  identityId = (await app.request('POST', '/api/v1/identities', { token: fx.token, body: { name: 'worker', organizationId: fx.orgId, role: 'member' } })).body.identity.id;
-  expect((await app.request('POST', `/api/v2/workspace/${fx.projectId}/identity-memberships/${identityId}`, { token: fx.token, body: { role: 'viewer' } })).status).toBe(200);
+  identityId = (await app.request('POST', '/api/v1/identities', { token: fx.token, body: { name: 'worker', organizationId: fx.orgId, role: 'member' } })).body.identity
+    .id;
+  expect((await app.request('POST', `/api/v2/workspace/${fx.projectId}/identity-memberships/${identityId}`, { token: fx.token, body: { role: 'viewer' } })).status).toBe(
+    200,
+  );
 });
 afterAll(async () => app?.close());
 
@@ -54,26 +57,60 @@ async function unchangedBy(action: () => Promise<void>): Promise<void> {
 
 describe('the inputs that answered 500', () => {
   const cases: [string, () => [string, string, Record<string, unknown>?, Record<string, string>?], number, string?][] = [
-    ['a NUL in a batch secret name', () => ['POST', '/api/v3/secrets/batch/raw', { workspaceId: fx.projectId, environment: 'dev', secrets: [{ secretKey: 'A\u0000B', secretValue: 'v' }] }], 422, 'body/secrets/0/secretKey'],
-    ['a NUL in a secret name (path parameter)', () => ['POST', '/api/v3/secrets/raw/A%00B', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'v' }], 422, 'params/secretName'],
-    ['a NUL in an environment slug filter', () => ['GET', '/api/v3/secrets/raw', undefined, { workspaceId: fx.projectId, environment: 'd\u0000v' }], 422, 'querystring/environment'],
+    [
+      'a NUL in a batch secret name',
+      () => ['POST', '/api/v3/secrets/batch/raw', { workspaceId: fx.projectId, environment: 'dev', secrets: [{ secretKey: 'A\u0000B', secretValue: 'v' }] }],
+      422,
+      'body/secrets/0/secretKey',
+    ],
+    [
+      'a NUL in a secret name (path parameter)',
+      () => ['POST', '/api/v3/secrets/raw/A%00B', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'v' }],
+      422,
+      'params/secretName',
+    ],
+    [
+      'a NUL in an environment slug filter',
+      () => ['GET', '/api/v3/secrets/raw', undefined, { workspaceId: fx.projectId, environment: 'd\u0000v' }],
+      422,
+      'querystring/environment',
+    ],
     ['a NUL in a project name', () => ['POST', '/api/v2/workspace', { projectName: 'P\u0000' }], 422, 'body/projectName'],
     ['a NUL in an identity name', () => ['POST', '/api/v1/identities', { name: 'w\u0000', organizationId: fx.orgId }], 422, 'body/name'],
     ['a NUL in an environment name', () => ['POST', `/api/v1/workspace/${fx.projectId}/environments`, { name: 'E\u0000', slug: 'nul-env' }], 422, 'body/name'],
     ['a NUL in a tag color', () => ['POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'nul-color', color: '#\u0000' }], 422, 'body/color'],
-    ['an environment position past 2^31', () => ['POST', `/api/v1/workspace/${fx.projectId}/environments`, { name: 'Far', slug: 'far', position: 2 ** 40 }], 422, 'body/position'],
-    ['an access-token use limit past 2^31', () => ['POST', `/api/v1/auth/universal-auth/identities/${identityId}`, { accessTokenNumUsesLimit: 2 ** 40 }], 422, 'body/accessTokenNumUsesLimit'],
+    [
+      'an environment position past 2^31',
+      () => ['POST', `/api/v1/workspace/${fx.projectId}/environments`, { name: 'Far', slug: 'far', position: 2 ** 40 }],
+      422,
+      'body/position',
+    ],
+    [
+      'an access-token use limit past 2^31',
+      () => ['POST', `/api/v1/auth/universal-auth/identities/${identityId}`, { accessTokenNumUsesLimit: 2 ** 40 }],
+      422,
+      'body/accessTokenNumUsesLimit',
+    ],
     [
       'a temporary range of 999999999999d',
       () => [
         'PATCH',
         `/api/v2/workspace/${fx.projectId}/identity-memberships/${identityId}`,
-        { roles: [{ role: 'viewer' }, { role: 'admin', isTemporary: true, temporaryMode: 'relative', temporaryRange: '999999999999d', temporaryAccessStartTime: new Date().toISOString() }] },
+        {
+          roles: [
+            { role: 'viewer' },
+            { role: 'admin', isTemporary: true, temporaryMode: 'relative', temporaryRange: '999999999999d', temporaryAccessStartTime: new Date().toISOString() },
+          ],
+        },
       ],
       422,
       'body/roles/1/temporaryRange',
     ],
-    ['a non-UUID projectId on the organization audit log (an id that names nothing)', () => ['GET', '/api/v1/organization/audit-logs', undefined, { projectId: 'not-a-uuid' }], 404],
+    [
+      'a non-UUID projectId on the organization audit log (an id that names nothing)',
+      () => ['GET', '/api/v1/organization/audit-logs', undefined, { projectId: 'not-a-uuid' }],
+      404,
+    ],
   ];
 
   test.each(cases)('%s → %i in the documented body, nothing written', async (_name, build, status, field) => {
@@ -165,7 +202,9 @@ function namings(field: Field, probe: Probe): string[] {
 function mismatch(response: ApiResponse, field: Field, probe: Probe): string | undefined {
   const body = response.body ?? {};
   if (probe.status === 413) {
-    return response.status === 413 && body.error === 'PayloadTooLarge' && typeof body.reqId === 'string' ? undefined : `${response.status} ${JSON.stringify(body).slice(0, 200)}`;
+    return response.status === 413 && body.error === 'PayloadTooLarge' && typeof body.reqId === 'string'
+      ? undefined
+      : `${response.status} ${JSON.stringify(body).slice(0, 200)}`;
   }
   const details: { in?: string; path?: string }[] = Array.isArray(body.details) ? body.details : [];
   const named = details.some((detail) => detail.in === field.place && namings(field, probe).includes(detail.path ?? ''));
@@ -214,7 +253,9 @@ describe('secret values and comments are kept exactly, NUL included; unpaired su
     const updated = await fx.updateSecret('WITH_NUL', { secretValue: `${exact}\u0000` });
     expect(updated.status).toBe(200);
 
-    const listed = new Map<string, { secretValue: string; secretComment: string }>((await fx.listSecrets()).body.secrets.map((secret: any) => [secret.secretKey, secret]));
+    const listed = new Map<string, { secretValue: string; secretComment: string }>(
+      (await fx.listSecrets()).body.secrets.map((secret: any) => [secret.secretKey, secret]),
+    );
     expect(listed.get('BATCH_NUL')).toMatchObject({ secretValue: `b${exact}`, secretComment: exact });
     expect(listed.get('WITH_NUL')).toMatchObject({ secretValue: `${exact}\u0000`, secretComment: exact });
     expect((await fx.getSecret('WITH_NUL', { version: '1' })).body.secret.secretValue).toBe(exact);

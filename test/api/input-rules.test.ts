@@ -36,7 +36,8 @@ function problemsOf(field: Field): string[] {
   if (field.kind === 'integer' || field.kind === 'number') {
     const { minimum, maximum } = schema;
     if (typeof minimum !== 'number' || typeof maximum !== 'number') return [`${field.kind} without a range: [${minimum}, ${maximum}]`];
-    if (field.kind === 'integer' && !BIGINT_FIELDS.has(fieldName(field)) && (minimum < INT4_MIN || maximum > INT4_MAX)) return [`integer range [${minimum}, ${maximum}] past the 32-bit columns`];
+    if (field.kind === 'integer' && !BIGINT_FIELDS.has(fieldName(field)) && (minimum < INT4_MIN || maximum > INT4_MAX))
+      return [`integer range [${minimum}, ${maximum}] past the 32-bit columns`];
     return [];
   }
   if (schema.const !== undefined || Array.isArray(schema.enum)) return [];
@@ -86,7 +87,11 @@ describe('the check itself', () => {
   const field = (schema: JsonSchema, kind: Field['kind'], name = 'name'): Field => ({ place: 'body', steps: [name], schema, kind, chain: [], unionDepths: [] });
 
   test('fails a bare string, a string without a length, an unbounded or too wide integer', () => {
-    expect(problemsOf(field({ type: 'string' }, 'string'))).toEqual(['string without maxLength', 'string that may hold an unpaired surrogate', 'string that may hold NUL']);
+    expect(problemsOf(field({ type: 'string' }, 'string'))).toEqual([
+      'string without maxLength',
+      'string that may hold an unpaired surrogate',
+      'string that may hold NUL',
+    ]);
     expect(problemsOf(field({ type: 'string', pattern: '^[a-z]+$' }, 'string'))).toEqual(['string without maxLength']);
     expect(problemsOf(field({ type: 'string', maxLength: 10, pattern: '^[^\\u0000]*$' }, 'string'))).toEqual(['string that may hold an unpaired surrogate']);
     expect(problemsOf(field({ type: 'integer', minimum: 0 }, 'integer'))).toHaveLength(1);

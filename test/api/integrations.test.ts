@@ -84,9 +84,21 @@ async function auditMetadata(eventType: string): Promise<Record<string, unknown>
 const revision = () => latestRevision(app.database.db);
 async function changesSince(after: number) {
   const rows = await app.database.db.selectFrom('changeLog').selectAll().where('revision', '>', after).orderBy('revision').execute();
-  return rows.map((row) => ({ projectId: row.projectId, environmentId: row.environmentId, environmentSlug: row.environmentSlug, secretPath: row.secretPath, kind: row.kind }));
+  return rows.map((row) => ({
+    projectId: row.projectId,
+    environmentId: row.environmentId,
+    environmentSlug: row.environmentSlug,
+    secretPath: row.secretPath,
+    kind: row.kind,
+  }));
 }
-const change = (environment: string, secretPath: string) => ({ projectId, environmentId: envIds[environment], environmentSlug: environment, secretPath, kind: 'integration' });
+const change = (environment: string, secretPath: string) => ({
+  projectId,
+  environmentId: envIds[environment],
+  environmentSlug: environment,
+  secretPath,
+  kind: 'integration',
+});
 
 async function expectUnchanged(request: () => Promise<{ status: number; body: any }>, status: number) {
   const before = await snapshotDatabase(app.database);
@@ -252,10 +264,25 @@ describe('create integration (POST /api/v1/integration)', () => {
   test('takes every optional field; normalises the path', async () => {
     await makeFolder('/all/fields', 'staging');
     const fields = {
-      app: 'a', appId: 'a-1', targetEnvironment: 'production', targetEnvironmentId: 'te-1', targetService: 'svc', targetServiceId: 'svc-1',
-      owner: 'o', url: 'https://x.example.com', path: '/p', region: 'eu-west-1', scope: 'github-org',
+      app: 'a',
+      appId: 'a-1',
+      targetEnvironment: 'production',
+      targetEnvironmentId: 'te-1',
+      targetService: 'svc',
+      targetServiceId: 'svc-1',
+      owner: 'o',
+      url: 'https://x.example.com',
+      path: '/p',
+      region: 'eu-west-1',
+      scope: 'github-org',
     };
-    const integration = await newIntegration({ sourceEnvironment: 'staging', secretPath: 'all/fields/', isActive: false, metadata: { secretPrefix: 'P_', custom: 'kept' }, ...fields });
+    const integration = await newIntegration({
+      sourceEnvironment: 'staging',
+      secretPath: 'all/fields/',
+      isActive: false,
+      metadata: { secretPrefix: 'P_', custom: 'kept' },
+      ...fields,
+    });
     expect(integration).toMatchObject({ ...fields, isActive: false, secretPath: '/all/fields', envId: envIds.staging, metadata: { secretPrefix: 'P_', custom: 'kept' } });
     expect((await getIntegration(integration.id)).body.integration).toEqual(integration);
   });
@@ -325,7 +352,14 @@ describe('update integration (PATCH /api/v1/integration/:id, op 1)', () => {
   test('omitting secretPath keeps the stored path (the reference resets it to "/")', async () => {
     const response = await patchIntegration(integration.id, { isActive: true, app: 'after', appId: 'app-2', owner: 'me', targetEnvironment: 'preview' });
     expect(response.status).toBe(200);
-    expect(response.body.integration).toMatchObject({ secretPath: '/patch/kept', envId: envIds.dev, app: 'after', appId: 'app-2', owner: 'me', targetEnvironment: 'preview' });
+    expect(response.body.integration).toMatchObject({
+      secretPath: '/patch/kept',
+      envId: envIds.dev,
+      app: 'after',
+      appId: 'app-2',
+      owner: 'me',
+      targetEnvironment: 'preview',
+    });
   });
 
   test('metadata is merged key by key into the stored metadata', async () => {
@@ -518,13 +552,19 @@ describe('in-process operator calls', () => {
 
     // what a project admin reads: every synced Secret with its cluster and namespace
     const { integrations } = (await call('GET', `/api/v1/workspace/${operatorProjectId}/integrations`)).body;
-    const placements = integrations.filter((record: { kubernetes: { namespace: string } | null }) => record.kubernetes?.namespace === 'shop').map((record: { kubernetes: unknown }) => record.kubernetes);
+    const placements = integrations
+      .filter((record: { kubernetes: { namespace: string } | null }) => record.kubernetes?.namespace === 'shop')
+      .map((record: { kubernetes: unknown }) => record.kubernetes);
     expect(placements).toEqual([
       { cluster: 'local', namespace: 'shop', name: 'app', secretName: 'app-secret', syncedRevision: null },
       { cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'remote-secret', syncedRevision: 7 },
     ]);
     // a record no Integration resource keeps says so
-    expect(integrations.filter((record: { integration: string }) => record.integration !== 'kubernetes').every((record: { kubernetes: unknown }) => record.kubernetes === null)).toBe(true);
+    expect(
+      integrations
+        .filter((record: { integration: string }) => record.integration !== 'kubernetes')
+        .every((record: { kubernetes: unknown }) => record.kubernetes === null),
+    ).toBe(true);
 
     await app.services.integrations.deleteManaged(actor, 'shop/app', 'cluster-b');
     expect((await getIntegration(remote.id)).status).toBe(404);

@@ -67,7 +67,9 @@ describe('a listing shows every change made since the previous one', () => {
     const tagsOf = async () => (await listed()).find((secret) => secret.secretKey === key)!.tags.map((tag) => `${tag.slug}/${tag.color}`);
     expect(await tagsOf()).toEqual(['pci/#ff0000']);
     const tag = (await app.request('GET', `/api/v1/workspace/${fx.projectId}/tags/slug/pci`, { token: fx.token })).body.workspaceTag;
-    expect((await app.request('PATCH', `/api/v1/workspace/${fx.projectId}/tags/${tag.id}`, { token: fx.token, body: { slug: 'pci-dss', color: '#00ff00' } })).status).toBe(200);
+    expect(
+      (await app.request('PATCH', `/api/v1/workspace/${fx.projectId}/tags/${tag.id}`, { token: fx.token, body: { slug: 'pci-dss', color: '#00ff00' } })).status,
+    ).toBe(200);
     expect(await tagsOf()).toEqual(['pci-dss/#00ff00']);
     expect((await app.request('DELETE', `/api/v3/secrets/tags/${key}`, { token: fx.token, body: { ...tagBody, tagSlugs: ['pci-dss'] } })).status).toBe(200);
     expect(await tagsOf()).toEqual([]);
@@ -85,7 +87,10 @@ describe('a listing shows every change made since the previous one', () => {
     const folders = await app.request('GET', '/api/v1/folders', { token: fx.token, query: { workspaceId: fx.projectId, environment: 'dev', path: '/' } });
     const folder = folders.body.folders.find((candidate: { name: string }) => candidate.name === name);
     const renamed = `${name}-${counter}`;
-    const response = await app.request('PATCH', `/api/v1/folders/${folder.id}`, { token: fx.token, body: { workspaceId: fx.projectId, environment: 'dev', path: '/', name: renamed } });
+    const response = await app.request('PATCH', `/api/v1/folders/${folder.id}`, {
+      token: fx.token,
+      body: { workspaceId: fx.projectId, environment: 'dev', path: '/', name: renamed },
+    });
     expect(response.status).toBe(200);
     const after = await listed({ recursive: 'true' });
     expect(after.find((secret) => secret.secretKey === `${key}_IN_FOLDER`)!.secretPath).toBe(`/${renamed}`);
@@ -150,7 +155,9 @@ test('a repeated plain listing answers the same JSON, and each one is audited', 
     );
   const before = await countReads();
   const query = { workspaceId: fx.projectId, environment: 'dev' };
-  const responses = await Promise.all(Array.from({ length: 5 }, () => app.app.inject({ method: 'GET', url: '/api/v3/secrets/raw', query, headers: { authorization: `Bearer ${fx.token}` } })));
+  const responses = await Promise.all(
+    Array.from({ length: 5 }, () => app.app.inject({ method: 'GET', url: '/api/v3/secrets/raw', query, headers: { authorization: `Bearer ${fx.token}` } })),
+  );
   for (const response of responses) {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');

@@ -85,7 +85,10 @@ describe('universal-auth login', () => {
     const first = expectLockedOut(await uaLogin(clientId, clientSecret, from), /for this client id/);
     expect(first).toBeLessThanOrEqual(60);
 
-    const audit = await app.request('GET', '/api/v1/organization/audit-logs', { token: fx.token, query: { eventType: 'login-lockout', eventMetadata: `clientId=${clientId}` } });
+    const audit = await app.request('GET', '/api/v1/organization/audit-logs', {
+      token: fx.token,
+      query: { eventType: 'login-lockout', eventMetadata: `clientId=${clientId}` },
+    });
     expect(audit.body.auditLogs).toHaveLength(1);
     expect(audit.body.auditLogs[0]).toMatchObject({
       actor: { type: 'unknownUser', metadata: {} },
@@ -96,7 +99,11 @@ describe('universal-auth login', () => {
     expect(JSON.stringify(audit.body)).not.toContain(clientSecret);
 
     // the lockout runs out (its end moved into the past); five more failures lock it for 120 s
-    await app.database.db.updateTable('loginThrottles').set({ lockedUntil: new Date(Date.now() - 1000) }).where('lockedUntil', '>', new Date()).execute();
+    await app.database.db
+      .updateTable('loginThrottles')
+      .set({ lockedUntil: new Date(Date.now() - 1000) })
+      .where('lockedUntil', '>', new Date())
+      .execute();
     for (let attempt = 0; attempt < 5; attempt++) expect((await uaLogin(clientId, wrongSecret, from)).statusCode).toBe(401);
     const second = expectLockedOut(await uaLogin(clientId, clientSecret, from), /for this client id/);
     expect(second).toBeGreaterThan(60);
@@ -146,7 +153,9 @@ describe('user login and invite acceptance', () => {
     expect(right.status).toBe(429);
     expect(right.body).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('for this email') });
     // the email is the credential, whatever its case
-    expect((await inject(app, 'POST', '/api/v1/auth/login', { body: { email: 'ADMIN@example.com', password: 'correct horse battery' }, remoteAddress: nextAddress() })).status).toBe(429);
+    expect(
+      (await inject(app, 'POST', '/api/v1/auth/login', { body: { email: 'ADMIN@example.com', password: 'correct horse battery' }, remoteAddress: nextAddress() })).status,
+    ).toBe(429);
   });
 
   test('wrong invite tokens for an email lock it; the right token is then refused and the invite stays open', async () => {
@@ -154,7 +163,10 @@ describe('user login and invite acceptance', () => {
     const [{ inviteToken }] = (await fx.call('POST', '/api/v1/invite-org/signup', { inviteeEmails: [email], organizationId: fx.orgId })).invites;
     const from = nextAddress();
     const accept = (token: string) =>
-      inject(app, 'POST', '/api/v1/invite-org/accept', { body: { email, organizationId: fx.orgId, inviteToken: token, password: 'invited password' }, remoteAddress: from });
+      inject(app, 'POST', '/api/v1/invite-org/accept', {
+        body: { email, organizationId: fx.orgId, inviteToken: token, password: 'invited password' },
+        remoteAddress: from,
+      });
     for (let attempt = 0; attempt < 5; attempt++) expect((await accept(`${'0'.repeat(63)}${attempt}`)).status).toBe(401);
     const before = await snapshotDatabase(app.database);
     expect((await accept(inviteToken)).status).toBe(429);

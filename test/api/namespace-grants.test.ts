@@ -51,7 +51,10 @@ describe('the API', () => {
     for (const token of [fx.token, member.token, viewer.token]) {
       const listed = await app.request('GET', url('granted-project'), { token });
       expect(listed.status).toBe(200);
-      expect(listed.body.grants.map((grant: { cluster: string; namespace: string }) => `${grant.cluster}/${grant.namespace}`)).toEqual(['eu-west/team-a', 'local/team-a']);
+      expect(listed.body.grants.map((grant: { cluster: string; namespace: string }) => `${grant.cluster}/${grant.namespace}`)).toEqual([
+        'eu-west/team-a',
+        'local/team-a',
+      ]);
     }
   });
 
@@ -125,8 +128,16 @@ describe('claims (what the operator does with grants)', () => {
   beforeAll(async () => {
     const identity = await fx.identity('claims-operator', 'admin');
     operator = {
-      kind: 'identity', id: identity.id, name: 'claims-operator', orgId: fx.orgId, orgRole: 'admin',
-      tokenId: null, authMethod: 'service', ip: null, userAgent: 'k8-operator/test', userAgentType: 'k8-operator',
+      kind: 'identity',
+      id: identity.id,
+      name: 'claims-operator',
+      orgId: fx.orgId,
+      orgRole: 'admin',
+      tokenId: null,
+      authMethod: 'service',
+      ip: null,
+      userAgent: 'k8-operator/test',
+      userAgentType: 'k8-operator',
     };
   });
 
@@ -141,9 +152,16 @@ describe('claims (what the operator does with grants)', () => {
 
   test('with a grant it is claimed (not created); a second claimant is refused; release keeps the project even when asked to delete', async () => {
     expect((await app.request('POST', url(), { token: fx.token, body: { namespace: 'shop' } })).status).toBe(200);
-    expect(await app.services.projectClaims.declare(operator, claimant, { slug: 'granted-project', name: 'Access' })).toEqual({ projectId: fx.projectId, created: false });
+    expect(await app.services.projectClaims.declare(operator, claimant, { slug: 'granted-project', name: 'Access' })).toEqual({
+      projectId: fx.projectId,
+      created: false,
+    });
     expect((await app.request('POST', url(), { token: fx.token, body: { namespace: 'rival' } })).status).toBe(200);
-    const rival = app.services.projectClaims.declare(operator, { cluster: 'local', namespace: 'rival', name: 'web', uid: 'uid-2' }, { slug: 'granted-project', name: 'Access' });
+    const rival = app.services.projectClaims.declare(
+      operator,
+      { cluster: 'local', namespace: 'rival', name: 'web', uid: 'uid-2' },
+      { slug: 'granted-project', name: 'Access' },
+    );
     await expect(rival).rejects.toMatchObject({ error: 'ProjectClaimed' });
     expect(await app.services.projectClaims.release(operator, claimant, true)).toBe('released');
     expect((await app.request('GET', `/api/v1/workspace/${fx.projectId}`, { token: fx.token })).status).toBe(200);
@@ -154,7 +172,9 @@ describe('claims (what the operator does with grants)', () => {
     const { projectId, created } = await app.services.projectClaims.declare(operator, own, { slug: 'made-by-cluster', name: 'Made' });
     expect(created).toBe(true);
     const grants = await app.request('GET', url(projectId), { token: fx.token });
-    expect(grants.body.grants).toEqual([expect.objectContaining({ cluster: 'local', namespace: 'fresh-ns', origin: 'created', grantedBy: expect.objectContaining({ name: 'claims-operator' }) })]);
+    expect(grants.body.grants).toEqual([
+      expect.objectContaining({ cluster: 'local', namespace: 'fresh-ns', origin: 'created', grantedBy: expect.objectContaining({ name: 'claims-operator' }) }),
+    ]);
     // the same resource made again (another uid) re-claims it through its namespace's grant, but did not create it
     const remade = { ...own, uid: 'uid-4' };
     expect(await app.services.projectClaims.declare(operator, remade, { slug: 'made-by-cluster', name: 'Made' })).toEqual({ projectId, created: false });
@@ -176,7 +196,9 @@ describe('claims (what the operator does with grants)', () => {
     expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).toEqual(granted);
     await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({ error: 'Forbidden' });
     // a forged declaration (another uid, as a status written by hand would claim) reads nothing
-    await expect(app.services.projectClaims.authorizeUse({ ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({ error: 'ProjectNotReady' });
+    await expect(app.services.projectClaims.authorizeUse({ ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({
+      error: 'ProjectNotReady',
+    });
     expect((await app.request('POST', url(projectId), { token: fx.token, body: { namespace: 'stranger-ns' } })).status).toBe(200);
     expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).toEqual(granted);
     expect(await app.services.projectClaims.claimantOfSlug(fx.orgId, 'local', 'shared-by-cluster')).toEqual(owner);

@@ -29,7 +29,10 @@ test('a SecretsProject declares a new project; its namespace may use it, another
   const declared = await call('POST', '/api/v1/operator/project-claims', { claimant, slug: 'remote-shop', name: 'Remote Shop' });
   expect(declared.status).toBe(200);
   expect(declared.body).toEqual({ projectId: expect.any(String), created: true });
-  expect((await call('POST', '/api/v1/operator/project-claims', { claimant, slug: 'remote-shop', name: 'Remote Shop' })).body).toEqual({ projectId: declared.body.projectId, created: true });
+  expect((await call('POST', '/api/v1/operator/project-claims', { claimant, slug: 'remote-shop', name: 'Remote Shop' })).body).toEqual({
+    projectId: declared.body.projectId,
+    created: true,
+  });
   const grants = (await call('GET', `/api/v1/workspace/${declared.body.projectId}/namespace-grants`)).body.grants;
   expect(grants).toEqual([expect.objectContaining({ cluster: 'cluster-b', namespace: 'shop', origin: 'created' })]);
 
@@ -72,7 +75,9 @@ test('the record of an Integration of cluster-b: kept, placed, its sync recorded
   const listed = (await call('GET', `/api/v1/workspace/${fx.projectId}/integrations`)).body.integrations;
   expect(listed.find((record: { id: string }) => record.id === id)).toMatchObject({ isSynced: true, kubernetes: { cluster: 'cluster-b', syncedRevision: 5 } });
   const viewer = await fx.identity('operator-api-viewer', 'member', 'viewer');
-  expect((await as(viewer.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: false, syncMessage: 'x', syncedRevision: null })).status).toBe(403);
+  expect((await as(viewer.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: false, syncMessage: 'x', syncedRevision: null })).status).toBe(
+    403,
+  );
   expect((await call('DELETE', '/api/v1/operator/integrations', undefined, { cluster: 'cluster-b', managedBy: 'shop/app' })).status).toBe(200);
   expect((await call('GET', `/api/v1/integration/${id}`)).status).toBe(404);
 });
@@ -83,15 +88,29 @@ test('a listing names every folder it read, imported ones too, and is audited as
   await fx.call('POST', '/api/v3/secrets/raw/SHARED_KEY', { workspaceId: fx.projectId, environment: 'staging', secretPath: '/shared', secretValue: 'from-staging' });
   await fx.call('POST', '/api/v3/secrets/raw/OWN_KEY', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'own-value' });
   await fx.call('POST', '/api/v1/secret-imports', { workspaceId: fx.projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: '/shared' } });
-  const listing = await app.request('GET', '/api/v1/operator/secrets', { token: operator.token, query: { projectId: fx.projectId, environment: 'dev' }, headers: { 'user-agent': 'k8-operator/0.1.0 (cluster cluster-b)' } });
+  const listing = await app.request('GET', '/api/v1/operator/secrets', {
+    token: operator.token,
+    query: { projectId: fx.projectId, environment: 'dev' },
+    headers: { 'user-agent': 'k8-operator/0.1.0 (cluster cluster-b)' },
+  });
   expect(listing.status).toBe(200);
   expect(listing.body.secrets).toEqual([{ key: 'OWN_KEY', value: 'own-value', path: '/' }]);
   expect(listing.body.imports).toEqual([{ environment: 'staging', path: '/shared', secrets: [{ key: 'SHARED_KEY', value: 'from-staging' }] }]);
   const environments = (await call('GET', `/api/v1/workspace/${fx.projectId}`)).body.workspace.environments as { id: string; slug: string }[];
   const idOf = (slug: string) => environments.find((environment) => environment.slug === slug)!.id;
   expect(listing.body.environmentId).toBe(idOf('dev'));
-  expect(listing.body.reads).toEqual(expect.arrayContaining([{ environmentId: idOf('dev'), path: '/' }, { environmentId: idOf('staging'), path: '/shared' }]));
-  const audit = await app.database.db.selectFrom('auditLogs').select(['eventType', 'userAgentType']).where('projectId', '=', fx.projectId).where('eventType', '=', 'get-secrets').execute();
+  expect(listing.body.reads).toEqual(
+    expect.arrayContaining([
+      { environmentId: idOf('dev'), path: '/' },
+      { environmentId: idOf('staging'), path: '/shared' },
+    ]),
+  );
+  const audit = await app.database.db
+    .selectFrom('auditLogs')
+    .select(['eventType', 'userAgentType'])
+    .where('projectId', '=', fx.projectId)
+    .where('eventType', '=', 'get-secrets')
+    .execute();
   expect(audit.at(-1)).toEqual({ eventType: 'get-secrets', userAgentType: 'k8-operator' });
 });
 

@@ -84,7 +84,11 @@ const write = (name: string, secretPath = '/', environment = 'dev', value = 'v')
 
 beforeAll(async () => {
   fx = await accessFixture(app, 'project-events');
-  for (const [path, name] of [['/', 'app'], ['/app', 'db'], ['/', 'ops']]) {
+  for (const [path, name] of [
+    ['/', 'app'],
+    ['/app', 'db'],
+    ['/', 'ops'],
+  ]) {
     await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', path, name });
   }
   await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', path: '/', name: 'app' });

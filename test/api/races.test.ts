@@ -91,7 +91,10 @@ describe('writes racing a delete', () => {
       expectOnly(responses, [200, 404]);
       expect(responses.at(-1)!.status).toBe(200);
       // The folder is gone, unless the folder create (which makes missing parents) came after the delete and made it anew.
-      const remaining = await app.request('GET', '/api/v1/folders', { token: fixture.token, query: { workspaceId: fixture.projectId, environment: 'dev', path: `/${name}` } });
+      const remaining = await app.request('GET', '/api/v1/folders', {
+        token: fixture.token,
+        query: { workspaceId: fixture.projectId, environment: 'dev', path: `/${name}` },
+      });
       if (remaining.body.folders.length > 0) expect(remaining.body.folders.map((entry: { name: string }) => entry.name)).toEqual(['child']);
     }
   });
@@ -155,7 +158,10 @@ describe('conflicting writes', () => {
   test('concurrent folder creates along one new path: all 200, one folder each', async () => {
     const responses = await Promise.all(Array.from({ length: 6 }, () => fixture.createFolder('/race/deep', 'leaf')));
     expectOnly(responses, [200]);
-    const listing = await app.request('GET', '/api/v1/folders', { token: fixture.token, query: { workspaceId: fixture.projectId, environment: 'dev', path: '/race/deep' } });
+    const listing = await app.request('GET', '/api/v1/folders', {
+      token: fixture.token,
+      query: { workspaceId: fixture.projectId, environment: 'dev', path: '/race/deep' },
+    });
     expect(listing.body.folders.map((folder: { name: string }) => folder.name)).toEqual(['leaf']);
   });
 });

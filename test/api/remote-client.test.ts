@@ -33,7 +33,23 @@ async function makeCerts(dir: string): Promise<void> {
   const sh = (...args: string[]) => run('openssl', args, { cwd: dir });
   const ec = ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256'];
   await sh(...ec, '-out', 'ca.key');
-  await sh('req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=remote-test-ca', '-days', '2', '-out', 'ca.crt', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  await sh(
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    'ca.key',
+    '-subj',
+    '/CN=remote-test-ca',
+    '-days',
+    '2',
+    '-out',
+    'ca.crt',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   await sh(...ec, '-out', 'server.key');
   await sh('req', '-new', '-key', 'server.key', '-subj', '/CN=coffer.internal', '-out', 'server.csr');
   writeFileSync(join(dir, 'server.ext'), 'basicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:coffer.internal\n');
@@ -69,12 +85,11 @@ async function operatorIdentity(name: string, ttl = { accessTokenTTL: 3600, acce
   return { ...identity, ...credentials };
 }
 
-const write = (name: string) =>
-  fx.call('POST', `/api/v3/secrets/raw/${name}`, { workspaceId: fx.projectId, environment: 'dev', secretValue: 'value' });
+const write = (name: string) => fx.call('POST', `/api/v3/secrets/raw/${name}`, { workspaceId: fx.projectId, environment: 'dev', secretValue: 'value' });
 const latest = () => app.services.changes.latestRevision(app.database.db);
 
 describe('TLS', () => {
-  test('a private CA and the certificate\'s name are what it takes; without them the server is unreachable, with a reason', async () => {
+  test("a private CA and the certificate's name are what it takes; without them the server is unreachable, with a reason", async () => {
     const url = `https://127.0.0.1:${(tlsProxy.address() as AddressInfo).port}`;
     const status = (connection: ServerConnection) => connection.call('GET', '/api/status').finally(() => connection.close());
     await expect(status(new ServerConnection({ url, userAgent: USER_AGENT }))).rejects.toThrow(ServerUnavailableError);
@@ -83,7 +98,7 @@ describe('TLS', () => {
     expect(answer).toMatchObject({ message: expect.any(String) });
   });
 
-  test('a server that is not there is ServerUnavailableError; a refusal is the API\'s AppError', async () => {
+  test("a server that is not there is ServerUnavailableError; a refusal is the API's AppError", async () => {
     const nowhere = new ServerConnection({ url: 'http://127.0.0.1:1', userAgent: USER_AGENT });
     await expect(nowhere.call('GET', '/api/status')).rejects.toThrow(ServerUnavailableError);
     await nowhere.close();
@@ -121,7 +136,7 @@ describe('universal auth', () => {
     }
   });
 
-  test('a revoked token is replaced by a new login; revoked credentials fail with the server\'s reason', async () => {
+  test("a revoked token is replaced by a new login; revoked credentials fail with the server's reason", async () => {
     const identity = await operatorIdentity('remote-revoked');
     const connection = new ServerConnection({ url: base, userAgent: USER_AGENT });
     const keeper = new TokenKeeper(connection, async () => identity);
@@ -195,7 +210,7 @@ describe('following the change stream', () => {
     }
   });
 
-  test('a revision the server does not have starts with a reset, then follows from the server\'s revision', async () => {
+  test("a revision the server does not have starts with a reset, then follows from the server's revision", async () => {
     const identity = await operatorIdentity('remote-reset');
     const connection = new ServerConnection({ url: base, userAgent: USER_AGENT });
     const keeper = new TokenKeeper(connection, async () => identity);

@@ -55,7 +55,11 @@ describe('rotation', () => {
   test('a project key that cannot be opened aborts the whole rotation: no key and no check value changed', async () => {
     const broken = await app.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'Broken key' } });
     const brokenId = broken.body.project.id;
-    await app.database.db.updateTable('projects').set({ encryptedDataKey: randomBytes(60) }).where('id', '=', brokenId).execute();
+    await app.database.db
+      .updateTable('projects')
+      .set({ encryptedDataKey: randomBytes(60) })
+      .where('id', '=', brokenId)
+      .execute();
     const before = await snapshotDatabase(app.database);
     await expect(rotateRootKey(app.database.db, raw(app.keys.encryptionKey), raw(newKey))).rejects.toBeInstanceOf(RootKeyMismatchError);
     expect(await snapshotDatabase(app.database)).toEqual(before);

@@ -17,7 +17,13 @@ const byKey = (secrets: Listed[]) => Object.fromEntries(secrets.map((secret) => 
 describe('list (GET /api/v3/secrets/raw)', () => {
   beforeAll(async () => {
     await fx.createSecret('ROOT_KEY', { secretValue: 'root' });
-    for (const [path, name] of [['/', 'app'], ['/', 'apple'], ['/app', 'api'], ['/app/api', 'v1']] as const) await fx.createFolder(path, name);
+    for (const [path, name] of [
+      ['/', 'app'],
+      ['/', 'apple'],
+      ['/app', 'api'],
+      ['/app/api', 'v1'],
+    ] as const)
+      await fx.createFolder(path, name);
     await fx.createSecret('APP_KEY', { secretPath: '/app', secretValue: 'app' });
     await fx.createSecret('APPLE_KEY', { secretPath: '/apple', secretValue: 'apple' });
     await fx.createSecret('API_KEY', { secretPath: '/app/api', secretValue: 'api' });
@@ -52,9 +58,7 @@ describe('list (GET /api/v3/secrets/raw)', () => {
       await fx.createSecret(`AT_${depth}`, { secretPath: path, secretValue: String(depth) });
     }
     const response = await fx.listSecrets({ secretPath: '/deep', recursive: 'true' });
-    expect(response.body.secrets.map((secret: Listed) => secret.secretKey).sort()).toEqual(
-      Array.from({ length: 20 }, (_, index) => `AT_${index + 1}`).sort(),
-    );
+    expect(response.body.secrets.map((secret: Listed) => secret.secretKey).sort()).toEqual(Array.from({ length: 20 }, (_, index) => `AT_${index + 1}`).sort());
   });
 
   test('by workspaceSlug, by tag, and 404s for unknown project, environment, folder and tag', async () => {
@@ -122,8 +126,18 @@ describe('imports', () => {
 
   test('resolution is cycle-safe even when the stored imports form a loop', async () => {
     // The API refuses cycles; write one directly to prove reads still terminate.
-    const staging = await app.database.db.selectFrom('projectEnvironments').selectAll().where('projectId', '=', fx.projectId).where('slug', '=', 'staging').executeTakeFirstOrThrow();
-    const prod = await app.database.db.selectFrom('projectEnvironments').selectAll().where('projectId', '=', fx.projectId).where('slug', '=', 'prod').executeTakeFirstOrThrow();
+    const staging = await app.database.db
+      .selectFrom('projectEnvironments')
+      .selectAll()
+      .where('projectId', '=', fx.projectId)
+      .where('slug', '=', 'staging')
+      .executeTakeFirstOrThrow();
+    const prod = await app.database.db
+      .selectFrom('projectEnvironments')
+      .selectAll()
+      .where('projectId', '=', fx.projectId)
+      .where('slug', '=', 'prod')
+      .executeTakeFirstOrThrow();
     const prodRoot = await app.database.db.selectFrom('secretFolders').select('id').where('envId', '=', prod.id).where('parentId', 'is', null).executeTakeFirstOrThrow();
     await app.database.db.insertInto('secretImports').values({ folderId: prodRoot.id, importEnv: staging.id, importPath: '/base', position: 1 }).execute();
     const response = await list({ include_imports: 'true' });

@@ -148,9 +148,9 @@ describe('personal secrets (users only)', () => {
   test('need a shared secret, are returned to their owner beside the shared one, and go with it', async () => {
     const user = fx.userActor();
     const location = { workspaceId: fx.projectId, environment: 'dev', secretPath: '/' };
-    await expect(
-      app.services.secrets.create(user, { ...location, secretName: 'PERSONAL_ONLY', secretValue: 'x', type: 'personal' }),
-    ).rejects.toMatchObject({ statusCode: 400 });
+    await expect(app.services.secrets.create(user, { ...location, secretName: 'PERSONAL_ONLY', secretValue: 'x', type: 'personal' })).rejects.toMatchObject({
+      statusCode: 400,
+    });
     await fx.createSecret('OVERRIDDEN', { secretValue: 'shared-value' });
     const personal = await app.services.secrets.create(user, { ...location, secretName: 'OVERRIDDEN', secretValue: 'mine', type: 'personal' });
     expect(personal).toMatchObject({ type: 'personal', secretValue: 'mine' });
@@ -175,11 +175,24 @@ describe('batch (all or nothing)', () => {
     app.request(method, '/api/v3/secrets/batch/raw', { token: fx.token, body: { workspaceId: fx.projectId, environment: 'dev', ...body } });
 
   test('create, update and delete several secrets', async () => {
-    const created = await batch('POST', { secrets: [{ secretKey: 'B1', secretValue: '1' }, { secretKey: 'B2', secretValue: '2' }] });
+    const created = await batch('POST', {
+      secrets: [
+        { secretKey: 'B1', secretValue: '1' },
+        { secretKey: 'B2', secretValue: '2' },
+      ],
+    });
     expect(created.status).toBe(200);
     expect(created.body.secrets.map((secret: { secretKey: string }) => secret.secretKey)).toEqual(['B1', 'B2']);
-    const updated = await batch('PATCH', { secrets: [{ secretKey: 'B1', secretValue: '1b' }, { secretKey: 'B2', newSecretName: 'B3' }] });
-    expect(updated.body.secrets).toMatchObject([{ secretKey: 'B1', secretValue: '1b', version: 2 }, { secretKey: 'B3', secretValue: '2', version: 2 }]);
+    const updated = await batch('PATCH', {
+      secrets: [
+        { secretKey: 'B1', secretValue: '1b' },
+        { secretKey: 'B2', newSecretName: 'B3' },
+      ],
+    });
+    expect(updated.body.secrets).toMatchObject([
+      { secretKey: 'B1', secretValue: '1b', version: 2 },
+      { secretKey: 'B3', secretValue: '2', version: 2 },
+    ]);
     const bySlug = await app.request('DELETE', '/api/v3/secrets/batch/raw', {
       token: fx.token,
       body: { projectSlug: fx.projectSlug, environment: 'dev', secrets: [{ secretKey: 'B1' }, { secretKey: 'B3' }] },
@@ -189,9 +202,39 @@ describe('batch (all or nothing)', () => {
   });
 
   test.each([
-    ['create with one existing key', 'POST', { secrets: [{ secretKey: 'FRESH', secretValue: '1' }, { secretKey: 'EXISTING', secretValue: '2' }] }, 400],
-    ['create with a repeated key', 'POST', { secrets: [{ secretKey: 'R', secretValue: '1' }, { secretKey: 'R', secretValue: '2' }] }, 400],
-    ['update with one missing key', 'PATCH', { secrets: [{ secretKey: 'EXISTING', secretValue: 'z' }, { secretKey: 'MISSING', secretValue: 'z' }] }, 404],
+    [
+      'create with one existing key',
+      'POST',
+      {
+        secrets: [
+          { secretKey: 'FRESH', secretValue: '1' },
+          { secretKey: 'EXISTING', secretValue: '2' },
+        ],
+      },
+      400,
+    ],
+    [
+      'create with a repeated key',
+      'POST',
+      {
+        secrets: [
+          { secretKey: 'R', secretValue: '1' },
+          { secretKey: 'R', secretValue: '2' },
+        ],
+      },
+      400,
+    ],
+    [
+      'update with one missing key',
+      'PATCH',
+      {
+        secrets: [
+          { secretKey: 'EXISTING', secretValue: 'z' },
+          { secretKey: 'MISSING', secretValue: 'z' },
+        ],
+      },
+      404,
+    ],
     ['delete with one missing key', 'DELETE', { secrets: [{ secretKey: 'EXISTING' }, { secretKey: 'MISSING' }] }, 404],
     ['an empty batch', 'POST', { secrets: [] }, 422],
   ])('%s (%s) → %i, nothing written', async (_name, method, body, status) => {

@@ -49,7 +49,12 @@ test('a failing migration is rolled back and reported', async () => {
   expect(await app.database.db.selectFrom('schemaMigrations').select('name').execute()).toEqual(before);
   expect(await pendingMigrations(app.database.db, [{ name: '9999_broken', sql: '' }])).toEqual(['9999_broken']);
   // The table from the failed script does not exist: the whole migration rolled back.
-  await expect(app.database.db.selectFrom('halfDone' as never).selectAll().execute()).rejects.toThrow();
+  await expect(
+    app.database.db
+      .selectFrom('halfDone' as never)
+      .selectAll()
+      .execute(),
+  ).rejects.toThrow();
 });
 
 test('readiness follows the database and the migrations', async () => {

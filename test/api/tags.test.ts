@@ -14,8 +14,7 @@ const UNKNOWN_ID = '9d0f7c3e-1111-4111-8111-111111111111';
 beforeAll(async () => {
   app = await startTestApp();
   ({ token, identityId } = await bootstrap(app));
-  const createProject = async (projectName: string) =>
-    (await app.request('POST', '/api/v2/workspace', { token, body: { projectName } })).body.project.id as string;
+  const createProject = async (projectName: string) => (await app.request('POST', '/api/v2/workspace', { token, body: { projectName } })).body.project.id as string;
   projectId = await createProject('Tags');
   otherProjectId = await createProject('Other tags');
 });
@@ -25,12 +24,7 @@ const tagsUrl = (project = projectId) => `/api/v1/workspace/${project}/tags`;
 const createTag = (body: unknown, project = projectId) => app.request('POST', tagsUrl(project), { token, body });
 
 async function tagId(slug: string, project = projectId): Promise<string> {
-  const tag = await app.database.db
-    .selectFrom('secretTags')
-    .select('id')
-    .where('projectId', '=', project)
-    .where('slug', '=', slug)
-    .executeTakeFirstOrThrow();
+  const tag = await app.database.db.selectFrom('secretTags').select('id').where('projectId', '=', project).where('slug', '=', slug).executeTakeFirstOrThrow();
   return tag.id;
 }
 
@@ -207,7 +201,10 @@ async function insertSecret(key: string): Promise<string> {
     .where('secretFolders.parentId', 'is', null)
     .executeTakeFirstOrThrow();
   const id = randomUUID();
-  await app.database.db.insertInto('secrets').values({ id, folderId: root.id, key, type: 'shared', encryptedValue: Buffer.from('x') }).execute();
+  await app.database.db
+    .insertInto('secrets')
+    .values({ id, folderId: root.id, key, type: 'shared', encryptedValue: Buffer.from('x') })
+    .execute();
   return id;
 }
 

@@ -130,11 +130,9 @@ describe('login', () => {
 
   test('a revoked client secret fails; wrong secret, unknown client id and revoked answer identically', async () => {
     const identity = await uaIdentity('ua-revoked');
-    const revoked = await app.request(
-      'POST',
-      `/api/v1/auth/universal-auth/identities/${identity.id}/client-secrets/${identity.clientSecretId}/revoke`,
-      { token: fx.token },
-    );
+    const revoked = await app.request('POST', `/api/v1/auth/universal-auth/identities/${identity.id}/client-secrets/${identity.clientSecretId}/revoke`, {
+      token: fx.token,
+    });
     expect(revoked.body.clientSecretData.isClientSecretRevoked).toBe(true);
     const other = await uaIdentity('ua-other');
     const before = await snapshotDatabase(app.database, ['login_throttles']);
@@ -166,7 +164,9 @@ describe('login', () => {
       const execute = builder.execute.bind(builder);
       return Object.assign(builder, {
         execute: (work: (trx: never) => Promise<unknown>) =>
-          execute((trx) => work(trx.withPlugin({ transformQuery: (args) => (queries.push(args.node.kind), args.node), transformResult: async (args) => args.result }) as never)),
+          execute((trx) =>
+            work(trx.withPlugin({ transformQuery: (args) => (queries.push(args.node.kind), args.node), transformResult: async (args) => args.result }) as never),
+          ),
       });
     });
     try {

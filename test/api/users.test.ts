@@ -42,7 +42,13 @@ describe('invites', () => {
     expect(JSON.stringify(await snapshotDatabase(app.database))).not.toContain(invited.inviteToken);
 
     expect((await login('dev@example.com', 'a long password')).status).toBe(401);
-    const accepted = await accept({ email: 'dev@example.com', organizationId: fx.orgId, inviteToken: invited.inviteToken, password: 'a long password', firstName: 'Dev' });
+    const accepted = await accept({
+      email: 'dev@example.com',
+      organizationId: fx.orgId,
+      inviteToken: invited.inviteToken,
+      password: 'a long password',
+      firstName: 'Dev',
+    });
     expect(accepted.status).toBe(200);
     expect(accepted.body.user).toMatchObject({ email: 'dev@example.com', firstName: 'Dev' });
     expect((await accept({ email: 'dev@example.com', organizationId: fx.orgId, inviteToken: invited.inviteToken, password: 'a long password' })).status).toBe(401);
@@ -58,16 +64,29 @@ describe('invites', () => {
     const added = await app.request('POST', `/api/v2/workspace/${fx.projectId}/memberships`, { token: fx.token, body: { emails: ['dev@example.com'] } });
     expect(added.status).toBe(200);
     const membershipId = added.body.memberships[0].id;
-    const created = await app.request('POST', '/api/v3/secrets/raw/FROM_USER', { token: userToken, body: { workspaceId: fx.projectId, environment: 'dev', secretValue: 'x' } });
+    const created = await app.request('POST', '/api/v3/secrets/raw/FROM_USER', {
+      token: userToken,
+      body: { workspaceId: fx.projectId, environment: 'dev', secretValue: 'x' },
+    });
     expect(created.status).toBe(200);
-    const audit = await app.database.db.selectFrom('auditLogs').selectAll().where('eventType', '=', 'create-secret').orderBy('createdAt', 'desc').executeTakeFirstOrThrow();
+    const audit = await app.database.db
+      .selectFrom('auditLogs')
+      .selectAll()
+      .where('eventType', '=', 'create-secret')
+      .orderBy('createdAt', 'desc')
+      .executeTakeFirstOrThrow();
     expect(audit).toMatchObject({ actor: 'user', actorMetadata: expect.objectContaining({ email: 'dev@example.com' }) });
 
     const roles = await app.request('PATCH', `/api/v1/workspace/${fx.projectId}/memberships/${membershipId}`, { token: fx.token, body: { roles: [{ role: 'viewer' }] } });
     expect(roles.body.roles).toEqual([expect.objectContaining({ role: 'viewer', projectMembershipId: membershipId, isTemporary: false, customRoleId: null })]);
     const members = await app.request('GET', `/api/v1/workspace/${fx.projectId}/memberships`, { token: userToken });
-    expect(members.body.memberships).toContainEqual(expect.objectContaining({ id: membershipId, user: expect.objectContaining({ email: 'dev@example.com' }), roles: [expect.objectContaining({ role: 'viewer' })] }));
-    expect((await app.request('POST', '/api/v3/secrets/raw/AS_VIEWER', { token: userToken, body: { workspaceId: fx.projectId, environment: 'dev', secretValue: 'x' } })).status).toBe(403);
+    expect(members.body.memberships).toContainEqual(
+      expect.objectContaining({ id: membershipId, user: expect.objectContaining({ email: 'dev@example.com' }), roles: [expect.objectContaining({ role: 'viewer' })] }),
+    );
+    expect(
+      (await app.request('POST', '/api/v3/secrets/raw/AS_VIEWER', { token: userToken, body: { workspaceId: fx.projectId, environment: 'dev', secretValue: 'x' } }))
+        .status,
+    ).toBe(403);
 
     expect((await app.request('POST', '/api/v1/auth/logout', { token: userToken })).status).toBe(200);
     expect((await app.request('GET', '/api/v1/workspace', { token: userToken })).status).toBe(401);
@@ -96,7 +115,10 @@ describe('invites', () => {
   test('an org member cannot invite (admins only) and nobody invites above their role', async () => {
     const member = await fx.identity('inviter');
     const before = await snapshotDatabase(app.database);
-    const byMember = await app.request('POST', '/api/v1/invite-org/signup', { token: member.token, body: { inviteeEmails: ['x@example.com'], organizationId: fx.orgId } });
+    const byMember = await app.request('POST', '/api/v1/invite-org/signup', {
+      token: member.token,
+      body: { inviteeEmails: ['x@example.com'], organizationId: fx.orgId },
+    });
     expect(byMember.status).toBe(403);
     expect((await app.request('POST', '/api/v1/invite-org/signup', { token: fx.token, body: { inviteeEmails: [], organizationId: fx.orgId } })).status).toBe(422);
     expect(await snapshotDatabase(app.database)).toEqual(before);

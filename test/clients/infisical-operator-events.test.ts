@@ -27,7 +27,10 @@ describe.each<Backend>(['pglite', 'postgres'])("Infisical's operator v0.11.5 ins
 
   beforeAll(async () => {
     server = await startConformanceServer(backend);
-    const login = await callCoffer(server.server, 'POST', '/api/v1/auth/universal-auth/login', undefined, { clientId: server.clientId, clientSecret: server.clientSecret });
+    const login = await callCoffer(server.server, 'POST', '/api/v1/auth/universal-auth/login', undefined, {
+      clientId: server.clientId,
+      clientSecret: server.clientSecret,
+    });
     operatorToken = login.body.accessToken;
     await admin('POST', '/api/v1/folders', { workspaceId: server.projectId, environment: 'dev', path: '/', name: 'referenced' });
     await admin('POST', '/api/v1/folders', { workspaceId: server.projectId, environment: 'dev', path: '/', name: 'unrelated' });

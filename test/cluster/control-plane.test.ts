@@ -38,12 +38,9 @@ const admin = kubeClients(kubeconfig, 'admin');
 let ns: TestNamespace;
 let namespace: string;
 
-const createWidget = async (w: Widget) =>
-  (await admin.custom.createNamespacedCustomObject({ ...W, namespace, body: w })) as Widget;
-const getWidget = async (name: string) =>
-  (await admin.custom.getNamespacedCustomObject({ ...W, namespace, name })) as Widget;
-const replaceWidget = async (w: Widget) =>
-  (await admin.custom.replaceNamespacedCustomObject({ ...W, namespace, name: w.metadata.name, body: w })) as Widget;
+const createWidget = async (w: Widget) => (await admin.custom.createNamespacedCustomObject({ ...W, namespace, body: w })) as Widget;
+const getWidget = async (name: string) => (await admin.custom.getNamespacedCustomObject({ ...W, namespace, name })) as Widget;
+const replaceWidget = async (w: Widget) => (await admin.custom.replaceNamespacedCustomObject({ ...W, namespace, name: w.metadata.name, body: w })) as Widget;
 
 beforeAll(async () => {
   ns = await createTestNamespace('control-plane', kubeconfig);
@@ -96,9 +93,7 @@ test('optimistic concurrency: an update with a stale resourceVersion gets 409 Co
 });
 
 test('status subresource: /status ignores spec, the main resource ignores status', async () => {
-  const created = await createWidget(
-    widget('status', { slug: 'status-widget', replicas: 1 }, { status: { phase: 'IgnoredOnCreate' } }),
-  );
+  const created = await createWidget(widget('status', { slug: 'status-widget', replicas: 1 }, { status: { phase: 'IgnoredOnCreate' } }));
   expect(created.status).toBeUndefined();
   expect(created.metadata.generation).toBe(1);
 
@@ -127,9 +122,7 @@ test('a finalizer holds deletion until it is removed', async () => {
   expect(deleting.metadata.finalizers).toEqual(['fixtures.coffer.dev/hold']);
 
   // no new finalizers once deletion has started
-  const added = await apiError(
-    replaceWidget({ ...deleting, metadata: { ...deleting.metadata, finalizers: ['fixtures.coffer.dev/hold', 'x.dev/new'] } }),
-  );
+  const added = await apiError(replaceWidget({ ...deleting, metadata: { ...deleting.metadata, finalizers: ['fixtures.coffer.dev/hold', 'x.dev/new'] } }));
   expect(added.status).toBe(422);
   expect(added.message).toMatch(/no new finalizers can be added if the object is being deleted/);
 
@@ -187,9 +180,7 @@ describe('garbage collection by kube-controller-manager', () => {
       body: {
         metadata: {
           name: 'gc-cr-dependent',
-          ownerReferences: [
-            { apiVersion: owner.apiVersion, kind: 'Widget', name: 'gc-widget', uid: owner.metadata.uid!, controller: true },
-          ],
+          ownerReferences: [{ apiVersion: owner.apiVersion, kind: 'Widget', name: 'gc-widget', uid: owner.metadata.uid!, controller: true }],
         },
         stringData: { k: 'v' },
       },
@@ -239,9 +230,7 @@ describe('RBAC', () => {
         subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'operator' }],
       },
     });
-    const list = await waitFor('operator to be allowed to list secrets in its namespace', () =>
-      operator.core.listNamespacedSecret({ namespace }),
-    );
+    const list = await waitFor('operator to be allowed to list secrets in its namespace', () => operator.core.listNamespacedSecret({ namespace }));
     expect(Array.isArray(list.items)).toBe(true);
     // still nothing cluster-wide, and no other verbs
     expect((await apiError(operator.core.listSecretForAllNamespaces())).status).toBe(403);

@@ -51,10 +51,14 @@ function integration(name: string, target: Record<string, unknown>, spec: Record
 }
 
 async function patchSpec(plural: string, ns: string, name: string, spec: Record<string, unknown>, metadata?: Record<string, unknown>) {
-  await cluster.custom.patchNamespacedCustomObject({ group: 'coffer.dev', version: 'v1alpha1', namespace: ns, plural, name, body: { spec, ...(metadata ? { metadata } : {}) } }, mergePatch);
+  await cluster.custom.patchNamespacedCustomObject(
+    { group: 'coffer.dev', version: 'v1alpha1', namespace: ns, plural, name, body: { spec, ...(metadata ? { metadata } : {}) } },
+    mergePatch,
+  );
 }
 
-const waitForData = (ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number) => cluster.waitForData(ns, name, expected, what, timeoutMs);
+const waitForData = (ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number) =>
+  cluster.waitForData(ns, name, expected, what, timeoutMs);
 
 interface Condition {
   type: string;
@@ -115,7 +119,10 @@ beforeAll(async () => {
 afterEach((context) => {
   // On failure, what the operator said at info and above (its lines carry no secret values).
   if (context.task.result?.state === 'fail') {
-    const lines = operator.output.join('').split('\n').filter((line) => !line.includes('"level":20'));
+    const lines = operator.output
+      .join('')
+      .split('\n')
+      .filter((line) => !line.includes('"level":20'));
     process.stderr.write(`--- operator log tail ---\n${lines.slice(-40).join('\n')}\n`);
   }
 });
@@ -259,7 +266,10 @@ describe('ownership is exact', () => {
 describe('drift means the Secret equals its source', () => {
   test('a key added to an Owner Secret by hand is removed, and the DriftRepaired Event says so', async () => {
     const expected = await cluster.secretData(namespace.name, 'owned');
-    await cluster.core.patchNamespacedSecret({ namespace: namespace.name, name: 'owned', body: { data: { FOREIGN: Buffer.from('planted').toString('base64') } } }, mergePatch);
+    await cluster.core.patchNamespacedSecret(
+      { namespace: namespace.name, name: 'owned', body: { data: { FOREIGN: Buffer.from('planted').toString('base64') } } },
+      mergePatch,
+    );
     await waitForData(namespace.name, 'owned', expected!, 'the foreign key to be removed');
     const repaired = await waitFor('a DriftRepaired Event naming the added key', async () =>
       (await events(namespace.name, 'owner', 'DriftRepaired')).find((event) => event.message!.includes('1 key added')),
@@ -268,8 +278,14 @@ describe('drift means the Secret equals its source', () => {
   });
 
   test('the managed-by label removed: the Secret is still recognised (annotation, ownerReference), the label put back, later changes synced', async () => {
-    await cluster.core.patchNamespacedSecret({ namespace: namespace.name, name: 'owned', body: { metadata: { labels: { 'app.kubernetes.io/managed-by': null } } } }, mergePatch);
-    await waitFor('the label to be put back', async () => (await cluster.secret(namespace.name, 'owned'))!.metadata!.labels?.['app.kubernetes.io/managed-by'] === 'coffer');
+    await cluster.core.patchNamespacedSecret(
+      { namespace: namespace.name, name: 'owned', body: { metadata: { labels: { 'app.kubernetes.io/managed-by': null } } } },
+      mergePatch,
+    );
+    await waitFor(
+      'the label to be put back',
+      async () => (await cluster.secret(namespace.name, 'owned'))!.metadata!.labels?.['app.kubernetes.io/managed-by'] === 'coffer',
+    );
     await createSecret('AFTER_LABEL', 'synced', '/keys');
     await waitForData(namespace.name, 'owned', { GOOD: 'good-value', GOOD_TOO: 'also-good', AFTER_LABEL: 'synced' }, 'a later change');
     expect(condition(await cluster.get('integrations', namespace.name, 'owner'), 'Ready')).toMatchObject({ status: 'True', reason: 'Synced' });
@@ -278,7 +294,11 @@ describe('drift means the Secret equals its source', () => {
 
 describe('access revoked means the copy goes; a vanished source keeps the last good data', () => {
   test('a namespace taken out of allowedNamespaces: its Owner Secret is deleted and a Merge Integration’s keys removed, with a Warning Event', async () => {
-    await cluster.apply('integrations', other.name, { kind: 'Integration', metadata: { name: 'copy' }, spec: { projectSlug: slug, environment: 'dev', secretPath: '/keys', target: { name: 'copy-secret' } } });
+    await cluster.apply('integrations', other.name, {
+      kind: 'Integration',
+      metadata: { name: 'copy' },
+      spec: { projectSlug: slug, environment: 'dev', secretPath: '/keys', target: { name: 'copy-secret' } },
+    });
     await cluster.core.createNamespacedSecret({ namespace: other.name, body: { metadata: { name: 'theirs' }, stringData: { THEIR_KEY: 'kept' } } });
     await cluster.apply('integrations', other.name, {
       kind: 'Integration',
@@ -296,7 +316,9 @@ describe('access revoked means the copy goes; a vanished source keeps the last g
     const mergeRevoked = await waitForCondition('integrations', other.name, 'merged-copy', 'Ready', 'False', 'Forbidden');
     expect(condition(mergeRevoked, 'Ready').message).toContain("Coffer removes this Integration's keys from Secret 'theirs'");
     expect(revoked.status.dataHash).toBeUndefined();
-    await waitFor('a Forbidden Warning Event', async () => (await events(other.name, 'copy', 'Forbidden')).some((event) => event.message!.includes("Coffer deletes Secret 'copy-secret'")));
+    await waitFor('a Forbidden Warning Event', async () =>
+      (await events(other.name, 'copy', 'Forbidden')).some((event) => event.message!.includes("Coffer deletes Secret 'copy-secret'")),
+    );
   });
 
   test('a project deleted through the API is not recreated: SecretsProject Ready=False ProjectDeleted; Integrations keep their data (Retain) or delete it (Delete); Recreate makes a new one', async () => {
@@ -306,7 +328,11 @@ describe('access revoked means the copy goes; a vanished source keeps the last g
     await createSecret('KEEP', 'last-good', '/', doomedId);
     const spec = { projectRef: { name: 'doomed' }, environment: 'dev' };
     await cluster.apply('integrations', namespace.name, { kind: 'Integration', metadata: { name: 'doomed-keep' }, spec: { ...spec, target: { name: 'doomed-keep' } } });
-    await cluster.apply('integrations', namespace.name, { kind: 'Integration', metadata: { name: 'doomed-drop' }, spec: { ...spec, target: { name: 'doomed-drop', deletionPolicy: 'Delete' } } });
+    await cluster.apply('integrations', namespace.name, {
+      kind: 'Integration',
+      metadata: { name: 'doomed-drop' },
+      spec: { ...spec, target: { name: 'doomed-drop', deletionPolicy: 'Delete' } },
+    });
     await waitForData(namespace.name, 'doomed-keep', { KEEP: 'last-good' }, 'the first sync');
     await waitForData(namespace.name, 'doomed-drop', { KEEP: 'last-good' }, 'the first sync');
 
@@ -350,7 +376,7 @@ describe('access revoked means the copy goes; a vanished source keeps the last g
 
 describe('force-sync, metrics and debug lines', () => {
   test('coffer.dev/force-sync reconciles one resource at once: a SecretsProject puts back an environment deleted through the API', async () => {
-    const environments = async () => ((await call('GET', `/api/v1/workspace/${projectId}`)).body.workspace.environments as { slug: string; id: string }[]);
+    const environments = async () => (await call('GET', `/api/v1/workspace/${projectId}`)).body.workspace.environments as { slug: string; id: string }[];
     const qa = (await environments()).find((environment) => environment.slug === 'qa')!;
     expect((await call('DELETE', `/api/v1/workspace/${projectId}/environments/${qa.id}`)).status).toBe(200);
     await pause(2_000);
@@ -359,7 +385,14 @@ describe('force-sync, metrics and debug lines', () => {
     await waitFor('qa to be back', async () => (await environments()).some((environment) => environment.slug === 'qa'));
 
     await cluster.custom.patchNamespacedCustomObject(
-      { group: 'coffer.dev', version: 'v1alpha1', namespace: namespace.name, plural: 'integrations', name: 'owner', body: { metadata: { annotations: { 'coffer.dev/force-sync': 'now' } } } },
+      {
+        group: 'coffer.dev',
+        version: 'v1alpha1',
+        namespace: namespace.name,
+        plural: 'integrations',
+        name: 'owner',
+        body: { metadata: { annotations: { 'coffer.dev/force-sync': 'now' } } },
+      },
       mergePatch,
     );
     await waitFor('the Integration to record the force-sync', async () => (await cluster.get('integrations', namespace.name, 'owner')).status.forceSync === 'now');
@@ -381,14 +414,32 @@ describe('force-sync, metrics and debug lines', () => {
     }
     expect(await metric('coffer_operator_change_to_secret_seconds_count')).toBeGreaterThan(0);
     expect(await metric('coffer_operator_reconcile_errors_total', { kind: 'Integration', reason: 'SecretTooLarge' })).toBeGreaterThan(0);
-    expect(await metric('coffer_operator_resource_condition', { kind: 'Integration', resource_namespace: namespace.name, resource_name: 'tls', condition: 'Synced', status: 'False' })).toBe(1);
-    expect(await metric('coffer_operator_resource_condition', { kind: 'Integration', resource_namespace: namespace.name, resource_name: 'owner', condition: 'Ready', status: 'True' })).toBe(1);
+    expect(
+      await metric('coffer_operator_resource_condition', {
+        kind: 'Integration',
+        resource_namespace: namespace.name,
+        resource_name: 'tls',
+        condition: 'Synced',
+        status: 'False',
+      }),
+    ).toBe(1);
+    expect(
+      await metric('coffer_operator_resource_condition', {
+        kind: 'Integration',
+        resource_namespace: namespace.name,
+        resource_name: 'owner',
+        condition: 'Ready',
+        status: 'True',
+      }),
+    ).toBe(1);
     expect(await metric('coffer_operator_leader')).toBe(1);
     expect(await metric('coffer_operator_ready')).toBe(1);
     expect(await metric('coffer_operator_reconciles_total', { outcome: 'error' })).toBeGreaterThan(0);
 
     // every metric the shipped alerts and dashboard use exists
-    const shipped = ['operator-alerts.yaml', 'operator-dashboard.json'].map((file) => readFileSync(join(import.meta.dirname, '../../deploy/monitoring', file), 'utf8')).join('\n');
+    const shipped = ['operator-alerts.yaml', 'operator-dashboard.json']
+      .map((file) => readFileSync(join(import.meta.dirname, '../../deploy/monitoring', file), 'utf8'))
+      .join('\n');
     const referenced = new Set([...shipped.matchAll(/\bcoffer_[a-z_]+/g)].map(([name]) => name.replace(/_(bucket|count|sum)$/, '')));
     expect(referenced.size).toBeGreaterThan(5);
     for (const name of referenced) expect(text, name).toMatch(new RegExp(`^# TYPE ${name} `, 'm'));

@@ -50,7 +50,11 @@ beforeAll(async () => {
   await operatorAs('replica-a');
   await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'life' }, spec: { name: 'Life', slug } });
   projectId = (await cluster.waitReady('secretsprojects', namespace.name, 'life')).status.projectId;
-  await cluster.apply('integrations', namespace.name, { kind: 'Integration', metadata: { name: 'life' }, spec: { projectRef: { name: 'life' }, environment: 'dev', target: { name: 'life-secret' } } });
+  await cluster.apply('integrations', namespace.name, {
+    kind: 'Integration',
+    metadata: { name: 'life' },
+    spec: { projectRef: { name: 'life' }, environment: 'dev', target: { name: 'life-secret' } },
+  });
   await cluster.waitReady('integrations', namespace.name, 'life', 'Synced');
 }, 180_000);
 
@@ -71,7 +75,9 @@ describe('restart and failover', () => {
     expect([undefined, holder].includes(released.holderIdentity) ? released.holderIdentity : 'taken by replica-b').not.toBe(holder);
     const started = Date.now();
     await waitFor('replica-b to lead', async () => (await lease()).holderIdentity?.endsWith('_replica-b'), { intervalMs: 50 });
-    console.log(`graceful stop: replica-b led ${Date.now() - started} ms after replica-a exited; a change then took ${await changeReachesSecret('AFTER_HANDOVER')} ms to reach the Secret`);
+    console.log(
+      `graceful stop: replica-b led ${Date.now() - started} ms after replica-a exited; a change then took ${await changeReachesSecret('AFTER_HANDOVER')} ms to reach the Secret`,
+    );
   });
 
   test('kill -9, then the same pod (POD_NAME) restarted: it recognises its own Lease and resumes at once, without waiting for it to expire', async () => {
@@ -86,7 +92,9 @@ describe('restart and failover', () => {
     const after = await lease();
     expect(after.holderIdentity).toBe(before.holderIdentity);
     expect(after.leaseTransitions).toBe(before.leaseTransitions);
-    console.log(`restart with the same identity: process ready after ${ready} ms; a change made then reached the Secret ${synced} ms later (the Lease lasts ${before.leaseDurationSeconds} s)`);
+    console.log(
+      `restart with the same identity: process ready after ${ready} ms; a change made then reached the Secret ${synced} ms later (the Lease lasts ${before.leaseDurationSeconds} s)`,
+    );
   });
 
   test('kill -9 of the leader: another replica takes over once the Lease expires', async () => {
@@ -99,7 +107,9 @@ describe('restart and failover', () => {
     const tookOver = Date.now() - killed;
     const after = await lease();
     expect(after.leaseTransitions).toBe((before.leaseTransitions ?? 0) + 1);
-    console.log(`kill -9 failover: replica-c led ${tookOver} ms after the kill (Lease ${before.leaseDurationSeconds} s, last renewed ${killed - new Date(before.renewTime!).getTime()} ms before the kill); a change then took ${await changeReachesSecret('AFTER_FAILOVER')} ms`);
+    console.log(
+      `kill -9 failover: replica-c led ${tookOver} ms after the kill (Lease ${before.leaseDurationSeconds} s, last renewed ${killed - new Date(before.renewTime!).getTime()} ms before the kill); a change then took ${await changeReachesSecret('AFTER_FAILOVER')} ms`,
+    );
     expect(standby.process.exitCode).toBeNull();
   });
 });
@@ -144,12 +154,20 @@ describe('readiness follows whether the operator can work', () => {
       for (const role of ['coffer-operator', 'coffer-leases']) {
         await rbac.createNamespacedRoleBinding({
           namespace: watched.name,
-          body: { metadata: { name: role }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'operator' }] },
+          body: {
+            metadata: { name: role },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: role },
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'operator' }],
+          },
         });
       }
       await waitFor('/readyz 200 once the RBAC is granted', async () => (await fetch(`${process.probes}/readyz`)).status === 200, { timeoutMs: 90_000, intervalMs: 500 });
       expect(process.output.join('')).toContain('the operator has every permission it needs again');
-      await cluster.apply('secretsprojects', watched.name, { kind: 'SecretsProject', metadata: { name: 'granted' }, spec: { name: 'Granted', slug: `granted-${Date.now().toString(36)}` } });
+      await cluster.apply('secretsprojects', watched.name, {
+        kind: 'SecretsProject',
+        metadata: { name: 'granted' },
+        spec: { name: 'Granted', slug: `granted-${Date.now().toString(36)}` },
+      });
       await cluster.waitReady('secretsprojects', watched.name, 'granted');
       await cluster.remove('secretsprojects', watched.name, 'granted');
       await waitFor('the SecretsProject to be finalized', async () => !(await cluster.get('secretsprojects', watched.name, 'granted').catch(() => undefined)));

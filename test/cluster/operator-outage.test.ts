@@ -49,11 +49,14 @@ async function secretData(): Promise<Record<string, string> | undefined> {
 }
 
 test('a 10 s PostgreSQL outage: no restart, and a change committed as it returns reaches the Secret', async () => {
-  await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'outage' }, spec: { name: 'Outage', slug: `outage-${Date.now().toString(36)}` } });
+  await cluster.apply('secretsprojects', namespace.name, {
+    kind: 'SecretsProject',
+    metadata: { name: 'outage' },
+    spec: { name: 'Outage', slug: `outage-${Date.now().toString(36)}` },
+  });
   const project = await cluster.waitReady('secretsprojects', namespace.name, 'outage');
   const workspaceId = project.status.projectId;
-  const write = (key: string, value: string) =>
-    callCoffer(api, 'POST', `/api/v3/secrets/raw/${key}`, token, { workspaceId, environment: 'dev', secretValue: value });
+  const write = (key: string, value: string) => callCoffer(api, 'POST', `/api/v3/secrets/raw/${key}`, token, { workspaceId, environment: 'dev', secretValue: value });
   expect((await write('BEFORE', 'one')).status).toBe(200);
   await cluster.apply('integrations', namespace.name, {
     kind: 'Integration',

@@ -29,7 +29,8 @@ function integration(name: string, target: Record<string, unknown>, spec: Record
   return { kind: 'Integration', metadata: { name }, spec: { projectRef: { name: 'shop' }, environment: 'dev', target, ...spec } };
 }
 
-const waitForData = (ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number) => cluster.waitForData(ns, name, expected, what, timeoutMs);
+const waitForData = (ns: string, name: string, expected: Record<string, string>, what: string, timeoutMs?: number) =>
+  cluster.waitForData(ns, name, expected, what, timeoutMs);
 
 beforeAll(async () => {
   cluster = clusterClients();
@@ -174,7 +175,14 @@ describe('SecretsProject, SecretImport and Integration', () => {
 
     // Allowing the namespace on the SecretsProject lets it through.
     await cluster.custom.patchNamespacedCustomObject(
-      { group: 'coffer.dev', version: 'v1alpha1', namespace: namespace.name, plural: 'secretsprojects', name: 'shop', body: { spec: { allowedNamespaces: [other.name] } } },
+      {
+        group: 'coffer.dev',
+        version: 'v1alpha1',
+        namespace: namespace.name,
+        plural: 'secretsprojects',
+        name: 'shop',
+        body: { spec: { allowedNamespaces: [other.name] } },
+      },
       (await import('@kubernetes/client-node')).setHeaderOptions('Content-Type', 'application/merge-patch+json'),
     );
     await cluster.waitReady('integrations', other.name, 'steal', 'Synced');
@@ -240,8 +248,11 @@ describe('resilience', () => {
     const second = await startOperatorProcess(environment);
     try {
       const holder = async () =>
-        (await cluster.kc.makeApiClient((await import('@kubernetes/client-node')).CoordinationV1Api).readNamespacedLease({ namespace: namespace.name, name: 'coffer-operator' }))
-          .spec?.holderIdentity;
+        (
+          await cluster.kc
+            .makeApiClient((await import('@kubernetes/client-node')).CoordinationV1Api)
+            .readNamespacedLease({ namespace: namespace.name, name: 'coffer-operator' })
+        ).spec?.holderIdentity;
       const first = await waitFor('a lease holder', holder);
       expect(await stopCoffer(operator)).toBe(0);
       const next = await waitFor('another holder', async () => {

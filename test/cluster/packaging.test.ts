@@ -100,7 +100,10 @@ interface ValueSet {
 
 const valueSets: Record<string, ValueSet> = {
   'operator-only (remote)': {
-    values: { remote: { enabled: true, server: 'https://coffer.example.com', clusterName: 'edge-1', caSecret: 'coffer-server-ca', tlsServerName: 'coffer.internal' }, replicaCount: 2 },
+    values: {
+      remote: { enabled: true, server: 'https://coffer.example.com', clusterName: 'edge-1', caSecret: 'coffer-server-ca', tlsServerName: 'coffer.internal' },
+      replicaCount: 2,
+    },
     check(objects) {
       const deployment = one(objects, 'Deployment', 'coffer');
       expect(deployment.spec.replicas).toBe(2);
@@ -158,11 +161,11 @@ const valueSets: Record<string, ValueSet> = {
       expectHardened(job.spec.template.spec);
       // cluster scope, CRDs installed and kept
       expect(find(objects, 'ClusterRole')).toHaveLength(1);
-      expect(find(objects, 'CustomResourceDefinition').map((crd) => crd.metadata.name).sort()).toEqual([
-        'integrations.coffer.dev',
-        'secretimports.coffer.dev',
-        'secretsprojects.coffer.dev',
-      ]);
+      expect(
+        find(objects, 'CustomResourceDefinition')
+          .map((crd) => crd.metadata.name)
+          .sort(),
+      ).toEqual(['integrations.coffer.dev', 'secretimports.coffer.dev', 'secretsprojects.coffer.dev']);
       for (const crd of find(objects, 'CustomResourceDefinition')) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
       expect(find(objects, 'PodDisruptionBudget')).toEqual([]);
       expect(find(objects, 'ServiceMonitor')).toEqual([]);
@@ -293,7 +296,9 @@ describe('Helm chart helm/coffer', () => {
     );
     await expect(helmTemplate('coffer', 'default', { rbac: { scope: 'everything' } })).rejects.toThrow(/rbac.scope must be cluster or namespace/);
     await expect(helmTemplate('coffer', 'default', { remote: { enabled: true, clusterName: 'edge-1' } })).rejects.toThrow(/remote.enabled needs remote.server/);
-    await expect(helmTemplate('coffer', 'default', { remote: { enabled: true, server: 'https://coffer.example.com' } })).rejects.toThrow(/remote.enabled needs remote.clusterName/);
+    await expect(helmTemplate('coffer', 'default', { remote: { enabled: true, server: 'https://coffer.example.com' } })).rejects.toThrow(
+      /remote.enabled needs remote.clusterName/,
+    );
   });
 
   test.each(Object.keys(valueSets))('helm template (%s) → every object passes a server-side dry run', async (name) => {
@@ -580,9 +585,7 @@ describe('bootstrap job (coffer bootstrap --server --store-secret) with the char
     cleanups.push(() => stopCoffer(server));
     const rendered = await helmTemplate('coffer', ns, {});
     await bindToOperatorUser(one(rendered, 'Role', 'coffer-bootstrap'));
-    await waitFor('the bootstrap Role to apply', () =>
-      operatorMay({ verb: 'update', resource: 'secrets', namespace: ns, name: 'coffer-admin' }),
-    );
+    await waitFor('the bootstrap Role to apply', () => operatorMay({ verb: 'update', resource: 'secrets', namespace: ns, name: 'coffer-admin' }));
   });
 
   const bootstrapArgs = (...extra: string[]) => ['bootstrap', '--server', server.api, '--store-secret', 'coffer-admin', ...extra];
@@ -625,16 +628,7 @@ describe('bootstrap job (coffer bootstrap --server --store-secret) with the char
     expect(run.code, run.stderr).toBe(0);
     const secret = await admin.core.readNamespacedSecret({ namespace: ns, name: 'coffer-admin' });
     const data = Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
-    expect(Object.keys(data).sort()).toEqual([
-      'api-url',
-      'email',
-      'identity-id',
-      'identity-name',
-      'organization-id',
-      'organization-name',
-      'organization-slug',
-      'token',
-    ]);
+    expect(Object.keys(data).sort()).toEqual(['api-url', 'email', 'identity-id', 'identity-name', 'organization-id', 'organization-name', 'organization-slug', 'token']);
     expect(data).toMatchObject({ email: 'admin@example.com', 'organization-name': 'Packaging Org', 'api-url': server.api });
     expect(data.token).not.toBe('stale');
     expect(run.stdout + run.stderr).not.toContain(data.token);
@@ -779,7 +773,9 @@ describe('the operator running as user `operator` with only deploy/’s ClusterR
     expect(secret.metadata!.managedFields!.some((field) => field.manager === 'coffer' && field.operation === 'Apply')).toBe(true);
 
     // a change through the API reaches the Secret
-    expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: projectId, environment: 'dev', secretPath: '/', secretValue: 'rotated' })).status).toBe(200);
+    expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: projectId, environment: 'dev', secretPath: '/', secretValue: 'rotated' })).status).toBe(
+      200,
+    );
     await waitForData('app-secrets', { API_URL: 'https://api.example.com', DB_PASSWORD: 'rotated', SHARED_TOKEN: 'from-staging' }, 'the change to arrive');
 
     // Events (create) and the Lease (get/create/update in coffer-system) worked with this role too

@@ -64,15 +64,25 @@ test('applied as written, the project becomes Ready and the Secret holds what th
     secretValue: 's3cr3t',
   });
   expect(stored.status).toBe(200);
-  await waitFor('app-secrets to hold DATABASE_PASSWORD', async () => (await cluster.secretData('shop', 'app-secrets'))?.DATABASE_PASSWORD === 's3cr3t', { timeoutMs: 30_000 });
+  await waitFor('app-secrets to hold DATABASE_PASSWORD', async () => (await cluster.secretData('shop', 'app-secrets'))?.DATABASE_PASSWORD === 's3cr3t', {
+    timeoutMs: 30_000,
+  });
   const integration = await cluster.waitReady('integrations', 'shop', 'app', 'Synced');
   expect(integration.status).toMatchObject({ secretCount: 1, syncedRevision: expect.any(Number) });
 });
 
 test('the operator logs what it did, once per change of state, without the value', async () => {
-  const lines = operator.output.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string });
+  const lines = operator.output
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
   const info = lines.filter((line) => line.level === 30).map((line) => line.msg);
-  const once = (pattern: RegExp) => expect(info.filter((message) => pattern.test(message)), String(pattern)).toHaveLength(1);
+  const once = (pattern: RegExp) =>
+    expect(
+      info.filter((message) => pattern.test(message)),
+      String(pattern),
+    ).toHaveLength(1);
   once(/^SecretsProject shop\/web-shop is Ready \(Reconciled\)/);
   // Ready once, however many syncs follow; before it, it may have been not Ready while its project was not,
   // but every line is a change: no reason repeats one after the other (retries are not logged)
@@ -89,14 +99,18 @@ test('the operator logs what it did, once per change of state, without the value
   expect(operator.output.join('')).not.toContain('s3cr3t');
 });
 
-test('the namespace is the reader\'s to delete: deleting it removes what the walk-through made', async () => {
+test("the namespace is the reader's to delete: deleting it removes what the walk-through made", async () => {
   await raw.delete(manifests[0]!);
-  await waitFor('namespace shop to be gone', async () => {
-    try {
-      await cluster.core.readNamespace({ name: 'shop' });
-      return false;
-    } catch (error) {
-      return apiStatus(error) === 404;
-    }
-  }, { timeoutMs: 60_000 });
+  await waitFor(
+    'namespace shop to be gone',
+    async () => {
+      try {
+        await cluster.core.readNamespace({ name: 'shop' });
+        return false;
+      } catch (error) {
+        return apiStatus(error) === 404;
+      }
+    },
+    { timeoutMs: 60_000 },
+  );
 });

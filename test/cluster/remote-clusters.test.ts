@@ -35,7 +35,11 @@ beforeAll(async () => {
   environment = await cofferEnvironment(namespace.name);
   apiPort = String(await freePort());
   api = onApiPort(await startCoffer({ ...environment, COFFER_OPERATOR: 'false', COFFER_PORT: apiPort }));
-  const boot = await callCoffer(api, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'ops@example.com', password: 'remote test password', organization: 'Many Clusters' });
+  const boot = await callCoffer(api, 'POST', '/api/v1/admin/bootstrap', undefined, {
+    email: 'ops@example.com',
+    password: 'remote test password',
+    organization: 'Many Clusters',
+  });
   token = boot.body.identity.credentials.token;
   replica = await startCoffer({ ...environment, COFFER_OPERATOR: 'false' });
 
@@ -97,11 +101,17 @@ function startRemoteOperator(): { process: ChildProcess; output: string[] } {
 }
 
 const secretData = () => clusterB.secretData(namespace.name, 'app-secrets');
-const write = (server: CofferProcess, key: string, value: string) => call(server, 'POST', `/api/v3/secrets/raw/${key}`, { workspaceId: projectId, environment: 'dev', secretValue: value });
-const integrationConditions = async () => ((await clusterB.get('integrations', namespace.name, 'app')).status?.conditions ?? []) as { type: string; status: string; reason: string; message: string }[];
+const write = (server: CofferProcess, key: string, value: string) =>
+  call(server, 'POST', `/api/v3/secrets/raw/${key}`, { workspaceId: projectId, environment: 'dev', secretValue: value });
+const integrationConditions = async () =>
+  ((await clusterB.get('integrations', namespace.name, 'app')).status?.conditions ?? []) as { type: string; status: string; reason: string; message: string }[];
 
 test('an Integration in cluster B is synced from the server; its record names cluster B; reads are audited as k8-operator of cluster-b', async () => {
-  await clusterB.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Remote Shop', slug: `remote-shop-${Date.now().toString(36)}` } });
+  await clusterB.apply('secretsprojects', namespace.name, {
+    kind: 'SecretsProject',
+    metadata: { name: 'shop' },
+    spec: { name: 'Remote Shop', slug: `remote-shop-${Date.now().toString(36)}` },
+  });
   const project = await clusterB.waitReady('secretsprojects', namespace.name, 'shop', 'Ready', 120_000).catch((error: unknown) => {
     throw new Error(`${String(error)}\noperator output:\n${operatorB.output.join('').slice(-4000)}`);
   });
@@ -128,7 +138,7 @@ test('an Integration in cluster B is synced from the server; its record names cl
   expect(audit[0]).toMatchObject({ userAgentType: 'k8-operator', userAgent: expect.stringContaining('cluster-b') });
 }, 240_000);
 
-test('a change reaches cluster B at once (the resync is an hour), through the server\'s change stream', async () => {
+test("a change reaches cluster B at once (the resync is an hour), through the server's change stream", async () => {
   expect((await call(api, 'PATCH', '/api/v3/secrets/raw/DATABASE_PASSWORD', { workspaceId: projectId, environment: 'dev', secretValue: 'second' })).status).toBe(200);
   await waitFor('the change in cluster B', async () => (await secretData())?.DATABASE_PASSWORD === 'second' || undefined, { timeoutMs: 30_000 });
 }, 60_000);

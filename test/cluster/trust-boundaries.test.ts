@@ -64,10 +64,14 @@ async function condition(plural: string, namespace: string, name: string, type =
 }
 
 const waitForReason = (plural: string, namespace: string, name: string, reason: string, type = 'Ready') =>
-  waitFor(`${plural} ${namespace}/${name} ${type} reason ${reason}`, async () => {
-    const found = await condition(plural, namespace, name, type);
-    return found?.reason === reason ? found : false;
-  }, { timeoutMs: 60_000 });
+  waitFor(
+    `${plural} ${namespace}/${name} ${type} reason ${reason}`,
+    async () => {
+      const found = await condition(plural, namespace, name, type);
+      return found?.reason === reason ? found : false;
+    },
+    { timeoutMs: 60_000 },
+  );
 
 beforeAll(async () => {
   cluster = clusterClients();
@@ -78,7 +82,10 @@ beforeAll(async () => {
   operator = await startOperatorProcess(environment);
   const created = await call('POST', '/api/v2/workspace', { projectName: 'Prod App', slug: victimSlug });
   victimId = created.body.project.id;
-  for (const [key, value] of [['DB_PASSWORD', 'prod-db-password'], ['API_TOKEN', 'prod-api-token']]) {
+  for (const [key, value] of [
+    ['DB_PASSWORD', 'prod-db-password'],
+    ['API_TOKEN', 'prod-api-token'],
+  ]) {
     expect((await call('POST', `/api/v3/secrets/raw/${key}`, { workspaceId: victimId, environment: 'prod', secretValue: value })).status).toBe(200);
   }
 }, 180_000);
@@ -123,7 +130,14 @@ describe('project grants', () => {
   test('a status written by hand (projectId of the victim) does not let an Integration read it', async () => {
     const before = await projectRows(victimId);
     await cluster.custom.patchNamespacedCustomObjectStatus(
-      { group: 'coffer.dev', version: 'v1alpha1', namespace: attacker.name, plural: 'secretsprojects', name: 'steal', body: { status: { projectId: victimId, slug: victimSlug } } },
+      {
+        group: 'coffer.dev',
+        version: 'v1alpha1',
+        namespace: attacker.name,
+        plural: 'secretsprojects',
+        name: 'steal',
+        body: { status: { projectId: victimId, slug: victimSlug } },
+      },
       mergePatch,
     );
     await cluster.apply('integrations', attacker.name, {
@@ -158,7 +172,9 @@ describe('project grants', () => {
     await waitForReason('integrations', attacker.name, 'loot', 'GrantRevoked', 'Synced');
     await waitFor('the copy to be deleted', async () => (await cluster.secret(attacker.name, 'loot')) === undefined);
     const reads = await operatorReads();
-    expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: victimId, environment: 'prod', secretValue: 'rotated-after-revoke' })).status).toBe(200);
+    expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: victimId, environment: 'prod', secretValue: 'rotated-after-revoke' })).status).toBe(
+      200,
+    );
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(await cluster.secret(attacker.name, 'loot')).toBeUndefined();
     expect(await operatorReads()).toBe(reads);
@@ -176,7 +192,14 @@ describe('project grants', () => {
     await cluster.apply('secretsprojects', home.name, { kind: 'SecretsProject', metadata: { name: 'own' }, spec: { name: 'Own', deletionPolicy: 'Delete' } });
     const own = await cluster.waitReady('secretsprojects', home.name, 'own');
     const grants = (await call('GET', `/api/v1/workspace/${own.status.projectId}/namespace-grants`)).body.grants;
-    expect(grants).toEqual([expect.objectContaining({ cluster: 'local', namespace: home.name, origin: 'created', grantedBy: expect.objectContaining({ type: 'identity', name: 'coffer-operator' }) })]);
+    expect(grants).toEqual([
+      expect.objectContaining({
+        cluster: 'local',
+        namespace: home.name,
+        origin: 'created',
+        grantedBy: expect.objectContaining({ type: 'identity', name: 'coffer-operator' }),
+      }),
+    ]);
     expect(own.status.installationId).toMatch(/^[0-9a-f-]{36}$/);
     await cluster.remove('secretsprojects', home.name, 'own');
     await waitFor('the created project to be deleted', async () => (await call('GET', `/api/v1/workspace/${own.status.projectId}`)).status === 404);
@@ -201,24 +224,44 @@ describe('installations', () => {
     await cluster.apply('secretsprojects', home.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Shop' } });
     homeProjectId = (await cluster.waitReady('secretsprojects', home.name, 'shop')).status.projectId;
     expect((await call('POST', '/api/v3/secrets/raw/SHOP_KEY', { workspaceId: homeProjectId, environment: 'dev', secretValue: 'from-the-first' })).status).toBe(200);
-    await cluster.apply('integrations', home.name, { kind: 'Integration', metadata: { name: 'app' }, spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'app-secrets' } } });
+    await cluster.apply('integrations', home.name, {
+      kind: 'Integration',
+      metadata: { name: 'app' },
+      spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'app-secrets' } },
+    });
     await cluster.waitReady('integrations', home.name, 'app', 'Synced');
     firstInstallation = (await query<{ id: string }>(environment.DATABASE_URL!, 'SELECT id FROM installation'))[0]!.id;
   });
 
   test('the start log says which cluster, namespaces, Lease and installation the operator acts on', () => {
-    const start = operator.output.join('').split('\n').find((line) => line.includes('operator starting for cluster'));
+    const start = operator.output
+      .join('')
+      .split('\n')
+      .find((line) => line.includes('operator starting for cluster'));
     expect(start).toBeDefined();
-    expect(JSON.parse(start!)).toMatchObject({ cluster: 'local', namespaces: 'all', lease: `${home.name}/coffer-operator`, installationId: firstInstallation, server: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/) });
+    expect(JSON.parse(start!)).toMatchObject({
+      cluster: 'local',
+      namespaces: 'all',
+      lease: `${home.name}/coffer-operator`,
+      installationId: firstInstallation,
+      server: expect.stringMatching(/^https:\/\/127\.0\.0\.1:\d+$/),
+    });
   });
 
   test('an Integration whose target Secret belongs to another installation: Ready=False InstallationConflict, the Secret untouched', async () => {
     const other = '00000000-0000-4000-8000-0000000000aa';
     await cluster.core.createNamespacedSecret({
       namespace: home.name,
-      body: { metadata: { name: 'theirs', labels: { 'app.kubernetes.io/managed-by': 'coffer' }, annotations: { 'coffer.dev/installation': other } }, stringData: { THEIR_KEY: 'theirs' } },
+      body: {
+        metadata: { name: 'theirs', labels: { 'app.kubernetes.io/managed-by': 'coffer' }, annotations: { 'coffer.dev/installation': other } },
+        stringData: { THEIR_KEY: 'theirs' },
+      },
     });
-    await cluster.apply('integrations', home.name, { kind: 'Integration', metadata: { name: 'clash' }, spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'theirs' } } });
+    await cluster.apply('integrations', home.name, {
+      kind: 'Integration',
+      metadata: { name: 'clash' },
+      spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'theirs' } },
+    });
     const refused = await waitForReason('integrations', home.name, 'clash', 'InstallationConflict');
     expect(refused.message).toContain(other);
     expect(await cluster.secretData(home.name, 'theirs')).toEqual({ THEIR_KEY: 'theirs' });
@@ -240,8 +283,17 @@ describe('installations', () => {
     const second = await cofferEnvironment(attacker.name);
     const laptop = await startOperatorProcess(second);
     try {
-      expect((await callCoffer(laptop, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'dev@example.com', password: 'laptop password', organization: 'Laptop' })).status).toBe(200);
-      await waitFor('the second installation to name the first', async () => laptop.output.join('').includes(`managed by installation ${firstInstallation}`) || laptop.output.join('').includes(`managed by Coffer installation ${firstInstallation}`), { timeoutMs: 60_000 });
+      expect(
+        (await callCoffer(laptop, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'dev@example.com', password: 'laptop password', organization: 'Laptop' }))
+          .status,
+      ).toBe(200);
+      await waitFor(
+        'the second installation to name the first',
+        async () =>
+          laptop.output.join('').includes(`managed by installation ${firstInstallation}`) ||
+          laptop.output.join('').includes(`managed by Coffer installation ${firstInstallation}`),
+        { timeoutMs: 60_000 },
+      );
       await waitFor('an InstallationConflict Warning event', async () => {
         const events = await cluster.core.listNamespacedEvent({ namespace: home.name });
         return events.items.some((event) => event.type === 'Warning' && event.reason === 'InstallationConflict' && event.message!.includes(firstInstallation));
@@ -266,8 +318,13 @@ describe('installations', () => {
     const second = await cofferEnvironment(home.name);
     const laptop = await startOperatorProcess(second);
     try {
-      expect((await callCoffer(laptop, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'dev@example.com', password: 'laptop password', organization: 'Laptop' })).status).toBe(200);
-      await waitFor('the Lease conflict to be logged', async () => laptop.output.join('').includes(`the Lease is held by Coffer installation ${firstInstallation}`), { timeoutMs: 60_000 });
+      expect(
+        (await callCoffer(laptop, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'dev@example.com', password: 'laptop password', organization: 'Laptop' }))
+          .status,
+      ).toBe(200);
+      await waitFor('the Lease conflict to be logged', async () => laptop.output.join('').includes(`the Lease is held by Coffer installation ${firstInstallation}`), {
+        timeoutMs: 60_000,
+      });
       expect(await stopCoffer(operator)).toBe(0);
       // longer than the Lease duration (15 s): an expired Lease of another installation is still not taken
       await new Promise((resolve) => setTimeout(resolve, 20_000));
@@ -282,7 +339,9 @@ describe('installations', () => {
       operator = await startOperatorProcess(environment);
     }
     expect((await call('PATCH', '/api/v3/secrets/raw/SHOP_KEY', { workspaceId: homeProjectId, environment: 'dev', secretValue: 'back-again' })).status).toBe(200);
-    await waitFor('the restarted first installation to sync', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'back-again', { timeoutMs: 60_000 });
+    await waitFor('the restarted first installation to sync', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'back-again', {
+      timeoutMs: 60_000,
+    });
   });
 
   test('COFFER_OPERATOR=auto with only a kubeconfig does not start an operator, and says so', async () => {

@@ -27,9 +27,14 @@ interface Run {
 
 function coffer(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [COFFER_BIN, ...args], { env: { ...process.env, COFFER_OPERATOR: 'false', COFFER_LOG_FORMAT: 'json', ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [COFFER_BIN, ...args],
+      { env: { ...process.env, COFFER_OPERATOR: 'false', COFFER_LOG_FORMAT: 'json', ...env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -110,7 +115,19 @@ describe('usage errors exit 2 with the message and how to get help', () => {
   });
 
   test('a malformed --timeout', async () => {
-    const run = await coffer(['bootstrap', '--server', 'http://127.0.0.1:1', '--timeout', 'soon', '--email', 'a@example.com', '--password', 'long enough', '--organization', 'Acme']);
+    const run = await coffer([
+      'bootstrap',
+      '--server',
+      'http://127.0.0.1:1',
+      '--timeout',
+      'soon',
+      '--email',
+      'a@example.com',
+      '--password',
+      'long enough',
+      '--organization',
+      'Acme',
+    ]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("--timeout must be a duration such as 90s, 10m or 1h, not 'soon'");
   });
@@ -163,7 +180,9 @@ describe('database errors exit 4 naming the database (password masked) and DATAB
   test('a host that does not resolve', async () => {
     const run = await coffer(['serve'], withDatabase('postgresql://coffer:hunter2-password@no-such-host.invalid:5432/coffer'));
     expect(run.code).toBe(4);
-    expect(run.stderr).toContain("coffer serve: cannot connect to PostgreSQL at postgresql://coffer:****@no-such-host.invalid:5432/coffer: the host 'no-such-host.invalid' cannot be resolved");
+    expect(run.stderr).toContain(
+      "coffer serve: cannot connect to PostgreSQL at postgresql://coffer:****@no-such-host.invalid:5432/coffer: the host 'no-such-host.invalid' cannot be resolved",
+    );
     expect(run.stderr + run.stdout).not.toContain('hunter2-password');
   });
 
@@ -209,13 +228,17 @@ describe('network errors exit 5 naming the port and its setting', () => {
   test('the API port is in use', async () => {
     const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_PORT: String(taken), COFFER_PROBE_PORT: String(await freePort()) });
     expect(run.code).toBe(5);
-    expect(run.stderr).toContain(`coffer serve: cannot listen for the API on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PORT (--port) to a free port.`);
+    expect(run.stderr).toContain(
+      `coffer serve: cannot listen for the API on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PORT (--port) to a free port.`,
+    );
   });
 
   test('the probe port is in use', async () => {
     const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_PORT: String(await freePort()), COFFER_PROBE_PORT: String(taken) });
     expect(run.code).toBe(5);
-    expect(run.stderr).toContain(`cannot listen for the probes on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PROBE_PORT (--probe-port) to a free port.`);
+    expect(run.stderr).toContain(
+      `cannot listen for the probes on 127.0.0.1:${taken}: the port is in use by another process. Stop it, or set COFFER_PROBE_PORT (--probe-port) to a free port.`,
+    );
   });
 
   test('a listen address that is not on this machine', async () => {
@@ -241,7 +264,8 @@ describe('logs', () => {
     try {
       expect((await fetch(`${server.api}/api/status`)).status).toBe(200);
       const lines = () => server.output.join('').split('\n');
-      for (let waited = 0; !lines().some((line) => line.includes('GET /api/status')) && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let waited = 0; !lines().some((line) => line.includes('GET /api/status')) && waited < 5_000; waited += 50)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       const output = lines();
       const stamp = String.raw`^\[\d\d:\d\d:\d\d\.\d{3}\] `;
       expect(output).toContainEqual(expect.stringMatching(new RegExp(`${stamp}INFO: applying \\d+ database migrations$`)));

@@ -100,9 +100,7 @@ describe('the Dockerfile', () => {
   test('builds dist/ the way `npm run build` does, from sources the build context keeps', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string } };
     const build = dockerfile.filter((instruction) => instruction.stage === 'build');
-    expect(build.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('tsc'))!.args).toContain(
-      pkg.scripts.build.replace(/^tsc /, ''),
-    );
+    expect(build.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('tsc'))!.args).toContain(pkg.scripts.build.replace(/^tsc /, ''));
     const buildSources = copies(dockerfile)
       .filter((copy) => copy.stage === 'build' && !copy.from)
       .flatMap((copy) => copy.sources);
@@ -128,7 +126,10 @@ describe('the Dockerfile', () => {
     expect(env).toMatchObject({ COFFER_HOST: '0.0.0.0', COFFER_DATA_DIR: '/data', NODE_ENV: 'production' });
     const image = /^ARG NODE_IMAGE=(\S+)$/m.exec(readFileSync(join(ROOT, 'Dockerfile'), 'utf8'))![1]!;
     expect(image).toMatch(/^node:24\.\d+\.\d+-[a-z]+-slim$/);
-    const labels = finalInstructions.filter((instruction) => instruction.keyword === 'LABEL').map((instruction) => instruction.args).join(' ');
+    const labels = finalInstructions
+      .filter((instruction) => instruction.keyword === 'LABEL')
+      .map((instruction) => instruction.args)
+      .join(' ');
     for (const label of ['title', 'description', 'version', 'source', 'licenses']) expect(labels).toContain(`org.opencontainers.image.${label}=`);
   });
 });

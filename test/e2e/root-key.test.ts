@@ -40,7 +40,11 @@ async function seed(server: CofferProcess) {
   const token = boot.body.identity.credentials.token as string;
   const project = await callCoffer(server, 'POST', '/api/v2/workspace', token, { projectName: 'Keyed' });
   const projectId = project.body.project.id as string;
-  const created = await callCoffer(server, 'POST', '/api/v3/secrets/raw/DB_PASSWORD', token, { workspaceId: projectId, environment: 'dev', secretValue: 'kept-through-rotation' });
+  const created = await callCoffer(server, 'POST', '/api/v3/secrets/raw/DB_PASSWORD', token, {
+    workspaceId: projectId,
+    environment: 'dev',
+    secretValue: 'kept-through-rotation',
+  });
   expect(created.status).toBe(200);
   return (target: CofferProcess) => callCoffer(target, 'GET', `/api/v3/secrets/raw/DB_PASSWORD?workspaceId=${projectId}&environment=dev`, token);
 }

@@ -59,7 +59,11 @@ describe('coffer serve on the embedded database', () => {
     const answer = await fetch(`${server.api}/api/v1/workspace/not-a-project?token=abc123`);
     expect(answer.status).toBe(401);
     const reqId = answer.headers.get('x-request-id');
-    const linesOf = () => server.output.join('').split('\n').filter((line) => line.includes(reqId!));
+    const linesOf = () =>
+      server.output
+        .join('')
+        .split('\n')
+        .filter((line) => line.includes(reqId!));
     // written once the answer has gone out
     for (let waited = 0; linesOf().length === 0 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
     const lines = linesOf();
@@ -126,10 +130,16 @@ describe('coffer CLI', () => {
       const env = { ...process.env, COFFER_DATA_DIR: dataDir, DATABASE_URL: '' };
       expect((await run(process.execPath, [bin, 'version'], { env })).stdout).toMatch(/^coffer \d+\.\d+\.\d+/);
       await run(process.execPath, [bin, 'migrate'], { env });
-      const { stdout } = await run(process.execPath, [bin, 'bootstrap', '--email', 'cli@example.com', '--password', 'cli password', '--organization', 'CLI Org', '--json'], { env });
+      const { stdout } = await run(
+        process.execPath,
+        [bin, 'bootstrap', '--email', 'cli@example.com', '--password', 'cli password', '--organization', 'CLI Org', '--json'],
+        { env },
+      );
       const result = JSON.parse(stdout);
       expect(result).toMatchObject({ organization: { name: 'CLI Org' }, user: { email: 'cli@example.com' }, identity: { credentials: { token: expect.any(String) } } });
-      const again = await run(process.execPath, [bin, 'bootstrap', '--email', 'cli@example.com', '--password', 'cli password', '--organization', 'CLI Org'], { env }).catch((error) => error);
+      const again = await run(process.execPath, [bin, 'bootstrap', '--email', 'cli@example.com', '--password', 'cli password', '--organization', 'CLI Org'], {
+        env,
+      }).catch((error) => error);
       expect(again.code).toBe(1);
       expect(again.stderr).toContain('already been set up');
     } finally {

@@ -90,19 +90,13 @@ export async function ensureTestBinaries(opts: { log?: (msg: string) => void } =
     errTail = (errTail + d).slice(-4000);
   });
   const t0 = Date.now();
-  const slow = setTimeout(
-    () => opts.log?.('building the Kubernetes test binaries (first run on this machine: ~15-30 min) ...'),
-    3000,
-  );
+  const slow = setTimeout(() => opts.log?.('building the Kubernetes test binaries (first run on this machine: ~15-30 min) ...'), 3000);
   const code = await new Promise<number | null>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (c) => resolve(c));
   }).finally(() => clearTimeout(slow));
   if (code !== 0) {
-    throw new Error(
-      `control plane: scripts/k8s-testbin.sh failed (exit ${code}) after ${Date.now() - t0} ms, ` +
-        `so the cluster tests cannot run.\n${errTail.trim()}`,
-    );
+    throw new Error(`control plane: scripts/k8s-testbin.sh failed (exit ${code}) after ${Date.now() - t0} ms, ` + `so the cluster tests cannot run.\n${errTail.trim()}`);
   }
   const dir = out.trim().split('\n').pop()?.trim() ?? '';
   for (const b of ['etcd', 'kube-apiserver', 'kube-controller-manager']) {
@@ -302,10 +296,7 @@ interface HttpResult {
   body: string;
 }
 
-function request(
-  url: string,
-  opts: { ca?: string; token?: string; timeoutMs?: number; method?: string; json?: unknown } = {},
-): Promise<HttpResult> {
+function request(url: string, opts: { ca?: string; token?: string; timeoutMs?: number; method?: string; json?: unknown } = {}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : http;
@@ -313,16 +304,12 @@ function request(
     const headers: Record<string, string> = { accept: 'application/json' };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     if (payload !== undefined) headers['content-type'] = 'application/json';
-    const req = mod.request(
-      u,
-      { method: opts.method ?? 'GET', ca: opts.ca, headers, timeout: opts.timeoutMs ?? 5000, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
+    const req = mod.request(u, { method: opts.method ?? 'GET', ca: opts.ca, headers, timeout: opts.timeoutMs ?? 5000, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
     req.on('timeout', () => req.destroy(new Error(`request timed out after ${opts.timeoutMs ?? 5000} ms`)));
     req.on('error', reject);
     req.end(payload);
@@ -333,11 +320,7 @@ function request(
  * Polls `check` until it returns true. Throws a descriptive error on timeout, or at once when one of
  * `procs` exits (with the tail of its log).
  */
-async function waitUntil(
-  description: string,
-  check: () => Promise<boolean | string>,
-  opts: { timeoutMs: number; intervalMs?: number; procs?: Proc[] },
-): Promise<void> {
+async function waitUntil(description: string, check: () => Promise<boolean | string>, opts: { timeoutMs: number; intervalMs?: number; procs?: Proc[] }): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let last = 'not checked yet';
   for (;;) {
@@ -358,9 +341,7 @@ async function waitUntil(
     }
     if (Date.now() > deadline) {
       const logs = (opts.procs ?? []).map((p) => `--- ${p.logPath}:\n${tail(p.logPath)}`).join('\n');
-      throw new Error(
-        `control plane: timed out after ${opts.timeoutMs} ms waiting for ${description}; last: ${last}\n${logs}`,
-      );
+      throw new Error(`control plane: timed out after ${opts.timeoutMs} ms waiting for ${description}; last: ${last}\n${logs}`);
     }
     await new Promise((r) => setTimeout(r, opts.intervalMs ?? 250));
   }
@@ -381,21 +362,34 @@ async function makeCerts(dir: string): Promise<void> {
   await sh('openssl', [...ec, '-out', 'ca.key'], dir);
   await sh(
     'openssl',
-    ['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=coffer-test-ca', '-days', '2', '-out', 'ca.crt',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
+    [
+      'req',
+      '-x509',
+      '-new',
+      '-key',
+      'ca.key',
+      '-subj',
+      '/CN=coffer-test-ca',
+      '-days',
+      '2',
+      '-out',
+      'ca.crt',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
     dir,
   );
   await sh('openssl', [...ec, '-out', 'apiserver.key'], dir);
   await sh('openssl', ['req', '-new', '-key', 'apiserver.key', '-subj', '/CN=kube-apiserver', '-out', 'apiserver.csr'], dir);
   await writeFile(
     path.join(dir, 'apiserver.ext'),
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' +
-      'subjectAltName=IP:127.0.0.1,DNS:localhost\n',
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' + 'subjectAltName=IP:127.0.0.1,DNS:localhost\n',
   );
   await sh(
     'openssl',
-    ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2',
-      '-extfile', 'apiserver.ext', '-out', 'apiserver.crt'],
+    ['x509', '-req', '-in', 'apiserver.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2', '-extfile', 'apiserver.ext', '-out', 'apiserver.crt'],
     dir,
   );
   await sh('openssl', [...ec, '-out', 'sa.key'], dir);
@@ -493,11 +487,9 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     await makeCerts(dir);
     const caPem = await readFile(path.join(dir, 'ca.crt'), 'utf8');
     const tokens: KubeTokens = { admin: randomBytes(24).toString('hex'), operator: randomBytes(24).toString('hex') };
-    await writeFile(
-      path.join(dir, 'tokens.csv'),
-      `${tokens.admin},admin,admin,"system:masters"\n${tokens.operator},operator,operator,"system:authenticated"\n`,
-      { mode: 0o600 },
-    );
+    await writeFile(path.join(dir, 'tokens.csv'), `${tokens.admin},admin,admin,"system:masters"\n${tokens.operator},operator,operator,"system:authenticated"\n`, {
+      mode: 0o600,
+    });
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const server = `https://127.0.0.1:${apiPort}`;
     const kubeconfigPath = path.join(dir, 'kubeconfig');

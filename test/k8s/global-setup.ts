@@ -42,16 +42,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     let failed = true; // if the result cannot be read, keep the logs
     try {
       const state = project.vitest.state;
-      failed =
-        state.getCountOfFailedTests() > 0 || state.getFailedFilepaths().length > 0 || state.getUnhandledErrors().length > 0;
+      failed = state.getCountOfFailedTests() > 0 || state.getFailedFilepaths().length > 0 || state.getUnhandledErrors().length > 0;
     } catch {
       /* keep logs */
     }
     const t1 = Date.now();
     const kept = await cp.stop({ keepDir: failed });
-    log(
-      `stopped in ${Date.now() - t1} ms` +
-        (kept ? `; logs and kubeconfig kept in ${cp.dir}${failed ? ' (a test failed)' : ''}` : ''),
-    );
+    log(`stopped in ${Date.now() - t1} ms` + (kept ? `; logs and kubeconfig kept in ${cp.dir}${failed ? ' (a test failed)' : ''}` : ''));
   };
 }

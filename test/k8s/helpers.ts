@@ -11,13 +11,7 @@
  * Isolation: each test file works in its own namespace (generateName); cluster-scoped fixtures
  * (CRDs) are installed once by the global setup.
  */
-import {
-  ApiextensionsV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  KubernetesObjectApi,
-} from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 
 export type KubeUser = 'admin' | 'operator';
@@ -51,12 +45,14 @@ export interface TestNamespace {
 }
 
 /** Creates a namespace named `<prefix>-<random>` (generateName), labelled coffer.dev/test=true. */
-export async function createTestNamespace(
-  prefix: string,
-  kubeconfigPath: string = inject('kubeconfig'),
-): Promise<TestNamespace> {
+export async function createTestNamespace(prefix: string, kubeconfigPath: string = inject('kubeconfig')): Promise<TestNamespace> {
   const { core } = kubeClients(kubeconfigPath, 'admin');
-  const base = prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '').slice(0, 40) || 'test';
+  const base =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]/g, '-')
+      .replace(/^-+/, '')
+      .slice(0, 40) || 'test';
   const ns = await core.createNamespace({
     body: { metadata: { generateName: `${base.replace(/-+$/, '')}-`, labels: { 'coffer.dev/test': 'true' } } },
   });
@@ -100,11 +96,7 @@ export interface WaitOptions {
  * Errors thrown by fn count as "not yet". Throws
  * `Timed out after <timeoutMs>ms waiting for <description>; last error/value: ...`.
  */
-export async function waitFor<T>(
-  description: string,
-  fn: () => T | Promise<T>,
-  opts: WaitOptions = {},
-): Promise<Exclude<T, false | undefined | null>> {
+export async function waitFor<T>(description: string, fn: () => T | Promise<T>, opts: WaitOptions = {}): Promise<Exclude<T, false | undefined | null>> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const intervalMs = opts.intervalMs ?? 250;
   const deadline = Date.now() + timeoutMs;
@@ -141,7 +133,7 @@ export function apiStatusBody(err: unknown): { reason?: string; message?: string
       return { message: text };
     }
   }
-  return body && typeof body === 'object' ? (body) : undefined;
+  return body && typeof body === 'object' ? body : undefined;
 }
 
 /**
@@ -149,9 +141,7 @@ export function apiStatusBody(err: unknown): { reason?: string; message?: string
  *   const e = await apiError(core.readNamespacedSecret({ name: 'nope', namespace }));
  *   expect(e.status).toBe(404);
  */
-export async function apiError(
-  call: Promise<unknown>,
-): Promise<{ status: number | undefined; reason?: string; message: string; body: unknown }> {
+export async function apiError(call: Promise<unknown>): Promise<{ status: number | undefined; reason?: string; message: string; body: unknown }> {
   try {
     const v = await call;
     throw new ExpectedFailureError(`expected the API call to fail, but it succeeded: ${JSON.stringify(v).slice(0, 500)}`);

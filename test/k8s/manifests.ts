@@ -32,8 +32,8 @@ let helmHome: string | undefined;
 let binDirPromise: Promise<string> | undefined;
 /** The directory with helm and kustomize (built by the global setup's scripts/k8s-testbin.sh). */
 export function testBinDir(): Promise<string> {
-  binDirPromise ??= execFileP('bash', [path.join(REPO_ROOT, 'scripts', 'k8s-testbin.sh'), '--print-dir'], { cwd: REPO_ROOT }).then(
-    ({ stdout }) => stdout.trim().split('\n').pop()!.trim(),
+  binDirPromise ??= execFileP('bash', [path.join(REPO_ROOT, 'scripts', 'k8s-testbin.sh'), '--print-dir'], { cwd: REPO_ROOT }).then(({ stdout }) =>
+    stdout.trim().split('\n').pop()!.trim(),
   );
   return binDirPromise;
 }
@@ -167,13 +167,16 @@ export class RawKube {
     const query = new URLSearchParams({ fieldManager: opts.fieldManager ?? 'coffer-tests', force: 'true', fieldValidation: 'Strict' });
     if (opts.dryRun) query.set('dryRun', 'All');
     const target = await this.objectPath(object, opts.defaultNamespace);
-    const body = opts.defaultNamespace && !object.metadata.namespace && (await this.resource(object.apiVersion, object.kind)).namespaced
-      ? { ...object, metadata: { ...object.metadata, namespace: opts.defaultNamespace } }
-      : object;
+    const body =
+      opts.defaultNamespace && !object.metadata.namespace && (await this.resource(object.apiVersion, object.kind)).namespaced
+        ? { ...object, metadata: { ...object.metadata, namespace: opts.defaultNamespace } }
+        : object;
     const response = await this.request('PATCH', `${target}?${query.toString()}`, body, 'application/apply-patch+yaml');
     if (response.status < 200 || response.status >= 300) {
       const message = typeof response.body === 'object' ? response.body?.message : String(response.body);
-      throw new Error(`${opts.dryRun ? 'dry-run ' : ''}apply of ${object.kind} ${object.metadata.namespace ?? opts.defaultNamespace ?? ''}/${object.metadata.name}: HTTP ${response.status}: ${message}`);
+      throw new Error(
+        `${opts.dryRun ? 'dry-run ' : ''}apply of ${object.kind} ${object.metadata.namespace ?? opts.defaultNamespace ?? ''}/${object.metadata.name}: HTTP ${response.status}: ${message}`,
+      );
     }
     return response.body;
   }

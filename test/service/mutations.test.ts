@@ -152,7 +152,11 @@ async function withIdentityToken(world: World) {
 
 async function withRole(world: World) {
   const project = await world.project();
-  const role = await world.services.roles.create(world.admin, project.id, { slug: `role-${next()}`, name: 'Role', permissions: [{ subject: 'secrets', action: ['read'] }] });
+  const role = await world.services.roles.create(world.admin, project.id, {
+    slug: `role-${next()}`,
+    name: 'Role',
+    permissions: [{ subject: 'secrets', action: ['read'] }],
+  });
   return { project, role };
 }
 
@@ -186,83 +190,207 @@ async function withTag(world: World) {
 const claimant = () => ({ cluster: 'local', namespace: `ns-${next()}`, name: 'project', uid: `uid-${next()}` });
 
 const WRITES: Record<string, WriteCase> = {
-  'tokens.renew': { audit: ['renew-identity-access-token'], prepare: async (world) => { const { accessToken, actor } = await withIdentityToken(world); return () => world.services.tokens.renew(actor, accessToken); } },
-  'tokens.revoke': { audit: ['revoke-identity-access-token'], prepare: async (world) => { const { accessToken } = await withIdentityToken(world); return () => world.services.tokens.revoke(world.admin, accessToken); } },
-  'tokens.logout': { audit: ['revoke-identity-access-token'], prepare: async (world) => { const { actor } = await withIdentityToken(world); return () => world.services.tokens.logout(actor); } },
-  'identities.create': { audit: ['create-identity'], prepare: async (world) => () => world.services.identities.create(world.admin, { name: `id-${next()}`, organizationId: world.admin.orgId, role: 'member' }) },
-  'identities.update': { audit: ['update-identity'], prepare: async (world) => { const id = await world.identity(); return () => world.services.identities.update(world.admin, id, { name: `renamed-${next()}` }); } },
-  'identities.delete': { audit: ['delete-identity'], prepare: async (world) => { const id = await world.identity(); return () => world.services.identities.delete(world.admin, id); } },
-  'identities.ensureServiceIdentity': { audit: [], prepare: async (world) => () => world.services.identities.ensureServiceIdentity(world.admin.orgId, `service-${next()}`, 'admin') },
+  'tokens.renew': {
+    audit: ['renew-identity-access-token'],
+    prepare: async (world) => {
+      const { accessToken, actor } = await withIdentityToken(world);
+      return () => world.services.tokens.renew(actor, accessToken);
+    },
+  },
+  'tokens.revoke': {
+    audit: ['revoke-identity-access-token'],
+    prepare: async (world) => {
+      const { accessToken } = await withIdentityToken(world);
+      return () => world.services.tokens.revoke(world.admin, accessToken);
+    },
+  },
+  'tokens.logout': {
+    audit: ['revoke-identity-access-token'],
+    prepare: async (world) => {
+      const { actor } = await withIdentityToken(world);
+      return () => world.services.tokens.logout(actor);
+    },
+  },
+  'identities.create': {
+    audit: ['create-identity'],
+    prepare: async (world) => () => world.services.identities.create(world.admin, { name: `id-${next()}`, organizationId: world.admin.orgId, role: 'member' }),
+  },
+  'identities.update': {
+    audit: ['update-identity'],
+    prepare: async (world) => {
+      const id = await world.identity();
+      return () => world.services.identities.update(world.admin, id, { name: `renamed-${next()}` });
+    },
+  },
+  'identities.delete': {
+    audit: ['delete-identity'],
+    prepare: async (world) => {
+      const id = await world.identity();
+      return () => world.services.identities.delete(world.admin, id);
+    },
+  },
+  'identities.ensureServiceIdentity': {
+    audit: [],
+    prepare: async (world) => () => world.services.identities.ensureServiceIdentity(world.admin.orgId, `service-${next()}`, 'admin'),
+  },
   'universalAuth.attach': {
     audit: ['add-identity-universal-auth'],
     prepare: async (world) => {
       const id = await world.identity();
-      return () => world.services.universalAuth.attach(world.admin, id, { accessTokenTtl: 60, accessTokenMaxTtl: 0, accessTokenNumUsesLimit: 0, clientSecretTrustedIps: [], accessTokenTrustedIps: [] });
+      return () =>
+        world.services.universalAuth.attach(world.admin, id, {
+          accessTokenTtl: 60,
+          accessTokenMaxTtl: 0,
+          accessTokenNumUsesLimit: 0,
+          clientSecretTrustedIps: [],
+          accessTokenTrustedIps: [],
+        });
     },
   },
-  'universalAuth.get': { audit: ['get-identity-universal-auth'], prepare: async (world) => { const id = await withUniversalAuth(world); return () => world.services.universalAuth.get(world.admin, id); } },
-  'universalAuth.update': { audit: ['update-identity-universal-auth'], prepare: async (world) => { const id = await withUniversalAuth(world); return () => world.services.universalAuth.update(world.admin, id, { accessTokenTtl: 120 }); } },
-  'universalAuth.revoke': { audit: ['revoke-identity-universal-auth'], prepare: async (world) => { const id = await withUniversalAuth(world); return () => world.services.universalAuth.revoke(world.admin, id); } },
+  'universalAuth.get': {
+    audit: ['get-identity-universal-auth'],
+    prepare: async (world) => {
+      const id = await withUniversalAuth(world);
+      return () => world.services.universalAuth.get(world.admin, id);
+    },
+  },
+  'universalAuth.update': {
+    audit: ['update-identity-universal-auth'],
+    prepare: async (world) => {
+      const id = await withUniversalAuth(world);
+      return () => world.services.universalAuth.update(world.admin, id, { accessTokenTtl: 120 });
+    },
+  },
+  'universalAuth.revoke': {
+    audit: ['revoke-identity-universal-auth'],
+    prepare: async (world) => {
+      const id = await withUniversalAuth(world);
+      return () => world.services.universalAuth.revoke(world.admin, id);
+    },
+  },
   'universalAuth.createClientSecret': {
     audit: ['create-identity-universal-auth-client-secret'],
-    prepare: async (world) => { const id = await withUniversalAuth(world); return () => world.services.universalAuth.createClientSecret(world.admin, id, { description: 'd', numUsesLimit: 0, ttl: 0 }); },
+    prepare: async (world) => {
+      const id = await withUniversalAuth(world);
+      return () => world.services.universalAuth.createClientSecret(world.admin, id, { description: 'd', numUsesLimit: 0, ttl: 0 });
+    },
   },
-  'universalAuth.listClientSecrets': { audit: ['get-identity-universal-auth-client-secret'], prepare: async (world) => { const id = await withUniversalAuth(world); return () => world.services.universalAuth.listClientSecrets(world.admin, id); } },
+  'universalAuth.listClientSecrets': {
+    audit: ['get-identity-universal-auth-client-secret'],
+    prepare: async (world) => {
+      const id = await withUniversalAuth(world);
+      return () => world.services.universalAuth.listClientSecrets(world.admin, id);
+    },
+  },
   'universalAuth.getClientSecret': {
     audit: ['get-identity-universal-auth-client-secret'],
-    prepare: async (world) => { const { identityId, clientSecretId } = await withClientSecret(world); return () => world.services.universalAuth.getClientSecret(world.admin, identityId, clientSecretId); },
+    prepare: async (world) => {
+      const { identityId, clientSecretId } = await withClientSecret(world);
+      return () => world.services.universalAuth.getClientSecret(world.admin, identityId, clientSecretId);
+    },
   },
   'universalAuth.revokeClientSecret': {
     audit: ['revoke-identity-universal-auth-client-secret'],
-    prepare: async (world) => { const { identityId, clientSecretId } = await withClientSecret(world); return () => world.services.universalAuth.revokeClientSecret(world.admin, identityId, clientSecretId); },
+    prepare: async (world) => {
+      const { identityId, clientSecretId } = await withClientSecret(world);
+      return () => world.services.universalAuth.revokeClientSecret(world.admin, identityId, clientSecretId);
+    },
   },
   'universalAuthLogin.login': {
     audit: ['login-identity-universal-auth'],
-    prepare: async (world) => { const { clientId, clientSecret } = await withClientSecret(world); return () => world.services.universalAuthLogin.login({ clientId, clientSecret }, world.origin); },
+    prepare: async (world) => {
+      const { clientId, clientSecret } = await withClientSecret(world);
+      return () => world.services.universalAuthLogin.login({ clientId, clientSecret }, world.origin);
+    },
   },
-  'invites.invite': { audit: ['invite-org-members'], prepare: async (world) => () => world.services.invites.invite(world.admin, { organizationId: world.admin.orgId, emails: [`invited-${next()}@example.com`], role: 'member' }) },
+  'invites.invite': {
+    audit: ['invite-org-members'],
+    prepare: async (world) => () =>
+      world.services.invites.invite(world.admin, { organizationId: world.admin.orgId, emails: [`invited-${next()}@example.com`], role: 'member' }),
+  },
   'invites.accept': {
     audit: ['accept-org-invite'],
     prepare: async (world) => {
       const email = `accepting-${next()}@example.com`;
       const [invite] = await world.services.invites.invite(world.admin, { organizationId: world.admin.orgId, emails: [email], role: 'member' });
-      return () => world.services.invites.accept({ email, organizationId: world.admin.orgId, inviteToken: invite!.inviteToken, password: 'a long password' }, world.origin);
+      return () =>
+        world.services.invites.accept({ email, organizationId: world.admin.orgId, inviteToken: invite!.inviteToken, password: 'a long password' }, world.origin);
     },
   },
   'userLogin.login': {
     audit: ['login-user'],
-    prepare: async (world) => { const user = await world.user(); return () => world.services.userLogin.login({ email: user.email, password: user.password }, world.origin); },
+    prepare: async (world) => {
+      const user = await world.user();
+      return () => world.services.userLogin.login({ email: user.email, password: user.password }, world.origin);
+    },
   },
   'userMemberships.add': {
     audit: ['add-workspace-members'],
-    prepare: async (world) => { const project = await world.project(); const user = await world.user(); return () => world.services.userMemberships.add(world.admin, project.id, { emails: [user.email], usernames: [] }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const user = await world.user();
+      return () => world.services.userMemberships.add(world.admin, project.id, { emails: [user.email], usernames: [] });
+    },
   },
   'userMemberships.updateRoles': {
     audit: ['update-user-workspace-role'],
-    prepare: async (world) => { const { project, membershipId } = await withUserMember(world); return () => world.services.userMemberships.updateRoles(world.admin, project.id, membershipId, [{ role: 'viewer', isTemporary: false }]); },
+    prepare: async (world) => {
+      const { project, membershipId } = await withUserMember(world);
+      return () => world.services.userMemberships.updateRoles(world.admin, project.id, membershipId, [{ role: 'viewer', isTemporary: false }]);
+    },
   },
   'userMemberships.remove': {
     audit: ['remove-workspace-member'],
-    prepare: async (world) => { const { project, membershipId } = await withUserMember(world); return () => world.services.userMemberships.remove(world.admin, project.id, membershipId); },
+    prepare: async (world) => {
+      const { project, membershipId } = await withUserMember(world);
+      return () => world.services.userMemberships.remove(world.admin, project.id, membershipId);
+    },
   },
   'identityMemberships.add': {
     audit: ['create-identity-project-membership'],
-    prepare: async (world) => { const project = await world.project(); const id = await world.identity(); return () => world.services.identityMemberships.add(world.admin, project.id, id, [{ role: 'viewer', isTemporary: false }]); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const id = await world.identity();
+      return () => world.services.identityMemberships.add(world.admin, project.id, id, [{ role: 'viewer', isTemporary: false }]);
+    },
   },
   'identityMemberships.updateRoles': {
     audit: ['update-identity-project-membership'],
-    prepare: async (world) => { const project = await world.project(); const id = await world.identity(project.id); return () => world.services.identityMemberships.updateRoles(world.admin, project.id, id, [{ role: 'member', isTemporary: false }]); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const id = await world.identity(project.id);
+      return () => world.services.identityMemberships.updateRoles(world.admin, project.id, id, [{ role: 'member', isTemporary: false }]);
+    },
   },
   'identityMemberships.remove': {
     audit: ['delete-identity-project-membership'],
-    prepare: async (world) => { const project = await world.project(); const id = await world.identity(project.id); return () => world.services.identityMemberships.remove(world.admin, project.id, id); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const id = await world.identity(project.id);
+      return () => world.services.identityMemberships.remove(world.admin, project.id, id);
+    },
   },
   'roles.create': {
     audit: ['create-project-role'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.roles.create(world.admin, project.id, { slug: `role-${next()}`, name: 'R', permissions: [] }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.roles.create(world.admin, project.id, { slug: `role-${next()}`, name: 'R', permissions: [] });
+    },
   },
-  'roles.update': { audit: ['update-project-role'], prepare: async (world) => { const { project, role } = await withRole(world); return () => world.services.roles.update(world.admin, project.id, role.id, { name: 'Renamed' }); } },
-  'roles.delete': { audit: ['delete-project-role'], prepare: async (world) => { const { project, role } = await withRole(world); return () => world.services.roles.delete(world.admin, project.id, role.id); } },
+  'roles.update': {
+    audit: ['update-project-role'],
+    prepare: async (world) => {
+      const { project, role } = await withRole(world);
+      return () => world.services.roles.update(world.admin, project.id, role.id, { name: 'Renamed' });
+    },
+  },
+  'roles.delete': {
+    audit: ['delete-project-role'],
+    prepare: async (world) => {
+      const { project, role } = await withRole(world);
+      return () => world.services.roles.delete(world.admin, project.id, role.id);
+    },
+  },
   'privileges.create': {
     audit: ['create-identity-additional-privilege'],
     prepare: async (world) => {
@@ -288,15 +416,35 @@ const WRITES: Record<string, WriteCase> = {
   'bootstrap.bootstrap': {
     // the one-time set-up is not audited; tried here on a set-up instance, it is refused and changes nothing
     audit: [],
-    prepare: async (world) => () => world.services.bootstrap.bootstrap({ email: 'second@example.com', password: 'a long password', organization: 'Second' }).catch((error: unknown) => error),
+    prepare: async (world) => () =>
+      world.services.bootstrap.bootstrap({ email: 'second@example.com', password: 'a long password', organization: 'Second' }).catch((error: unknown) => error),
   },
-  'projects.create': { audit: ['create-project'], prepare: async (world) => () => world.services.projects.create(world.admin, { projectName: 'Created', slug: `created-${next()}` }) },
-  'projects.update': { audit: ['update-project'], prepare: async (world) => { const project = await world.project(); return () => world.services.projects.update(world.admin, project.id, { name: 'Renamed' }); } },
-  'projects.delete': { audit: ['delete-project'], changes: ['project-deleted'], prepare: async (world) => { const project = await world.project(); return () => world.services.projects.delete(world.admin, project.id); } },
+  'projects.create': {
+    audit: ['create-project'],
+    prepare: async (world) => () => world.services.projects.create(world.admin, { projectName: 'Created', slug: `created-${next()}` }),
+  },
+  'projects.update': {
+    audit: ['update-project'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.projects.update(world.admin, project.id, { name: 'Renamed' });
+    },
+  },
+  'projects.delete': {
+    audit: ['delete-project'],
+    changes: ['project-deleted'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.projects.delete(world.admin, project.id);
+    },
+  },
   'namespaceGrants.create': {
     audit: ['create-namespace-grant'],
     changes: ['access'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.namespaceGrants.create(world.admin, project.id, { namespace: `ns-${next()}` }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.namespaceGrants.create(world.admin, project.id, { namespace: `ns-${next()}` });
+    },
   },
   'namespaceGrants.revoke': {
     audit: ['delete-namespace-grant'],
@@ -323,7 +471,10 @@ const WRITES: Record<string, WriteCase> = {
   'environments.create': {
     audit: ['create-environment'],
     changes: ['environment-created'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.environments.create(world.admin, project.id, { name: 'QA', slug: 'qa' }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.environments.create(world.admin, project.id, { name: 'QA', slug: 'qa' });
+    },
   },
   'environments.update': {
     audit: ['update-environment'],
@@ -343,7 +494,14 @@ const WRITES: Record<string, WriteCase> = {
       return () => world.services.environments.delete(world.admin, project.id, environment!.id);
     },
   },
-  'folders.create': { audit: ['create-folder'], changes: ['folder', 'folder'], prepare: async (world) => { const project = await world.project(); return () => world.services.folders.create(world.admin, { ...folderAt(project.id, '/a'), name: 'b' }); } },
+  'folders.create': {
+    audit: ['create-folder'],
+    changes: ['folder', 'folder'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.folders.create(world.admin, { ...folderAt(project.id, '/a'), name: 'b' });
+    },
+  },
   'folders.rename': {
     audit: ['update-folder'],
     changes: ['folder', 'folder'],
@@ -365,7 +523,10 @@ const WRITES: Record<string, WriteCase> = {
   'secrets.create': {
     audit: ['create-secret'],
     changes: ['secret'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.secrets.create(world.admin, { ...dev(project.id), secretName: 'NEW', secretValue: 'value', type: 'shared' }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.secrets.create(world.admin, { ...dev(project.id), secretName: 'NEW', secretValue: 'value', type: 'shared' });
+    },
   },
   'secrets.update': {
     audit: ['update-secret'],
@@ -379,22 +540,41 @@ const WRITES: Record<string, WriteCase> = {
   'secrets.delete': {
     audit: ['delete-secret'],
     changes: ['secret'],
-    prepare: async (world) => { const project = await world.project(); const key = await withSecret(world, project.id); return () => world.services.secrets.delete(world.admin, { ...dev(project.id), secretName: key, type: 'shared' }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const key = await withSecret(world, project.id);
+      return () => world.services.secrets.delete(world.admin, { ...dev(project.id), secretName: key, type: 'shared' });
+    },
   },
   'secretBatch.createMany': {
     audit: ['create-secrets'],
     changes: ['secret'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.secretBatch.createMany(world.admin, dev(project.id), [{ secretKey: 'A', secretValue: '1' }, { secretKey: 'B', secretValue: '2' }]); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () =>
+        world.services.secretBatch.createMany(world.admin, dev(project.id), [
+          { secretKey: 'A', secretValue: '1' },
+          { secretKey: 'B', secretValue: '2' },
+        ]);
+    },
   },
   'secretBatch.updateMany': {
     audit: ['update-secrets'],
     changes: ['secret'],
-    prepare: async (world) => { const project = await world.project(); const key = await withSecret(world, project.id); return () => world.services.secretBatch.updateMany(world.admin, dev(project.id), [{ secretKey: key, secretValue: 'changed' }]); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const key = await withSecret(world, project.id);
+      return () => world.services.secretBatch.updateMany(world.admin, dev(project.id), [{ secretKey: key, secretValue: 'changed' }]);
+    },
   },
   'secretBatch.deleteMany': {
     audit: ['delete-secrets'],
     changes: ['secret'],
-    prepare: async (world) => { const project = await world.project(); const key = await withSecret(world, project.id); return () => world.services.secretBatch.deleteMany(world.admin, dev(project.id), [{ secretKey: key, type: 'shared' }]); },
+    prepare: async (world) => {
+      const project = await world.project();
+      const key = await withSecret(world, project.id);
+      return () => world.services.secretBatch.deleteMany(world.admin, dev(project.id), [{ secretKey: key, type: 'shared' }]);
+    },
   },
   'secretTagging.attach': {
     audit: ['attach-secret-tags'],
@@ -402,7 +582,15 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { project, tag } = await withTag(world);
       const key = await withSecret(world, project.id);
-      return () => world.services.secretTagging.attach(world.admin, { projectSlug: project.slug, environment: 'dev', secretPath: '/', secretName: key, type: 'shared', tagSlugs: [tag.slug] });
+      return () =>
+        world.services.secretTagging.attach(world.admin, {
+          projectSlug: project.slug,
+          environment: 'dev',
+          secretPath: '/',
+          secretName: key,
+          type: 'shared',
+          tagSlugs: [tag.slug],
+        });
     },
   },
   'secretTagging.detach': {
@@ -419,60 +607,126 @@ const WRITES: Record<string, WriteCase> = {
   'imports.create': {
     audit: ['create-secret-import'],
     changes: ['import'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.imports.create(world.admin, { ...folderAt(project.id), source: { environment: 'staging', path: '/' } }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.imports.create(world.admin, { ...folderAt(project.id), source: { environment: 'staging', path: '/' } });
+    },
   },
   'imports.update': {
     audit: ['update-secret-import'],
     changes: ['import'],
-    prepare: async (world) => { const { project, importId } = await withImport(world); return () => world.services.imports.update(world.admin, importId, { ...folderAt(project.id), changes: { path: '/shared' } }); },
+    prepare: async (world) => {
+      const { project, importId } = await withImport(world);
+      return () => world.services.imports.update(world.admin, importId, { ...folderAt(project.id), changes: { path: '/shared' } });
+    },
   },
   'imports.delete': {
     audit: ['delete-secret-import'],
     changes: ['import'],
-    prepare: async (world) => { const { project, importId } = await withImport(world); return () => world.services.imports.delete(world.admin, importId, folderAt(project.id)); },
+    prepare: async (world) => {
+      const { project, importId } = await withImport(world);
+      return () => world.services.imports.delete(world.admin, importId, folderAt(project.id));
+    },
   },
-  'tags.create': { audit: ['create-tag'], prepare: async (world) => { const project = await world.project(); return () => world.services.tags.create(world.admin, project.id, { slug: 'fresh', color: '#00ff00' }); } },
-  'tags.update': { audit: ['update-tag'], changes: ['tags'], prepare: async (world) => { const { project, tag } = await withTag(world); return () => world.services.tags.update(world.admin, project.id, tag.id, { color: '#0000ff' }); } },
-  'tags.delete': { audit: ['delete-tag'], changes: ['tags'], prepare: async (world) => { const { project, tag } = await withTag(world); return () => world.services.tags.delete(world.admin, project.id, tag.id); } },
+  'tags.create': {
+    audit: ['create-tag'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.tags.create(world.admin, project.id, { slug: 'fresh', color: '#00ff00' });
+    },
+  },
+  'tags.update': {
+    audit: ['update-tag'],
+    changes: ['tags'],
+    prepare: async (world) => {
+      const { project, tag } = await withTag(world);
+      return () => world.services.tags.update(world.admin, project.id, tag.id, { color: '#0000ff' });
+    },
+  },
+  'tags.delete': {
+    audit: ['delete-tag'],
+    changes: ['tags'],
+    prepare: async (world) => {
+      const { project, tag } = await withTag(world);
+      return () => world.services.tags.delete(world.admin, project.id, tag.id);
+    },
+  },
   'integrationAuths.createWithAccessToken': {
     audit: ['authorize-integration'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.integrationAuths.createWithAccessToken(world.admin, { projectId: project.id, integration: 'github', accessToken: 'provider-token' }); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.integrationAuths.createWithAccessToken(world.admin, { projectId: project.id, integration: 'github', accessToken: 'provider-token' });
+    },
   },
   'integrationAuths.delete': {
     audit: ['unauthorize-integration'],
     changes: ['integration'],
-    prepare: async (world) => { const { auth } = await withIntegration(world); return () => world.services.integrationAuths.delete(world.admin, auth.id); },
+    prepare: async (world) => {
+      const { auth } = await withIntegration(world);
+      return () => world.services.integrationAuths.delete(world.admin, auth.id);
+    },
   },
   'integrationAuths.deleteByType': {
     audit: ['unauthorize-integration'],
     changes: ['integration'],
-    prepare: async (world) => { const { project } = await withIntegration(world); return () => world.services.integrationAuths.deleteByType(world.admin, { projectId: project.id, integration: 'github' }); },
+    prepare: async (world) => {
+      const { project } = await withIntegration(world);
+      return () => world.services.integrationAuths.deleteByType(world.admin, { projectId: project.id, integration: 'github' });
+    },
   },
   'integrationAuths.ensureKubernetesAuth': {
     audit: ['authorize-integration'],
-    prepare: async (world) => { const project = await world.project(); return () => world.services.integrationAuths.ensureKubernetesAuth(world.admin, project.id); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.integrationAuths.ensureKubernetesAuth(world.admin, project.id);
+    },
   },
   'integrations.create': {
     audit: ['create-integration'],
     changes: ['integration'],
     prepare: async (world) => {
       const project = await world.project();
-      const auth = await world.services.integrationAuths.createWithAccessToken(world.admin, { projectId: project.id, integration: 'github', accessToken: 'provider-token' });
-      return () => world.services.integrations.create(world.admin, { integrationAuthId: auth.id, sourceEnvironment: 'dev', secretPath: '/', isActive: true, metadata: {} });
+      const auth = await world.services.integrationAuths.createWithAccessToken(world.admin, {
+        projectId: project.id,
+        integration: 'github',
+        accessToken: 'provider-token',
+      });
+      return () =>
+        world.services.integrations.create(world.admin, { integrationAuthId: auth.id, sourceEnvironment: 'dev', secretPath: '/', isActive: true, metadata: {} });
     },
   },
-  'integrations.update': { audit: ['update-integration'], changes: ['integration'], prepare: async (world) => { const { integration } = await withIntegration(world); return () => world.services.integrations.update(world.admin, integration.id, { isActive: false }); } },
+  'integrations.update': {
+    audit: ['update-integration'],
+    changes: ['integration'],
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.update(world.admin, integration.id, { isActive: false });
+    },
+  },
   'integrations.delete': {
     audit: ['delete-integration'],
     changes: ['integration'],
-    prepare: async (world) => { const { integration } = await withIntegration(world); return () => world.services.integrations.delete(world.admin, integration.id, { shouldDeleteIntegrationSecrets: false }); },
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.delete(world.admin, integration.id, { shouldDeleteIntegrationSecrets: false });
+    },
   },
-  'integrations.sync': { audit: ['manual-sync-integration'], changes: ['integration'], prepare: async (world) => { const { integration } = await withIntegration(world); return () => world.services.integrations.sync(world.admin, integration.id); } },
+  'integrations.sync': {
+    audit: ['manual-sync-integration'],
+    changes: ['integration'],
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.sync(world.admin, integration.id);
+    },
+  },
   'integrations.upsertManaged': {
     audit: ['authorize-integration', 'create-integration'],
     changes: ['integration'],
     quiet: true,
-    prepare: async (world) => { const project = await world.project(); return () => world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/managed-${next()}`)); },
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/managed-${next()}`));
+    },
   },
   'integrations.deleteManaged': {
     audit: ['delete-integration'],
@@ -488,7 +742,10 @@ const WRITES: Record<string, WriteCase> = {
   'integrations.recordSyncResult': {
     // the operator's bookkeeping after a sync: neither audited nor in the change feed (it would wake the operator again)
     audit: [],
-    prepare: async (world) => { const { integration } = await withIntegration(world); return () => world.services.integrations.recordSyncResult(integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 }); },
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.recordSyncResult(integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+    },
   },
 };
 
@@ -539,8 +796,14 @@ function methodsOf(services: Services): string[] {
 test('every service method is classified: a write with its case here, a read, or run inside a unit', () => {
   const methods = methodsOf(app.services);
   const classified = new Set([...Object.keys(WRITES), ...READS, ...INSIDE_UNITS]);
-  expect(methods.filter((method) => !classified.has(method)), 'methods not listed in this file').toEqual([]);
-  expect([...classified].filter((method) => !methods.includes(method)), 'listed methods that do not exist').toEqual([]);
+  expect(
+    methods.filter((method) => !classified.has(method)),
+    'methods not listed in this file',
+  ).toEqual([]);
+  expect(
+    [...classified].filter((method) => !methods.includes(method)),
+    'listed methods that do not exist',
+  ).toEqual([]);
 });
 
 const auditRows = async () => app.database.db.selectFrom('auditLogs').select(['id', 'eventType']).orderBy('id').execute();

@@ -47,7 +47,11 @@ beforeAll(async () => {
     COFFER_DB_CONNECT_TIMEOUT: '2s',
     COFFER_LOG_LEVEL: 'warn',
   });
-  const boot = await callCoffer(server, 'POST', '/api/v1/admin/bootstrap', undefined, { email: 'admin@example.com', password: 'correct horse battery', organization: 'Acme' });
+  const boot = await callCoffer(server, 'POST', '/api/v1/admin/bootstrap', undefined, {
+    email: 'admin@example.com',
+    password: 'correct horse battery',
+    organization: 'Acme',
+  });
   token = boot.body.identity.credentials.token;
   projectId = (await callCoffer(server, 'POST', '/api/v2/workspace', token, { projectName: 'Outage' })).body.project.id;
   feedDatabase = await openDatabase({ databaseUrl: postgres.url, dataDir: '', poolSize: 2, connectTimeoutMs: 2_000 });
@@ -68,7 +72,13 @@ async function write(name: string): Promise<Answer> {
     signal: AbortSignal.timeout(60_000),
   });
   const text = await response.text();
-  return { status: response.status, retryAfter: response.headers.get('retry-after'), body: text ? JSON.parse(text) : undefined, at: Date.now(), tookMs: Date.now() - sentAt };
+  return {
+    status: response.status,
+    retryAfter: response.headers.get('retry-after'),
+    body: text ? JSON.parse(text) : undefined,
+    at: Date.now(),
+    tookMs: Date.now() - sentAt,
+  };
 }
 
 async function readiness(): Promise<number> {

@@ -29,7 +29,8 @@ for (const backend of backends) {
     const report = await fuzz(target, {
       seed,
       requests,
-      onProgress: (done, partial) => process.stderr.write(`[fuzz ${backend}] ${done} requests, ${partial.failures.length} failures, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),
+      onProgress: (done, partial) =>
+        process.stderr.write(`[fuzz ${backend}] ${done} requests, ${partial.failures.length} failures, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),
     });
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     const statuses = Object.entries(report.statuses)
@@ -38,7 +39,9 @@ for (const backend of backends) {
       .join(', ');
     const fivexx = report.failures.filter((failure) => failure.kind === '5xx').length;
     const offShape = report.failures.length - fivexx;
-    process.stdout.write(`\n${backend}, seed ${seed}: ${report.requests} requests in ${seconds} s\n  statuses: ${statuses}\n  5xx: ${fivexx}, error bodies off the documented shape: ${offShape}\n`);
+    process.stdout.write(
+      `\n${backend}, seed ${seed}: ${report.requests} requests in ${seconds} s\n  statuses: ${statuses}\n  5xx: ${fivexx}, error bodies off the documented shape: ${offShape}\n`,
+    );
     const slowest = Object.entries(report.operations)
       .sort(([, a], [, b]) => b.ms - a.ms)
       .slice(0, 5)

@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const describe = (failure: FuzzFailure) => `${failure.kind} ${failure.status} ← ${failure.request.method} ${failure.request.url.slice(0, 200)} ${failure.request.payload?.slice(0, 200) ?? ''} → ${failure.body.slice(0, 200)}`;
+const describe = (failure: FuzzFailure) =>
+  `${failure.kind} ${failure.status} ← ${failure.request.method} ${failure.request.url.slice(0, 200)} ${failure.request.payload?.slice(0, 200) ?? ''} → ${failure.body.slice(0, 200)}`;
 
 test(`${REQUESTS} fuzzed requests (seed ${SEED}): no 5xx, every error in the documented body`, async () => {
   const report = await fuzz(await fuzzTargetFor(app.app), { seed: SEED, requests: REQUESTS });

@@ -26,7 +26,9 @@ export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`coffer serve exited with ${child.exitCode}:\n${output.join('')}`);
-    const ready = await fetch(`${probes}${probe}`).then((response) => response.ok).catch(() => false);
+    const ready = await fetch(`${probes}${probe}`)
+      .then((response) => response.ok)
+      .catch(() => false);
     if (ready) return { process: child, output, api: `http://127.0.0.1:${port}`, probes };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -49,5 +51,5 @@ export async function callCoffer(server: CofferProcess, method: string, path: st
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : undefined) };
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }

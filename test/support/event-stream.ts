@@ -20,7 +20,10 @@ export interface OpenStream {
 }
 
 /** Opens an event stream over a real socket and parses events as they arrive (eventsource-parser). */
-export async function openEventStream(url: string, init: { token?: string; headers?: Record<string, string>; method?: string; body?: unknown } = {}): Promise<OpenStream> {
+export async function openEventStream(
+  url: string,
+  init: { token?: string; headers?: Record<string, string>; method?: string; body?: unknown } = {},
+): Promise<OpenStream> {
   const controller = new AbortController();
   const headers: Record<string, string> = { accept: 'text/event-stream', ...init.headers };
   if (init.token) headers.authorization = `Bearer ${init.token}`;

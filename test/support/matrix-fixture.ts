@@ -72,11 +72,17 @@ export async function matrixFixture(app: TestApp) {
       return id;
     },
     async privilege(identityId: string) {
-      const body = { identityId, projectSlug: fx.projectSlug, slug: unique('pv'), permissions: [{ subject: 'secrets', action: ['read'], conditions: { environment: 'dev' } }] };
+      const body = {
+        identityId,
+        projectSlug: fx.projectSlug,
+        slug: unique('pv'),
+        permissions: [{ subject: 'secrets', action: ['read'], conditions: { environment: 'dev' } }],
+      };
       return (await call('POST', '/api/v1/additional-privilege/identity/permanent', body)).privilege.slug as string;
     },
     async role() {
-      return (await call('POST', `/api/v1/workspace/${projectId}/roles`, { slug: unique('r'), name: 'Role', permissions: [{ subject: 'secrets', action: ['read'] }] })).role.id as string;
+      return (await call('POST', `/api/v1/workspace/${projectId}/roles`, { slug: unique('r'), name: 'Role', permissions: [{ subject: 'secrets', action: ['read'] }] }))
+        .role.id as string;
     },
     async userMembership() {
       const email = `${unique('u')}@example.com`;
@@ -89,7 +95,8 @@ export async function matrixFixture(app: TestApp) {
       return email;
     },
     async integrationAuth(integration = 'github') {
-      return (await call('POST', '/api/v1/integration-auth/access-token', { workspaceId: projectId, integration, accessToken: 'provider-token' })).integrationAuth.id as string;
+      return (await call('POST', '/api/v1/integration-auth/access-token', { workspaceId: projectId, integration, accessToken: 'provider-token' })).integrationAuth
+        .id as string;
     },
     async namespaceGrant() {
       return (await call('POST', `/api/v1/workspace/${projectId}/namespace-grants`, { namespace: unique('ns') })).grant.id as string;

@@ -38,7 +38,11 @@ export async function startApi(environment: Record<string, string>) {
   return { api, token: boot.body.identity.credentials.token as string };
 }
 
-export function startOperatorProcess(environment: Record<string, string>, extra: Record<string, string> = {}, probe: '/readyz' | '/healthz' = '/readyz'): Promise<CofferProcess> {
+export function startOperatorProcess(
+  environment: Record<string, string>,
+  extra: Record<string, string> = {},
+  probe: '/readyz' | '/healthz' = '/readyz',
+): Promise<CofferProcess> {
   return startCoffer({ ...environment, COFFER_OPERATOR: 'true', ...extra }, 60_000, probe);
 }
 

@@ -36,7 +36,11 @@ function binDir(): string {
     // no pg_config on PATH
   }
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a)) : [];
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((name) => /^\d+$/.test(name))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
   for (const version of versions) if (existsSync(join(root, version, 'bin', 'initdb'))) return join(root, version, 'bin');
   throw new Error('No PostgreSQL server binaries (initdb, postgres): install the postgresql package (apt-get install postgresql) or set PG_BINDIR');
 }

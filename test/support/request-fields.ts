@@ -159,7 +159,9 @@ function sampleString(schema: JsonSchema, resolve: (schema: JsonSchema | undefin
   if (schema.format === 'date-time') return '2030-01-01T00:00:00Z';
   if (schema.format === 'email') return 'someone@example.com';
   if (schema.format === 'uri') return 'https://example.com/';
-  const patterns = constraintsOf(schema, resolve).map((part) => part.pattern).filter(Boolean);
+  const patterns = constraintsOf(schema, resolve)
+    .map((part) => part.pattern)
+    .filter(Boolean);
   if (patterns.includes('^-?\\d+$')) return '1';
   return 'sample'.padEnd(schema.minLength ?? 0, 'x');
 }

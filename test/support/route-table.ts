@@ -32,7 +32,9 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   const ua = '/api/v1/auth/universal-auth/identities';
   const identityMemberships = `/api/v2/workspace/${p}/identity-memberships`;
   const privilegeTarget = { identityId: ids.target.id, projectSlug: ids.projectSlug };
-  const at = (url: string, extra: Omit<RouteRequest, 'url'> = {}) => async () => ({ url, ...extra });
+  const at =
+    (url: string, extra: Omit<RouteRequest, 'url'> = {}) =>
+    async () => ({ url, ...extra });
   /** A fresh token of the calling persona's own identity (a rejected caller gets the viewer's). */
   const ownToken = (persona: Persona) => fx.issueToken(fx.personaIdentities[persona in fx.personaIdentities ? (persona as RolePersona) : 'viewer'].id);
 
@@ -89,7 +91,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: WRITERS,
       build: async () => ({ url: `/api/v1/workspace/${p}/environments/${await fresh.environment()}`, body: { name: unique('renamed') } }),
     },
-    'DELETE /api/v1/workspace/:workspaceId/environments/:id': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/environments/${await fresh.environment()}` }) },
+    'DELETE /api/v1/workspace/:workspaceId/environments/:id': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/environments/${await fresh.environment()}` }),
+    },
     'GET /api/v1/workspace/:workspaceId/environments/:id': { allow: ALL, build: at(`/api/v1/workspace/${p}/environments/${ids.devId}`) },
     'GET /api/v1/workspace/environments/:envId': { allow: ALL, build: at(`/api/v1/workspace/environments/${ids.devId}`) },
     // folders
@@ -100,12 +105,21 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: WRITERS,
       build: async () => ({ url: `/api/v1/folders/${(await fresh.folder()).id}`, body: { ...dev, path: '/', name: unique('g') } }),
     },
-    'DELETE /api/v1/folders/:folderIdOrName': { allow: WRITERS, build: async () => ({ url: `/api/v1/folders/${(await fresh.folder()).id}`, body: { ...dev, path: '/' } }) },
+    'DELETE /api/v1/folders/:folderIdOrName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/folders/${(await fresh.folder()).id}`, body: { ...dev, path: '/' } }),
+    },
     // secrets
     'GET /api/v3/secrets/raw': { allow: ALL, build: at('/api/v3/secrets/raw', { query: { ...dev, recursive: 'true', include_imports: 'true' } }) },
     'GET /api/v3/secrets/raw/:secretName': { allow: ALL, build: at(`/api/v3/secrets/raw/${ids.secretName}`, { query: dev }) },
-    'POST /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${unique('N').replaceAll('-', '_')}`, body: { ...dev, secretValue: 'v' } }) },
-    'PATCH /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${await fresh.secret()}`, body: { ...dev, secretValue: 'changed' } }) },
+    'POST /api/v3/secrets/raw/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v3/secrets/raw/${unique('N').replaceAll('-', '_')}`, body: { ...dev, secretValue: 'v' } }),
+    },
+    'PATCH /api/v3/secrets/raw/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v3/secrets/raw/${await fresh.secret()}`, body: { ...dev, secretValue: 'changed' } }),
+    },
     'DELETE /api/v3/secrets/raw/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v3/secrets/raw/${await fresh.secret()}`, body: dev }) },
     'POST /api/v3/secrets/batch/raw': {
       allow: WRITERS,
@@ -125,7 +139,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     },
     'DELETE /api/v3/secrets/tags/:secretName': {
       allow: WRITERS,
-      build: async () => ({ url: `/api/v3/secrets/tags/${await fresh.secret([ids.tagId])}`, body: { projectSlug: ids.projectSlug, environment: 'dev', tagSlugs: [ids.tagSlug] } }),
+      build: async () => ({
+        url: `/api/v3/secrets/tags/${await fresh.secret([ids.tagId])}`,
+        body: { projectSlug: ids.projectSlug, environment: 'dev', tagSlugs: [ids.tagSlug] },
+      }),
     },
     // imports
     'POST /api/v1/secret-imports': {
@@ -138,7 +155,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: WRITERS,
       build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/', import: { path: `/${unique('moved')}` } } }),
     },
-    'DELETE /api/v1/secret-imports/:secretImportId': { allow: WRITERS, build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/' } }) },
+    'DELETE /api/v1/secret-imports/:secretImportId': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/secret-imports/${await fresh.import()}`, body: { ...dev, path: '/' } }),
+    },
     // secrets, v4 (the current CLI and operator)
     'GET /api/v4/secrets': { allow: ALL, build: at('/api/v4/secrets', { query: { projectId: p, environment: 'dev', recursive: 'true' } }) },
     'GET /api/v4/secrets/:secretName': { allow: ALL, build: at(`/api/v4/secrets/${ids.secretName}`, { query: { projectId: p, environment: 'dev' } }) },
@@ -150,14 +170,23 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: WRITERS,
       build: async () => ({ url: `/api/v4/secrets/${await fresh.secret()}`, body: { projectId: p, environment: 'dev', secretValue: 'changed' } }),
     },
-    'DELETE /api/v4/secrets/:secretName': { allow: WRITERS, build: async () => ({ url: `/api/v4/secrets/${await fresh.secret()}`, body: { projectId: p, environment: 'dev' } }) },
+    'DELETE /api/v4/secrets/:secretName': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v4/secrets/${await fresh.secret()}`, body: { projectId: p, environment: 'dev' } }),
+    },
     'POST /api/v4/secrets/batch': {
       allow: WRITERS,
-      build: async () => ({ url: '/api/v4/secrets/batch', body: { projectId: p, environment: 'dev', secrets: [{ secretKey: unique('B').replaceAll('-', '_'), secretValue: 'v' }] } }),
+      build: async () => ({
+        url: '/api/v4/secrets/batch',
+        body: { projectId: p, environment: 'dev', secrets: [{ secretKey: unique('B').replaceAll('-', '_'), secretValue: 'v' }] },
+      }),
     },
     'PATCH /api/v4/secrets/batch': {
       allow: WRITERS,
-      build: async () => ({ url: '/api/v4/secrets/batch', body: { projectId: p, environment: 'dev', secrets: [{ secretKey: await fresh.secret(), secretValue: 'changed' }] } }),
+      build: async () => ({
+        url: '/api/v4/secrets/batch',
+        body: { projectId: p, environment: 'dev', secrets: [{ secretKey: await fresh.secret(), secretValue: 'changed' }] },
+      }),
     },
     'DELETE /api/v4/secrets/batch': {
       allow: WRITERS,
@@ -172,16 +201,28 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     // the change stream, narrowed to the project (test/api/change-stream.test.ts serves it over a real socket)
     'GET /api/v1/changes/stream': { allow: ALL, streams: true, build: at('/api/v1/changes/stream', { query: { projectId: p } }) },
     // tags
-    'POST /api/v1/workspace/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
+    'POST /api/v1/workspace/:projectId/tags': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }),
+    },
     'GET /api/v1/workspace/:projectId/tags': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags`) },
     'GET /api/v1/workspace/:projectId/tags/:tagId': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags/${ids.tagId}`) },
     'GET /api/v1/workspace/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/workspace/${p}/tags/slug/${ids.tagSlug}`) },
-    'PATCH /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}`, body: { color: '#0000ff' } }) },
+    'PATCH /api/v1/workspace/:projectId/tags/:tagId': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}`, body: { color: '#0000ff' } }),
+    },
     'DELETE /api/v1/workspace/:projectId/tags/:tagId': { allow: WRITERS, build: async () => ({ url: `/api/v1/workspace/${p}/tags/${await fresh.tag()}` }) },
-    'POST /api/v1/projects/:projectId/tags': { allow: WRITERS, build: async () => ({ url: `/api/v1/projects/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }) },
+    'POST /api/v1/projects/:projectId/tags': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/projects/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }),
+    },
     'GET /api/v1/projects/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/projects/${p}/tags/slug/${ids.tagSlug}`) },
     // integrations
-    'POST /api/v1/integration-auth/access-token': { allow: WRITERS, build: at('/api/v1/integration-auth/access-token', { body: { workspaceId: p, integration: 'github', accessToken: 'provider-token' } }) },
+    'POST /api/v1/integration-auth/access-token': {
+      allow: WRITERS,
+      build: at('/api/v1/integration-auth/access-token', { body: { workspaceId: p, integration: 'github', accessToken: 'provider-token' } }),
+    },
     'GET /api/v1/integration-auth/:integrationAuthId': { allow: ALL, build: at(`/api/v1/integration-auth/${ids.integrationAuthId}`) },
     'DELETE /api/v1/integration-auth/:integrationAuthId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration-auth/${await fresh.integrationAuth()}` }) },
     'DELETE /api/v1/integration-auth': {
@@ -194,7 +235,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       build: async () => ({ url: '/api/v1/integration', body: { integrationAuthId: ids.integrationAuthId, sourceEnvironment: 'dev', app: unique('app') } }),
     },
     'GET /api/v1/integration/:integrationId': { allow: ALL, build: at(`/api/v1/integration/${ids.integrationId}`) },
-    'PATCH /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}`, body: { isActive: false } }) },
+    'PATCH /api/v1/integration/:integrationId': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}`, body: { isActive: false } }),
+    },
     'DELETE /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}` }) },
     'POST /api/v1/integration/:integrationId/sync': { allow: WRITERS, build: at(`/api/v1/integration/${ids.integrationId}/sync`) },
     'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
@@ -209,7 +253,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: ORG_ADMIN,
       build: async () => {
         const { claimant } = await declared();
-        return { url: '/api/v1/operator/project-claims/authorize-use', body: { declaring: { ...claimant, allowedNamespaces: [] }, using: { cluster: claimant.cluster, namespace: claimant.namespace } } };
+        return {
+          url: '/api/v1/operator/project-claims/authorize-use',
+          body: { declaring: { ...claimant, allowedNamespaces: [] }, using: { cluster: claimant.cluster, namespace: claimant.namespace } },
+        };
       },
     },
     'GET /api/v1/operator/project-claims': {
@@ -240,14 +287,20 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v1/identities': { allow: ALL, build: async () => ({ url: '/api/v1/identities', body: { name: unique('made'), organizationId: ids.orgId } }) },
     'GET /api/v1/identities': { allow: ALL, build: at('/api/v1/identities', { query: { orgId: ids.orgId } }) },
     'GET /api/v1/identities/:identityId': { allow: ALL, build: at(`/api/v1/identities/${ids.target.id}`) },
-    'PATCH /api/v1/identities/:identityId': { allow: ALL, build: async () => ({ url: `/api/v1/identities/${await fresh.identity()}`, body: { name: unique('renamed') } }) },
+    'PATCH /api/v1/identities/:identityId': {
+      allow: ALL,
+      build: async () => ({ url: `/api/v1/identities/${await fresh.identity()}`, body: { name: unique('renamed') } }),
+    },
     'DELETE /api/v1/identities/:identityId': { allow: ALL, build: async () => ({ url: `/api/v1/identities/${await fresh.identity()}` }) },
     // universal auth
     'POST /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${ua}/${await fresh.identity()}`, body: {} }) },
     'GET /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: at(`${ua}/${ids.target.id}`) },
     'PATCH /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: at(`${ua}/${ids.target.id}`, { body: { accessTokenNumUsesLimit: 0 } }) },
     'DELETE /api/v1/auth/universal-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${ua}/${(await fresh.universalAuthIdentity()).id}` }) },
-    'POST /api/v1/auth/universal-auth/identities/:identityId/client-secrets': { allow: ALL, build: at(`${ua}/${ids.target.id}/client-secrets`, { body: { description: 'matrix' } }) },
+    'POST /api/v1/auth/universal-auth/identities/:identityId/client-secrets': {
+      allow: ALL,
+      build: at(`${ua}/${ids.target.id}/client-secrets`, { body: { description: 'matrix' } }),
+    },
     'GET /api/v1/auth/universal-auth/identities/:identityId/client-secrets': { allow: ALL, build: at(`${ua}/${ids.target.id}/client-secrets`) },
     'GET /api/v1/auth/universal-auth/identities/:identityId/client-secrets/:clientSecretId': {
       allow: ALL,
@@ -276,13 +329,19 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       build: async () => ({ url: '/api/v1/invite-org/signup', body: { inviteeEmails: [`${unique('inv')}@example.com`], organizationId: ids.orgId } }),
     },
     'GET /api/v2/organizations/:organizationId/memberships': { allow: ALL, build: at(`/api/v2/organizations/${ids.orgId}/memberships`) },
-    'POST /api/v2/workspace/:projectId/memberships': { allow: WRITERS, build: async () => ({ url: `/api/v2/workspace/${p}/memberships`, body: { emails: [await fresh.invitedEmail()] } }) },
+    'POST /api/v2/workspace/:projectId/memberships': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v2/workspace/${p}/memberships`, body: { emails: [await fresh.invitedEmail()] } }),
+    },
     'GET /api/v1/workspace/:workspaceId/memberships': { allow: ALL, build: at(`/api/v1/workspace/${p}/memberships`) },
     'PATCH /api/v1/workspace/:workspaceId/memberships/:membershipId': {
       allow: ADMINS,
       build: async () => ({ url: `/api/v1/workspace/${p}/memberships/${await fresh.userMembership()}`, body: { roles: [{ role: 'viewer' }] } }),
     },
-    'DELETE /api/v1/workspace/:workspaceId/memberships/:membershipId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/memberships/${await fresh.userMembership()}` }) },
+    'DELETE /api/v1/workspace/:workspaceId/memberships/:membershipId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/memberships/${await fresh.userMembership()}` }),
+    },
     'POST /api/v2/workspace/:projectId/identity-memberships/:identityId': {
       allow: WRITERS,
       build: async () => ({ url: `${identityMemberships}/${await fresh.identity()}`, body: { roles: [{ role: 'viewer' }] } }),
@@ -293,7 +352,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: WRITERS,
       build: async () => ({ url: `${identityMemberships}/${await fresh.identityMember()}`, body: { roles: [{ role: 'no-access' }] } }),
     },
-    'DELETE /api/v2/workspace/:projectId/identity-memberships/:identityId': { allow: WRITERS, build: async () => ({ url: `${identityMemberships}/${await fresh.identityMember()}` }) },
+    'DELETE /api/v2/workspace/:projectId/identity-memberships/:identityId': {
+      allow: WRITERS,
+      build: async () => ({ url: `${identityMemberships}/${await fresh.identityMember()}` }),
+    },
     // roles
     'POST /api/v1/workspace/:workspaceId/roles': {
       allow: ADMINS,
@@ -301,14 +363,21 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     },
     'GET /api/v1/workspace/:workspaceId/roles': { allow: ALL, build: at(`/api/v1/workspace/${ids.projectSlug}/roles`) },
     'GET /api/v1/workspace/:workspaceId/roles/slug/:roleSlug': { allow: ALL, build: at(`/api/v1/workspace/${p}/roles/slug/viewer`) },
-    'PATCH /api/v1/workspace/:workspaceId/roles/:roleId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/roles/${await fresh.role()}`, body: { name: 'Renamed' } }) },
+    'PATCH /api/v1/workspace/:workspaceId/roles/:roleId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/workspace/${p}/roles/${await fresh.role()}`, body: { name: 'Renamed' } }),
+    },
     'DELETE /api/v1/workspace/:workspaceId/roles/:roleId': { allow: ADMINS, build: async () => ({ url: `/api/v1/workspace/${p}/roles/${await fresh.role()}` }) },
     // additional privileges
     'POST /api/v1/additional-privilege/identity/permanent': {
       allow: WRITERS,
       build: async () => ({
         url: '/api/v1/additional-privilege/identity/permanent',
-        body: { identityId: await fresh.identityMember(), projectSlug: ids.projectSlug, privilegePermission: { actions: ['read'], subject: 'secrets', conditions: { environment: 'dev' } } },
+        body: {
+          identityId: await fresh.identityMember(),
+          projectSlug: ids.projectSlug,
+          privilegePermission: { actions: ['read'], subject: 'secrets', conditions: { environment: 'dev' } },
+        },
       }),
     },
     'POST /api/v1/additional-privilege/identity/temporary': {

@@ -91,6 +91,8 @@ describe('when the operator starts (COFFER_OPERATOR)', async () => {
   test('true uses the kubeconfig; false never starts it', () => {
     const found = withEnv({ KUBECONFIG: kubeconfig }, () => operatorKubeConfig(settings('true'), { KUBECONFIG: kubeconfig }, join(dir, 'absent')));
     expect('kubeConfig' in found && found.kubeConfig.getCurrentCluster()?.server).toBe('https://10.0.0.1:6443');
-    expect(operatorKubeConfig(settings('false'), { KUBECONFIG: kubeconfig, KUBERNETES_SERVICE_HOST: '10.96.0.1' }, token)).toEqual({ reason: expect.stringContaining('disabled') });
+    expect(operatorKubeConfig(settings('false'), { KUBECONFIG: kubeconfig, KUBERNETES_SERVICE_HOST: '10.96.0.1' }, token)).toEqual({
+      reason: expect.stringContaining('disabled'),
+    });
   });
 });

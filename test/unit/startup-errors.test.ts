@@ -45,6 +45,8 @@ describe('explaining startup errors', () => {
   test('a privileged port', () => {
     const explained = explainListenError(Object.assign(new Error('listen EACCES'), { code: 'EACCES' }), 'API', '0.0.0.0', 80, 'COFFER_PORT (--port)') as CliError;
     expect(explained.exitCode).toBe(EXIT.network);
-    expect(explained.message).toBe('cannot listen for the API on 0.0.0.0:80: not permitted (ports below 1024 need privileges). Set COFFER_PORT (--port) to a port above 1023.');
+    expect(explained.message).toBe(
+      'cannot listen for the API on 0.0.0.0:80: not permitted (ports below 1024 need privileges). Set COFFER_PORT (--port) to a port above 1023.',
+    );
   });
 });

@@ -36,7 +36,12 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: "Export a project's audit log", description: `The audit entries of a project. ${auditFacts}`, permission: projectPermission('read', 'audit-logs'), effects: reads() }),
+        ...describeRoute({
+          summary: "Export a project's audit log",
+          description: `The audit entries of a project. ${auditFacts}`,
+          permission: projectPermission('read', 'audit-logs'),
+          effects: reads(),
+        }),
         params: z.object({ workspaceId: id().describe("The project's id.") }),
         querystring: z.object(auditQuery),
         response: pageResponse,

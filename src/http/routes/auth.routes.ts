@@ -29,8 +29,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         tags,
         ...describeRoute({
           summary: 'Log in with universal auth',
-          description:
-            `Exchanges a machine identity's client id and client secret for an access token (JSON or form body). The token lives as the identity's universal auth says (TTL, max TTL, uses, trusted IPs). A wrong, revoked, expired or used-up secret and an unknown client id all answer the same 401. ${throttled}`,
+          description: `Exchanges a machine identity's client id and client secret for an access token (JSON or form body). The token lives as the identity's universal auth says (TTL, max TTL, uses, trusted IPs). A wrong, revoked, expired or used-up secret and an unknown client id all answer the same 401. ${throttled}`,
           permission: PUBLIC,
           effects: changes('Issues an access token and counts a use of the client secret.', 'login-identity-universal-auth'),
           errors: [401, 429],
@@ -166,7 +165,8 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
 }
 
 const accessTokenBody = z.object({ accessToken: required(4096).describe("A machine identity's access token.") });
-const bodyTokenRule = 'the holder of the token in the body (no Authorization header is needed); an Authorization header, when sent, must belong to someone allowed to manage that identity.';
+const bodyTokenRule =
+  'the holder of the token in the body (no Authorization header is needed); an Authorization header, when sent, must belong to someone allowed to manage that identity.';
 
 /** Renew and revoke take the token in the body, with or without an Authorization header (as the reference). */
 export function bodyTokenRoutes(app: ZodApp, { tokens }: Services): void {
@@ -225,7 +225,8 @@ export function tokenRoutes(app: ZodApp, { tokens }: Services): void {
           summary: 'Log out',
           description: "Ends the session of the user's token this request carries, or revokes the identity access token it carries.",
           permission: 'any caller with a token: it ends its own.',
-          effects: 'Ends the session or revokes the token. Recorded in the audit log as `logout-user` (users) or `revoke-identity-access-token` (identities), in the same transaction.',
+          effects:
+            'Ends the session or revokes the token. Recorded in the audit log as `logout-user` (users) or `revoke-identity-access-token` (identities), in the same transaction.',
           errors: [400],
         }),
         response: { 200: z.object({ message: z.string().describe('What was done.') }) },

@@ -57,10 +57,14 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth }: Services, set
           projectId: optional(id()).describe("Only this project's changes (403 when the caller may read nothing in it)."),
         }),
         headers: z.object({
-          'last-event-id': optionalInteger(0, MAX_REVISION)
-            .describe('The last event id the client received: the stream resumes after it (wins over `since`).'),
+          'last-event-id': optionalInteger(0, MAX_REVISION).describe('The last event id the client received: the stream resumes after it (wins over `since`).'),
         }),
-        response: { 200: z.string().describe('The event stream (text/event-stream).').meta({ examples: [exampleStream] }) },
+        response: {
+          200: z
+            .string()
+            .describe('The event stream (text/event-stream).')
+            .meta({ examples: [exampleStream] }),
+        },
       },
     },
     async (request, reply) => {

@@ -51,7 +51,7 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
         tags,
         ...describeRoute({
           summary: 'Update an environment',
-          description: "Renames an environment, changes its slug, or moves it. Fields left out keep their value. Integrations that name the old slug stop finding it.",
+          description: 'Renames an environment, changes its slug, or moves it. Fields left out keep their value. Integrations that name the old slug stop finding it.',
           permission: projectPermission('edit', 'environments'),
           effects: changes('Updates the environment (and the positions of the others when it moves).', 'update-environment'),
           errors: [400],
@@ -95,7 +95,12 @@ export function environmentRoutes(app: ZodApp, { environments }: Services): void
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get an environment', description: 'One environment of a project.', permission: projectPermission('read', 'environments'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get an environment',
+          description: 'One environment of a project.',
+          permission: projectPermission('read', 'environments'),
+          effects: reads(),
+        }),
         params: environmentParams,
         response: { 200: z.object({ environment: environmentSchema }) },
       },

@@ -59,7 +59,12 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, sett
           projectId: id().describe("The project's id."),
           register: z.array(registration).min(1).max(10).describe('The events to receive, 1 to 10.'),
         }),
-        response: { 200: z.string().describe('The event stream (text/event-stream).').meta({ examples: [exampleStream] }) },
+        response: {
+          200: z
+            .string()
+            .describe('The event stream (text/event-stream).')
+            .meta({ examples: [exampleStream] }),
+        },
       },
     },
     async (request, reply) => {

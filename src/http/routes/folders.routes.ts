@@ -9,11 +9,11 @@ const tags = ['Folders'];
 const location = {
   ...projectIdFields,
   environment: environmentSlug(),
-  path: optional(text(PATH_MAX)).describe('The parent folder\'s path, such as `/app`; `/` when absent.'),
+  path: optional(text(PATH_MAX)).describe("The parent folder's path, such as `/app`; `/` when absent."),
   directory: optional(text(PATH_MAX)).describe('Deprecated: the same as `path`, as the Infisical CLI sends it.'),
 };
 const folderName = required()
-  .describe('The folder\'s name: letters, digits, `_` and `-` (400 `InvalidFolderName` otherwise).')
+  .describe("The folder's name: letters, digits, `_` and `-` (400 `InvalidFolderName` otherwise).")
   .meta({ examples: ['db'] });
 /** `path`, or the deprecated `directory` the Infisical CLI still sends. */
 const pathOf = (fields: { path?: string; directory?: string }) => fields.path ?? fields.directory ?? '/';
@@ -88,7 +88,8 @@ export function folderRoutes(app: ZodApp, { folders }: Services): void {
         tags,
         ...describeRoute({
           summary: 'Rename a folder',
-          description: 'Gives the folder with this id, inside `path`, the new `name`. Secrets below it move with it; Integrations that read the old path stop finding it.',
+          description:
+            'Gives the folder with this id, inside `path`, the new `name`. Secrets below it move with it; Integrations that read the old path stop finding it.',
           permission: projectPermission('edit', 'secret-folders', 'path'),
           effects: changes('Renames the folder.', 'update-folder'),
           errors: [400],

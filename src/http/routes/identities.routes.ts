@@ -8,7 +8,7 @@ import { changes, describeRoute, orgPermission, reads } from '../docs/operation-
 const tags = ['Identities'];
 const identityParams = z.object({ identityId: id().describe("The identity's id.") });
 const name = identityNameSchema.describe("The identity's name, 1 to 64 characters.").meta({ examples: ['ci-deployer'] });
-const role = orgRoleSchema.describe('Its organization role: `admin`, `member` or `no-access` (at most the caller\'s own).');
+const role = orgRoleSchema.describe("Its organization role: `admin`, `member` or `no-access` (at most the caller's own).");
 const roleRule = 'Nobody gives an identity a higher organization role than their own, or manages an identity whose role is higher (403 `PermissionDenied`).';
 const identityResponse = { 200: z.object({ identity: identitySchema }) };
 
@@ -36,7 +36,12 @@ export function identityRoutes(app: ZodApp, { identities }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List identities', description: 'The machine identities of an organization with their roles.', permission: orgPermission('read', 'identity'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List identities',
+          description: 'The machine identities of an organization with their roles.',
+          permission: orgPermission('read', 'identity'),
+          effects: reads(),
+        }),
         querystring: z.object({ orgId: optional(id()).describe("The organization's id; the caller's when absent.") }),
         response: { 200: z.object({ identities: z.array(orgIdentitySchema) }) },
       },
@@ -49,7 +54,12 @@ export function identityRoutes(app: ZodApp, { identities }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get an identity', description: 'One machine identity with its organization role.', permission: orgPermission('read', 'identity'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get an identity',
+          description: 'One machine identity with its organization role.',
+          permission: orgPermission('read', 'identity'),
+          effects: reads(),
+        }),
         params: identityParams,
         response: { 200: z.object({ identity: orgIdentitySchema }) },
       },

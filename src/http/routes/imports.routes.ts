@@ -2,7 +2,20 @@ import { z } from 'zod';
 import { secretImportSchema } from '../../imports/import-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
-import { environmentSlug, hasProjectId, id, optional, PATH_MAX, path, position, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
+import {
+  environmentSlug,
+  hasProjectId,
+  id,
+  optional,
+  PATH_MAX,
+  path,
+  position,
+  projectIdFields,
+  projectIdOf,
+  projectIdRequired,
+  required,
+  text,
+} from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Secret imports'];
@@ -25,7 +38,7 @@ export function importRoutes(app: ZodApp, { imports }: Services): void {
         ...describeRoute({
           summary: 'Create a secret import',
           description:
-            'Makes the secrets of another environment and path readable in a folder, after the imports already there. Reads with imports (and Integrations) then see them; the folder\'s own secrets win over imported ones, a later import over an earlier one. A folder cannot import itself, the same source twice, or form a cycle (400).',
+            "Makes the secrets of another environment and path readable in a folder, after the imports already there. Reads with imports (and Integrations) then see them; the folder's own secrets win over imported ones, a later import over an earlier one. A folder cannot import itself, the same source twice, or form a cycle (400).",
           permission: projectPermission('create', 'secrets', 'path'),
           effects: changes('Creates the import; Integrations reading the folder are updated at once.', 'create-secret-import'),
           errors: [400],
@@ -54,7 +67,7 @@ export function importRoutes(app: ZodApp, { imports }: Services): void {
         tags,
         ...describeRoute({
           summary: 'Update a secret import',
-          description: 'Changes where an import reads from, or its position among the folder\'s imports (from 1; later imports win over earlier ones).',
+          description: "Changes where an import reads from, or its position among the folder's imports (from 1; later imports win over earlier ones).",
           permission: projectPermission('edit', 'secrets', 'path'),
           effects: changes('Updates the import (and the positions of the others when it moves).', 'update-secret-import'),
           errors: [400],
@@ -67,7 +80,7 @@ export function importRoutes(app: ZodApp, { imports }: Services): void {
               .object({
                 environment: optional(sourceEnvironment),
                 path: optional(sourcePath),
-                position: position().optional().describe('The new position among the folder\'s imports, from 1.'),
+                position: position().optional().describe("The new position among the folder's imports, from 1."),
               })
               .describe('What to change; fields left out keep their value.'),
           })

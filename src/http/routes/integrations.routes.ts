@@ -11,7 +11,8 @@ const integrationParams = z.object({ integrationId: id().describe("The integrati
 const workspaceParams = z.object({ workspaceId: id().describe("The project's id.") });
 const integrationSlug = required(64).describe('The integration type: a slug such as `github`, `aws-secret-manager` or `kubernetes`.');
 const targetText = (what: string) => optional(text()).describe(`${what} at the provider (stored and returned; Coffer pushes only to Kubernetes).`);
-const kept = 'Coffer stores integration records for every provider but syncs only `kubernetes` ones (through its operator); records of other providers are kept and answered, nothing is pushed.';
+const kept =
+  'Coffer stores integration records for every provider but syncs only `kubernetes` ones (through its operator); records of other providers are kept and answered, nothing is pushed.';
 const authResponse = { 200: z.object({ integrationAuth: integrationAuthSchema }) };
 const integrationResponse = { 200: z.object({ integration: integrationSchema }) };
 
@@ -52,7 +53,12 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get an integration auth', description: 'One integration auth, without its credentials.', permission: projectPermission('read', 'integrations'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get an integration auth',
+          description: 'One integration auth, without its credentials.',
+          permission: projectPermission('read', 'integrations'),
+          effects: reads(),
+        }),
         params: authParams,
         response: authResponse,
       },
@@ -101,7 +107,12 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List integration auths', description: "A project's integration auths, without their credentials.", permission: projectPermission('read', 'integrations'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List integration auths',
+          description: "A project's integration auths, without their credentials.",
+          permission: projectPermission('read', 'integrations'),
+          effects: reads(),
+        }),
         params: workspaceParams,
         response: { 200: z.object({ authorizations: z.array(integrationAuthSchema) }) },
       },
@@ -150,7 +161,12 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get an integration', description: 'One integration with its sync state.', permission: projectPermission('read', 'integrations'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get an integration',
+          description: 'One integration with its sync state.',
+          permission: projectPermission('read', 'integrations'),
+          effects: reads(),
+        }),
         params: integrationParams,
         response: integrationResponse,
       },
@@ -219,9 +235,9 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         tags,
         ...describeRoute({
           summary: 'Sync an integration now',
-          description: "Asks for the integration to be synced again at once (for `kubernetes` integrations, the operator rewrites the Secret if it differs).",
+          description: 'Asks for the integration to be synced again at once (for `kubernetes` integrations, the operator rewrites the Secret if it differs).',
           permission: projectPermission('edit', 'integrations'),
-          effects: changes('Records a change for the integration\'s source, which wakes the operator.', 'manual-sync-integration'),
+          effects: changes("Records a change for the integration's source, which wakes the operator.", 'manual-sync-integration'),
         }),
         params: integrationParams,
         response: integrationResponse,
@@ -235,7 +251,13 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List integrations', description: "A project's integrations with their sync state; for each one an operator keeps, `kubernetes` says where its Secret lives (cluster, namespace, names) and the revision it last reflected: where the project's secrets are synced.", permission: projectPermission('read', 'integrations'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List integrations',
+          description:
+            "A project's integrations with their sync state; for each one an operator keeps, `kubernetes` says where its Secret lives (cluster, namespace, names) and the revision it last reflected: where the project's secrets are synced.",
+          permission: projectPermission('read', 'integrations'),
+          effects: reads(),
+        }),
         params: workspaceParams,
         response: { 200: z.object({ integrations: z.array(integrationSchema) }) },
       },

@@ -65,7 +65,12 @@ function userMembershipRoutes(app: ZodApp, { userMemberships }: Services): void 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List project users', description: 'The users of a project with their roles.', permission: projectPermission('read', 'member'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List project users',
+          description: 'The users of a project with their roles.',
+          permission: projectPermission('read', 'member'),
+          effects: reads(),
+        }),
         params: z.object({ workspaceId: projectId }),
         response: { 200: z.object({ memberships: z.array(userMembershipSchema.extend({ user: memberUser, roles: z.array(membershipRoleSchema) })) }) },
       },
@@ -134,10 +139,7 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
             role: optional(required().toLowerCase()).describe('One permanent role (the older form of `roles`).'),
             roles: z.array(roleAssignmentSchema).min(1).optional().describe('Its roles, permanent and temporary; at least one permanent.'),
           })
-          .refine(
-          (body) => !body.roles || body.roles.some((role) => !role.isTemporary),
-          { message: 'At least one long lived role is required', path: ['roles'] },
-        ),
+          .refine((body) => !body.roles || body.roles.some((role) => !role.isTemporary), { message: 'At least one long lived role is required', path: ['roles'] }),
         response: { 200: z.object({ identityMembership: identityMembershipSchema }) },
       },
     },
@@ -191,7 +193,12 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
     {
       schema: {
         tags,
-        ...describeRoute({ summary: "Get an identity's project membership", description: "A machine identity's membership of a project, with its roles.", permission: projectPermission('read', 'identity'), effects: reads() }),
+        ...describeRoute({
+          summary: "Get an identity's project membership",
+          description: "A machine identity's membership of a project, with its roles.",
+          permission: projectPermission('read', 'identity'),
+          effects: reads(),
+        }),
         params: identityParams,
         response: { 200: z.object({ identityMembership: identityMembershipDetails }) },
       },
@@ -204,7 +211,12 @@ function identityMembershipRoutes(app: ZodApp, { identityMemberships }: Services
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List project identities', description: 'The machine identities of a project with their roles.', permission: projectPermission('read', 'identity'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List project identities',
+          description: 'The machine identities of a project with their roles.',
+          permission: projectPermission('read', 'identity'),
+          effects: reads(),
+        }),
         params: z.object({ projectId }),
         response: { 200: z.object({ identityMemberships: z.array(identityMembershipDetails) }) },
       },

@@ -16,7 +16,8 @@ import { changes, describeRoute, orgPermission, projectPermission, reads } from 
  */
 
 const tags = ['Operator'];
-const who = 'Meant for the operator of another cluster (`coffer operator --server`), acting as its machine identity; its calls are audited as `k8-operator` when it sends `User-Agent: k8-operator/…`.';
+const who =
+  'Meant for the operator of another cluster (`coffer operator --server`), acting as its machine identity; its calls are audited as `k8-operator` when it sends `User-Agent: k8-operator/…`.';
 
 const place = {
   cluster: clusterNameSchema.describe('The cluster, as its operator names itself (`COFFER_CLUSTER_NAME`).'),
@@ -65,7 +66,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
       schema: {
         tags,
         ...describeRoute({
-          summary: 'Declare a SecretsProject\'s project',
+          summary: "Declare a SecretsProject's project",
           description: `The project a SecretsProject declares: the one it declared before, a new project, or an existing one its namespace holds a grant for (403 \`GrantMissing\`, \`ProjectClaimed\` otherwise). ${who}`,
           permission: orgPermission('create', 'workspace'),
           effects: changes('Creates the project (and the namespace grant of origin `created`) or records the claim.', 'create-project'),
@@ -94,7 +95,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
       schema: {
         tags,
         ...describeRoute({
-          summary: 'Release a SecretsProject\'s claim',
+          summary: "Release a SecretsProject's claim",
           description: `Ends the claim of a deleted SecretsProject; with \`deleteProject\` also deletes the project, but only one this SecretsProject created. ${who}`,
           permission: orgPermission('create', 'workspace'),
           effects: changes('Deletes the claim (and the project when asked and allowed).', 'delete-project'),
@@ -102,7 +103,9 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
         body: z
           .object({ claimant, deleteProject: z.boolean().describe('Delete the project too (only one the claimant created).') })
           .meta({ examples: [{ claimant: CLAIMANT, deleteProject: false }] }),
-        response: { 200: z.object({ outcome: z.enum(['deleted', 'released', 'none']).describe('What happened: the project deleted, the claim released, or no claim.') }) },
+        response: {
+          200: z.object({ outcome: z.enum(['deleted', 'released', 'none']).describe('What happened: the project deleted, the claim released, or no claim.') }),
+        },
       },
     },
     async (request) => ({ outcome: await projectClaims.release(request.actor, request.body.claimant, request.body.deleteProject) }),
@@ -168,26 +171,38 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
       schema: {
         tags,
         ...describeRoute({
-          summary: 'Keep an Integration resource\'s record',
+          summary: "Keep an Integration resource's record",
           description: `Creates or updates the \`kubernetes\` integration record of an Integration resource, named by its cluster and \`<namespace>/<name>\`. A call that changes nothing writes nothing. ${who}`,
           permission: `${projectPermission('edit', 'integrations')} (\`create\` for a new record), and \`read\` on \`secrets\` at its environment and path.`,
           effects: changes('Creates or updates the integration record.', 'create-integration'),
         }),
         body: z
           .object({
-          cluster: clusterNameSchema.describe('The cluster of the Integration resource.'),
-          managedBy,
-          projectId: id().describe("The project's id."),
-          environment: environmentSlug(),
-          secretPath: path(),
-          app: required(253).describe('The Secret the operator writes.'),
-          owner: namespaceNameSchema.describe('The namespace of the resource.'),
-          targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
-          isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
-          metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
+            cluster: clusterNameSchema.describe('The cluster of the Integration resource.'),
+            managedBy,
+            projectId: id().describe("The project's id."),
+            environment: environmentSlug(),
+            secretPath: path(),
+            app: required(253).describe('The Secret the operator writes.'),
+            owner: namespaceNameSchema.describe('The namespace of the resource.'),
+            targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
+            isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
+            metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
           })
           .meta({
-            examples: [{ cluster: 'cluster-b', managedBy: 'shop/app', projectId: PROJECT, environment: 'dev', secretPath: '/', app: 'app-secrets', owner: 'shop', targetEnvironment: 'shop', metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' } }],
+            examples: [
+              {
+                cluster: 'cluster-b',
+                managedBy: 'shop/app',
+                projectId: PROJECT,
+                environment: 'dev',
+                secretPath: '/',
+                app: 'app-secrets',
+                owner: 'shop',
+                targetEnvironment: 'shop',
+                metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' },
+              },
+            ],
           }),
         response: { 200: z.object({ integration: integrationSchema }) },
       },
@@ -201,7 +216,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
       schema: {
         tags,
         ...describeRoute({
-          summary: 'Drop an Integration resource\'s record',
+          summary: "Drop an Integration resource's record",
           description: `Deletes the integration record of a deleted Integration resource; nothing when there is none. ${who}`,
           permission: projectPermission('delete', 'integrations'),
           effects: changes('Deletes the integration record.', 'delete-integration'),
@@ -222,10 +237,10 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
       schema: {
         tags,
         ...describeRoute({
-          summary: 'Record a sync\'s outcome',
+          summary: "Record a sync's outcome",
           description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects). Status text only, never a value. ${who}`,
           permission: projectPermission('edit', 'integrations'),
-          effects: 'Stores the outcome; no audit entry and no change (the record\'s settings did not change).',
+          effects: "Stores the outcome; no audit entry and no change (the record's settings did not change).",
         }),
         params: z.object({ integrationId: id().describe("The integration's id.") }),
         body: z
@@ -265,10 +280,12 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
         response: {
           200: z
             .object({
-            secrets: z.array(z.object({ key: z.string(), value: z.string(), path: z.string() })).describe('The folder\'s own secrets (and those below it).'),
-            imports: z.array(z.object({ environment: z.string(), path: z.string(), secrets: z.array(z.object({ key: z.string(), value: z.string() })) })).describe('Imported groups, in position order.'),
-            environmentId: z.string().describe("The source environment's id."),
-            reads: z.array(z.object({ environmentId: z.string(), path: z.string() })).describe('Every folder the listing read.'),
+              secrets: z.array(z.object({ key: z.string(), value: z.string(), path: z.string() })).describe("The folder's own secrets (and those below it)."),
+              imports: z
+                .array(z.object({ environment: z.string(), path: z.string(), secrets: z.array(z.object({ key: z.string(), value: z.string() })) }))
+                .describe('Imported groups, in position order.'),
+              environmentId: z.string().describe("The source environment's id."),
+              reads: z.array(z.object({ environmentId: z.string(), path: z.string() })).describe('Every folder the listing read.'),
             })
             .meta({
               examples: [
@@ -276,7 +293,10 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
                   secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/' }],
                   imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info' }] }],
                   environmentId: ENVIRONMENT,
-                  reads: [{ environmentId: ENVIRONMENT, path: '/' }, { environmentId: ENVIRONMENT, path: '/shared' }],
+                  reads: [
+                    { environmentId: ENVIRONMENT, path: '/' },
+                    { environmentId: ENVIRONMENT, path: '/shared' },
+                  ],
                 },
               ],
             }),
@@ -286,11 +306,25 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
     async (request) => {
       const { projectId, environment, secretPath, recursive, includeImports } = request.query;
       const dependencies = new Set<string>();
-      const listing = await secretReader.list(request.actor, { workspaceId: projectId, environment, secretPath, recursive, includeImports, expandSecretReferences: true, dependencies });
+      const listing = await secretReader.list(request.actor, {
+        workspaceId: projectId,
+        environment,
+        secretPath,
+        recursive,
+        includeImports,
+        expandSecretReferences: true,
+        dependencies,
+      });
       const reads = [...dependencies].map((read) => ({ environmentId: read.slice(0, read.indexOf(':')), path: read.slice(read.indexOf(':') + 1) }));
       return {
-        secrets: listing.secrets.filter((secret) => secret.type === 'shared').map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
-        imports: (listing.imports ?? []).map((group) => ({ environment: group.environment, path: group.secretPath, secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })) })),
+        secrets: listing.secrets
+          .filter((secret) => secret.type === 'shared')
+          .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
+        imports: (listing.imports ?? []).map((group) => ({
+          environment: group.environment,
+          path: group.secretPath,
+          secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })),
+        })),
         environmentId: reads[0]!.environmentId,
         reads,
       };

@@ -19,8 +19,7 @@ const target = z.object({
   identityId: id().describe("The identity's id."),
   projectSlug: id().describe("The project's slug."),
 });
-const escalation =
-  'Nobody grants rules beyond their own permissions, or changes an identity that holds more than they do (403 `PrivilegeEscalation`).';
+const escalation = 'Nobody grants rules beyond their own permissions, or changes an identity that holds more than they do (403 `PrivilegeEscalation`).';
 const grant = (how: 'permanent' | 'temporary'): OperationDoc => ({
   summary: `Grant a ${how} privilege`,
   description: `Adds rules to what one machine identity may do in one project, on top of its roles${how === 'temporary' ? ', for `temporaryRange` from `temporaryAccessStartTime`' : ''}. ${escalation}`,
@@ -113,7 +112,12 @@ export function privilegeRoutes(app: ZodApp, { privileges }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List privileges', description: "An identity's additional privileges in a project.", permission: projectPermission('read', 'identity'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List privileges',
+          description: "An identity's additional privileges in a project.",
+          permission: projectPermission('read', 'identity'),
+          effects: reads(),
+        }),
         querystring: target,
         response: { 200: z.object({ privileges: z.array(privilegeSchema) }) },
       },

@@ -1,10 +1,5 @@
 import { z } from 'zod';
-import {
-  projectNameSchema,
-  projectSchema,
-  projectSlugSchema,
-  projectWithEnvironmentsSchema,
-} from '../../projects/project-schema.ts';
+import { projectNameSchema, projectSchema, projectSlugSchema, projectWithEnvironmentsSchema } from '../../projects/project-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';
@@ -25,14 +20,16 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
         ...describeRoute({
           summary: 'Create a project',
           description:
-            'Creates a project in the caller\'s organization with the environments `dev`, `staging` and `prod`, its own data key (wrapped by the root key), and the caller as its admin. Without `slug`, one is derived from the name with a random suffix.',
+            "Creates a project in the caller's organization with the environments `dev`, `staging` and `prod`, its own data key (wrapped by the root key), and the caller as its admin. Without `slug`, one is derived from the name with a random suffix.",
           permission: orgPermission('create', 'workspace'),
-          effects: changes('Creates the project, its environments and the caller\'s admin membership.', 'create-project'),
+          effects: changes("Creates the project, its environments and the caller's admin membership.", 'create-project'),
           errors: [400],
         }),
         body: z.object({
           projectName: projectNameSchema.describe("The project's name, 1 to 64 characters."),
-          slug: optional(projectSlugSchema).describe('A slug of 5 to 36 lowercase letters, digits and hyphens, unique in the organization (400 `DuplicateSlug` otherwise).'),
+          slug: optional(projectSlugSchema).describe(
+            'A slug of 5 to 36 lowercase letters, digits and hyphens, unique in the organization (400 `DuplicateSlug` otherwise).',
+          ),
           kmsKeyId: optional(text(256)).describe('Accepted for compatibility and ignored: Coffer keeps its own keys.'),
         }),
         response: { 200: z.object({ project: projectWithEnvironmentsSchema }) },
@@ -48,7 +45,8 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
         tags,
         ...describeRoute({
           summary: 'List projects',
-          description: "The projects of the caller's organization with their environments: all of them for organization admins, the projects the caller is a member of for everyone else.",
+          description:
+            "The projects of the caller's organization with their environments: all of them for organization admins, the projects the caller is a member of for everyone else.",
           permission: 'any member of the organization (the list is what the caller may see).',
           effects: reads(),
         }),
@@ -63,7 +61,12 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get a project', description: 'A project with its environments.', permission: projectPermission('read', 'workspace'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get a project',
+          description: 'A project with its environments.',
+          permission: projectPermission('read', 'workspace'),
+          effects: reads(),
+        }),
         params: workspaceParams,
         response: { 200: z.object({ workspace: projectWithEnvironmentsSchema }) },
       },
@@ -120,7 +123,8 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
         tags,
         ...describeRoute({
           summary: 'Delete a project',
-          description: 'Deletes a project with everything in it: environments, folders, secrets and their versions, imports, tags, integrations, memberships and roles. Integrations that synced from it stop. Answers the deleted project.',
+          description:
+            'Deletes a project with everything in it: environments, folders, secrets and their versions, imports, tags, integrations, memberships and roles. Integrations that synced from it stop. Answers the deleted project.',
           permission: projectPermission('delete', 'workspace'),
           effects: changes('Deletes the project and all it holds (its audit entries are kept until they expire).', 'delete-project'),
         }),

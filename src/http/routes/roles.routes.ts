@@ -11,9 +11,11 @@ const projectParams = z.object({ workspaceId: id().describe("The project's id or
 const roleParams = projectParams.extend({ roleId: id().describe("The custom role's id.") });
 const roleResponse = { 200: z.object({ role: roleSchema }) };
 const slug = roleSlugSchema
-  .describe('The role\'s slug, unique in the project; not a built-in one (`admin`, `member`, `viewer`, `no-access`).')
+  .describe("The role's slug, unique in the project; not a built-in one (`admin`, `member`, `viewer`, `no-access`).")
   .meta({ examples: ['secret-reader'] });
-const name = required(64).describe("The role's name.").meta({ examples: ['Secret reader'] });
+const name = required(64)
+  .describe("The role's name.")
+  .meta({ examples: ['Secret reader'] });
 const description = text(500).nullable().optional().describe('What the role is for.');
 const escalation = 'Nobody defines a role with rules beyond their own permissions (403 `PrivilegeEscalation`).';
 
@@ -82,7 +84,12 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List roles', description: 'The built-in and custom roles of a project, with their rules.', permission: projectPermission('read', 'role'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List roles',
+          description: 'The built-in and custom roles of a project, with their rules.',
+          permission: projectPermission('read', 'role'),
+          effects: reads(),
+        }),
         params: projectParams,
         response: { 200: z.object({ roles: z.array(roleSchema) }) },
       },
@@ -95,7 +102,12 @@ export function roleRoutes(app: ZodApp, { roles }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get a role by slug', description: 'One role of a project, built-in or custom, with its rules.', permission: projectPermission('read', 'role'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get a role by slug',
+          description: 'One role of a project, built-in or custom, with its rules.',
+          permission: projectPermission('read', 'role'),
+          effects: reads(),
+        }),
         params: projectParams.extend({ roleSlug: id().describe("The role's slug.") }),
         response: roleResponse,
       },

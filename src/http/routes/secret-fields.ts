@@ -11,11 +11,17 @@ const secretKey = required(SECRET_KEY_MAX).describe(secretKeyText);
 export const nameParams = z.object({ secretName: secretKey.describe(`${secretKeyText} URL-encode it in the path.`) });
 export const secretType = optional(z.enum(['shared', 'personal']))
   .transform((value) => value ?? 'shared')
-  .describe('`shared` (default): the secret everyone with access sees; `personal`: the calling user\'s own override of it (users only).');
-export const tagIds = z.array(id()).optional().describe('Ids of the project\'s tags to put on the secret (replaces its tags).');
+  .describe("`shared` (default): the secret everyone with access sees; `personal`: the calling user's own override of it (users only).");
+export const tagIds = z.array(id()).optional().describe("Ids of the project's tags to put on the secret (replaces its tags).");
 export const reminder = {
-  secretReminderNote: exactText(1024).nullable().optional().describe('A note shown with the reminder to rotate the secret (kept for compatibility; Coffer sends no reminders).'),
-  secretReminderRepeatDays: integer(1, 365).nullable().optional().describe('Days between rotation reminders, 1 to 365 (kept for compatibility; Coffer sends no reminders).'),
+  secretReminderNote: exactText(1024)
+    .nullable()
+    .optional()
+    .describe('A note shown with the reminder to rotate the secret (kept for compatibility; Coffer sends no reminders).'),
+  secretReminderRepeatDays: integer(1, 365)
+    .nullable()
+    .optional()
+    .describe('Days between rotation reminders, 1 to 365 (kept for compatibility; Coffer sends no reminders).'),
 };
 /** `null` as the reference's v4 routes allow: the stored setting (or false) stays. */
 export const skipMultilineEncoding = z
@@ -53,7 +59,9 @@ export function includeImportsOf(query: { include_imports?: 'true' | 'false'; in
 
 export const secretResponse = { 200: z.object({ secret: rawSecretSchema }) };
 
-const secretValue = secretText().describe('The value, kept exactly (NUL included; surrounding whitespace is trimmed, as the reference does). Stored encrypted; never logged or audited.');
+const secretValue = secretText().describe(
+  'The value, kept exactly (NUL included; surrounding whitespace is trimmed, as the reference does). Stored encrypted; never logged or audited.',
+);
 const secretComment = secretText().describe('A comment kept with the secret (encrypted like the value).');
 
 /** The bodies of single-secret writes (v3 `/raw/{name}` and v4 `/{name}`). */
@@ -134,14 +142,15 @@ export const secretDocs = {
   create: {
     summary: 'Create a secret',
     description:
-      'Creates a secret at an environment and path (the folder must exist). A `personal` secret is the calling user\'s override of an existing shared one. References in the value must name secrets the caller may read. Integrations reading the path get the new secret at once.',
+      "Creates a secret at an environment and path (the folder must exist). A `personal` secret is the calling user's override of an existing shared one. References in the value must name secrets the caller may read. Integrations reading the path get the new secret at once.",
     permission: projectPermission('create', 'secrets', 'path'),
     effects: changes('Creates the secret (version 1).', 'create-secret'),
     errors: [400],
   },
   update: {
     summary: 'Update a secret',
-    description: 'Changes a secret\'s value, comment, tags or name (`newSecretName`); fields left out keep their value. A changed value makes a new version. Integrations reading the path are updated at once.',
+    description:
+      "Changes a secret's value, comment, tags or name (`newSecretName`); fields left out keep their value. A changed value makes a new version. Integrations reading the path are updated at once.",
     permission: projectPermission('edit', 'secrets', 'path'),
     effects: changes('Updates the secret and adds a version when the value changes.', 'update-secret'),
     errors: [400],

@@ -44,7 +44,12 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute(v4Doc(secretDocs.list, 'v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`). With `includePersonalOverrides=true` a user\'s overrides replace the shared values; without, they are left out.')),
+        ...describeRoute(
+          v4Doc(
+            secretDocs.list,
+            "v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`). With `includePersonalOverrides=true` a user's overrides replace the shared values; without, they are left out.",
+          ),
+        ),
         querystring: z.object({
           ...readQuery(v4Reads),
           recursive: flag(false).describe('`true`: the secrets of every folder below the path too (20 levels at most). Default: false.'),
@@ -85,7 +90,12 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute(v4Doc(secretDocs.get, 'v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`).')),
+        ...describeRoute(
+          v4Doc(
+            secretDocs.get,
+            'v4 reads include imports and expand references unless `includeImports=false` / `expandSecretReferences=false`; `viewSecretValue=false` masks the values (`secretValueHidden`).',
+          ),
+        ),
         params: nameParams,
         querystring: z.object({
           ...readQuery(v4Reads),

@@ -74,10 +74,14 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         tags,
         ...describeRoute(secretDocs.get),
         params: nameParams,
-        querystring: z.object({ ...readQuery(v3Reads), version: optionalInteger(1)
+        querystring: z.object({
+          ...readQuery(v3Reads),
+          version: optionalInteger(1)
             .describe('A past version of the secret (from 1); the current one when absent.')
             // zod leaves `examples` of a transformed input out of its JSON schema, `example` not
-            .meta({ example: '2' }), type: secretType }),
+            .meta({ example: '2' }),
+          type: secretType,
+        }),
         response: secretResponse,
       },
     },
@@ -188,13 +192,14 @@ const tagBody = z.object({
   environment: environmentSlug(),
   secretPath: secretPathField(),
   type: secretType,
-  tagSlugs: z.array(required().toLowerCase()).min(1).describe('Slugs of the project\'s tags.'),
+  tagSlugs: z.array(required().toLowerCase()).min(1).describe("Slugs of the project's tags."),
 });
 
 const tagDocs = {
   post: {
     summary: 'Attach tags to a secret',
-    description: "Adds the project's tags named by `tagSlugs` to a secret (tags it already has stay). Answers the secret in the reference's encrypted shape, without its value.",
+    description:
+      "Adds the project's tags named by `tagSlugs` to a secret (tags it already has stay). Answers the secret in the reference's encrypted shape, without its value.",
     permission: projectPermission('edit', 'secrets', 'path'),
     effects: changes('Adds the tags to the secret.', 'attach-secret-tags'),
   },

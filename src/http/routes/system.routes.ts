@@ -28,7 +28,10 @@ const bootstrapResponse = z.object({
 
 const entryPoints = z.object({
   name: z.literal('coffer'),
-  version: z.string().describe("The server's release.").meta({ examples: [VERSION] }),
+  version: z
+    .string()
+    .describe("The server's release.")
+    .meta({ examples: [VERSION] }),
   docs: z.string().describe('The API reference (this document, rendered).'),
   openapi: z.string().describe('The OpenAPI document.'),
   status: z.string().describe('The status route.'),
@@ -55,7 +58,14 @@ export function systemRoutes(app: ZodApp, services: Services): void {
     async (request, reply) => {
       // a browser opening the server's address lands on the API reference
       if (request.headers.accept?.includes('text/html')) return reply.redirect('/api/docs', 302);
-      return { name: 'coffer' as const, version: VERSION, docs: '/api/docs', openapi: '/api/docs/openapi.json', status: '/api/status', bootstrap: '/api/v1/admin/bootstrap' };
+      return {
+        name: 'coffer' as const,
+        version: VERSION,
+        docs: '/api/docs',
+        openapi: '/api/docs/openapi.json',
+        status: '/api/status',
+        bootstrap: '/api/v1/admin/bootstrap',
+      };
     },
   );
 

@@ -9,7 +9,7 @@ const tags = ['Tags'];
 const projectParams = z.object({ projectId: id().describe("The project's id.") });
 const tagParams = projectParams.extend({ tagId: id().describe("The tag's id.") });
 const slugParams = projectParams.extend({ tagSlug: id().describe("The tag's slug.") });
-const slug = tagSlugSchema.describe('The tag\'s slug, unique in the project (it is also its name).').meta({ examples: ['backend'] });
+const slug = tagSlugSchema.describe("The tag's slug, unique in the project (it is also its name).").meta({ examples: ['backend'] });
 const color = tagColorSchema.describe('A color to show the tag in, such as `#2e8b57` (at most 32 characters).');
 const createDoc = {
   summary: 'Create a tag',
@@ -18,7 +18,12 @@ const createDoc = {
   effects: changes('Creates the tag.', 'create-tag'),
   errors: [400],
 } satisfies OperationDoc;
-const bySlugDoc = { summary: 'Get a tag by slug', description: "One of the project's tags, by slug.", permission: projectPermission('read', 'tags'), effects: reads() } satisfies OperationDoc;
+const bySlugDoc = {
+  summary: 'Get a tag by slug',
+  description: "One of the project's tags, by slug.",
+  permission: projectPermission('read', 'tags'),
+  effects: reads(),
+} satisfies OperationDoc;
 const cliTag = z.object({ id: z.string(), slug: z.string(), name: z.string(), color: z.string().nullable() });
 const tagResponse = { 200: z.object({ workspaceTag: tagSchema }) };
 
@@ -35,7 +40,7 @@ export function tagRoutes(app: ZodApp, services: Services): void {
         body: z.object({
           slug,
           color,
-          name: optional(text(256)).describe('Ignored: a tag\'s name is its slug.'),
+          name: optional(text(256)).describe("Ignored: a tag's name is its slug."),
         }),
         response: tagResponse,
       },
@@ -94,7 +99,7 @@ export function tagRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'Update a tag',
-          description: 'Changes a tag\'s slug or color; fields left out keep their value. Secrets keep the tag.',
+          description: "Changes a tag's slug or color; fields left out keep their value. Secrets keep the tag.",
           permission: projectPermission('edit', 'tags'),
           effects: changes('Updates the tag.', 'update-tag'),
           errors: [400],

@@ -1,12 +1,6 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
-import {
-  attachUniversalAuthBody,
-  clientSecretDataSchema,
-  createClientSecretBody,
-  universalAuthSchema,
-  updateUniversalAuthBody,
-} from '../../universal-auth/ua-schema.ts';
+import { attachUniversalAuthBody, clientSecretDataSchema, createClientSecretBody, universalAuthSchema, updateUniversalAuthBody } from '../../universal-auth/ua-schema.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
@@ -68,7 +62,12 @@ export function universalAuthRoutes(app: ZodApp, { universalAuth }: Services): v
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get universal auth', description: "An identity's universal-auth settings and client id.", permission: orgPermission('read', 'identity'), effects: reads('get-identity-universal-auth') }),
+        ...describeRoute({
+          summary: 'Get universal auth',
+          description: "An identity's universal-auth settings and client id.",
+          permission: orgPermission('read', 'identity'),
+          effects: reads('get-identity-universal-auth'),
+        }),
         params: identityParams,
         response: configResponse,
       },

@@ -17,7 +17,7 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
         ...describeRoute({
           summary: 'Invite users',
           description:
-            'Invites up to 100 emails into an organization with an organization role (at most the caller\'s own). Coffer sends no email: the answer carries each invite token, once; hand it to the user, who accepts with `POST /api/v1/invite-org/accept`.',
+            "Invites up to 100 emails into an organization with an organization role (at most the caller's own). Coffer sends no email: the answer carries each invite token, once; hand it to the user, who accepts with `POST /api/v1/invite-org/accept`.",
           permission: orgPermission('create', 'member'),
           effects: changes('Creates the invited memberships.', 'invite-org-members'),
         }),
@@ -53,7 +53,12 @@ export function userRoutes(app: ZodApp, { invites, orgMemberships }: Services): 
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List organization users', description: 'The users of an organization, invited and accepted, with their roles.', permission: orgPermission('read', 'member'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List organization users',
+          description: 'The users of an organization, invited and accepted, with their roles.',
+          permission: orgPermission('read', 'member'),
+          effects: reads(),
+        }),
         params: z.object({ organizationId: id().describe("The organization's id.") }),
         response: { 200: z.object({ users: z.array(orgMembershipSchema) }) },
       },

@@ -28,10 +28,18 @@ export function asNotReady(error: unknown): unknown {
 export function toFailure(error: unknown, notFoundReason?: string): Failure | undefined {
   if (error instanceof NotReadyError) return { reason: error.reason, message: error.message, retry: error.retry };
   if (error instanceof AppError && error.statusCode === 401) {
-    return { reason: 'CofferAuthFailed', message: `Coffer refused the operator's credentials (${error.message}); nothing is synced until they are valid again`, retry: { afterMs: REFUSED_RETRY_MS } };
+    return {
+      reason: 'CofferAuthFailed',
+      message: `Coffer refused the operator's credentials (${error.message}); nothing is synced until they are valid again`,
+      retry: { afterMs: REFUSED_RETRY_MS },
+    };
   }
   if (error instanceof AppError && error.statusCode === 503) {
-    return { reason: 'CofferUnavailable', message: `${error.message}; the Secret keeps its last data until Coffer answers again`, retry: { afterMs: UNAVAILABLE_RETRY_MS } };
+    return {
+      reason: 'CofferUnavailable',
+      message: `${error.message}; the Secret keeps its last data until Coffer answers again`,
+      retry: { afterMs: UNAVAILABLE_RETRY_MS },
+    };
   }
   if (!(error instanceof AppError && error.statusCode < 500)) return undefined;
   const reason = notFoundReason && error.statusCode === 404 ? notFoundReason : 'Rejected';

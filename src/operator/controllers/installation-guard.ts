@@ -43,7 +43,10 @@ function refuse(context: ControllerContext, kind: KindName, resource: GuardedRes
   const message = `${kind} ${where} is managed by Coffer installation ${holder}; this installation (${installationId}, cluster '${clusterName}') leaves it alone`;
   if (context.conflicts.noteResource(uid ?? `${kind}/${where}`)) context.events.record(resource, 'Warning', 'InstallationConflict', message);
   if (context.conflicts.noteInstallation(holder)) {
-    context.logger.warn({ otherInstallation: holder, installationId, cluster: clusterName, kind, resource: where }, `resources in this cluster are managed by Coffer installation ${holder}; this installation leaves them alone and writes nothing to them`);
+    context.logger.warn(
+      { otherInstallation: holder, installationId, cluster: clusterName, kind, resource: where },
+      `resources in this cluster are managed by Coffer installation ${holder}; this installation leaves them alone and writes nothing to them`,
+    );
   }
   return false;
 }

@@ -18,7 +18,9 @@ export interface ResolvedProject {
  * fails this check.
  */
 export async function resolveProject(context: ControllerContext, namespace: string, reference: ProjectReference): Promise<ResolvedProject> {
-  const declaration = reference.projectRef ? context.informers.projects.get(reference.projectRef.name, namespace) : await declarationOfSlug(context, reference.projectSlug!);
+  const declaration = reference.projectRef
+    ? context.informers.projects.get(reference.projectRef.name, namespace)
+    : await declarationOfSlug(context, reference.projectSlug!);
   if (!declaration) {
     if (reference.projectRef) {
       throw new NotReadyError('ProjectNotFound', `SecretsProject '${reference.projectRef.name}' does not exist in namespace '${namespace}'`, { afterMs: 30_000 });
@@ -31,7 +33,10 @@ export async function resolveProject(context: ControllerContext, namespace: stri
   const ready = declaration.status?.conditions?.find((condition) => condition.type === 'Ready');
   if (ready?.status === 'False' && ready.reason === 'ProjectDeleted') {
     // its SecretsProject changing (recreated, or deleted) wakes this resource again
-    throw new NotReadyError('ProjectDeleted', `project '${declaration.status?.slug ?? declaration.spec.slug}' of SecretsProject '${formatNamespacedName(declaration.metadata)}' was deleted in Coffer`);
+    throw new NotReadyError(
+      'ProjectDeleted',
+      `project '${declaration.status?.slug ?? declaration.spec.slug}' of SecretsProject '${formatNamespacedName(declaration.metadata)}' was deleted in Coffer`,
+    );
   }
   const { clusterName: cluster } = context.identity;
   try {

@@ -181,7 +181,9 @@ function secretsPort(services: Services, actor: Actor): SecretsPort {
       // the reader names each folder "<environment id>:<path>", the listed environment's own first
       const reads = [...dependencies].map(toFolderRef);
       return {
-        secrets: listing.secrets.filter((secret) => secret.type === 'shared').map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
+        secrets: listing.secrets
+          .filter((secret) => secret.type === 'shared')
+          .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
         imports: (listing.imports ?? []).map((group) => ({
           environment: group.environment,
           path: group.secretPath,

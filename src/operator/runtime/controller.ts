@@ -35,9 +35,7 @@ export type Retry = { readonly afterMs: number } | 'backoff' | 'slow-backoff' | 
  * retried with backoff.
  */
 export type ReconcileResult =
-  | { readonly outcome: 'done' }
-  | { readonly outcome: 'requeue'; readonly afterMs: number }
-  | { readonly outcome: 'failed'; readonly failure: Failure };
+  { readonly outcome: 'done' } | { readonly outcome: 'requeue'; readonly afterMs: number } | { readonly outcome: 'failed'; readonly failure: Failure };
 
 const DONE: ReconcileResult = { outcome: 'done' };
 

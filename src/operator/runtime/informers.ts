@@ -27,8 +27,7 @@ function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind:
 export function createInformers(kube: KubeApi, namespace?: string): OperatorInformers {
   const labelSelector = `${MANAGED_BY_LABEL}=coffer`;
   const secretsPath = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
-  const listSecrets = () =>
-    namespace ? kube.core.listNamespacedSecret({ namespace, labelSelector }) : kube.core.listSecretForAllNamespaces({ labelSelector });
+  const listSecrets = () => (namespace ? kube.core.listNamespacedSecret({ namespace, labelSelector }) : kube.core.listSecretForAllNamespaces({ labelSelector }));
   return {
     projects: withoutManagedFields(customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace)),
     imports: withoutManagedFields(customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace)),

@@ -63,7 +63,8 @@ export function describeError(error: unknown): Record<string, unknown> {
   const refusal = apiRefusal(error);
   if (refusal) return { status: refusal.status, reason: refusal.reason, message: refusal.message.slice(0, 500) };
   const status = apiStatus(error);
-  if (error instanceof Error) return { name: error.name, ...(status ? { status } : {}), ...('code' in error ? { code: error.code } : {}), message: error.message.slice(0, 500) };
+  if (error instanceof Error)
+    return { name: error.name, ...(status ? { status } : {}), ...('code' in error ? { code: error.code } : {}), message: error.message.slice(0, 500) };
   return { message: String(error).slice(0, 500) };
 }
 
@@ -138,10 +139,7 @@ export class KubeApi {
 
   async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } },
-      mergePatch,
-    );
+    await this.custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } }, mergePatch);
   }
 
   /**
@@ -149,7 +147,13 @@ export class KubeApi {
    * condition that the resource is still at `resourceVersion` (409 otherwise):
    * of two installations claiming it at once, one wins.
    */
-  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<KubernetesObject & { status?: { installationId?: string } }> {
+  async claimStatus(
+    kind: KindName,
+    namespace: string,
+    name: string,
+    installationId: string,
+    resourceVersion: string,
+  ): Promise<KubernetesObject & { status?: { installationId?: string } }> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
     return (await this.custom.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
@@ -178,7 +182,7 @@ export class KubeApi {
     this.#onRequest('apply', 'secrets');
     const { expectedVersion, fieldManager = FIELD_MANAGER, force = true } = options;
     const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
-    return (await this.objects.patch(body, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply));
+    return await this.objects.patch(body, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply);
   }
 
   /** Removes these data keys from a Secret still at `resourceVersion` (a JSON merge patch; 409 when it changed). */
@@ -193,7 +197,9 @@ export class KubeApi {
     const answers = await Promise.all(
       // not counted with the reconcilers' requests: a question about this client, not a write
       needs.map(async (need) => {
-        const review = await this.authorization.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes: { ...need, namespace: need.namespace || undefined } } } });
+        const review = await this.authorization.createSelfSubjectAccessReview({
+          body: { spec: { resourceAttributes: { ...need, namespace: need.namespace || undefined } } },
+        });
         return review.status?.allowed ? undefined : need;
       }),
     );

@@ -43,7 +43,12 @@ export class OperatorMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.#reconciles = new Counter({ name: 'coffer_operator_reconciles_total', help: 'Reconciles by kind and outcome (ok, requeue, error)', labelNames: ['kind', 'outcome'], registers });
+    this.#reconciles = new Counter({
+      name: 'coffer_operator_reconciles_total',
+      help: 'Reconciles by kind and outcome (ok, requeue, error)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
     this.#errors = new Counter({
       name: 'coffer_operator_reconcile_errors_total',
       help: 'Failed reconciles by kind and reason (the condition reason, e.g. SecretTooLarge, GrantRevoked; Error for an unexpected one)',
@@ -81,7 +86,12 @@ export class OperatorMetrics {
       labelNames: ['type', 'cause'],
       registers,
     });
-    this.#watchFailures = new Counter({ name: 'coffer_operator_watch_failures_total', help: 'Informer list/watch failures by resource (each is retried)', labelNames: ['resource'], registers });
+    this.#watchFailures = new Counter({
+      name: 'coffer_operator_watch_failures_total',
+      help: 'Informer list/watch failures by resource (each is retried)',
+      labelNames: ['resource'],
+      registers,
+    });
     this.#leader = new Gauge({ name: 'coffer_operator_leader', help: '1 while this replica leads (reconciles), else 0', registers });
     this.#ready = new Gauge({ name: 'coffer_operator_ready', help: '1 while the operator can work (its permissions granted, its watches running), else 0', registers });
     const queue = () => this.#queue;

@@ -56,7 +56,13 @@ export class StatusWriter {
     if (!finalizers.includes(FINALIZER)) return;
     const { namespace, name, resourceVersion } = resource.metadata;
     try {
-      await this.#kube.setFinalizers(kind, namespace, name, finalizers.filter((finalizer) => finalizer !== FINALIZER), resourceVersion);
+      await this.#kube.setFinalizers(
+        kind,
+        namespace,
+        name,
+        finalizers.filter((finalizer) => finalizer !== FINALIZER),
+        resourceVersion,
+      );
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -86,7 +92,11 @@ export class StatusWriter {
       if (!isNotFound(error)) throw error;
       return;
     }
-    this.#logReadyChange(kind, resource, conditions.find((condition) => condition.type === 'Ready'));
+    this.#logReadyChange(
+      kind,
+      resource,
+      conditions.find((condition) => condition.type === 'Ready'),
+    );
     this.#remember(kind, resource, conditions);
   }
 

@@ -100,19 +100,40 @@ const POOL_OF: Record<string, string> = {
 
 /** Where answers carry new resources: response key → pool, plus which of its fields. */
 const HARVEST: Record<string, [pool: string, field: string][]> = {
-  project: [['project', 'id'], ['projectSlug', 'slug']],
-  workspace: [['project', 'id'], ['projectSlug', 'slug']],
-  environment: [['environment', 'id'], ['envSlug', 'slug']],
-  folder: [['folder', 'id'], ['folderName', 'name']],
+  project: [
+    ['project', 'id'],
+    ['projectSlug', 'slug'],
+  ],
+  workspace: [
+    ['project', 'id'],
+    ['projectSlug', 'slug'],
+  ],
+  environment: [
+    ['environment', 'id'],
+    ['envSlug', 'slug'],
+  ],
+  folder: [
+    ['folder', 'id'],
+    ['folderName', 'name'],
+  ],
   secret: [['secretKey', 'secretKey']],
   secrets: [['secretKey', 'secretKey']],
-  workspaceTag: [['tag', 'id'], ['tagSlug', 'slug']],
-  tag: [['tag', 'id'], ['tagSlug', 'slug']],
+  workspaceTag: [
+    ['tag', 'id'],
+    ['tagSlug', 'slug'],
+  ],
+  tag: [
+    ['tag', 'id'],
+    ['tagSlug', 'slug'],
+  ],
   identity: [['identity', 'id']],
   secretImport: [['import', 'id']],
   integration: [['integration', 'id']],
   integrationAuth: [['integrationAuth', 'id']],
-  role: [['role', 'id'], ['roleSlug', 'slug']],
+  role: [
+    ['role', 'id'],
+    ['roleSlug', 'slug'],
+  ],
   membership: [['membership', 'id']],
   identityMembership: [['membership', 'id']],
   privilege: [['privilege', 'id']],
@@ -164,7 +185,10 @@ class Pools {
   }
 
   remove(pool: string, value: string): void {
-    this.#values.set(pool, this.get(pool).filter((known) => known !== value));
+    this.#values.set(
+      pool,
+      this.get(pool).filter((known) => known !== value),
+    );
   }
 }
 
@@ -373,4 +397,3 @@ export async function fuzz(target: FuzzTarget, options: FuzzOptions): Promise<Fu
   );
   return report;
 }
-

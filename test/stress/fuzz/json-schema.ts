@@ -54,7 +54,8 @@ export const hostileStrings = [
 /** Values that are the wrong kind altogether, or numbers past every column. */
 export const hostileValues: unknown[] = [null, true, false, 0, -1, 1.5, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 1e308, -1e308, [], {}, [null], { a: 1 }];
 
-export const hostile = (): fc.Arbitrary<unknown> => fc.oneof(fc.constantFrom(...hostileStrings), fc.constantFrom(...hostileValues), fc.string({ unit: 'binary', maxLength: 20 }));
+export const hostile = (): fc.Arbitrary<unknown> =>
+  fc.oneof(fc.constantFrom(...hostileStrings), fc.constantFrom(...hostileValues), fc.string({ unit: 'binary', maxLength: 20 }));
 
 /** Resolves `#/components/schemas/x` references against the document. */
 export type Resolve = (schema: JsonSchema) => JsonSchema;
@@ -90,7 +91,10 @@ function conforming(schema: JsonSchema, resolve: Resolve, depth: number): fc.Arb
     case 'integer':
       return fc.integer({ min: Math.max(schema.minimum ?? -1000, -(2 ** 31)), max: Math.min(schema.maximum ?? 100_000, 2 ** 31 - 1) });
     case 'number':
-      return fc.oneof(fc.integer({ min: Math.max(schema.minimum ?? -1000, -1e6), max: Math.min(schema.maximum ?? 100_000, 1e6) }), fc.double({ noNaN: true, noDefaultInfinity: true }));
+      return fc.oneof(
+        fc.integer({ min: Math.max(schema.minimum ?? -1000, -1e6), max: Math.min(schema.maximum ?? 100_000, 1e6) }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+      );
     case 'array': {
       if (depth > 4) return fc.constant([]);
       const items = schema.items ? arbitraryFor(schema.items, resolve, depth + 1) : fc.string();

@@ -10,7 +10,13 @@ test('routes a change to the Integrations that read its place, grants to the cal
   const router = new ChangeRouter({ logger, isOwnWrite: () => false, structureLagMs: 1_000 });
   router.index({ namespace: 'ns', name: 'app' }, { projectId: 'p1', environmentId: 'dev', path: '/', recursive: false, reads: [] });
   const committedAt = new Date('2026-01-01T00:00:00Z');
-  const routed = [...router.route([change({ revision: 2, committedAt }), change({ revision: 3, kind: 'access', environmentId: null, secretPath: null }), change({ revision: 4, kind: 'tags' })])];
+  const routed = [
+    ...router.route([
+      change({ revision: 2, committedAt }),
+      change({ revision: 3, kind: 'access', environmentId: null, secretPath: null }),
+      change({ revision: 4, kind: 'tags' }),
+    ]),
+  ];
   expect(routed).toEqual([{ namespace: 'ns', name: 'app' }, { access: 'p1' }]);
   expect(router.takeChangedAt({ namespace: 'ns', name: 'app' })).toEqual(committedAt);
   expect(router.takeChangedAt({ namespace: 'ns', name: 'app' })).toBeUndefined();

@@ -58,7 +58,14 @@ export class ChangeRouter {
       this.#dependencies.observe(change);
       const affected = this.#dependencies.affected(change);
       this.#options.logger.debug(
-        { revision: change.revision, change: change.kind, projectId: change.projectId, environment: change.environmentSlug, secretPath: change.secretPath, integrations: affected.map(formatNamespacedName) },
+        {
+          revision: change.revision,
+          change: change.kind,
+          projectId: change.projectId,
+          environment: change.environmentSlug,
+          secretPath: change.secretPath,
+          integrations: affected.map(formatNamespacedName),
+        },
         `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
       );
       for (const key of affected) {

@@ -92,9 +92,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
       const record = await this.#upsertRecord(resource, project.projectId);
       integrationId = record.id;
       const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
-      const { missed, recheckInMs } = (resource.spec.isActive ?? record.isActive)
-        ? await this.#sync(resource, project.projectId, identity, readAt, progress)
-        : await this.#pause(resource, record, identity, readAt);
+      const { missed, recheckInMs } =
+        (resource.spec.isActive ?? record.isActive)
+          ? await this.#sync(resource, project.projectId, identity, readAt, progress)
+          : await this.#pause(resource, record, identity, readAt);
       if (missed) return requeueAfter(0);
       return recheckInMs === undefined ? done() : requeueAfter(recheckInMs);
     } catch (error) {
@@ -110,7 +111,14 @@ export class IntegrationController implements Controller<IntegrationResource> {
    * precisely; revoked access removes the copy; a deleted source keeps the
    * last data unless the spec asks otherwise; the record says it failed.
    */
-  async #failed(resource: IntegrationResource, integrationId: string | undefined, failure: Failure, error: unknown, readAt: Revision | undefined, indexed: boolean): Promise<ReconcileResult> {
+  async #failed(
+    resource: IntegrationResource,
+    integrationId: string | undefined,
+    failure: Failure,
+    error: unknown,
+    readAt: Revision | undefined,
+    indexed: boolean,
+  ): Promise<ReconcileResult> {
     let missed = false;
     let reason = failure.reason;
     if (isNotFound(error) && readAt !== undefined) {
@@ -127,16 +135,21 @@ export class IntegrationController implements Controller<IntegrationResource> {
     // the message states what holds while the failure stands (the same on every retry), not what this one did
     if (ACCESS_REVOKED.has(reason)) {
       await this.#secrets.remove(resource);
-      message += merge ? `; Coffer removes this Integration's keys from Secret '${name}' (no copy stays where access is revoked)` : `; Coffer deletes Secret '${name}' (no copy stays where access is revoked)`;
+      message += merge
+        ? `; Coffer removes this Integration's keys from Secret '${name}' (no copy stays where access is revoked)`
+        : `; Coffer deletes Secret '${name}' (no copy stays where access is revoked)`;
       fields = REMOVED_COPY;
     } else if (SOURCE_DELETED.has(reason) && resource.spec.target.deletionPolicy === 'Delete') {
       await this.#secrets.remove(resource);
-      message += merge ? `; this Integration's keys are removed from Secret '${name}' (target.deletionPolicy Delete)` : `; Secret '${name}' is deleted (target.deletionPolicy Delete)`;
+      message += merge
+        ? `; this Integration's keys are removed from Secret '${name}' (target.deletionPolicy Delete)`
+        : `; Secret '${name}' is deleted (target.deletionPolicy Delete)`;
       fields = REMOVED_COPY;
     } else if (SOURCE_DELETED.has(reason)) {
       message += `; Secret '${name}' keeps its last data (target.deletionPolicy Retain)`;
     }
-    if (integrationId) await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, syncedRevision: null }).catch(() => {});
+    if (integrationId)
+      await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, syncedRevision: null }).catch(() => {});
     return failed({ reason, message, fields, retry: missed ? { afterMs: 0 } : failure.retry });
   }
 
@@ -159,7 +172,11 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   /** Inactive: still indexed by its own place, so the change that reactivates it wakes it up. */
   async #pause(resource: IntegrationResource, record: IntegrationRecord, identity: RecordIdentity, readAt: Revision): Promise<SyncOutcome> {
-    const missed = this.#changes.index(resource.metadata, { projectId: identity.projectId, environmentId: record.environmentId, path: record.secretPath, recursive: false, reads: [] }, readAt);
+    const missed = this.#changes.index(
+      resource.metadata,
+      { projectId: identity.projectId, environmentId: record.environmentId, path: record.secretPath, recursive: false, reads: [] },
+      readAt,
+    );
     await this.#context.status.write('Integration', resource, identity, [
       { type: 'Ready', status: 'True', reason: 'Paused', message: 'the integration is inactive; the Secret is not updated' },
       { type: 'Synced', status: 'False', reason: 'Paused', message: 'sync paused (isActive is false)' },
@@ -168,7 +185,13 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   /** Reads the source (once per listing and revision), indexes what it read, writes the Secret if it differs, and says so in the status. */
-  async #sync(resource: IntegrationResource, projectId: string, identity: RecordIdentity, latestRevision: Revision, progress: { indexed: boolean }): Promise<SyncOutcome> {
+  async #sync(
+    resource: IntegrationResource,
+    projectId: string,
+    identity: RecordIdentity,
+    latestRevision: Revision,
+    progress: { indexed: boolean },
+  ): Promise<SyncOutcome> {
     const { port, status, logger } = this.#context;
     const { namespace } = resource.metadata;
     const source = {
@@ -186,10 +209,15 @@ export class IntegrationController implements Controller<IntegrationResource> {
     };
     // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
     const listingKey = JSON.stringify(source);
-    const { data, skipped, environmentId, reads, revision } = forced ? { ...(await read()), revision: latestRevision } : await this.#changes.listing(listingKey, latestRevision, read);
+    const { data, skipped, environmentId, reads, revision } = forced
+      ? { ...(await read()), revision: latestRevision }
+      : await this.#changes.listing(listingKey, latestRevision, read);
     const recheckInMs = this.#changes.recheckAfterStructureChange(projectId, listingKey);
     const keys = Object.keys(data).length;
-    logger.debug({ namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, forced }, `Integration ${namespace}/${resource.metadata.name}: source read at revision ${revision} (${keys} keys)`);
+    logger.debug(
+      { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, forced },
+      `Integration ${namespace}/${resource.metadata.name}: source read at revision ${revision} (${keys} keys)`,
+    );
     const missed = this.#changes.index(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
     progress.indexed = true;
     const outcome = await this.#secrets.write(resource, data, revision);
@@ -211,7 +239,12 @@ export class IntegrationController implements Controller<IntegrationResource> {
       [
         { type: 'Ready', status: 'True', reason: 'Synced', message },
         skipped.length > 0
-          ? { type: 'Synced', status: 'True', reason: 'KeysSkipped', message: `Secret '${resource.spec.target.name}' holds the project's secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be Secret keys` }
+          ? {
+              type: 'Synced',
+              status: 'True',
+              reason: 'KeysSkipped',
+              message: `Secret '${resource.spec.target.name}' holds the project's secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be Secret keys`,
+            }
           : { type: 'Synced', status: 'True', reason: 'Synced', message: `Secret '${resource.spec.target.name}' holds the project's secrets` },
       ],
     );
@@ -239,7 +272,11 @@ export class IntegrationController implements Controller<IntegrationResource> {
       this.#changes.unindex(resource.metadata);
       return { missed: false, missing: 'EnvironmentNotFound' };
     }
-    const missed = this.#changes.index(resource.metadata, { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] }, readAt);
+    const missed = this.#changes.index(
+      resource.metadata,
+      { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] },
+      readAt,
+    );
     return { missed, missing: 'FolderNotFound' };
   }
 

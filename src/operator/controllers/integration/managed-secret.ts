@@ -136,7 +136,12 @@ export function desiredSecret(integration: IntegrationResource, data: Record<str
     return {
       apiVersion: 'v1',
       kind: 'Secret',
-      metadata: { name: target.name, namespace, labels: { ...target.labels, ...label }, annotations: { ...target.annotations, [ANNOTATION_INSTALLATION]: installationId } },
+      metadata: {
+        name: target.name,
+        namespace,
+        labels: { ...target.labels, ...label },
+        annotations: { ...target.annotations, [ANNOTATION_INSTALLATION]: installationId },
+      },
       data: encoded,
     };
   }

@@ -12,7 +12,14 @@ export const SKIPPED_KEYS_KEPT = 100;
  * a debug line when nothing was written), the change-to-Secret latency it
  * ends (`changedAt`: when the earliest change it carries was committed).
  */
-export function reportWrite(context: ControllerContext, resource: IntegrationResource, outcome: WriteOutcome, keys: number, revision: Revision, changedAt: Date | undefined): void {
+export function reportWrite(
+  context: ControllerContext,
+  resource: IntegrationResource,
+  outcome: WriteOutcome,
+  keys: number,
+  revision: Revision,
+  changedAt: Date | undefined,
+): void {
   const { events, logger, metrics } = context;
   const name = resource.spec.target.name;
   const { namespace } = resource.metadata;

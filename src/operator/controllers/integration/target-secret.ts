@@ -172,7 +172,10 @@ export class TargetSecret {
   #assertOwn(resource: IntegrationResource, live: V1Secret): void {
     this.#assertInstallation(resource, live);
     if (!isOwnSecret(live, resource, this.#context.identity.installationId)) {
-      throw new NotReadyError('SecretConflict', `Secret '${resource.spec.target.name}' exists and is not managed by this Integration; use creationPolicy Merge to add keys to it`);
+      throw new NotReadyError(
+        'SecretConflict',
+        `Secret '${resource.spec.target.name}' exists and is not managed by this Integration; use creationPolicy Merge to add keys to it`,
+      );
     }
   }
 
@@ -227,7 +230,18 @@ function describeManager(resource: IntegrationResource, manager: string): string
 function asRefusal(error: unknown, name: string): NotReadyError | undefined {
   const refusal = apiRefusal(error);
   if (!refusal || refusal.status >= 500 || [404, 409, 429].includes(refusal.status)) return undefined;
-  const reason = refusal.status === 422 ? 'SecretInvalid' : refusal.status === 403 || refusal.status === 401 ? 'SecretForbidden' : refusal.status === 413 ? 'SecretTooLarge' : 'SecretRefused';
+  const reason =
+    refusal.status === 422
+      ? 'SecretInvalid'
+      : refusal.status === 403 || refusal.status === 401
+        ? 'SecretForbidden'
+        : refusal.status === 413
+          ? 'SecretTooLarge'
+          : 'SecretRefused';
   const said = refusal.message.length > QUOTED_MESSAGE_MAX ? `${refusal.message.slice(0, QUOTED_MESSAGE_MAX)}…` : refusal.message;
-  return new NotReadyError(reason, `the apiserver refused Secret '${name}' (${refusal.status}${refusal.reason ? ` ${refusal.reason}` : ''}): ${said}. The Secret keeps its last data`, 'slow-backoff');
+  return new NotReadyError(
+    reason,
+    `the apiserver refused Secret '${name}' (${refusal.status}${refusal.reason ? ` ${refusal.reason}` : ''}): ${said}. The Secret keeps its last data`,
+    'slow-backoff',
+  );
 }

@@ -31,7 +31,14 @@ export class SecretImportController implements Controller<SecretImportResource> 
         .map((resource) => keyOf('SecretImport', resource));
     watches.informer(projects, usersOf);
     watches.changes((changes) =>
-      changes.filter((change) => change.kind === 'access').flatMap((change) => projects.list().filter((project) => project.status?.projectId === change.projectId).flatMap(usersOf)),
+      changes
+        .filter((change) => change.kind === 'access')
+        .flatMap((change) =>
+          projects
+            .list()
+            .filter((project) => project.status?.projectId === change.projectId)
+            .flatMap(usersOf),
+        ),
     );
   }
 
@@ -69,7 +76,10 @@ export class SecretImportController implements Controller<SecretImportResource> 
       if (spec.position === undefined || spec.position === created.position) return created;
       return imports.update(created.id, where, { position: spec.position });
     }
-    const drifted = existing.source.environment !== spec.import.environment || existing.source.path !== wantedPath || (spec.position !== undefined && spec.position !== existing.position);
+    const drifted =
+      existing.source.environment !== spec.import.environment ||
+      existing.source.path !== wantedPath ||
+      (spec.position !== undefined && spec.position !== existing.position);
     if (!drifted) return existing;
     return imports.update(existing.id, where, { environment: spec.import.environment, path: wantedPath, position: spec.position });
   }
