@@ -50,6 +50,7 @@ const READS = new Set([
   'namespaceGrants.list',
   'projectClaims.authorizeUse',
   'projectClaims.claimantOfSlug',
+  'projectClaims.authorizeUseAs',
   'environments.get',
   'folders.list',
   'folders.get',
@@ -57,6 +58,8 @@ const READS = new Set([
   'auditExport.organizationLogs',
   'secretReader.list',
   'secretReader.get',
+  'secretReader.foldersRead',
+  'userLogin.organizations',
   'imports.list',
   'imports.get',
   'tags.list',
@@ -322,6 +325,21 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const user = await world.user();
       return () => world.services.userLogin.login({ email: user.email, password: user.password }, world.origin);
+    },
+  },
+  'userLogin.loginToChoose': {
+    // a short-lived login token that can only choose an organization: nothing stored, nothing audited (the session is opened by selectOrganization)
+    audit: [],
+    prepare: async (world) => {
+      const user = await world.user();
+      return () => world.services.userLogin.loginToChoose({ email: user.email, password: user.password }, world.origin);
+    },
+  },
+  'userLogin.selectOrganization': {
+    audit: ['login-user'],
+    prepare: async (world) => {
+      const user = await world.user();
+      return () => world.services.userLogin.selectOrganization(user.id, world.admin.orgId, world.origin);
     },
   },
   'userMemberships.add': {
@@ -745,6 +763,14 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { integration } = await withIntegration(world);
       return () => world.services.integrations.recordSyncResult(integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+    },
+  },
+  'integrations.recordSyncResultAs': {
+    // recordSyncResult for an operator in another cluster, after its permission check: the same bookkeeping
+    audit: [],
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.recordSyncResultAs(world.admin, integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
     },
   },
 };
