@@ -35,16 +35,16 @@ const expected = shape.projects * shape.integrationsPerProject;
 const profileDir = process.env.BENCH_CPU_PROF;
 const extraNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
-/** NODE_OPTIONS of the shipped Deployment (deploy/deployment.yaml), the V8 heap sized for its memory limit. */
+/** NODE_OPTIONS of the shipped Deployment (deploy/server/deployment.yaml), the V8 heap sized for its memory limit. */
 function shippedNodeOptions(): string {
-  const documents = parseAllDocuments(readFileSync(new URL('../deploy/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
+  const documents = parseAllDocuments(readFileSync(new URL('../deploy/server/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
   const deployment = documents.find((document) => document?.kind === 'Deployment');
   const env: { name: string; value?: string }[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
   return env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '';
 }
 // BENCH_NODE_OPTIONS overrides it ('' = Node's defaults).
 const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? shippedNodeOptions();
-const nodeSetup = `NODE_OPTIONS ${nodeOptions ? `\`${nodeOptions}\`` : 'unset'}${process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)'}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
+const nodeSetup = `NODE_OPTIONS ${nodeOptions ? `\`${nodeOptions}\`` : 'unset'}${process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/server/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)'}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
 
 const loadAtStart = loadAverage();
 const cluster = await startCluster();

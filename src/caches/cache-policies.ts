@@ -25,11 +25,13 @@ const lookup = (tables: string[]): WriteInvalidatedPolicy => ({ tables, ttlMs: R
 
 export const CACHE_POLICIES = {
   /** Projects by id and by organization and slug (services/lookups.ts). */
-  projects: lookup(['projects']),
+  // Not kept (ttl 0): a project, environment or folder deleted through another replica (the API beside an
+  // operator) must not look present for a moment, or a listing of it reads empty and a synced Secret is emptied.
+  projects: { ...lookup(['projects']), ttlMs: 0 },
   /** Environments by project and slug (services/lookups.ts). */
-  environments: lookup(['projects', 'projectEnvironments']),
+  environments: { ...lookup(['projects', 'projectEnvironments']), ttlMs: 0 },
   /** Folders by environment and path (services/lookups.ts). */
-  folders: lookup(['projects', 'projectEnvironments', 'secretFolders']),
+  folders: { ...lookup(['projects', 'projectEnvironments', 'secretFolders']), ttlMs: 0 },
   /**
    * What an actor may do in a project (permissions/permission-service.ts): every
    * table whose writes may change it. A temporary grant starting or ending ends

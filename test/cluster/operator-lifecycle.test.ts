@@ -145,7 +145,7 @@ describe('readiness follows whether the operator can work', () => {
 
       // granted: ready again, and it works
       const rbac = cluster.kc.makeApiClient(RbacAuthorizationV1Api);
-      const manifests = parse(readFileSync(join(import.meta.dirname, '../../deploy/rbac.yaml'), 'utf8').split('\n---\n')[0]!);
+      const manifests = parse(readFileSync(join(import.meta.dirname, '../../deploy/common/rbac.yaml'), 'utf8').split('\n---\n')[0]!);
       await rbac.createNamespacedRole({ namespace: watched.name, body: { metadata: { name: 'coffer-operator' }, rules: manifests.rules } });
       await rbac.createNamespacedRole({
         namespace: watched.name,

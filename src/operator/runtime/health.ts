@@ -86,7 +86,7 @@ export class OperatorHealth {
     const problem = this.problem();
     this.#metrics?.ready(problem === null);
     if (problem === this.#lastProblem) return;
-    if (problem) this.#logger.error(`${problem}; /readyz answers 503 until this is fixed (deploy/rbac.yaml, or the chart's rbac values)`);
+    if (problem) this.#logger.error(`${problem}; /readyz answers 503 until this is fixed (deploy/common/rbac.yaml, or the chart's rbac values)`);
     else if (this.#lastProblem) this.#logger.info('the operator has every permission it needs again');
     this.#lastProblem = problem;
   }

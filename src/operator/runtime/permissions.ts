@@ -2,7 +2,7 @@ import { GROUP, KINDS } from '../resources.ts';
 import type { Permission } from './kube-api.ts';
 
 /**
- * Every Kubernetes permission the operator needs (deploy/rbac.yaml grants
+ * Every Kubernetes permission the operator needs (deploy/common/rbac.yaml grants
  * exactly these): the three kinds and their status, the Secrets it manages,
  * Events, and with leader election its Lease.
  */
