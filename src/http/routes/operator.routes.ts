@@ -5,6 +5,7 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { NotFoundError } from '../../errors.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
+import { listSecretsForOperator } from '../../operator/port/in-process.ts';
 import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
@@ -38,7 +39,8 @@ const PROJECT = '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42';
 const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
 const CLAIMANT = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', uid: '0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24' };
 
-export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secretReader, changes: changeFeed, db }: Services): void {
+export function operatorRoutes(app: ZodApp, services: Services): void {
+  const { projectClaims, integrations, changes: changeFeed, db } = services;
   app.get(
     '/api/v1/operator/installation',
     {
@@ -305,29 +307,7 @@ export function operatorRoutes(app: ZodApp, { projectClaims, integrations, secre
     },
     async (request) => {
       const { projectId, environment, secretPath, recursive, includeImports } = request.query;
-      const dependencies = new Set<string>();
-      const listing = await secretReader.list(request.actor, {
-        workspaceId: projectId,
-        environment,
-        secretPath,
-        recursive,
-        includeImports,
-        expandSecretReferences: true,
-        dependencies,
-      });
-      const reads = [...dependencies].map((read) => ({ environmentId: read.slice(0, read.indexOf(':')), path: read.slice(read.indexOf(':') + 1) }));
-      return {
-        secrets: listing.secrets
-          .filter((secret) => secret.type === 'shared')
-          .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
-        imports: (listing.imports ?? []).map((group) => ({
-          environment: group.environment,
-          path: group.secretPath,
-          secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })),
-        })),
-        environmentId: reads[0]!.environmentId,
-        reads,
-      };
+      return listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports });
     },
   );
 }

@@ -18,6 +18,7 @@ import type {
   ProjectsPort,
   SecretImport,
   SecretListing,
+  SecretSource,
   SecretsPort,
 } from './coffer-port.ts';
 
@@ -167,32 +168,35 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
     structureLagMs: REPLICA_STALENESS_MS,
-    async list(source): Promise<SecretListing> {
-      const dependencies = new Set<string>();
-      const listing = await services.secretReader.list(actor, {
-        workspaceId: source.projectId,
-        environment: source.environment,
-        secretPath: source.path,
-        recursive: source.recursive,
-        includeImports: source.includeImports,
-        expandSecretReferences: true,
-        dependencies,
-      });
-      // the reader names each folder "<environment id>:<path>", the listed environment's own first
-      const reads = [...dependencies].map(toFolderRef);
-      return {
-        secrets: listing.secrets
-          .filter((secret) => secret.type === 'shared')
-          .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
-        imports: (listing.imports ?? []).map((group) => ({
-          environment: group.environment,
-          path: group.secretPath,
-          secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })),
-        })),
-        environmentId: reads[0]!.environmentId,
-        reads,
-      };
-    },
+    list: (source) => listSecretsForOperator(services, actor, source),
+  };
+}
+
+/** A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and for an operator in another cluster through /api/v1/operator/secrets). */
+export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource): Promise<SecretListing> {
+  const dependencies = new Set<string>();
+  const listing = await services.secretReader.list(actor, {
+    workspaceId: source.projectId,
+    environment: source.environment,
+    secretPath: source.path,
+    recursive: source.recursive,
+    includeImports: source.includeImports,
+    expandSecretReferences: true,
+    dependencies,
+  });
+  // the reader names each folder "<environment id>:<path>", the listed environment's own first
+  const reads = [...dependencies].map(toFolderRef);
+  return {
+    secrets: listing.secrets
+      .filter((secret) => secret.type === 'shared')
+      .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
+    imports: (listing.imports ?? []).map((group) => ({
+      environment: group.environment,
+      path: group.secretPath,
+      secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })),
+    })),
+    environmentId: reads[0]!.environmentId,
+    reads,
   };
 }
 
