@@ -5,7 +5,7 @@
  * Integration is Synced.
  */
 import https from 'node:https';
-import { CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, Watch } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../test/k8s/controlplane.ts';
 import { call, log, type Server } from './common.ts';
 
@@ -16,6 +16,7 @@ export interface Cluster {
   plane: ControlPlane;
   kc: KubeConfig;
   core: CoreV1Api;
+  apps: AppsV1Api;
   custom: CustomObjectsApi;
 }
 
@@ -26,7 +27,7 @@ export async function startCluster(): Promise<Cluster> {
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
   kc.setCurrentContext('admin');
-  return { plane, kc, core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
+  return { plane, kc, core: kc.makeApiClient(CoreV1Api), apps: kc.makeApiClient(AppsV1Api), custom: kc.makeApiClient(CustomObjectsApi) };
 }
 
 /** Runs `work` over `items` with at most `limit` at a time. */
@@ -122,6 +123,84 @@ export async function createFleet(
   });
   log(`fleet: ${projects.length} SecretsProjects and ${integrations.length} Integrations in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return projectIds;
+}
+
+export const workloadName = (project: number, index: number) => `w-${project}-${index}`;
+
+/**
+ * Gives each of a project's Integrations a Deployment that reads `key` of its Secret (env valueFrom)
+ * and names it in spec.reload with no debounce: every change of the key rolls them.
+ */
+export async function addReloadingWorkloads(cluster: Cluster, shape: Pick<FleetShape, 'namespaces' | 'integrationsPerProject'>, project: number, key: string) {
+  const namespace = namespaceName(project % shape.namespaces);
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  for (let index = 0; index < shape.integrationsPerProject; index++) {
+    const labels = { app: workloadName(project, index) };
+    const env = [{ name: key, valueFrom: { secretKeyRef: { name: targetName(project, index), key } } }];
+    await cluster.apps.createNamespacedDeployment({
+      namespace,
+      body: {
+        metadata: { name: workloadName(project, index) },
+        spec: { selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'example.com/app:1', env }] } } },
+      },
+    });
+    await cluster.custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        namespace,
+        plural: 'integrations',
+        name: integrationName(project, index),
+        body: { spec: { reload: { workloads: [{ kind: 'Deployment', name: workloadName(project, index) }], debounce: '0s' } } },
+      },
+      mergePatch,
+    );
+  }
+}
+
+/** Watches one Deployment's pod template annotation and resolves waiters when it changes from the value they name. */
+export async function watchPodTemplateAnnotation(cluster: Cluster, namespace: string, name: string, annotation: string) {
+  let current: { value: string | undefined; at: number } | undefined;
+  const waiters = new Set<{ from: string | undefined; resolve: (at: number) => void }>();
+  const controller = await new Watch(cluster.kc).watch(
+    `/apis/apps/v1/namespaces/${namespace}/deployments`,
+    { fieldSelector: `metadata.name=${name}` },
+    (_phase, deployment) => {
+      const at = performance.now();
+      const value: string | undefined = deployment?.spec?.template?.metadata?.annotations?.[annotation];
+      if (current?.value === value) return;
+      current = { value, at };
+      for (const waiter of waiters) {
+        if (waiter.from === value) continue;
+        waiters.delete(waiter);
+        waiter.resolve(at);
+      }
+    },
+    () => {},
+  );
+  return {
+    /** The annotation's value now (as the watch last saw it). */
+    value: () => current?.value,
+    /** performance.now() at which the annotation was seen holding something else than `from`. */
+    untilChangedFrom(from: string | undefined, timeoutMs: number): Promise<number> {
+      if (current && current.value !== from) return Promise.resolve(current.at);
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          from,
+          resolve: (at: number) => {
+            clearTimeout(timer);
+            resolve(at);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          reject(new Error(`Deployment ${namespace}/${name} was not rolled within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    stop: () => controller.abort(),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,12 +9,27 @@
  * --remote: the server runs without the operator; `coffer operator --server` (a machine identity over
  * HTTP, fed by the change stream) syncs the cluster instead: the figure beside the in-process one.
  *
+ * --reload: the measured project's 10 Integrations each name a Deployment that reads KEY_0 of their Secret
+ * (spec.reload, debounce 0s): each update rolls 10 Deployments, and the figure is the time until the
+ * measured Deployment's pod template carries the new checksum (the rollout as the apiserver records it;
+ * there is no kubelet), beside the time until its Secret held the value.
+ *
  * Runs the test control plane (etcd + kube-apiserver), a fresh PostgreSQL database, and one
  * `coffer serve` with the operator (the usual single-replica install), which also takes the updates.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createFleet, namespaceName, startCluster, targetName, watchIntegrations, watchSecretValue } from './cluster.ts';
+import {
+  addReloadingWorkloads,
+  createFleet,
+  namespaceName,
+  startCluster,
+  targetName,
+  watchIntegrations,
+  watchPodTemplateAnnotation,
+  watchSecretValue,
+  workloadName,
+} from './cluster.ts';
 import { appendResults, call, freshDatabase, loadAverage, log, machine, ms, percentile, postgresVersion, rssMiB, serverKeys, startServer, table } from './common.ts';
 
 const { values: args } = parseArgs({
@@ -22,6 +37,7 @@ const { values: args } = parseArgs({
     updates: { type: 'string', default: '50' },
     levels: { type: 'string', default: '1,100,1000' },
     remote: { type: 'boolean', default: false },
+    reload: { type: 'boolean', default: false },
   },
 });
 const updates = Number(args.updates);
@@ -65,6 +81,7 @@ try {
       const projects = Math.max(1, Math.ceil(level / PER_PROJECT));
       const shape = { projects, namespaces: Math.min(projects, 100), integrationsPerProject: Math.min(level, PER_PROJECT), secretsPerProject: 5 };
       const ids = await createFleet(cluster, server, token, shape, existing);
+      if (args.reload && !measuredProjectId) await addReloadingWorkloads(cluster, shape, 0, 'KEY_0');
       measuredProjectId ||= ids.get(0)!;
       existing = { projects, namespaces: shape.namespaces, integrationsPerProject: shape.integrationsPerProject };
       const expected = projects * shape.integrationsPerProject;
@@ -73,23 +90,33 @@ try {
       await new Promise((resolve) => setTimeout(resolve, 3_000));
 
       const watch = await watchSecretValue(cluster, namespaceName(0), targetName(0, 0), 'KEY_0');
+      const rollout = args.reload
+        ? await watchPodTemplateAnnotation(cluster, namespaceName(0), workloadName(0, 0), `checksum.coffer.dev/secret-${targetName(0, 0)}`)
+        : undefined;
       const latencies: number[] = [];
+      const rollouts: number[] = [];
       try {
         for (let update = 0; update < updates; update++) {
           const value = `v-${level}-${update}-${randomBytes(4).toString('hex')}`;
+          const checksumBefore = rollout?.value();
           const sent = performance.now();
           await call(server, 'PATCH', '/api/v3/secrets/raw/KEY_0', token, { workspaceId: measuredProjectId, environment: 'dev', secretPath: '/', secretValue: value });
           latencies.push((await watch.until(value, 30_000)) - sent);
+          if (rollout) rollouts.push((await rollout.untilChangedFrom(checksumBefore, 30_000)) - sent);
           await new Promise((resolve) => setTimeout(resolve, 100 + Math.random() * 100));
         }
       } finally {
         watch.stop();
+        rollout?.stop();
       }
+      rollouts.sort((a, b) => a - b);
       latencies.sort((a, b) => a - b);
       const [p50, p99, max] = [percentile(latencies, 50), percentile(latencies, 99), latencies.at(-1)!];
       if (level === 1000) p99At1000 = p99;
       log(`${expected} Integrations: p50 ${ms(p50)} ms, p99 ${ms(p99)} ms, max ${ms(max)} ms (${latencies.length} updates)`);
-      rows.push([expected, latencies.length, ms(p50), ms(p99), ms(max), rssMiB(operatorProcess.process.pid!).toFixed(0), loadAverage()]);
+      const podTemplate = args.reload ? [ms(percentile(rollouts, 50)), ms(percentile(rollouts, 99)), ms(rollouts.at(-1)!)] : [];
+      if (args.reload) log(`${expected} Integrations: change → pod template p50 ${podTemplate[0]} ms, p99 ${podTemplate[1]} ms, max ${podTemplate[2]} ms`);
+      rows.push([expected, latencies.length, ms(p50), ms(p99), ms(max), ...podTemplate, rssMiB(operatorProcess.process.pid!).toFixed(0), loadAverage()]);
     }
     await integrations.stop();
   } finally {
@@ -100,11 +127,28 @@ try {
   const who = args.remote
     ? 'One `coffer serve` without the operator takes the PATCHes; `coffer operator --server` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level warn) syncs the cluster'
     : 'One `coffer serve` with the operator (leader election off, log level warn) takes the PATCHes and syncs';
-  appendResults(`Change-to-Secret latency${args.remote ? ', remote operator over HTTP' : ''} (PostgreSQL, test control plane)`, [
+  const what = args.reload ? 'Change-to-pod-template latency (workload reload)' : 'Change-to-Secret latency';
+  appendResults(`${what}${args.remote ? ', remote operator over HTTP' : ''} (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver ${'v1.35'} on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}.`,
     `${who}; 10 Integrations per project, 5 secrets each, all Synced before measuring; ${updates} sequential updates per level, 100–200 ms apart; latency = PATCH sent → watch event with the new value.`,
+    ...(args.reload
+      ? [
+          "Reload: the measured project's 10 Integrations each name a Deployment reading KEY_0 (spec.reload, debounce 0s), so each update rolls 10 Deployments; pod template = PATCH sent → watch event of the measured Deployment with a new checksum on its pod template.",
+        ]
+      : []),
     '',
-    ...table(['Integrations', 'updates', 'p50 ms', 'p99 ms', 'max ms', `${args.remote ? 'operator' : 'server'} RSS MiB`, 'load average after'], rows),
+    ...table(
+      [
+        'Integrations',
+        'updates',
+        ...(args.reload
+          ? ['Secret p50 ms', 'Secret p99 ms', 'Secret max ms', 'pod template p50 ms', 'pod template p99 ms', 'pod template max ms']
+          : ['p50 ms', 'p99 ms', 'max ms']),
+        `${args.remote ? 'operator' : 'server'} RSS MiB`,
+        'load average after',
+      ],
+      rows,
+    ),
     '',
     `Target: p99 ≤ 1 s at 1,000 Integrations: **${p99At1000 === undefined ? 'n/a' : ms(p99At1000)} ms** ${met}.`,
   ]);

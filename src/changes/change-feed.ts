@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import type { Change } from './change.ts';
-import { latestRevision } from './change-store.ts';
+import type { Change, ChangeRecord } from './change.ts';
+import { changesCommittedWith, latestRevision } from './change-store.ts';
 
 export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
@@ -21,10 +21,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /**
    * Call inside the mutation's transaction, as its last write. `quiet`: the
    * in-process operator made this change itself and needs no wake-up for it:
-   * no NOTIFY; subscribers read it with the next change or poll.
+   * no NOTIFY; subscribers read it with the next change or poll. Answers the
+   * newest revision recorded (undefined when there was nothing to record).
    */
-  async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<void> {
-    if (changes.length === 0) return;
+  async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<number | undefined> {
+    if (changes.length === 0) return undefined;
     // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
     // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
     if (options.quiet) await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
@@ -35,6 +36,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
       // rolled-back transactions leave revisions nobody asks about
       while (this.#quiet.size > 10_000) this.#quiet.delete(this.#quiet.values().next().value!);
     }
+    return Math.max(...rows.map((row) => row.revision));
   }
 
   /** Whether `revision` was recorded quietly in this process (answered once). */
@@ -50,6 +52,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
   latestRevision(db: Executor, projectId?: string): Promise<number> {
     return latestRevision(db, projectId);
+  }
+
+  /** Every change committed in the same transaction as `revision` (a write's changes), oldest first; none for an unknown revision. */
+  changesCommittedWith(db: Executor, revision: number): Promise<ChangeRecord[]> {
+    return changesCommittedWith(db, revision);
   }
 
   /** Call after the transaction that recorded changes has committed. */

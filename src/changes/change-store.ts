@@ -2,7 +2,13 @@ import type { Executor } from '../db/database.ts';
 import type { ChangeRecord } from './change.ts';
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {
-  const rows = await db.selectFrom('changeLog').selectAll().where('revision', '>', revision).orderBy('revision').limit(limit).execute();
+  const rows = await db
+    .selectFrom('changeLog')
+    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])
+    .where('revision', '>', revision)
+    .orderBy('revision')
+    .limit(limit)
+    .execute();
   return rows as ChangeRecord[];
 }
 
@@ -12,4 +18,15 @@ export async function latestRevision(db: Executor, projectId?: string): Promise<
   if (projectId) query = query.where('projectId', '=', projectId);
   const row = await query.executeTakeFirst();
   return row?.revision ?? 0;
+}
+
+/** Every change the transaction that recorded `revision` recorded (none when there is no such revision), oldest first. */
+export async function changesCommittedWith(db: Executor, revision: number): Promise<ChangeRecord[]> {
+  const rows = await db
+    .selectFrom('changeLog')
+    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])
+    .where('xact', '=', (eb) => eb.selectFrom('changeLog as written').select('written.xact').where('written.revision', '=', revision))
+    .orderBy('revision')
+    .execute();
+  return rows as ChangeRecord[];
 }

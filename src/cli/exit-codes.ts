@@ -11,6 +11,8 @@ export const EXIT = {
   database: 4,
   /** A port cannot be listened on (in use, not permitted) or the listen address is not on this machine. */
   network: 5,
+  /** `coffer wait`: the timeout ran out before the revision reached every Integration. */
+  timedOut: 6,
   /** A running server lost the embedded data directory's lock to another process and stopped (EX_SOFTWARE). */
   dataDirLost: 70,
 } as const;

@@ -279,6 +279,8 @@ export interface ChangeLogTable {
   secretPath: string | null;
   kind: string;
   createdAt: Timestamp;
+  /** The transaction that recorded it (txid_current()). */
+  xact: Generated<number>;
 }
 
 export interface SecretsTable {
@@ -387,6 +389,11 @@ export interface IntegrationsTable {
   isSynced: boolean | null;
   syncMessage: string | null;
   syncedRevision: number | null;
+  /** What the last sync read (JSON: [{environmentId, path, recursive}]); null before the first. */
+  readPlaces: ColumnType<unknown, string | undefined, string>;
+  /** The Integration rolls workloads: the revision barrier waits for reloadedRevision too. */
+  reloads: Generated<boolean>;
+  reloadedRevision: number | null;
   lastUsed: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;

@@ -2,12 +2,14 @@ import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
 import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { type CommittedRevisions, trackCommittedRevisions } from '../services/committed-revisions.ts';
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
 import { registerDocs } from './docs/openapi-document.ts';
 import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandling } from './error-handler.ts';
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
+import { committedRevisionsOf, REVISION_HEADER } from './revision-header.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { changeRoutes } from './routes/changes.routes.ts';
@@ -96,8 +98,17 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Each request tracks the revisions its writes commit (services/committed-revisions.ts); the answer names the newest.
+  // preHandler, not onRequest: a body is parsed in the socket's own async context, which would lose the scope.
+  app.addHook('preHandler', (request, _reply, done) => {
+    const revisions: CommittedRevisions = {};
+    committedRevisionsOf.set(request, revisions);
+    trackCommittedRevisions(revisions, done);
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    const newest = committedRevisionsOf.get(request)?.newest;
+    if (newest !== undefined) reply.header(REVISION_HEADER, String(newest));
   });
   registerErrorHandling(app);
   const metrics = registerHttpMetrics(app);

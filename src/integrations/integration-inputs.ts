@@ -1,3 +1,4 @@
+import type { ReadPlace } from '../changes/read-places.ts';
 import type { IntegrationMetadata } from './integration-schema.ts';
 import type { IntegrationValues } from './integration-store.ts';
 
@@ -45,11 +46,16 @@ export interface ManagedIntegrationInput {
   isActive?: boolean;
   /** Where the resource lives: installation, cluster, namespace, name (the record's `metadata`; `{}` when absent). */
   metadata?: Record<string, string>;
+  /** The Integration rolls workloads (spec.reload): the revision barrier waits for its reload too. Left as stored when undefined. */
+  reloads?: boolean;
 }
 
 export interface SyncResult {
   isSynced: boolean;
   /** Status text only: never a secret value. */
   syncMessage: string | null;
-  syncedRevision: number | null;
+  /** The revision the target reflects; left as stored when undefined (a failed sync changed nothing). */
+  syncedRevision?: number | null;
+  /** What the sync read; left as stored when undefined. */
+  places?: ReadPlace[];
 }

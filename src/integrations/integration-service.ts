@@ -1,3 +1,4 @@
+import type { SyncProgress } from './sync-progress.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
@@ -20,6 +21,7 @@ import {
   type IntegrationRow,
   insertIntegration,
   listIntegrationsOfProject,
+  setIntegrationReloadedRevision,
   setIntegrationSyncResult,
   updateIntegration,
 } from './integration-store.ts';
@@ -39,9 +41,12 @@ export class IntegrationService {
   /** The in-process operator's cluster: the one a managed call names when it names none. */
   readonly #clusterName: string;
 
-  constructor(deps: ServiceDeps, clusterName: string) {
+  readonly #progress: SyncProgress;
+
+  constructor(deps: ServiceDeps, clusterName: string, progress: SyncProgress) {
     this.#deps = deps;
     this.#clusterName = clusterName;
+    this.#progress = progress;
   }
 
   async create(actor: Actor, input: CreateIntegrationInput): Promise<IntegrationResponse> {
@@ -148,27 +153,54 @@ export class IntegrationService {
 
   /**
    * For the in-process operator, after every sync: no actor, no audit entry
-   * and no change row (one would wake the operator again). Unknown ids are ignored.
+   * and no change row (one would wake the operator again); a NOTIFY tells the
+   * revision barrier's waiters. Unknown ids are ignored.
    */
   async recordSyncResult(integrationId: string, result: SyncResult): Promise<void> {
     if (!isUuid(integrationId)) return;
-    await this.#deps.unitOfWork.write(null, async (tx) => {
-      tx.authorizedBy('the in-process operator keeps its own sync bookkeeping');
-      await setIntegrationSyncResult(tx.db, integrationId, {
+    await this.#recordProgress((db) =>
+      setIntegrationSyncResult(db, integrationId, {
         isSynced: result.isSynced,
         syncMessage: result.syncMessage === null ? null : result.syncMessage.slice(0, SYNC_MESSAGE_MAX),
-        syncedRevision: result.syncedRevision,
+        ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
         lastUsed: new Date(),
-      });
-    });
+        ...(result.places === undefined ? {} : { readPlaces: result.places }),
+      }),
+    );
   }
 
   /** recordSyncResult for an operator in another cluster: the caller must be allowed to edit the project's integrations (404 for an unknown id). */
   async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
+    await this.#requireEditable(actor, integrationId);
+    await this.recordSyncResult(integrationId, result);
+  }
+
+  /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current). */
+  async recordReloadResult(integrationId: string, reloadedRevision: number): Promise<void> {
+    if (!isUuid(integrationId)) return;
+    await this.#recordProgress((db) => setIntegrationReloadedRevision(db, integrationId, reloadedRevision));
+  }
+
+  /** recordReloadResult for an operator in another cluster (as recordSyncResultAs). */
+  async recordReloadResultAs(actor: Actor, integrationId: string, reloadedRevision: number): Promise<void> {
+    await this.#requireEditable(actor, integrationId);
+    await this.recordReloadResult(integrationId, reloadedRevision);
+  }
+
+  async #requireEditable(actor: Actor, integrationId: string): Promise<void> {
     const row = await this.#require(this.#deps.db, integrationId);
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
     await this.#deps.permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
-    await this.recordSyncResult(row.id, result);
+  }
+
+  /** An operator's bookkeeping write; when it changed anything, the barrier's waiters hear of it. */
+  async #recordProgress(write: (db: WriteContext['db']) => Promise<boolean>): Promise<void> {
+    await this.#deps.unitOfWork.write(null, async (tx) => {
+      tx.authorizedBy('the operator keeps its own sync bookkeeping');
+      if (!(await write(tx.db))) return;
+      await this.#progress.notify(tx.db);
+      tx.afterCommit(() => this.#progress.committed());
+    });
   }
 
   /**
@@ -193,6 +225,7 @@ export class IntegrationService {
       envId: environment.id,
       secretPath: path,
       isActive: input.isActive ?? existing.isActive,
+      reloads: input.reloads ?? existing.reloads,
     };
     const differs =
       (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
@@ -219,11 +252,18 @@ export class IntegrationService {
         managedBy: input.managedBy,
         cluster: this.#clusterOf(input),
         isActive: input.isActive ?? true,
+        reloads: input.reloads ?? false,
         metadata: input.metadata ?? {},
       });
       return this.#created(tx, project, row);
     }
-    const wanted = { ...values, envId: source.environment.id, integrationAuthId: auth.id, isActive: input.isActive ?? existing.isActive };
+    const wanted = {
+      ...values,
+      envId: source.environment.id,
+      integrationAuthId: auth.id,
+      isActive: input.isActive ?? existing.isActive,
+      reloads: input.reloads ?? existing.reloads,
+    };
     const differs =
       (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
     if (!differs) return toIntegrationResponse(existing);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment, Integration } from '../db/schema.ts';
@@ -55,7 +56,7 @@ export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): 
 export async function insertIntegration(
   db: Executor,
   environment: Environment,
-  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null; cluster?: string | null },
+  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null; cluster?: string | null; reloads?: boolean },
 ): Promise<IntegrationRow> {
   const { metadata, ...rest } = values;
   const row = await db
@@ -66,7 +67,11 @@ export async function insertIntegration(
   return { ...row, envSlug: environment.slug, envName: environment.name, projectId: environment.projectId };
 }
 
-export async function updateIntegration(db: Executor, id: string, changes: Partial<IntegrationValues> & { integrationAuthId?: string }): Promise<void> {
+export async function updateIntegration(
+  db: Executor,
+  id: string,
+  changes: Partial<IntegrationValues> & { integrationAuthId?: string; reloads?: boolean },
+): Promise<void> {
   const { metadata, ...rest } = changes;
   await db
     .updateTable('integrations')
@@ -79,23 +84,47 @@ export async function deleteIntegration(db: Executor, id: string): Promise<void>
   await db.deleteFrom('integrations').where('id', '=', id).execute();
 }
 
-/** Stores the outcome of a sync; leaves `updatedAt` alone (the record's settings did not change). */
+/** Stores the outcome of a sync; leaves `updatedAt` alone (the record's settings did not change). True when anything changed. */
 export async function setIntegrationSyncResult(
   db: Executor,
   id: string,
-  result: { isSynced: boolean; syncMessage: string | null; syncedRevision: number | null; lastUsed: Date },
-): Promise<void> {
-  // A sync that changes nothing (same outcome, same revision) writes nothing.
-  await db
+  result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: number | null; lastUsed: Date; readPlaces?: unknown },
+): Promise<boolean> {
+  const { readPlaces, syncedRevision, ...rest } = result;
+  const places = readPlaces === undefined ? undefined : JSON.stringify(readPlaces);
+  // A sync that changes nothing (same outcome, same revision, same places read) writes nothing.
+  const updated = await db
     .updateTable('integrations')
-    .set(result)
+    .set({ ...rest, ...(syncedRevision === undefined ? {} : { syncedRevision }), ...(places === undefined ? {} : { readPlaces: places }) })
     .where('id', '=', id)
     .where((eb) =>
       eb.or([
         eb('isSynced', 'is distinct from', result.isSynced),
         eb('syncMessage', 'is distinct from', result.syncMessage),
-        eb('syncedRevision', 'is distinct from', result.syncedRevision),
+        ...(syncedRevision === undefined ? [] : [eb('syncedRevision', 'is distinct from', syncedRevision)]),
+        ...(places === undefined ? [] : [eb('readPlaces', 'is distinct from', sql<unknown>`cast(${places} as jsonb)`)]),
       ]),
     )
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Stores how far an Integration's workload reload got. True when it changed. */
+export async function setIntegrationReloadedRevision(db: Executor, id: string, reloadedRevision: number): Promise<boolean> {
+  const updated = await db
+    .updateTable('integrations')
+    .set({ reloadedRevision })
+    .where('id', '=', id)
+    .where('reloadedRevision', 'is distinct from', reloadedRevision)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** The records Integration resources keep in a project (any cluster). */
+export async function listManagedIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
+  return selectIntegrationRows(db)
+    .where('projectEnvironments.projectId', '=', projectId)
+    .where('integrations.managedBy', 'is not', null)
+    .orderBy('integrations.createdAt')
     .execute();
 }

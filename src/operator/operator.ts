@@ -6,16 +6,22 @@ import { IntegrationController } from './controllers/integration/integration-con
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
 import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
-import { ANNOTATION_FORCE_SYNC } from './resources.ts';
+import { ANNOTATION_FORCE_SYNC, type WorkloadKind } from './resources.ts';
+import { ReloadHasher } from './controllers/reload/reload-checksum.ts';
+import { loadReloadKey, RELOAD_KEY_SECRET } from './controllers/reload/reload-key.ts';
+import { WorkloadReloader } from './controllers/reload/workload-reloader.ts';
 import { EventRecorder } from './runtime/event-recorder.ts';
 import { OperatorHealth } from './runtime/health.ts';
-import { createInformers, type OperatorInformers, runInformer } from './runtime/informers.ts';
-import { describeError, KubeApi } from './runtime/kube-api.ts';
+import { createInformers, createWorkloadInformers, type OperatorInformers, runInformer } from './runtime/informers.ts';
+import { describeError, describePermissions, KubeApi, WORKLOAD_RESOURCES } from './runtime/kube-api.ts';
 import { LeaderElector } from './runtime/leader-election.ts';
 import { Manager } from './runtime/manager.ts';
 import type { OperatorMetrics } from './runtime/metrics.ts';
-import { operatorPermissions } from './runtime/permissions.ts';
+import { operatorPermissions, reloadPermissions } from './runtime/permissions.ts';
 import { StatusWriter } from './runtime/status.ts';
+
+/** Tries to check reload's permissions and read its key at start (0.5 s backoff doubling: ~15 s in all). */
+const RELOAD_SETUP_ATTEMPTS = 5;
 
 /** How the operator reaches Coffer: the port, once there is something to act in. */
 export interface PortConnector {
@@ -90,8 +96,9 @@ export class Operator {
     const { installationId } = port;
     this.#logStart(installationId);
     const informers = createInformers(this.#kube, this.#options.watchNamespace);
+    const reload = await this.#prepareReload(informers);
     this.#informers = informers;
-    const manager = this.#createManager(port, informers);
+    const manager = this.#createManager(port, informers, reload);
     await this.#health.start();
     const running = {
       logger: this.#logger,
@@ -107,6 +114,8 @@ export class Operator {
       runInformer(informers.imports, 'secretimports', running),
       runInformer(informers.integrations, 'integrations', running),
       runInformer(informers.managedSecrets, 'secrets', running),
+      runInformer(informers.managedConfigMaps, 'configmaps', running),
+      ...Object.entries(informers.workloads ?? {}).map(([kind, informer]) => runInformer(informer, WORKLOAD_RESOURCES[kind as WorkloadKind], running)),
     ]);
     if (this.#stopped) return;
     this.#reportForeignResources(informers, installationId);
@@ -140,12 +149,46 @@ export class Operator {
     else await this.#stopLeading();
     // Events still waiting get a moment to be posted (best-effort, as ever).
     await Promise.race([this.#events.idle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-    const informers = (this.#informers ? Object.values(this.#informers) : []) as { stop(): Promise<unknown> }[];
+    const { workloads, ...watched } = this.#informers ?? {};
+    const informers = [...Object.values(watched), ...Object.values(workloads ?? {})] as { stop(): Promise<unknown> }[];
     await Promise.all(informers.map((informer) => informer.stop().catch(() => {})));
+    await this.#integrations?.close();
+  }
+
+  /**
+   * Workload reload, when its RBAC is granted (deploy/reload, the chart's
+   * reload.enabled): the checksum key from its Secret and informers on the
+   * workloads; otherwise off, and Integrations asking for it say why.
+   */
+  async #prepareReload(informers: OperatorInformers): Promise<{ hasher: ReloadHasher } | { disabledBecause: string }> {
+    const off = (disabledBecause: string) => {
+      this.#logger.info(`workload reload is off: ${disabledBecause}`);
+      return { disabledBecause };
+    };
+    // the apiserver briefly unreachable at start must not turn reload off for the life of the process
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const missing = await this.#kube.missingPermissions(reloadPermissions(this.#options));
+        if (missing.length > 0) {
+          return off(`the operator may not ${describePermissions(missing)} (enable reload: the chart's reload.enabled=true, or kubectl apply -k deploy/reload)`);
+        }
+        const key = await loadReloadKey(this.#kube, this.#options.leaseNamespace);
+        informers.workloads = createWorkloadInformers(this.#kube, this.#options.watchNamespace);
+        this.#logger.info('workload reload is on: Deployments, StatefulSets and DaemonSets are watched');
+        return { hasher: new ReloadHasher(key) };
+      } catch (error) {
+        if (attempt >= RELOAD_SETUP_ATTEMPTS || this.#stopped) {
+          return off(
+            `its permissions or its key (Secret ${this.#options.leaseNamespace}/${RELOAD_KEY_SECRET}) could not be read: ${describeError(error).message as string}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+      }
+    }
   }
 
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
-  #createManager(port: CofferPort, informers: OperatorInformers): Manager {
+  #createManager(port: CofferPort, informers: OperatorInformers, reload: { hasher: ReloadHasher } | { disabledBecause: string }): Manager {
     const { metrics } = this.#options;
     const status = new StatusWriter(this.#kube, this.#logger, metrics);
     const context: ControllerContext = {
@@ -157,6 +200,7 @@ export class Operator {
       informers,
       identity: { installationId: port.installationId, clusterName: this.#options.clusterName },
       conflicts: new ConflictReports(),
+      reloader: new WorkloadReloader({ kube: this.#kube, informers, events: this.#events, logger: this.#logger, metrics }, reload),
       metrics,
     };
     const manager = new Manager({

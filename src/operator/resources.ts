@@ -67,14 +67,71 @@ export type SecretImportResource = Resource<
 
 export type CreationPolicy = 'Owner' | 'Orphan' | 'Merge';
 
+/** What an Integration writes. */
+export type TargetKind = 'Secret' | 'ConfigMap';
+
+/** Which keys of a source go on, and under which names (names only; values never matter here). */
+export interface KeySelection {
+  /** Glob patterns (picomatch, case-sensitive): a key must match one of them. All keys when unset. */
+  include?: string[];
+  /** Glob patterns: a key matching one of them is left out (after include). */
+  exclude?: string[];
+  /** Tag slugs: a secret must carry at least one of them. */
+  tags?: string[];
+  /** Tag slugs: a secret carrying any of them is left out. */
+  excludeTags?: string[];
+  /** How the selected keys are renamed, in this order: strip the prefix, rewrite, add the prefix. */
+  rename?: {
+    stripPrefix?: string;
+    /** RE2 regular expressions (linear time), applied in order; every match is replaced; `$1`, `${name}` in the replacement. */
+    rewrite?: { regex: string; replacement: string }[];
+    addPrefix?: string;
+  };
+}
+
+/** One place an Integration reads: a folder of an environment of its project, maybe with what lies below it and what it imports. */
+export interface IntegrationSource {
+  environment: string;
+  secretPath?: string;
+  recursive?: boolean;
+  includeImports?: boolean;
+  keys?: KeySelection;
+}
+
+/** What the target holds besides (or instead of) the selected secrets, rendered from templates over them. */
+export interface TargetTemplate {
+  /** The Secret's type (kubernetes.io/tls, kubernetes.io/dockerconfigjson, …); target.type when unset. */
+  type?: string;
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  /** Data key → Liquid template over the selected secrets. */
+  data?: Record<string, string>;
+  /** Replace: the target holds only the rendered keys. Merge: the selected secrets too (a rendered key wins). */
+  mergePolicy?: 'Replace' | 'Merge';
+}
+
+export type WorkloadKind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
+
+export interface ReloadSpec {
+  /** Workloads in this namespace to roll when a key they consume changes. */
+  workloads?: { kind: WorkloadKind; name: string }[];
+  /** Changes within this window roll a workload once (a duration: "5s", "1m"; "0s" rolls at once). */
+  debounce?: string;
+}
+
 export type IntegrationResource = Resource<
   ProjectReference & {
     environment: string;
     secretPath?: string;
     recursive?: boolean;
     includeImports?: boolean;
+    /** Selection and renames for the primary source (environment, secretPath). */
+    keys?: KeySelection;
+    /** Further sources of the same project, merged after the primary one; a later source's key wins. */
+    sources?: IntegrationSource[];
     isActive?: boolean;
     target: {
+      /** What is written: a Secret (default) or a ConfigMap. Immutable. */
+      kind?: TargetKind;
       name: string;
       type?: string;
       creationPolicy?: CreationPolicy;
@@ -82,7 +139,9 @@ export type IntegrationResource = Resource<
       deletionPolicy?: 'Retain' | 'Delete';
       labels?: Record<string, string>;
       annotations?: Record<string, string>;
+      template?: TargetTemplate;
     };
+    reload?: ReloadSpec;
   },
   {
     integrationId?: string;
@@ -94,13 +153,26 @@ export type IntegrationResource = Resource<
     dataHash?: string;
     /** Source keys left out because they cannot be Secret keys (names only). */
     skippedKeys?: string[];
+    /** Keys that more than one source (or rename) gave a value for: who won, who lost (names and places only). */
+    collisions?: KeyCollision[];
     /** The last coffer.dev/force-sync value acted on. */
     forceSync?: string;
+    /** The newest revision whose changes the reload has dealt with (workloads rolled or found current). */
+    reloadedRevision?: number;
+    /** The last rollout: when, at which revision, which workloads and which of their keys changed. */
+    lastRollout?: { time: string; revision: number; workloads: string[]; keys: string[] };
     installationId?: string;
     conditions?: Condition[];
     observedGeneration?: number;
   }
 >;
+
+/** A key given by more than one place: the place whose value the target holds, and the places overridden. */
+export interface KeyCollision {
+  key: string;
+  winner: string;
+  overridden: string[];
+}
 
 export const KINDS = {
   SecretsProject: { plural: 'secretsprojects', kind: 'SecretsProject' },

@@ -194,6 +194,9 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
     async recordSyncResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result });
     },
+    async recordReloadResult(integrationId, reloadedRevision) {
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: { reloadedRevision } });
+    },
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`);
     },

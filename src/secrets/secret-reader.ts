@@ -40,9 +40,11 @@ export interface ListSecretsInput {
   personalOverrides?: 'all' | 'none' | 'priority';
   /** When given, receives every "<environment id>:<path>" the listing depended on (folders, imports, references). */
   dependencies?: Set<string>;
+  /** Imported secrets carry their tags (the operator selects keys by tag; the API lists imported secrets without them, as the reference does). */
+  importedTags?: boolean;
 }
 
-export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs' | 'dependencies'> {
+export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs' | 'dependencies' | 'importedTags'> {
   secretName: string;
   type: SecretType;
   version?: number;
@@ -148,7 +150,7 @@ export class SecretReader {
         }),
       );
     }
-    const imports = input.includeImports ? await this.#importedGroups(context, folders) : undefined;
+    const imports = input.includeImports ? await this.#importedGroups(context, folders, input.importedTags ?? false) : undefined;
     if (input.dependencies) {
       for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
       for (const key of context.cache.readKeys()) input.dependencies.add(key);
@@ -244,16 +246,23 @@ export class SecretReader {
     return undefined;
   }
 
-  async #importedGroups(context: ReadContext, folders: { id: string; path: string }[]): Promise<ImportedGroup[]> {
+  async #importedGroups(context: ReadContext, folders: { id: string; path: string }[], withTags: boolean): Promise<ImportedGroup[]> {
     const resolver = new ImportResolver(this.#deps.db, context.cache);
     const groups: ImportedGroup[] = [];
     for (const folder of folders) {
       for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path })) {
         if (!this.#canRead(context, group)) continue;
         const environment = { ...context.environment, ...group.environment };
+        const tagsOf = withTags
+          ? await tagsOfSecrets(
+              this.#deps.db,
+              group.secrets.map((secret) => secret.id),
+            )
+          : new Map<string, RawSecret['tags']>();
         const secrets = await Promise.all(
           group.secrets.map(async (secret) => {
-            const { createdAt: _created, updatedAt: _updated, ...raw } = await this.#raw({ ...context, environment }, secret, group.secretPath, []);
+            const tags = tagsOf.get(secret.id) ?? [];
+            const { createdAt: _created, updatedAt: _updated, ...raw } = await this.#raw({ ...context, environment }, secret, group.secretPath, tags);
             return raw;
           }),
         );

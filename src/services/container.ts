@@ -24,6 +24,8 @@ import { IdentityService } from '../identities/identity-service.ts';
 import { ImportService } from '../imports/import-service.ts';
 import { IntegrationAuthService } from '../integrations/integration-auth-service.ts';
 import { IntegrationService } from '../integrations/integration-service.ts';
+import { SyncBarrier } from '../integrations/sync-barrier.ts';
+import { SyncProgress } from '../integrations/sync-progress.ts';
 import { IdentityMembershipService } from '../memberships/identity-membership-service.ts';
 import { UserMembershipService } from '../memberships/user-membership-service.ts';
 import { OrgMembershipService } from '../orgs/org-membership-service.ts';
@@ -78,6 +80,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
+  const syncProgress = new SyncProgress(database);
   const secretReader = new SecretReader(deps);
   const loginThrottle = new LoginThrottle(db, deps.unitOfWork, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   const projects = new ProjectService(deps);
@@ -102,7 +105,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
-    integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
+    integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME, syncProgress),
+    syncBarrier: new SyncBarrier(deps, syncProgress),
     changeFanout,
     projectEvents: new ProjectEventService(deps, changeFanout, secretReader),
     changeStreams: new ChangeStreamService(deps, changeFanout),

@@ -6,6 +6,7 @@ import type { DB, Project } from '../db/schema.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
+import { noteCommittedRevision } from './committed-revisions.ts';
 import { translateDatabaseError, violatedConstraint } from './database-errors.ts';
 import type { Lookups } from './lookups.ts';
 
@@ -130,7 +131,7 @@ export class WriteContext {
   }
 
   /** Writes the collected audit rows and then the change rows: the change log's lock is held from here to commit. */
-  async finish(quiet: boolean): Promise<{ changed: boolean; afterCommit: (() => void)[] }> {
+  async finish(quiet: boolean): Promise<{ revision: number | undefined; afterCommit: (() => void)[] }> {
     if (!this.#authorized) throw new Error('a write ended without a permission decision (authorize, authorizeOrg, permissionsIn or authorizedBy)');
     const { audit, changes } = this.#deps;
     await audit.record(
@@ -141,8 +142,8 @@ export class WriteContext {
         event: { type: entry.type, metadata: entry.metadata },
       })),
     );
-    await changes.record(this.db, this.#changes, { quiet });
-    return { changed: this.#changes.length > 0, afterCommit: this.#afterCommit };
+    const revision = await changes.record(this.db, this.#changes, { quiet });
+    return { revision, afterCommit: this.#afterCommit };
   }
 }
 
@@ -186,13 +187,16 @@ export class UnitOfWork {
   }
 
   async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, quiet: boolean): Promise<T> {
-    const { result, changed, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
+    const { result, revision, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
       const tx = new WriteContext(trx, caller, attempt, this.#deps);
       const result = await work(tx);
       return { result, ...(await tx.finish(quiet)) };
     });
     for (const action of afterCommit) action();
-    if (changed && !quiet) this.#deps.changes.committed();
+    if (revision !== undefined) {
+      noteCommittedRevision(revision);
+      if (!quiet) this.#deps.changes.committed();
+    }
     return result;
   }
 }

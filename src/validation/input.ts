@@ -201,17 +201,20 @@ export function position() {
   return integer(1, POSITION_MAX);
 }
 
+/** A number in a query, header or path, given as digits. Past 2^31 - 1 only for `bigint` columns. */
+export function digitsInteger(min: number, max = INT4_MAX) {
+  const digits = Math.max(String(min).length, String(max).length);
+  return z
+    .string()
+    .max(digits, `must be at most ${max}`)
+    .regex(/^-?\d+$/, 'must be an integer')
+    .transform(Number)
+    .pipe(max > INT4_MAX ? bigInteger(min, max) : integer(min, max));
+}
+
 /** An optional number in a query or header, given as digits; absent or empty means not given. Past 2^31 - 1 only for `bigint` columns. */
 export function optionalInteger(min: number, max = INT4_MAX) {
-  const digits = Math.max(String(min).length, String(max).length);
-  return optional(
-    z
-      .string()
-      .max(digits, `must be at most ${max}`)
-      .regex(/^-?\d+$/, 'must be an integer')
-      .transform(Number)
-      .pipe(max > INT4_MAX ? bigInteger(min, max) : integer(min, max)),
-  );
+  return optional(digitsInteger(min, max));
 }
 
 // ---- optional values and lists ----

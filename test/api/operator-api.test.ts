@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
-import { insertIdentity } from '../../src/identities/identity-store.ts';
-import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -82,10 +80,18 @@ test('the record of an Integration of cluster-b: kept, placed, its sync recorded
   expect((await call('GET', `/api/v1/integration/${id}`)).status).toBe(404);
 });
 
-test('a listing names every folder it read, imported ones too, and is audited as a read by the operator', async () => {
+test('a listing names every folder it read, imported ones too, with the tags of each secret (imported ones too), and is audited as a read by the operator', async () => {
   const call = as(operator.token);
+  const tag = await fx.call('POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'backend', color: '#123456' });
+  const tagIds = [tag.workspaceTag.id as string];
   await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', path: '/', name: 'shared' });
-  await fx.call('POST', '/api/v3/secrets/raw/SHARED_KEY', { workspaceId: fx.projectId, environment: 'staging', secretPath: '/shared', secretValue: 'from-staging' });
+  await fx.call('POST', '/api/v3/secrets/raw/SHARED_KEY', {
+    workspaceId: fx.projectId,
+    environment: 'staging',
+    secretPath: '/shared',
+    secretValue: 'from-staging',
+    tagIds,
+  });
   await fx.call('POST', '/api/v3/secrets/raw/OWN_KEY', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'own-value' });
   await fx.call('POST', '/api/v1/secret-imports', { workspaceId: fx.projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: '/shared' } });
   const listing = await app.request('GET', '/api/v1/operator/secrets', {
@@ -94,8 +100,11 @@ test('a listing names every folder it read, imported ones too, and is audited as
     headers: { 'user-agent': 'k8-operator/0.1.0 (cluster cluster-b)' },
   });
   expect(listing.status).toBe(200);
-  expect(listing.body.secrets).toEqual([{ key: 'OWN_KEY', value: 'own-value', path: '/' }]);
-  expect(listing.body.imports).toEqual([{ environment: 'staging', path: '/shared', secrets: [{ key: 'SHARED_KEY', value: 'from-staging' }] }]);
+  expect(listing.body.secrets).toEqual([{ key: 'OWN_KEY', value: 'own-value', path: '/', tags: [] }]);
+  expect(listing.body.imports).toEqual([{ environment: 'staging', path: '/shared', secrets: [{ key: 'SHARED_KEY', value: 'from-staging', tags: ['backend'] }] }]);
+  // the public listing keeps imported secrets without tags, as the reference does
+  const publicListing = await fx.call('GET', `/api/v3/secrets/raw?workspaceId=${fx.projectId}&environment=dev&include_imports=true`);
+  expect(publicListing.imports[0].secrets[0].tags).toEqual([]);
   const environments = (await call('GET', `/api/v1/workspace/${fx.projectId}`)).body.workspace.environments as { id: string; slug: string }[];
   const idOf = (slug: string) => environments.find((environment) => environment.slug === slug)!.id;
   expect(listing.body.environmentId).toBe(idOf('dev'));
@@ -116,8 +125,5 @@ test('a listing names every folder it read, imported ones too, and is audited as
 
 /** A second organization on the same server and a token of its admin identity. */
 async function otherOrganization(): Promise<{ sibling: string }> {
-  const org = await insertOrganization(app.database.db, { name: 'Sibling', slug: 'sibling-org' });
-  const identity = await insertIdentity(app.database.db, { name: 'sibling-operator', authMethod: 'token-auth' });
-  await insertIdentityOrgMembership(app.database.db, { identityId: identity.id, orgId: org.id, role: 'admin' });
-  return { sibling: await fx.issueToken(identity.id) };
+  return { sibling: await fx.foreignAdmin('sibling-org') };
 }

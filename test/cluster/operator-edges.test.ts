@@ -206,10 +206,10 @@ describe('every refusal visible; the last good Secret kept', () => {
     await waitForCondition('integrations', namespace.name, 'labelled', 'Synced', 'True', 'KeysSkipped');
     expect((await cluster.secret(namespace.name, 'labelled-secret'))!.metadata!.labels).toMatchObject({ team: 'edges' });
 
-    // a TLS Secret needs tls.crt and tls.key: refused, and nothing is created
+    // a TLS Secret needs tls.crt and tls.key: refused before the apiserver is asked, and nothing is created
     await cluster.apply('integrations', namespace.name, integration('tls', { name: 'tls-secret', type: 'kubernetes.io/tls' }, { secretPath: '/keys' }));
-    const tls = await waitForCondition('integrations', namespace.name, 'tls', 'Synced', 'False', 'SecretInvalid');
-    expect(condition(tls, 'Synced').message).toContain('tls.crt');
+    const tls = await waitForCondition('integrations', namespace.name, 'tls', 'Synced', 'False', 'SecretTypeMismatch');
+    expect(condition(tls, 'Synced').message).toContain("'tls.crt' and 'tls.key'");
     expect(await cluster.secret(namespace.name, 'tls-secret')).toBeUndefined();
   });
 });

@@ -384,6 +384,16 @@ describe('kustomize base deploy/', () => {
     await dryRunAll(objects);
   });
 
+  test('deploy/reload/ (optional workload reload): a ClusterRole of list, watch and patch on the three workload kinds, bound to the ServiceAccount; every object passes a server-side dry run', async () => {
+    const objects = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'reload')])).stdout);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(['ClusterRole/coffer-operator-reload', 'ClusterRoleBinding/coffer-operator-reload']);
+    expect(one(objects, 'ClusterRole').rules).toEqual([
+      { apiGroups: ['apps'], resources: ['deployments', 'statefulsets', 'daemonsets'], verbs: ['list', 'watch', 'patch'] },
+    ]);
+    expect(one(objects, 'ClusterRoleBinding').subjects).toEqual([{ kind: 'ServiceAccount', name: 'coffer', namespace: 'coffer-system' }]);
+    await dryRunAll(objects);
+  });
+
   test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API', () => {
     const deployment = one(deployObjects, 'Deployment');
     expect(deployment.metadata.namespace).toBe('coffer-system');
@@ -443,6 +453,11 @@ describe('kustomize base deploy/', () => {
     expect(one(helmCluster, 'ClusterRole').rules).toEqual(rules);
     expect(one(helmNamespaced, 'Role', 'coffer-operator').rules).toEqual(rules);
     expect(one(helmCluster, 'Role', 'coffer-leader-election').rules).toEqual(one(deployObjects, 'Role').rules);
+    // reload.enabled adds exactly deploy/reload/'s rules; off (the default) the chart grants nothing on apps/*
+    const reload = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'reload')])).stdout);
+    const helmReload = await helmTemplate('coffer', 'coffer-system', { reload: { enabled: true } });
+    expect(one(helmReload, 'ClusterRole').rules).toEqual([...rules, ...one(reload, 'ClusterRole').rules]);
+    expect(JSON.stringify(one(helmCluster, 'ClusterRole').rules)).not.toContain('apps');
   });
 });
 
@@ -517,9 +532,11 @@ function operatorNeeds(ns: string, watchScope: string, leaseNamespace: string): 
       { verb: 'patch', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'patch', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
     ]),
-    { verb: 'list', resource: 'secrets', namespace: watchScope },
-    { verb: 'watch', resource: 'secrets', namespace: watchScope },
-    ...['get', 'create', 'patch', 'delete'].map((verb) => ({ verb, resource: 'secrets', namespace: ns })),
+    ...['secrets', 'configmaps'].flatMap((resource) => [
+      { verb: 'list', resource, namespace: watchScope },
+      { verb: 'watch', resource, namespace: watchScope },
+      ...['get', 'create', 'patch', 'delete'].map((verb) => ({ verb, resource, namespace: ns })),
+    ]),
     { verb: 'create', resource: 'events', namespace: ns },
     ...['get', 'create', 'update'].map((verb) => ({ verb, group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace })),
   ];
@@ -530,8 +547,9 @@ function operatorDoesNotNeed(ns: string, leaseNamespace: string): Access[] {
   return [
     { verb: 'update', resource: 'secrets', namespace: ns },
     { verb: 'deletecollection', resource: 'secrets', namespace: ns },
-    { verb: 'get', resource: 'configmaps', namespace: ns },
+    { verb: 'update', resource: 'configmaps', namespace: ns },
     { verb: 'list', resource: 'pods', namespace: ns },
+    { verb: 'patch', group: 'apps', resource: 'deployments', namespace: ns },
     { verb: 'list', resource: 'namespaces' },
     { verb: 'delete', resource: 'events', namespace: ns },
     { verb: 'list', resource: 'events', namespace: ns },
@@ -794,5 +812,44 @@ describe('the operator running as user `operator` with only deploy/’s ClusterR
 
     // and no call of the operator was refused
     expect(operator.output.join('')).not.toMatch(/User \\?"?operator\\?"? cannot/);
+  });
+
+  test('workload reload is off without deploy/reload/: an Integration asking for it says ReloadForbidden, its Secret syncs, the Deployment is never touched, and the operator stays ready', async () => {
+    onTestFailed(() => console.error(`operator output (tail):\n${operator.output.join('').slice(-6000)}`));
+    const labels = { app: 'reader' };
+    await admin.apps.createNamespacedDeployment({
+      namespace: ns,
+      body: {
+        metadata: { name: 'reader', annotations: { 'coffer.dev/reload': 'true' } },
+        spec: {
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: [{ name: 'app', image: 'example.com/app:1', envFrom: [{ secretRef: { name: 'reload-secrets' } }] }] } },
+        },
+      },
+    });
+    await cluster.apply('integrations', ns, {
+      kind: 'Integration',
+      metadata: { name: 'reloading' },
+      spec: { projectRef: { name: 'shop' }, environment: 'dev', target: { name: 'reload-secrets' }, reload: { workloads: [{ kind: 'Deployment', name: 'reader' }] } },
+    });
+    const resource = await cluster.waitReady('integrations', ns, 'reloading', 'Synced');
+    const reloaded = await waitFor('Reloaded=False ReloadForbidden', async () => {
+      const conditions = (await cluster.get('integrations', ns, 'reloading')).status?.conditions ?? [];
+      return conditions.find((condition: { type: string; reason: string }) => condition.type === 'Reloaded' && condition.reason === 'ReloadForbidden');
+    });
+    expect(reloaded.status).toBe('False');
+    expect(reloaded.message).toContain('apps');
+    expect(resource.status.syncedRevision).toEqual(expect.any(Number));
+    expect((await cluster.secretData(ns, 'reload-secrets'))?.DB_PASSWORD).toBe('rotated');
+    expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: projectId, environment: 'dev', secretPath: '/', secretValue: 'again' })).status).toBe(
+      200,
+    );
+    await waitFor('the change to arrive', async () => (await cluster.secretData(ns, 'reload-secrets'))?.DB_PASSWORD === 'again');
+    const deployment = await admin.apps.readNamespacedDeployment({ namespace: ns, name: 'reader' });
+    expect(deployment.metadata?.generation).toBe(1);
+    expect(Object.keys(deployment.metadata?.annotations ?? {}).filter((key) => key.startsWith('checksum.coffer.dev/'))).toEqual([]);
+    expect((await fetch(`${operator.probes}/readyz`)).status).toBe(200);
+    expect(operator.output.join('')).not.toMatch(/User \\?"?operator\\?"? cannot/);
+    await cluster.remove('integrations', ns, 'reloading');
   });
 });

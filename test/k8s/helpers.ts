@@ -11,7 +11,7 @@
  * Isolation: each test file works in its own namespace (generateName); cluster-scoped fixtures
  * (CRDs) are installed once by the global setup.
  */
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import { inject } from 'vitest';
 
 export type KubeUser = 'admin' | 'operator';
@@ -19,6 +19,7 @@ export type KubeUser = 'admin' | 'operator';
 export interface KubeClients {
   kc: KubeConfig;
   core: CoreV1Api;
+  apps: AppsV1Api;
   custom: CustomObjectsApi;
   ext: ApiextensionsV1Api;
   objects: KubernetesObjectApi;
@@ -32,6 +33,7 @@ export function kubeClients(kubeconfigPath: string = inject('kubeconfig'), user:
   return {
     kc,
     core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
     custom: kc.makeApiClient(CustomObjectsApi),
     ext: kc.makeApiClient(ApiextensionsV1Api),
     objects: KubernetesObjectApi.makeApiClient(kc),

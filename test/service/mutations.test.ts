@@ -71,6 +71,8 @@ const READS = new Set([
   'integrations.listOfProject',
   'projectEvents.subscribe',
   'changeStreams.open',
+  'syncBarrier.wait',
+  'syncBarrier.check',
 ]);
 
 /** Runs inside a caller's unit of work (takes its WriteContext): covered by the cases that call it. */
@@ -771,6 +773,21 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { integration } = await withIntegration(world);
       return () => world.services.integrations.recordSyncResultAs(world.admin, integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+    },
+  },
+  'integrations.recordReloadResult': {
+    // how far a workload reload got: bookkeeping like recordSyncResult
+    audit: [],
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.recordReloadResult(integration.id, 1);
+    },
+  },
+  'integrations.recordReloadResultAs': {
+    audit: [],
+    prepare: async (world) => {
+      const { integration } = await withIntegration(world);
+      return () => world.services.integrations.recordReloadResultAs(world.admin, integration.id, 1);
     },
   },
 };

@@ -1,3 +1,5 @@
+import { insertIdentity } from '../../src/identities/identity-store.ts';
+import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
 import { bootstrap, type TestApp } from './test-app.ts';
 
 export interface InjectOptions {
@@ -81,7 +83,15 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
     return inject(app, 'POST', '/api/v1/auth/universal-auth/login', { body: { clientId, clientSecret }, remoteAddress });
   }
 
-  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login };
+  /** The admin identity of a second organization on the same server (written directly: bootstrap makes only the first), and its token. */
+  async function foreignAdmin(slug: string): Promise<string> {
+    const org = await insertOrganization(app.database.db, { name: `Org ${slug}`, slug });
+    const created = await insertIdentity(app.database.db, { name: `${slug}-admin`, authMethod: 'token-auth' });
+    await insertIdentityOrgMembership(app.database.db, { identityId: created.id, orgId: org.id, role: 'admin' });
+    return issueToken(created.id);
+  }
+
+  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login, foreignAdmin };
 }
 
 export type AccessFixture = Awaited<ReturnType<typeof accessFixture>>;

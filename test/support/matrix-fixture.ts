@@ -51,6 +51,13 @@ export async function matrixFixture(app: TestApp) {
       await call('POST', `/api/v3/secrets/raw/${name}`, { workspaceId: projectId, environment: 'dev', secretValue: 'value', tagIds });
       return name;
     },
+    /** A secret written, and the revision the write committed (its Coffer-Revision header). */
+    async revision() {
+      const name = unique('R').toUpperCase().replaceAll('-', '_');
+      const body = { workspaceId: projectId, environment: 'dev', secretValue: 'value' };
+      const response = await app.request('POST', `/api/v3/secrets/raw/${name}`, { token: fx.token, body });
+      return String(response.headers['coffer-revision']);
+    },
     async import() {
       const body = { workspaceId: projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: `/${unique('src')}` } };
       return (await call('POST', '/api/v1/secret-imports', body)).secretImport.id as string;

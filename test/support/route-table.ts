@@ -200,6 +200,8 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     },
     // the change stream, narrowed to the project (test/api/change-stream.test.ts serves it over a real socket)
     'GET /api/v1/changes/stream': { allow: ALL, streams: true, build: at('/api/v1/changes/stream', { query: { projectId: p } }) },
+    // the revision barrier (test/api/revision-barrier.test.ts); another organization's caller gets 404
+    'GET /api/v1/changes/wait': { allow: ALL, build: async () => ({ url: '/api/v1/changes/wait', query: { revision: await fresh.revision(), timeout: '1ms' } }) },
     // tags
     'POST /api/v1/workspace/:projectId/tags': {
       allow: WRITERS,
@@ -278,6 +280,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v1/operator/integrations/:integrationId/sync-result': {
       allow: WRITERS,
       build: at(`/api/v1/operator/integrations/${ids.integrationId}/sync-result`, { body: { isSynced: true, syncMessage: null, syncedRevision: 1 } }),
+    },
+    'POST /api/v1/operator/integrations/:integrationId/reload-result': {
+      allow: WRITERS,
+      build: at(`/api/v1/operator/integrations/${ids.integrationId}/reload-result`, { body: { reloadedRevision: 1 } }),
     },
     'GET /api/v1/operator/secrets': { allow: ALL, build: at('/api/v1/operator/secrets', { query: { projectId: p, environment: 'dev' } }) },
     // audit log

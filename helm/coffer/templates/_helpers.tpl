@@ -101,12 +101,18 @@ informers.ts). Shared by the ClusterRole (rbac.scope=cluster) and the Role (name
 - apiGroups: [coffer.dev]
   resources: [secretsprojects/status, secretimports/status, integrations/status]
   verbs: [patch]
-# Managed Secrets: informer, drift checks, server-side apply (creates when missing), deletion.
+# Managed Secrets and ConfigMaps: informer, drift checks, server-side apply (creates when missing), deletion.
 - apiGroups: [""]
-  resources: [secrets]
+  resources: [secrets, configmaps]
   verbs: [list, watch, get, create, patch, delete]
 # Sync and failure Events.
 - apiGroups: [""]
   resources: [events]
   verbs: [create]
+{{- if .Values.reload.enabled }}
+# Workload reload (reload.enabled): watch the workloads, patch their checksum annotations.
+- apiGroups: [apps]
+  resources: [deployments, statefulsets, daemonsets]
+  verbs: [list, watch, patch]
+{{- end }}
 {{- end }}

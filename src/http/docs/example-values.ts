@@ -161,6 +161,9 @@ export const EXAMPLE_VALUES: Record<string, unknown> = {
   // the change stream: resume after a revision
   since: '41',
   'last-event-id': '41',
+  // the revision barrier: a write's Coffer-Revision, and how long to wait
+  revision: '42',
+  timeout: '30s',
   cursor: Buffer.from(`${TIME}|${OBJECT}`).toString('base64url'),
   // times
   createdAt: TIME,

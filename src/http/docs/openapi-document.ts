@@ -6,6 +6,7 @@ import { errorResponse, errorResponseSchema, errorStatusesOf } from './error-res
 import { exampleOf } from './examples.ts';
 import type { ErrorStatus } from './operation-doc.ts';
 import { registerReferencePage } from './reference-page.ts';
+import { REVISION_HEADER } from '../revision-header.ts';
 
 /** Query and body fields that name a project or an environment, which may not exist (404). */
 const RESOURCE_FIELDS = new Set(['workspaceId', 'projectId', 'workspaceSlug', 'projectSlug', 'environment', 'identityId', 'integrationAuthId', 'secretName']);
@@ -74,7 +75,7 @@ interface Operation {
   security?: unknown[];
   parameters?: { in: string; name: string; schema?: JsonSchema; example?: unknown; required?: boolean }[];
   requestBody?: { content: Record<string, { schema?: JsonSchema; example?: unknown }> };
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: JsonSchema; example?: unknown }> }>;
+  responses: Record<string, { description?: string; headers?: Record<string, unknown>; content?: Record<string, { schema?: JsonSchema; example?: unknown }> }>;
   'x-coffer-errors'?: ErrorStatus[];
 }
 
@@ -90,13 +91,29 @@ export interface OpenApiDocument {
  */
 function completeDocument(document: OpenApiDocument): OpenApiDocument {
   for (const methods of Object.values(document.paths)) {
-    for (const operation of Object.values(methods)) {
+    for (const [method, operation] of Object.entries(methods)) {
       describeSuccess(operation);
+      if (WRITE_METHODS.has(method)) describeRevisionHeader(operation);
       addExamples(operation);
       addErrorResponses(operation);
     }
   }
   return document;
+}
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete']);
+
+const REVISION_HEADER_DOC = {
+  description:
+    'The newest change-feed revision this request committed, when it changed what a place resolves to or how it is listed (secrets, folders, imports, environments, tags, integrations, grants). Wait until the operators reflect it with `GET /api/v1/changes/wait?revision=…`.',
+  schema: { type: 'integer', minimum: 1, example: 42 },
+};
+
+/** Every write may answer the revision it committed (http/revision-header.ts). */
+function describeRevisionHeader(operation: Operation): void {
+  for (const [status, response] of Object.entries(operation.responses)) {
+    if (status.startsWith('2')) response.headers = { ...response.headers, [REVISION_HEADER]: REVISION_HEADER_DOC };
+  }
 }
 
 function describeSuccess(operation: Operation): void {

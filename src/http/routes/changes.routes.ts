@@ -3,9 +3,11 @@ import { MAX_CHANGE_STREAMS_PER_CALLER } from '../../events/change-stream.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
-import { id, optional, optionalInteger } from '../../validation/input.ts';
+import { parseDuration } from '../../validation/duration.ts';
+import { digitsInteger, duration, id, optional, optionalInteger } from '../../validation/input.ts';
 import { streamEvents } from '../sse.ts';
-import { describeRoute, reads } from '../docs/operation-doc.ts';
+import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
+import { REVISION_HEADER } from '../revision-header.ts';
 import type { EventStreamSettings } from './events.routes.ts';
 
 const tags = ['Events'];
@@ -38,7 +40,7 @@ through another replica shows within a minute. A client that stops reading is dr
 
     curl -N -H "Authorization: Bearer $TOKEN" "$API/api/v1/changes/stream?since=41"`;
 
-export function changeRoutes(app: ZodApp, { changeStreams, auth }: Services, settings: EventStreamSettings): void {
+export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: Services, settings: EventStreamSettings): void {
   app.get(
     '/api/v1/changes/stream',
     {
@@ -80,4 +82,93 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth }: Services, set
       });
     },
   );
+
+  app.get(
+    '/api/v1/changes/wait',
+    {
+      schema: {
+        tags: ['Integrations'],
+        ...describeRoute({
+          summary: 'Wait until a write reached the clusters',
+          description: waitDescription,
+          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike.`,
+          effects: reads(),
+        }),
+        querystring: z.object({
+          revision: digitsInteger(1, MAX_REVISION).describe(`The revision to wait for: the \`${REVISION_HEADER}\` header of the write.`),
+          timeout: optional(duration().refine((value) => parseDuration(value)! <= MAX_WAIT_MS, 'must be at most 5m')).describe(
+            'How long to wait at most: a duration such as `10s` or `2m` (a bare number is milliseconds); 30s when absent, 5m at most.',
+          ),
+        }),
+        response: { 200: barrierAnswer },
+      },
+    },
+    async (request) => {
+      const timeoutMs = request.query.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(request.query.timeout)!;
+      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs);
+    },
+  );
 }
+
+const DEFAULT_WAIT_MS = 30_000;
+const MAX_WAIT_MS = 5 * 60_000;
+
+const barrierAnswer = z
+  .object({
+    revision: z.number().describe('The revision waited for.'),
+    reached: z.boolean().describe('Whether every Integration that reads what changed reflects it (false: the timeout ran out first).'),
+    integrations: z
+      .array(
+        z.object({
+          id: z.string().describe("The integration record's id."),
+          cluster: z.string().describe('The cluster of the Integration resource.'),
+          namespace: z.string().describe('Its namespace.'),
+          name: z.string().describe('Its name.'),
+          secretName: z.string().nullable().describe('The Secret (or ConfigMap) it writes.'),
+          syncedRevision: z.number().nullable().describe('The revision its target reflects; null before its first sync.'),
+          reloadedRevision: z.number().nullable().describe('The revision its workload reload reflects (Integrations with spec.reload).'),
+          state: z
+            .enum(['reached', 'pending', 'paused'])
+            .describe('`reached`: it reflects the revision (or the write does not concern it); `pending`: not yet; `paused`: inactive, not waited for.'),
+          message: z.string().nullable().describe('Its last sync message (why it is not synced), never a value.'),
+        }),
+      )
+      .describe("Every Integration resource's record in the project of the change."),
+  })
+  .meta({
+    examples: [
+      {
+        revision: 42,
+        reached: true,
+        integrations: [
+          {
+            id: '3c8e1f4a-7b2d-4e9c-a1f3-5d7b9e0c2a46',
+            cluster: 'local',
+            namespace: 'shop',
+            name: 'app',
+            secretName: 'app-secrets',
+            syncedRevision: 42,
+            reloadedRevision: null,
+            state: 'reached',
+            message: null,
+          },
+        ],
+      },
+    ],
+  });
+
+const waitDescription = `Answers once every Integration resource that reads what revision R changed reflects it: its Secret (or
+ConfigMap) holds the data of R or later, and, for an Integration that rolls workloads (\`spec.reload\`), the workloads
+that consume a changed key were rolled. Every write answers its revision in the \`${REVISION_HEADER}\` header, so a
+pipeline can write a secret and deploy only after it reached the cluster:
+
+    R=$(curl -sf -D - -o /dev/null -X PATCH "$API/api/v3/secrets/raw/DB_PASSWORD" … | sed -n 's/^coffer-revision: //Ip' | tr -d '\\r')
+    curl -sf -H "Authorization: Bearer $TOKEN" "$API/api/v1/changes/wait?revision=$R&timeout=2m"
+
+The Integrations considered are the records of the change's project, in every cluster. R names the whole write: every
+change its transaction committed (a batch, a folder with its secrets). One is \`pending\` while such a change touches
+what it reads (its sources, and the folders it reads through imports and references) and the revision it last synced
+is older than R; a write that concerns it not (another folder, a tag) never makes it wait, nor does another
+Integration that is behind on something else. Paused ones (\`isActive: false\`) are listed and not waited for. The
+answer comes when none is pending, or when the timeout runs out (\`reached: false\`, the pending ones named with
+their last sync message): a clean answer either way, 200. \`coffer wait\` does the same from the command line.`;

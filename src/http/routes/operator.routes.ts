@@ -34,6 +34,14 @@ const claimant = z
 const claimantResponse = z.object({ cluster: z.string(), namespace: z.string(), name: z.string(), uid: z.string() });
 const managedBy = required(253 + 64).describe('`<namespace>/<name>` of the Integration resource.');
 
+/** Most places one sync reads: 11 sources, each with imports and references (a generous bound). */
+const MAX_READ_PLACES = 10_000;
+const readPlace = z.object({
+  environmentId: id().describe("The environment's id."),
+  path: path(),
+  recursive: z.boolean().describe('And every folder below it.'),
+});
+
 /** Examples the API reference shows (one project, cluster and namespace throughout). */
 const PROJECT = '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42';
 const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
@@ -190,6 +198,10 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
             targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
             isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
             metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
+            reloads: z
+              .boolean()
+              .optional()
+              .describe('The resource rolls workloads (spec.reload): the revision barrier waits for its reload too. The stored value when absent.'),
           })
           .meta({
             examples: [
@@ -249,14 +261,48 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           .object({
             isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
             syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
-            syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).nullable().describe('The change-log revision the Secret reflects.'),
+            syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER)
+              .nullable()
+              .optional()
+              .describe('The change-log revision the Secret reflects; the stored one when absent (a failed sync changed nothing).'),
+            places: z
+              .array(readPlace)
+              .max(MAX_READ_PLACES)
+              .optional()
+              .describe(
+                'Every place the sync read (its sources, recursive ones with what lies below, and the folders read through imports and references); the stored list when absent. The revision barrier decides with it which writes reached the Secret.',
+              ),
           })
-          .meta({ examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42 }] }),
+          .meta({ examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42, places: [{ environmentId: ENVIRONMENT, path: '/', recursive: false }] }] }),
         response: { 200: z.object({ message: z.string().describe('What happened.') }) },
       },
     },
     async (request) => {
       await integrations.recordSyncResultAs(request.actor, request.params.integrationId, request.body);
+      return { message: 'Recorded' };
+    },
+  );
+
+  app.post(
+    '/api/v1/operator/integrations/:integrationId/reload-result',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: "Record a workload reload's progress",
+          description: `Stores the newest revision whose changes the workload reload of an integration has dealt with (the workloads that consume what changed were rolled, or found current). ${who}`,
+          permission: projectPermission('edit', 'integrations'),
+          effects: "Stores the revision; no audit entry and no change (the record's settings did not change).",
+        }),
+        params: z.object({ integrationId: id().describe("The integration's id.") }),
+        body: z
+          .object({ reloadedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).describe('The change-log revision the workloads reflect.') })
+          .meta({ examples: [{ reloadedRevision: 42 }] }),
+        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+      },
+    },
+    async (request) => {
+      await integrations.recordReloadResultAs(request.actor, request.params.integrationId, request.body.reloadedRevision);
       return { message: 'Recorded' };
     },
   );
@@ -282,9 +328,17 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         response: {
           200: z
             .object({
-              secrets: z.array(z.object({ key: z.string(), value: z.string(), path: z.string() })).describe("The folder's own secrets (and those below it)."),
+              secrets: z
+                .array(z.object({ key: z.string(), value: z.string(), path: z.string(), tags: z.array(z.string()).describe('Tag slugs.') }))
+                .describe("The folder's own secrets (and those below it)."),
               imports: z
-                .array(z.object({ environment: z.string(), path: z.string(), secrets: z.array(z.object({ key: z.string(), value: z.string() })) }))
+                .array(
+                  z.object({
+                    environment: z.string(),
+                    path: z.string(),
+                    secrets: z.array(z.object({ key: z.string(), value: z.string(), tags: z.array(z.string()).describe('Tag slugs.') })),
+                  }),
+                )
                 .describe('Imported groups, in position order.'),
               environmentId: z.string().describe("The source environment's id."),
               reads: z.array(z.object({ environmentId: z.string(), path: z.string() })).describe('Every folder the listing read.'),
@@ -292,8 +346,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
             .meta({
               examples: [
                 {
-                  secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/' }],
-                  imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info' }] }],
+                  secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/', tags: ['backend'] }],
+                  imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info', tags: [] }] }],
                   environmentId: ENVIRONMENT,
                   reads: [
                     { environmentId: ENVIRONMENT, path: '/' },

@@ -1,4 +1,5 @@
 import type { ChangeKind } from '../../changes/change-feed.ts';
+import type { ReadPlace } from '../../changes/read-places.ts';
 
 /**
  * The operator's port to Coffer: every call the controllers make, and nothing
@@ -155,6 +156,8 @@ export interface ManagedIntegration {
   isActive?: boolean;
   /** Where the resource lives: installation, cluster, namespace, name, uid. */
   metadata: Record<string, string>;
+  /** It rolls workloads (spec.reload): the revision barrier waits for its reload too. */
+  reloads: boolean;
 }
 
 export interface IntegrationRecord {
@@ -167,8 +170,13 @@ export interface IntegrationRecord {
 export interface IntegrationsPort {
   /** Creates or updates the record of `integration.managedBy`. */
   upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
-  /** What the last sync did; status text only, never a value. */
-  recordSyncResult(integrationId: string, result: { isSynced: boolean; syncMessage: string | null; syncedRevision: Revision | null }): Promise<void>;
+  /** What the last sync did (and, after a successful one, every place it read; a failed one leaves the revision reached as it was); status text only, never a value. */
+  recordSyncResult(
+    integrationId: string,
+    result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: Revision | null; places?: ReadPlace[] },
+  ): Promise<void>;
+  /** The newest revision whose changes the workload reload has dealt with (rolled, or found current). */
+  recordReloadResult(integrationId: string, reloadedRevision: Revision): Promise<void>;
   /** Deletes the record of `managedBy` in `cluster`, if any. */
   delete(cluster: string, managedBy: string): Promise<void>;
   /** GET /api/v1/integration/{id} */
@@ -195,12 +203,14 @@ export interface SourcedSecret {
   value: string;
   /** The folder it lives in (below the source path when recursive). */
   path: string;
+  /** The slugs of its tags. */
+  tags: string[];
 }
 
 export interface ImportedSecrets {
   environment: string;
   path: string;
-  secrets: { key: string; value: string }[];
+  secrets: { key: string; value: string; tags: string[] }[];
 }
 
 export interface SecretListing {

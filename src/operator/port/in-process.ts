@@ -160,6 +160,7 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
     recordSyncResult: (integrationId, result) => integrations.recordSyncResult(integrationId, result),
+    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResult(integrationId, reloadedRevision),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
@@ -183,17 +184,18 @@ export async function listSecretsForOperator(services: Services, actor: Actor, s
     includeImports: source.includeImports,
     expandSecretReferences: true,
     dependencies,
+    importedTags: true,
   });
   // the reader names each folder "<environment id>:<path>", the listed environment's own first
   const reads = [...dependencies].map(toFolderRef);
   return {
     secrets: listing.secrets
       .filter((secret) => secret.type === 'shared')
-      .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath })),
+      .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath, tags: secret.tags.map((tag) => tag.slug) })),
     imports: (listing.imports ?? []).map((group) => ({
       environment: group.environment,
       path: group.secretPath,
-      secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue })),
+      secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue, tags: secret.tags.map((tag) => tag.slug) })),
     })),
     environmentId: reads[0]!.environmentId,
     reads,

@@ -1,7 +1,27 @@
-import { type Informer, type KubernetesObject, makeInformer, type ObjectCache, type V1Secret } from '@kubernetes/client-node';
+import {
+  type Informer,
+  type KubernetesObject,
+  makeInformer,
+  type ObjectCache,
+  type V1ConfigMap,
+  type V1DaemonSet,
+  type V1Deployment,
+  type V1Secret,
+  type V1StatefulSet,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { describeError, type KubeApi } from './kube-api.ts';
-import { GROUP, type IntegrationResource, KINDS, type KindName, MANAGED_BY_LABEL, type SecretImportResource, type SecretsProject, VERSION } from '../resources.ts';
+import {
+  GROUP,
+  type IntegrationResource,
+  KINDS,
+  type KindName,
+  MANAGED_BY_LABEL,
+  type SecretImportResource,
+  type SecretsProject,
+  VERSION,
+  type WorkloadKind,
+} from '../resources.ts';
 
 /** An informer and its cache (client-node's ListWatch, which also tells the resourceVersion it listed or watched at). */
 export type CachedInformer<T extends KubernetesObject> = Informer<T> & ObjectCache<T> & { latestResourceVersion(): string };
@@ -11,6 +31,31 @@ export interface OperatorInformers {
   imports: CachedInformer<SecretImportResource>;
   integrations: CachedInformer<IntegrationResource>;
   managedSecrets: CachedInformer<V1Secret>;
+  /** ConfigMaps Integrations write (target.kind ConfigMap), by the same label. */
+  managedConfigMaps: CachedInformer<V1ConfigMap>;
+  /** The workloads the reload may roll: only when its RBAC is granted (reload off otherwise). */
+  workloads?: WorkloadInformers;
+}
+
+export type Workload = V1Deployment | V1StatefulSet | V1DaemonSet;
+export type WorkloadInformers = Record<WorkloadKind, CachedInformer<Workload>>;
+
+/** Informers for Deployments, StatefulSets and DaemonSets, cluster-wide or in one namespace (every one: opting in is an annotation, which no selector can name). */
+export function createWorkloadInformers(kube: KubeApi, namespace?: string): WorkloadInformers {
+  const { apps } = kube;
+  const informer = (plural: string, list: () => Promise<unknown>) =>
+    withoutManagedFields(
+      makeInformer<Workload>(
+        kube.config,
+        namespace ? `/apis/apps/v1/namespaces/${namespace}/${plural}` : `/apis/apps/v1/${plural}`,
+        list as never,
+      ) as CachedInformer<Workload>,
+    );
+  return {
+    Deployment: informer('deployments', () => (namespace ? apps.listNamespacedDeployment({ namespace }) : apps.listDeploymentForAllNamespaces())),
+    StatefulSet: informer('statefulsets', () => (namespace ? apps.listNamespacedStatefulSet({ namespace }) : apps.listStatefulSetForAllNamespaces())),
+    DaemonSet: informer('daemonsets', () => (namespace ? apps.listNamespacedDaemonSet({ namespace }) : apps.listDaemonSetForAllNamespaces())),
+  };
 }
 
 function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind: KindName, namespace?: string): CachedInformer<T> {
@@ -23,16 +68,21 @@ function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind:
   return makeInformer<T>(kube.config, path, list) as CachedInformer<T>;
 }
 
-/** Informers for the three kinds and for the Secrets Coffer manages (by label), cluster-wide or in one namespace. */
+/** Informers for the three kinds and for the Secrets and ConfigMaps Coffer manages (by label), cluster-wide or in one namespace. */
 export function createInformers(kube: KubeApi, namespace?: string): OperatorInformers {
   const labelSelector = `${MANAGED_BY_LABEL}=coffer`;
   const secretsPath = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
   const listSecrets = () => (namespace ? kube.core.listNamespacedSecret({ namespace, labelSelector }) : kube.core.listSecretForAllNamespaces({ labelSelector }));
+  const configMapsPath = namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps';
+  const listConfigMaps = () => (namespace ? kube.core.listNamespacedConfigMap({ namespace, labelSelector }) : kube.core.listConfigMapForAllNamespaces({ labelSelector }));
   return {
     projects: withoutManagedFields(customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace)),
     imports: withoutManagedFields(customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace)),
     integrations: withoutManagedFields(customResourceInformer<IntegrationResource>(kube, 'Integration', namespace)),
     managedSecrets: withoutManagedFields(makeInformer<V1Secret>(kube.config, secretsPath, listSecrets as never, labelSelector) as CachedInformer<V1Secret>),
+    managedConfigMaps: withoutManagedFields(
+      makeInformer<V1ConfigMap>(kube.config, configMapsPath, listConfigMaps as never, labelSelector) as CachedInformer<V1ConfigMap>,
+    ),
   };
 }
 

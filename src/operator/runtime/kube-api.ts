@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   ApiException,
+  AppsV1Api,
   AuthorizationV1Api,
   CoordinationV1Api,
   CoreV1Api,
@@ -10,9 +11,10 @@ import {
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
+  type V1ConfigMap,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { FIELD_MANAGER, GROUP, KINDS, type KindName, VERSION } from '../resources.ts';
+import { FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
 export function apiStatus(error: unknown): number | undefined {
@@ -79,6 +81,15 @@ export const ABSENT = '9223372036854775807';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/** What an Integration writes, as the apiserver holds it. */
+export type TargetObject = V1Secret | V1ConfigMap;
+
+/** The resource (plural) of each workload kind the reload rolls: in metrics and RBAC. */
+export const WORKLOAD_RESOURCES: Record<WorkloadKind, string> = { Deployment: 'deployments', StatefulSet: 'statefulsets', DaemonSet: 'daemonsets' };
+
+/** The resource (plural) of each target kind: in metrics and RBAC. */
+export const TARGET_RESOURCES: Record<TargetKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
+
 type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
 
@@ -121,6 +132,7 @@ export class KubeApi {
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   readonly objects: KubernetesObjectApi;
+  readonly apps: AppsV1Api;
 
   readonly config: KubeConfig;
   /** Called once per request the methods below make (metrics). */
@@ -135,6 +147,23 @@ export class KubeApi {
     this.coordination = config.makeApiClient(CoordinationV1Api);
     this.authorization = config.makeApiClient(AuthorizationV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(config);
+    this.apps = config.makeApiClient(AppsV1Api);
+  }
+
+  /**
+   * A JSON merge patch of a Deployment, StatefulSet or DaemonSet (the reload's
+   * checksum annotations), with the `coffer` field manager.
+   */
+  async patchWorkload(kind: WorkloadKind, namespace: string, name: string, patch: { metadata?: object; spec?: object }): Promise<void> {
+    this.#onRequest('patch', WORKLOAD_RESOURCES[kind]);
+    await this.objects.patch(
+      { apiVersion: 'apps/v1', kind, ...patch, metadata: { ...patch.metadata, name, namespace } },
+      undefined,
+      undefined,
+      FIELD_MANAGER,
+      undefined,
+      PatchStrategy.MergePatch,
+    );
   }
 
   async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
@@ -170,26 +199,28 @@ export class KubeApi {
   }
 
   /**
-   * Server-side apply of a Secret, by default with the `coffer` field manager
-   * and taking over fields others own (force). With `expectedVersion` the apply
-   * is conditional: it fails with 409 Conflict unless the live Secret is at
-   * that resourceVersion, or, for ABSENT, unless there is no Secret of that
-   * name (then the apply creates it). Without force, a field another manager
-   * owns with another value fails the apply with 409 (the conflicts are in the
-   * Status causes).
+   * Server-side apply of a Secret or ConfigMap (by its kind), by default with
+   * the `coffer` field manager and taking over fields others own (force).
+   * With `expectedVersion` the apply is conditional: it fails with 409
+   * Conflict unless the live object is at that resourceVersion, or, for
+   * ABSENT, unless there is no object of that name (then the apply creates
+   * it). Without force, a field another manager owns with another value fails
+   * the apply with 409 (the conflicts are in the Status causes).
    */
-  async applySecret(secret: V1Secret, options: { expectedVersion?: string; fieldManager?: string; force?: boolean } = {}): Promise<V1Secret> {
-    this.#onRequest('apply', 'secrets');
+  async applyTarget<T extends TargetObject>(object: T, options: { expectedVersion?: string; fieldManager?: string; force?: boolean } = {}): Promise<T> {
+    this.#onRequest('apply', TARGET_RESOURCES[object.kind as TargetKind]);
     const { expectedVersion, fieldManager = FIELD_MANAGER, force = true } = options;
-    const body = expectedVersion ? { ...secret, metadata: { ...secret.metadata, resourceVersion: expectedVersion } } : secret;
+    const body = expectedVersion ? { ...object, metadata: { ...object.metadata, resourceVersion: expectedVersion } } : object;
     return await this.objects.patch(body, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply);
   }
 
-  /** Removes these data keys from a Secret still at `resourceVersion` (a JSON merge patch; 409 when it changed). */
-  async removeSecretKeys(namespace: string, name: string, keys: readonly string[], resourceVersion: string): Promise<void> {
-    this.#onRequest('patch', 'secrets');
+  /** Removes these data keys from an object still at `resourceVersion` (a JSON merge patch; 409 when it changed). */
+  async removeTargetKeys(kind: TargetKind, namespace: string, name: string, keys: readonly string[], resourceVersion: string): Promise<void> {
+    this.#onRequest('patch', TARGET_RESOURCES[kind]);
     const data = Object.fromEntries(keys.map((key) => [key, null]));
-    await this.core.patchNamespacedSecret({ namespace, name, fieldManager: FIELD_MANAGER, body: { metadata: { resourceVersion }, data } }, mergePatch);
+    const request = { namespace, name, fieldManager: FIELD_MANAGER, body: { metadata: { resourceVersion }, data } };
+    if (kind === 'Secret') await this.core.patchNamespacedSecret(request, mergePatch);
+    else await this.core.patchNamespacedConfigMap(request, mergePatch);
   }
 
   /** The permissions of `needs` the apiserver does not grant this client, by SelfSubjectAccessReviews. */
@@ -206,20 +237,27 @@ export class KubeApi {
     return answers.filter((missing): missing is Permission => missing !== undefined);
   }
 
-  async readSecret(namespace: string, name: string): Promise<V1Secret | undefined> {
-    this.#onRequest('get', 'secrets');
+  async readTarget(kind: 'Secret', namespace: string, name: string): Promise<V1Secret | undefined>;
+  async readTarget(kind: TargetKind, namespace: string, name: string): Promise<TargetObject | undefined>;
+  async readTarget(kind: TargetKind, namespace: string, name: string): Promise<TargetObject | undefined> {
+    this.#onRequest('get', TARGET_RESOURCES[kind]);
     try {
-      return await this.core.readNamespacedSecret({ namespace, name });
+      const object = kind === 'Secret' ? await this.core.readNamespacedSecret({ namespace, name }) : await this.core.readNamespacedConfigMap({ namespace, name });
+      // the typed client leaves apiVersion and kind out of what it read
+      return { ...object, apiVersion: 'v1', kind };
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
     }
   }
 
-  async deleteSecret(namespace: string, name: string): Promise<void> {
-    this.#onRequest('delete', 'secrets');
+  /** Deletes the object; with `uid`, only if it is still that object (a precondition). */
+  async deleteTarget(kind: TargetKind, namespace: string, name: string, uid?: string): Promise<void> {
+    this.#onRequest('delete', TARGET_RESOURCES[kind]);
+    const body = uid ? { preconditions: { uid } } : undefined;
     try {
-      await this.core.deleteNamespacedSecret({ namespace, name });
+      if (kind === 'Secret') await this.core.deleteNamespacedSecret({ namespace, name, body });
+      else await this.core.deleteNamespacedConfigMap({ namespace, name, body });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

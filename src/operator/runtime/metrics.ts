@@ -37,6 +37,7 @@ export class OperatorMetrics {
   readonly #kubeRequests: Counter<'verb' | 'resource'>;
   readonly #eventsDropped: Counter<'type' | 'cause'>;
   readonly #watchFailures: Counter<'resource'>;
+  readonly #rollouts: Counter<'kind'>;
   readonly #leader: Gauge;
   readonly #ready: Gauge;
   #queue: { length: () => number; oldestWaitMs: () => number } = { length: () => 0, oldestWaitMs: () => 0 };
@@ -92,6 +93,12 @@ export class OperatorMetrics {
       labelNames: ['resource'],
       registers,
     });
+    this.#rollouts = new Counter({
+      name: 'coffer_operator_rollouts_total',
+      help: 'Workloads rolled because a key they consume changed, by kind (Deployment, StatefulSet, DaemonSet)',
+      labelNames: ['kind'],
+      registers,
+    });
     this.#leader = new Gauge({ name: 'coffer_operator_leader', help: '1 while this replica leads (reconciles), else 0', registers });
     this.#ready = new Gauge({ name: 'coffer_operator_ready', help: '1 while the operator can work (its permissions granted, its watches running), else 0', registers });
     const queue = () => this.#queue;
@@ -145,6 +152,10 @@ export class OperatorMetrics {
 
   watchFailed(resource: string): void {
     this.#watchFailures.inc({ resource });
+  }
+
+  rolledOut(kind: string): void {
+    this.#rollouts.inc({ kind });
   }
 
   leading(leading: boolean): void {

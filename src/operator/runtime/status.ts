@@ -69,13 +69,19 @@ export class StatusWriter {
   }
 
   /**
-   * Patches the status with these fields (null removes one) and conditions;
-   * skips the write when nothing would change. The condition metric follows
-   * either way.
+   * Patches the status with these fields (null removes one) and conditions,
+   * without the condition types in `remove`; skips the write when nothing
+   * would change. The condition metric follows either way.
    */
-  async write(kind: KindName, resource: StatusResource, fields: Record<string, unknown>, conditions: readonly ConditionUpdate[]): Promise<void> {
+  async write(
+    kind: KindName,
+    resource: StatusResource,
+    fields: Record<string, unknown>,
+    conditions: readonly ConditionUpdate[],
+    remove: readonly ConditionType[] = [],
+  ): Promise<void> {
     const observedGeneration = resource.metadata.generation;
-    let nextConditions = resource.status?.conditions;
+    let nextConditions = resource.status?.conditions?.filter((condition) => !remove.includes(condition.type as ConditionType));
     for (const condition of conditions) {
       nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
       this.#metrics?.condition({ kind, namespace: resource.metadata.namespace, name: resource.metadata.name }, condition.type, condition.status);

@@ -1,17 +1,24 @@
+import type { ReadPlace } from '../../../src/changes/read-places.ts';
 import { describe, expect, test } from 'vitest';
 import { DependencyIndex } from '../../../src/operator/controllers/integration/dependency-index.ts';
 import { formatNamespacedName } from '../../../src/operator/runtime/object-key.ts';
 import { change } from './change-fixture.ts';
+
+/** What an Integration reading `source` (and the folders `reads`) depends on. */
+const dependencies = (projectId: string, source: ReadPlace, reads: { environmentId: string; path: string }[]) => ({
+  projectId,
+  places: [source, ...reads.map((read) => ({ ...read, recursive: false }))],
+});
 
 const name = (value: string) => ({ namespace: 'ns', name: value });
 const reads = (...folders: string[]) => folders.map((folder) => ({ environmentId: folder.split(':')[0]!, path: folder.split(':')[1]! }));
 
 describe('dependency index', () => {
   const index = new DependencyIndex();
-  index.set(name('root'), { projectId: 'p1', environmentId: 'dev', path: '/', recursive: false, reads: reads('dev:/', 'stg:/shared') });
-  index.set(name('app'), { projectId: 'p1', environmentId: 'dev', path: '/app', recursive: true, reads: reads('dev:/app', 'dev:/app/api') });
-  index.set(name('apple'), { projectId: 'p1', environmentId: 'dev', path: '/apple', recursive: false, reads: reads('dev:/apple') });
-  index.set(name('other'), { projectId: 'p2', environmentId: 'dev', path: '/', recursive: false, reads: reads('dev:/') });
+  index.set(name('root'), dependencies('p1', { environmentId: 'dev', path: '/', recursive: false }, reads('dev:/', 'stg:/shared')));
+  index.set(name('app'), dependencies('p1', { environmentId: 'dev', path: '/app', recursive: true }, reads('dev:/app', 'dev:/app/api')));
+  index.set(name('apple'), dependencies('p1', { environmentId: 'dev', path: '/apple', recursive: false }, reads('dev:/apple')));
+  index.set(name('other'), dependencies('p2', { environmentId: 'dev', path: '/', recursive: false }, reads('dev:/')));
 
   test.each([
     ['a secret at the root', change({}), ['ns/root']],
@@ -33,7 +40,7 @@ describe('dependency index', () => {
 });
 
 describe('dependency index: changes routed before an Integration was indexed', () => {
-  const burst = { projectId: 'p1', environmentId: 'dev', path: '/burst', recursive: false, reads: [] };
+  const burst = dependencies('p1', { environmentId: 'dev', path: '/burst', recursive: false }, []);
 
   test('a touching change after the revision its sync read at is reported as missed; older or unrelated ones are not', () => {
     const index = new DependencyIndex();

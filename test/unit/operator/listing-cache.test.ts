@@ -2,11 +2,14 @@ import { expect, test } from 'vitest';
 import { ListingCache } from '../../../src/operator/controllers/integration/listing-cache.ts';
 import { change } from './change-fixture.ts';
 
-const listing = (value: string) => async () => ({ data: { KEY: value }, skipped: [], environmentId: 'dev', reads: [{ environmentId: 'dev', path: '/' }] });
+interface Listed {
+  data: { KEY: string };
+}
+const listing = (value: string) => async (): Promise<Listed> => ({ data: { KEY: value } });
 
 test('a listing stays current across the operator’s own integration-record writes the feed has not delivered yet', async () => {
   const own = new Set([11, 12]);
-  const cache = new ListingCache((revision) => own.has(revision));
+  const cache = new ListingCache<Listed>((revision) => own.has(revision));
   cache.reset(10);
   expect((await cache.get('k', 10, listing('first'))).data.KEY).toBe('first');
   // revisions 11 and 12 are our own record writes: no read
@@ -16,7 +19,7 @@ test('a listing stays current across the operator’s own integration-record wri
 });
 
 test('an observed change that may alter listings drops older listings; record-only changes keep them', async () => {
-  const cache = new ListingCache();
+  const cache = new ListingCache<Listed>();
   cache.reset(10);
   await cache.get('k', 10, listing('first'));
   cache.observe([change({ revision: 11, kind: 'integration', altersSecrets: false })]);

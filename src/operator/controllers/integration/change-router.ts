@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { Change, Revision } from '../../port/coffer-port.ts';
+import type { Change, Revision, SecretListing } from '../../port/coffer-port.ts';
 import { formatNamespacedName, type NamespacedName } from '../../runtime/object-key.ts';
 import { DependencyIndex, type IntegrationDependencies } from './dependency-index.ts';
-import { type CurrentListing, ListingCache, type ResolvedListing } from './listing-cache.ts';
+import { type CurrentListing, ListingCache } from './listing-cache.ts';
 
 /** Changes to where secrets live (not to the secrets): reads may see them only after the port's structureLagMs. */
 const STRUCTURAL_CHANGES: ReadonlySet<string> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
@@ -25,7 +25,7 @@ export interface ChangeRouterOptions {
 export class ChangeRouter {
   readonly #options: ChangeRouterOptions;
   readonly #dependencies = new DependencyIndex();
-  readonly #listings: ListingCache;
+  readonly #listings: ListingCache<SecretListing>;
   readonly #changedSince = new Map<string, Date>();
   readonly #structureChangedAt = new Map<string, number>();
 
@@ -86,7 +86,7 @@ export class ChangeRouter {
   }
 
   /** The listing of `source` as of `latestRevision` (read once per source and revision). */
-  listing(source: string, latestRevision: Revision, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
+  listing(source: string, latestRevision: Revision, read: () => Promise<SecretListing>): Promise<CurrentListing<SecretListing>> {
     return this.#listings.get(source, latestRevision, read);
   }
 

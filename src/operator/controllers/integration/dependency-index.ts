@@ -1,22 +1,15 @@
-import type { Change, FolderRef, Revision } from '../../port/coffer-port.ts';
+import { changeTouches, type ReadPlace } from '../../../changes/read-places.ts';
+import type { Change, Revision } from '../../port/coffer-port.ts';
 import { formatNamespacedName, type NamespacedName } from '../../runtime/object-key.ts';
 
 export interface IntegrationDependencies {
   projectId: string;
-  environmentId: string;
-  path: string;
-  recursive: boolean;
-  /** Every folder the last sync read: its own, imported ones, referenced ones. */
-  reads: readonly FolderRef[];
+  /** Every place the last sync read: its sources (recursive ones with what lies below), imported and referenced folders. */
+  places: readonly ReadPlace[];
 }
 
 /** How many routed changes are kept to check newly indexed Integrations against. */
 const RECENT_CHANGES = 10_000;
-
-function isWithin(path: string, ancestor: string): boolean {
-  return ancestor === '/' || path === ancestor || path.startsWith(`${ancestor}/`);
-}
-
 /**
  * Which Integrations a committed change touches: its environment and path
  * (whole segments; below it when recursive), the folders it read through
@@ -73,30 +66,6 @@ export class DependencyIndex {
   }
 
   #matches(dependencies: IntegrationDependencies, change: Change): boolean {
-    if (dependencies.projectId !== change.projectId) return false;
-    if (change.environmentId === null || change.secretPath === null || change.kind.startsWith('environment') || change.kind === 'project-deleted') {
-      return change.environmentId === null || this.#usesEnvironment(dependencies, change.environmentId);
-    }
-    return this.#touches(dependencies, change);
-  }
-
-  #usesEnvironment(dependencies: IntegrationDependencies, environmentId: string): boolean {
-    return dependencies.environmentId === environmentId || dependencies.reads.some((read) => read.environmentId === environmentId);
-  }
-
-  #touches(dependencies: IntegrationDependencies, change: Change): boolean {
-    const environmentId = change.environmentId!;
-    const path = change.secretPath!;
-    const removesFolders = change.kind === 'folder';
-    if (dependencies.environmentId === environmentId) {
-      if (path === dependencies.path) return true;
-      if (dependencies.recursive && isWithin(path, dependencies.path)) return true;
-      if (removesFolders && isWithin(dependencies.path, path)) return true;
-    }
-    for (const read of dependencies.reads) {
-      if (read.environmentId !== environmentId) continue;
-      if (read.path === path || (removesFolders && isWithin(read.path, path))) return true;
-    }
-    return false;
+    return changeTouches(dependencies.projectId, dependencies.places, change);
   }
 }

@@ -1,18 +1,23 @@
-import type { V1Secret } from '@kubernetes/client-node';
-import { normalizeSecretPath } from '../../../folders/secret-path.ts';
-import type { Change, IntegrationRecord, Revision } from '../../port/coffer-port.ts';
-import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject } from '../../resources.ts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import type { ReadPlace } from '../../../changes/read-places.ts';
+import type { Change, IntegrationRecord, Revision, SecretListing } from '../../port/coffer-port.ts';
+import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
-import type { CachedInformer } from '../../runtime/informers.ts';
+import type { CachedInformer, Workload } from '../../runtime/informers.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import type { ControllerContext } from '../context.ts';
 import { ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
 import { mayReconcile } from '../installation-guard.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
 import { ChangeRouter } from './change-router.ts';
-import { dataHash, resolveSecretData } from './managed-secret.ts';
-import { reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
-import { TargetSecret } from './target-secret.ts';
+import { type PlannedSource, sourcesOf } from './integration-sources.ts';
+import { dataHash, describeTarget, targetKindOf } from './managed-target.ts';
+import { COLLISIONS_KEPT } from './source-merge.ts';
+import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
+import { targetDataOf } from './target-data.ts';
+import { TargetWriter } from './target-object.ts';
+import { TemplateRenderer } from './template/template-renderer.ts';
+import type { ReloadReport } from '../reload/workload-reloader.ts';
 
 /** What the status names of the record and project an Integration syncs from. */
 type RecordIdentity = {
@@ -36,13 +41,14 @@ const ACCESS_REVOKED: ReadonlySet<string> = new Set(['GrantRevoked', 'Forbidden'
 /** Failures that mean the whole source was deleted in Coffer: the Secret keeps its last data unless target.deletionPolicy is Delete. */
 const SOURCE_DELETED: ReadonlySet<string> = new Set(['ProjectDeleted', 'EnvironmentNotFound', 'FolderNotFound']);
 /** What the status no longer says once the copy is removed. */
-const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null };
+const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null, collisions: null };
 
 /**
- * Integration → an integration record in Coffer and a native Secret holding
- * the resolved plain secrets, written only when its content differs. Woken
- * by the changes that touch what it read (the dependency index), by its
- * Secret being edited or deleted, and by its SecretsProject.
+ * Integration → an integration record in Coffer and a native Secret (or
+ * ConfigMap) holding the selected, merged and rendered secrets of its
+ * sources, written only when its content differs. Woken by the changes that
+ * touch what it read (the dependency index), by its target being edited or
+ * deleted, and by its SecretsProject.
  */
 export class IntegrationController implements Controller<IntegrationResource> {
   readonly kind = 'Integration';
@@ -50,14 +56,15 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly informer: CachedInformer<IntegrationResource>;
   readonly #context: ControllerContext;
   readonly #changes: ChangeRouter;
-  readonly #secrets: TargetSecret;
+  readonly #targets: TargetWriter;
+  readonly #renderer = new TemplateRenderer();
 
   constructor(context: ControllerContext) {
     this.#context = context;
     this.informer = context.informers.integrations;
     const { changes, secrets } = context.port;
     this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision), structureLagMs: secrets.structureLagMs });
-    this.#secrets = new TargetSecret(context);
+    this.#targets = new TargetWriter(context);
   }
 
   /** Leadership starts at `revision`: listings read before it are not trusted. */
@@ -67,13 +74,22 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   setup(watches: Watches): void {
     const { informers } = this.#context;
-    watches.informer(informers.managedSecrets, (secret) => this.#writersOf(secret), ['update', 'delete']);
+    watches.informer(informers.managedSecrets, (secret) => this.#writersOf('Secret', secret), ['update', 'delete']);
+    watches.informer(informers.managedConfigMaps, (configMap) => this.#writersOf('ConfigMap', configMap), ['update', 'delete']);
+    for (const [kind, informer] of Object.entries(informers.workloads ?? {}) as [WorkloadKind, CachedInformer<Workload>][]) {
+      watches.informer(informer, (workload) => this.#context.reloader.integrationsConcerned(kind, workload), ['add', 'update']);
+    }
     watches.informer(informers.projects, (project) => this.#usersOf(project));
     watches.changes((changes) => this.#affectedBy(changes));
   }
 
   forget(key: ObjectKey): void {
     this.#changes.forget(key);
+  }
+
+  /** The operator stops: the template worker goes. */
+  async close(): Promise<void> {
+    await this.#renderer.close();
   }
 
   async reconcile(resource: IntegrationResource): Promise<ReconcileResult> {
@@ -128,28 +144,29 @@ export class IntegrationController implements Controller<IntegrationResource> {
     } else if (!indexed) {
       this.#changes.unindex(resource.metadata);
     }
-    const name = resource.spec.target.name;
+    const target = describeTarget(resource);
     const merge = resource.spec.target.creationPolicy === 'Merge';
     let message = failure.message;
     let fields: Record<string, unknown> | undefined;
     // the message states what holds while the failure stands (the same on every retry), not what this one did
     if (ACCESS_REVOKED.has(reason)) {
-      await this.#secrets.remove(resource);
+      await this.#targets.remove(resource);
       message += merge
-        ? `; Coffer removes this Integration's keys from Secret '${name}' (no copy stays where access is revoked)`
-        : `; Coffer deletes Secret '${name}' (no copy stays where access is revoked)`;
+        ? `; Coffer removes this Integration's keys from ${target} (no copy stays where access is revoked)`
+        : `; Coffer deletes ${target} (no copy stays where access is revoked)`;
       fields = REMOVED_COPY;
     } else if (SOURCE_DELETED.has(reason) && resource.spec.target.deletionPolicy === 'Delete') {
-      await this.#secrets.remove(resource);
-      message += merge
-        ? `; this Integration's keys are removed from Secret '${name}' (target.deletionPolicy Delete)`
-        : `; Secret '${name}' is deleted (target.deletionPolicy Delete)`;
+      await this.#targets.remove(resource);
+      message += merge ? `; this Integration's keys are removed from ${target} (target.deletionPolicy Delete)` : `; ${target} is deleted (target.deletionPolicy Delete)`;
       fields = REMOVED_COPY;
     } else if (SOURCE_DELETED.has(reason)) {
-      message += `; Secret '${name}' keeps its last data (target.deletionPolicy Retain)`;
+      message += `; ${target} keeps its last data (target.deletionPolicy Retain)`;
     }
-    if (integrationId)
-      await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, syncedRevision: null }).catch(() => {});
+    if (integrationId) {
+      // a failed sync leaves the revision the target reached as it was; a removed copy reflects none
+      const reached = fields === REMOVED_COPY ? { syncedRevision: null } : {};
+      await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached }).catch(() => {});
+    }
     return failed({ reason, message, fields, retry: missed ? { afterMs: 0 } : failure.retry });
   }
 
@@ -167,6 +184,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       targetEnvironment: namespace,
       isActive: resource.spec.isActive,
       metadata: { installationId: identity.installationId, cluster: identity.clusterName, namespace, name, ...(uid ? { uid } : {}) },
+      reloads: resource.spec.reload !== undefined,
     });
   }
 
@@ -174,17 +192,17 @@ export class IntegrationController implements Controller<IntegrationResource> {
   async #pause(resource: IntegrationResource, record: IntegrationRecord, identity: RecordIdentity, readAt: Revision): Promise<SyncOutcome> {
     const missed = this.#changes.index(
       resource.metadata,
-      { projectId: identity.projectId, environmentId: record.environmentId, path: record.secretPath, recursive: false, reads: [] },
+      { projectId: identity.projectId, places: [{ environmentId: record.environmentId, path: record.secretPath, recursive: false }] },
       readAt,
     );
     await this.#context.status.write('Integration', resource, identity, [
-      { type: 'Ready', status: 'True', reason: 'Paused', message: 'the integration is inactive; the Secret is not updated' },
+      { type: 'Ready', status: 'True', reason: 'Paused', message: `the integration is inactive; ${describeTarget(resource)} is not updated` },
       { type: 'Synced', status: 'False', reason: 'Paused', message: 'sync paused (isActive is false)' },
     ]);
     return { missed };
   }
 
-  /** Reads the source (once per listing and revision), indexes what it read, writes the Secret if it differs, and says so in the status. */
+  /** Reads the sources (once per listing and revision), indexes what they read, writes the target if it differs, and says so in the status. */
   async #sync(
     resource: IntegrationResource,
     projectId: string,
@@ -194,36 +212,29 @@ export class IntegrationController implements Controller<IntegrationResource> {
   ): Promise<SyncOutcome> {
     const { port, status, logger } = this.#context;
     const { namespace } = resource.metadata;
-    const source = {
-      projectId,
-      environment: resource.spec.environment,
-      path: normalizeSecretPath(resource.spec.secretPath ?? '/'),
-      recursive: resource.spec.recursive ?? false,
-      includeImports: resource.spec.includeImports ?? true,
-    };
+    const sources = sourcesOf(resource, projectId);
     const forceSync = resource.metadata.annotations?.[ANNOTATION_FORCE_SYNC];
     const forced = forceSync !== undefined && forceSync !== resource.status?.forceSync;
-    const read = async () => {
-      const listing = await port.secrets.list(source);
-      return { ...resolveSecretData(listing), environmentId: listing.environmentId, reads: listing.reads };
-    };
-    // `revision`: the one the listing's data is current at (older than the latest when only integration records changed since)
-    const listingKey = JSON.stringify(source);
-    const { data, skipped, environmentId, reads, revision } = forced
-      ? { ...(await read()), revision: latestRevision }
-      : await this.#changes.listing(listingKey, latestRevision, read);
-    const recheckInMs = this.#changes.recheckAfterStructureChange(projectId, listingKey);
+    // `revision`: the one the listings' data is current at (older than the latest when only integration records changed since)
+    const listings = await Promise.all(sources.map(({ source }) => this.#listing(source, latestRevision, forced)));
+    const revision = Math.max(...listings.map((listing) => listing.revision));
+    let recheckInMs = Math.max(-1, ...sources.map(({ source }) => this.#changes.recheckAfterStructureChange(projectId, JSON.stringify(source)) ?? -1));
+    const places = placesRead(sources, listings);
+    const missed = this.#changes.index(resource.metadata, { projectId, places }, latestRevision);
+    progress.indexed = true;
+    const { data, skipped, collisions } = await targetDataOf(resource, sources, listings, this.#renderer);
     const keys = Object.keys(data).length;
     logger.debug(
-      { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, forced },
-      `Integration ${namespace}/${resource.metadata.name}: source read at revision ${revision} (${keys} keys)`,
+      { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, collisions: collisions.length, forced },
+      `Integration ${namespace}/${resource.metadata.name}: ${sources.length === 1 ? 'source' : `${sources.length} sources`} read at revision ${revision} (${keys} keys)`,
     );
-    const missed = this.#changes.index(resource.metadata, { projectId, environmentId, path: source.path, recursive: source.recursive, reads }, latestRevision);
-    progress.indexed = true;
-    const outcome = await this.#secrets.write(resource, data, revision);
+    const outcome = await this.#targets.write(resource, data, revision);
     reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
     reportSkipped(this.#context, resource, skipped);
-    const message = syncedMessage(keys, skipped);
+    reportCollisions(this.#context, resource, collisions);
+    this.#context.reloader.noteChangedKeys(resource, outcome.changed);
+    const reload = await this.#context.reloader.reconcile(resource, data, revision);
+    const message = syncedMessage(keys, skipped, collisions);
     const written = outcome.kind !== 'unchanged';
     await status.write(
       'Integration',
@@ -233,8 +244,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
         secretCount: keys,
         dataHash: dataHash(data),
         skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
+        collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
         ...(forceSync !== undefined ? { forceSync } : {}),
         ...(written || !resource.status?.syncedRevision ? { syncedRevision: revision, lastSyncTime: new Date().toISOString() } : {}),
+        ...reloadFields(reload),
       },
       [
         { type: 'Ready', status: 'True', reason: 'Synced', message },
@@ -243,47 +256,63 @@ export class IntegrationController implements Controller<IntegrationResource> {
               type: 'Synced',
               status: 'True',
               reason: 'KeysSkipped',
-              message: `Secret '${resource.spec.target.name}' holds the project's secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be Secret keys`,
+              message: `${describeTarget(resource)} holds the selected secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be data keys`,
             }
-          : { type: 'Synced', status: 'True', reason: 'Synced', message: `Secret '${resource.spec.target.name}' holds the project's secrets` },
+          : { type: 'Synced', status: 'True', reason: 'Synced', message: `${describeTarget(resource)} holds the selected secrets` },
+        ...(reload ? [reload.condition] : []),
       ],
+      reload ? [] : ['Reloaded'],
     );
-    await port.integrations.recordSyncResult(identity.integrationId, { isSynced: true, syncMessage: skipped.length > 0 ? message : null, syncedRevision: revision });
-    return { missed, recheckInMs };
+    await port.integrations.recordSyncResult(identity.integrationId, {
+      isSynced: true,
+      syncMessage: skipped.length > 0 ? message : null,
+      syncedRevision: revision,
+      places,
+    });
+    if (resource.spec.reload && reload?.reloadedRevision !== undefined) await port.integrations.recordReloadResult(identity.integrationId, reload.reloadedRevision);
+    if (reload?.recheckInMs !== undefined) recheckInMs = recheckInMs < 0 ? reload.recheckInMs : Math.min(recheckInMs, reload.recheckInMs);
+    return { missed, recheckInMs: recheckInMs < 0 ? undefined : recheckInMs };
+  }
+
+  /** One source's listing as of `latestRevision`: shared by every Integration reading it, read afresh when forced. */
+  async #listing(source: PlannedSource['source'], latestRevision: Revision, forced: boolean): Promise<SecretListing & { revision: Revision }> {
+    const read = () => this.#context.port.secrets.list(source);
+    return forced ? { ...(await read()), revision: latestRevision } : this.#changes.listing(JSON.stringify(source), latestRevision, read);
   }
 
   /**
-   * A source that does not exist (yet): indexed by its own place, so that
-   * creating it wakes the Integration at once (`missed` if it was created
-   * since `readAt`, before the index had it), and what is missing named.
-   * Without its project or environment it is only retried.
+   * A source that does not exist (yet): every source is indexed by its own
+   * place, so that creating the missing one wakes the Integration at once
+   * (`missed` if it was created since `readAt`, before the index had it), and
+   * what is missing named. Without its project, or a source's environment, it
+   * is only retried.
    */
   async #indexOwnPlace(resource: IntegrationResource, readAt: Revision): Promise<{ missed: boolean; missing?: 'EnvironmentNotFound' | 'FolderNotFound' }> {
-    let projectId: string;
+    let sources: PlannedSource[];
     try {
-      ({ projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec));
+      const { projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec);
+      sources = sourcesOf(resource, projectId);
     } catch {
       this.#changes.unindex(resource.metadata);
       return { missed: false };
     }
-    const path = normalizeSecretPath(resource.spec.secretPath ?? '/');
-    const environment = await this.#context.port.projects.environmentBySlug(projectId, resource.spec.environment).catch(ignoreNotFound);
-    if (!environment) {
-      this.#changes.unindex(resource.metadata);
-      return { missed: false, missing: 'EnvironmentNotFound' };
+    const places: ReadPlace[] = [];
+    for (const { source } of sources) {
+      const environment = await this.#context.port.projects.environmentBySlug(source.projectId, source.environment).catch(ignoreNotFound);
+      if (!environment) {
+        this.#changes.unindex(resource.metadata);
+        return { missed: false, missing: 'EnvironmentNotFound' };
+      }
+      places.push({ environmentId: environment.id, path: source.path, recursive: source.recursive });
     }
-    const missed = this.#changes.index(
-      resource.metadata,
-      { projectId, environmentId: environment.id, path, recursive: resource.spec.recursive ?? false, reads: [] },
-      readAt,
-    );
+    const missed = this.#changes.index(resource.metadata, { projectId: sources[0]!.source.projectId, places }, readAt);
     return { missed, missing: 'FolderNotFound' };
   }
 
   async #finalize(resource: IntegrationResource): Promise<ReconcileResult> {
     this.forget(objectKey('Integration', resource.metadata));
     await this.#context.port.integrations.delete(this.#context.identity.clusterName, formatNamespacedName(resource.metadata));
-    await this.#secrets.release(resource);
+    await this.#targets.release(resource);
     await this.#context.status.removeFinalizer('Integration', resource);
     return done();
   }
@@ -295,13 +324,13 @@ export class IntegrationController implements Controller<IntegrationResource> {
       .map((resource) => keyOf('Integration', resource));
   }
 
-  /** The Integrations that write a Secret: the ones in its namespace that target its name. */
-  #writersOf(secret: V1Secret): ObjectKey[] {
-    const { namespace, name } = secret.metadata ?? {};
+  /** The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name. */
+  #writersOf(kind: TargetKind, object: KubernetesObject): ObjectKey[] {
+    const { namespace, name } = object.metadata ?? {};
     if (!namespace || !name) return [];
     return this.informer
       .list(namespace)
-      .filter((resource) => resource.spec.target.name === name)
+      .filter((resource) => resource.spec.target.name === name && targetKindOf(resource) === kind)
       .map((resource) => keyOf('Integration', resource));
   }
 
@@ -316,4 +345,22 @@ export class IntegrationController implements Controller<IntegrationResource> {
       }
     }
   }
+}
+
+/** Every place the sources read: each source (recursive ones with what lies below) and each folder read through imports and references. */
+function placesRead(sources: readonly PlannedSource[], listings: readonly SecretListing[]): ReadPlace[] {
+  return sources.flatMap(({ source }, index) => {
+    const listing = listings[index]!;
+    const own = { environmentId: listing.environmentId, path: source.path, recursive: source.recursive };
+    return [own, ...listing.reads.map((read) => ({ ...read, recursive: false }))];
+  });
+}
+
+/** The status fields a reload check sets: how far it got, and the last rollout. */
+function reloadFields(reload: ReloadReport | undefined): Record<string, unknown> {
+  if (!reload) return { reloadedRevision: null };
+  return {
+    ...(reload.reloadedRevision !== undefined ? { reloadedRevision: reload.reloadedRevision } : {}),
+    ...(reload.lastRollout ? { lastRollout: reload.lastRollout } : {}),
+  };
 }

@@ -1,16 +1,7 @@
-import type { Change, FolderRef, Revision } from '../../port/coffer-port.ts';
-import type { ResolvedData } from './managed-secret.ts';
-
-/** What one listing resolved to, and the folders it read. */
-export interface ResolvedListing extends ResolvedData {
-  environmentId: string;
-  reads: FolderRef[];
-}
+import type { Change, Revision } from '../../port/coffer-port.ts';
 
 /** A listing and the revision it is current at (its data is that of this revision). */
-export interface CurrentListing extends ResolvedListing {
-  revision: Revision;
-}
+export type CurrentListing<Listing extends object> = Listing & { revision: Revision };
 
 /**
  * The operator's listings by what they list (project, environment, path,
@@ -21,8 +12,8 @@ export interface CurrentListing extends ResolvedListing {
  * Integrations sharing a source, and a resync that finds nothing changed, read
  * it once (one get-secrets audit entry per listing and revision).
  */
-export class ListingCache {
-  readonly #entries = new Map<string, { revision: Revision; listing: Promise<ResolvedListing> }>();
+export class ListingCache<Listing extends object> {
+  readonly #entries = new Map<string, { revision: Revision; listing: Promise<Listing> }>();
   /** Whether a revision is an integration-record change this operator wrote itself (known before the feed delivers it). */
   readonly #isOwnRecordChange: (revision: Revision) => boolean;
   /** Every change up to this revision has been observed. */
@@ -59,7 +50,7 @@ export class ListingCache {
   }
 
   /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
-  async get(key: string, latestRevision: Revision, read: () => Promise<ResolvedListing>): Promise<CurrentListing> {
+  async get(key: string, latestRevision: Revision, read: () => Promise<Listing>): Promise<CurrentListing<Listing>> {
     const entry = this.#entries.get(key);
     if (entry && (entry.revision === latestRevision || (this.#accountedFor(latestRevision) && this.#lastRelevant <= entry.revision))) {
       return { ...(await entry.listing), revision: entry.revision };

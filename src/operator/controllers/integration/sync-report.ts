@@ -1,7 +1,8 @@
 import type { Revision } from '../../port/coffer-port.ts';
-import type { IntegrationResource } from '../../resources.ts';
+import type { IntegrationResource, KeyCollision } from '../../resources.ts';
 import type { ControllerContext } from '../context.ts';
-import type { WriteOutcome } from './target-secret.ts';
+import { describeTarget } from './managed-target.ts';
+import type { WriteOutcome } from './target-object.ts';
 
 /** Names of skipped keys quoted in a status message or Event, at most; and kept in status.skippedKeys. */
 const SKIPPED_NAMES_SHOWN = 20;
@@ -22,19 +23,32 @@ export function reportWrite(
 ): void {
   const { events, logger, metrics } = context;
   const name = resource.spec.target.name;
+  const target = describeTarget(resource);
+  const kind = resource.spec.target.kind ?? 'Secret';
   const { namespace } = resource.metadata;
   if (outcome.kind === 'unchanged') {
-    logger.debug({ namespace, secret: name, revision }, `Secret ${namespace}/${name} already holds revision ${revision}; nothing written`);
+    logger.debug(
+      { namespace, [kind === 'Secret' ? 'secret' : 'configMap']: name, revision },
+      `${kind} ${namespace}/${name} already holds revision ${revision}; nothing written`,
+    );
     return;
   }
   if (changedAt) metrics?.changeReachedSecret((Date.now() - changedAt.getTime()) / 1000);
-  const fields = { namespace, secret: name, integration: resource.metadata.name, revision, keys };
+  const fields = { namespace, [kind === 'Secret' ? 'secret' : 'configMap']: name, integration: resource.metadata.name, revision, keys };
   if (outcome.kind === 'repaired') {
-    events.record(resource, 'Normal', 'DriftRepaired', `Secret '${name}' ${outcome.drift} and has been restored`);
-    logger.info(fields, `Secret ${namespace}/${name} ${outcome.drift}; restored (revision ${revision})`);
+    events.record(resource, 'Normal', 'DriftRepaired', `${target} ${outcome.drift} and has been restored`);
+    logger.info(fields, `${kind} ${namespace}/${name} ${outcome.drift}; restored (revision ${revision})`);
+  } else if (outcome.kind === 'retyped') {
+    events.record(
+      resource,
+      'Normal',
+      'Synced',
+      `${target} recreated as type ${resource.spec.target.template?.type ?? resource.spec.target.type ?? 'Opaque'} at revision ${revision} (${keys} keys; Kubernetes never changes a Secret's type in place)`,
+    );
+    logger.info(fields, `${kind} ${namespace}/${name} recreated with another type at revision ${revision} (${keys} keys)`);
   } else {
-    events.record(resource, 'Normal', 'Synced', `Secret '${name}' updated to revision ${revision} (${keys} keys)`);
-    logger.info(fields, `Secret ${namespace}/${name} written at revision ${revision} (${keys} keys)`);
+    events.record(resource, 'Normal', 'Synced', `${target} updated to revision ${revision} (${keys} keys)`);
+    logger.info(fields, `${kind} ${namespace}/${name} written at revision ${revision} (${keys} keys)`);
   }
 }
 
@@ -47,18 +61,46 @@ export function reportSkipped(context: ControllerContext, resource: IntegrationR
     resource,
     'Warning',
     'KeysSkipped',
-    `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be Secret data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..') and were left out of Secret '${resource.spec.target.name}': ${namesOf(skipped)}`,
+    `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..') and were left out of ${describeTarget(resource)}: ${namesOf(skipped)}`,
   );
 }
 
-/** The Ready message of a sync: how many keys, and which were left out. */
-export function syncedMessage(keys: number, skipped: readonly string[]): string {
-  return skipped.length > 0 ? `${keys} keys synced; left out ${skipped.length} that cannot be Secret keys: ${namesOf(skipped)}` : `${keys} keys synced`;
+/**
+ * One Event when the set of collisions changes: which names more than one
+ * place gave (different) values for, and whose value the target holds. Names
+ * and places only. Normal, not Warning: the documented precedence decided.
+ */
+export function reportCollisions(context: ControllerContext, resource: IntegrationResource, collisions: readonly KeyCollision[]): void {
+  const before = JSON.stringify(resource.status?.collisions ?? []);
+  if (collisions.length === 0 || JSON.stringify(collisions.slice(0, SKIPPED_KEYS_KEPT)) === before) return;
+  const shown = collisions
+    .slice(0, SKIPPED_NAMES_SHOWN)
+    .map(({ key, winner, overridden }) => `'${shorten(key)}' from ${winner} over ${overridden.join(', ')}`)
+    .join('; ');
+  const more = collisions.length - SKIPPED_NAMES_SHOWN;
+  context.events.record(
+    resource,
+    'Normal',
+    'KeyCollision',
+    `${collisions.length} key${collisions.length === 1 ? '' : 's'} of ${describeTarget(resource)} came from more than one place; the later source (or the folder's own secret, the nearer folder, the last import) wins: ${shown}${more > 0 ? `, and ${more} more` : ''} (status.collisions lists them)`,
+  );
+}
+
+/** The Ready message of a sync: how many keys, which were left out, and how many collided. */
+export function syncedMessage(keys: number, skipped: readonly string[], collisions: readonly KeyCollision[] = []): string {
+  const parts = [`${keys} keys synced`];
+  if (skipped.length > 0) parts.push(`left out ${skipped.length} that cannot be data keys: ${namesOf(skipped)}`);
+  if (collisions.length > 0) parts.push(`${collisions.length} given by more than one place (see status.collisions)`);
+  return parts.join('; ');
 }
 
 /** The first names, each at most 64 characters, and how many more. */
 function namesOf(skipped: readonly string[]): string {
-  const quote = (key: string) => `'${key.length > 64 ? `${key.slice(0, 64)}…` : key}'`;
+  const quote = (key: string) => `'${shorten(key)}'`;
   const more = skipped.length - SKIPPED_NAMES_SHOWN;
   return skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quote).join(', ') + (more > 0 ? `, and ${more} more` : '');
+}
+
+function shorten(key: string): string {
+  return key.length > 64 ? `${key.slice(0, 64)}…` : key;
 }

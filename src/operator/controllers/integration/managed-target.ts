@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { V1OwnerReference, V1Secret } from '@kubernetes/client-node';
-import type { Revision, SecretListing } from '../../port/coffer-port.ts';
+import type { V1OwnerReference } from '@kubernetes/client-node';
+import type { Revision } from '../../port/coffer-port.ts';
 import {
   ANNOTATION_DATA_HASH,
   ANNOTATION_INSTALLATION,
@@ -11,49 +11,42 @@ import {
   FIELD_MANAGER,
   type IntegrationResource,
   MANAGED_BY_LABEL,
+  type TargetKind,
 } from '../../resources.ts';
+import type { TargetObject } from '../../runtime/kube-api.ts';
 import { formatNamespacedName } from '../../runtime/object-key.ts';
 
-/** Characters of a Secret data key (the apiserver's ConfigMap key rule). */
+/** Characters of a Secret or ConfigMap data key (the apiserver's ConfigMap key rule). */
 const SECRET_KEY_CHARACTERS = /^[-._a-zA-Z0-9]+$/;
 const SECRET_KEY_MAX_LENGTH = 253;
 
-/** The apiserver refuses a Secret whose values add up to more than this many bytes. */
-export const MAX_SECRET_DATA_BYTES = 1024 * 1024;
+/** The apiserver refuses a Secret (or ConfigMap) whose values add up to more than this many bytes. */
+export const MAX_TARGET_DATA_BYTES = 1024 * 1024;
 
-/** Whether the apiserver accepts `key` as a Secret data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..'. */
-export function isSecretKey(key: string): boolean {
+/** Whether the apiserver accepts `key` as a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..'. */
+export function isDataKey(key: string): boolean {
   return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..');
 }
 
 export interface ResolvedData {
   data: Record<string, string>;
-  /** Keys that cannot be Secret data keys, left out (sorted). */
+  /** Keys that cannot be data keys, left out (sorted). */
   skipped: string[];
 }
 
-/**
- * The plain key/value pairs an Integration's Secret holds. Imports apply in
- * position order (the last wins), then the path's own secrets win over them;
- * with recursion, secrets nearer the synced path win over deeper ones.
- */
-export function resolveSecretData({ secrets, imports }: Pick<SecretListing, 'secrets' | 'imports'>): ResolvedData {
+/** The keys the apiserver takes as data keys, and the names it would refuse (sorted). */
+export function withDataKeysOnly(values: Record<string, string>): ResolvedData {
   const data: Record<string, string> = {};
-  for (const group of imports) {
-    for (const secret of group.secrets) data[secret.key] = secret.value;
+  const skipped: string[] = [];
+  for (const [key, value] of Object.entries(values)) {
+    if (isDataKey(key)) data[key] = value;
+    else skipped.push(key);
   }
-  const depth = (path: string) => path.split('/').filter(Boolean).length;
-  const nearestLast = [...secrets].sort((a, b) => depth(b.path) - depth(a.path));
-  for (const secret of nearestLast) data[secret.key] = secret.value;
-  const skipped = Object.keys(data)
-    .filter((key) => !isSecretKey(key))
-    .sort();
-  for (const key of skipped) delete data[key];
-  return { data, skipped };
+  return { data, skipped: skipped.sort() };
 }
 
-/** The bytes the apiserver counts against MAX_SECRET_DATA_BYTES: every value, decoded. */
-export function secretDataBytes(data: Record<string, string>): number {
+/** The bytes the apiserver counts against MAX_TARGET_DATA_BYTES: every value, decoded. */
+export function targetDataBytes(data: Record<string, string>): number {
   let bytes = 0;
   for (const value of Object.values(data)) bytes += Buffer.byteLength(value, 'utf8');
   return bytes;
@@ -66,18 +59,28 @@ export function dataHash(data: Record<string, string>): string {
   return `sha256:${hash.digest('hex').slice(0, 32)}`;
 }
 
-/** What a live Secret holds for `keys` (all keys when undefined), decoded. */
-export function liveData(secret: V1Secret, keys?: readonly string[]): Record<string, string> {
+export function targetKindOf(integration: IntegrationResource): TargetKind {
+  return integration.spec.target.kind ?? 'Secret';
+}
+
+/** "Secret 'web'" or "ConfigMap 'web'": how messages name the target. */
+export function describeTarget(integration: IntegrationResource): string {
+  return `${targetKindOf(integration)} '${integration.spec.target.name}'`;
+}
+
+/** What a live Secret or ConfigMap holds for `keys` (all keys when undefined), Secret data decoded. */
+export function liveData(object: TargetObject, keys?: readonly string[]): Record<string, string> {
   const data: Record<string, string> = {};
-  for (const [key, value] of Object.entries(secret.data ?? {})) {
-    if (!keys || keys.includes(key)) data[key] = Buffer.from(value, 'base64').toString('utf8');
+  const decode = object.kind === 'ConfigMap' ? (value: string) => value : (value: string) => Buffer.from(value, 'base64').toString('utf8');
+  for (const [key, value] of Object.entries(object.data ?? {})) {
+    if (!keys || keys.includes(key)) data[key] = decode(value);
   }
   return data;
 }
 
-/** The hash of what a live Secret holds for `keys` (base64 data decoded). */
-export function liveDataHash(secret: V1Secret, keys?: readonly string[]): string {
-  return dataHash(liveData(secret, keys));
+/** The hash of what a live object holds for `keys`. */
+export function liveDataHash(object: TargetObject, keys?: readonly string[]): string {
+  return dataHash(liveData(object, keys));
 }
 
 export function policyOf(integration: IntegrationResource): CreationPolicy {
@@ -105,56 +108,62 @@ export function isCofferManager(manager: string): boolean {
 }
 
 /**
- * Whether `secret` is this Integration's own (Owner/Orphan): its annotation
+ * Whether `object` is this Integration's own (Owner/Orphan): its annotation
  * names the Integration (and no other installation), or the Integration is
  * its owner by uid. Never by the managed-by label alone, which anyone may remove.
  */
-export function isOwnSecret(secret: V1Secret, integration: IntegrationResource, installationId: string): boolean {
-  const annotations = secret.metadata?.annotations;
+export function isOwnTarget(object: TargetObject, integration: IntegrationResource, installationId: string): boolean {
+  const annotations = object.metadata?.annotations;
   const installation = annotations?.[ANNOTATION_INSTALLATION];
   if (installation && installation !== installationId) return false;
   if (annotations?.[ANNOTATION_INTEGRATION] === formatNamespacedName(integration.metadata)) return true;
   const uid = integration.metadata.uid;
-  return uid !== undefined && (secret.metadata?.ownerReferences ?? []).some((reference) => reference.uid === uid);
+  return uid !== undefined && (object.metadata?.ownerReferences ?? []).some((reference) => reference.uid === uid);
 }
 
 /**
- * The Secret as an Integration applies it (server-side apply; fields it
- * leaves out are not its own). Owner and Orphan: the whole Secret, annotated
- * with its Integration, revision, data hash and installation. Merge: only its
- * keys, its spec's labels and annotations, and the installation; the
- * managed-by label unless the Secret carries someone else's.
+ * The Secret or ConfigMap as an Integration applies it (server-side apply;
+ * fields it leaves out are not its own). Owner and Orphan: the whole object,
+ * labelled and annotated as the spec and its template say, and with its
+ * Integration, revision, data hash and installation. Merge: only its keys,
+ * its spec's labels and annotations, and the installation; the managed-by
+ * label unless the object carries someone else's. A Secret's data is base64.
  */
-export function desiredSecret(integration: IntegrationResource, data: Record<string, string>, revision: Revision, installationId: string, live?: V1Secret): V1Secret {
+export function desiredTarget(
+  integration: IntegrationResource,
+  data: Record<string, string>,
+  revision: Revision,
+  installationId: string,
+  live?: Pick<TargetObject, 'metadata'>,
+): TargetObject {
   const { namespace, name, uid } = integration.metadata;
   const target = integration.spec.target;
+  const kind = targetKindOf(integration);
   const policy = policyOf(integration);
-  const encoded = Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')]));
+  const encoded = kind === 'Secret' ? Object.fromEntries(Object.entries(data).map(([key, value]) => [key, Buffer.from(value, 'utf8').toString('base64')])) : { ...data };
+  const labels = { ...target.labels, ...target.template?.metadata?.labels };
+  const annotations = { ...target.annotations, ...target.template?.metadata?.annotations };
+  const typed = kind === 'Secret' ? { type: target.template?.type ?? target.type ?? 'Opaque' } : {};
   if (policy === 'Merge') {
     const managedBy = live?.metadata?.labels?.[MANAGED_BY_LABEL];
     const label: Record<string, string> = managedBy === undefined || managedBy === 'coffer' ? { [MANAGED_BY_LABEL]: 'coffer' } : {};
     return {
       apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: {
-        name: target.name,
-        namespace,
-        labels: { ...target.labels, ...label },
-        annotations: { ...target.annotations, [ANNOTATION_INSTALLATION]: installationId },
-      },
+      kind,
+      metadata: { name: target.name, namespace, labels: { ...labels, ...label }, annotations: { ...annotations, [ANNOTATION_INSTALLATION]: installationId } },
       data: encoded,
     };
   }
   const owner: V1OwnerReference = { apiVersion: API_VERSION, kind: 'Integration', name, uid: uid!, controller: true, blockOwnerDeletion: true };
   return {
     apiVersion: 'v1',
-    kind: 'Secret',
+    kind,
     metadata: {
       name: target.name,
       namespace,
-      labels: { ...target.labels, [MANAGED_BY_LABEL]: 'coffer' },
+      labels: { ...labels, [MANAGED_BY_LABEL]: 'coffer' },
       annotations: {
-        ...target.annotations,
+        ...annotations,
         [ANNOTATION_INTEGRATION]: formatNamespacedName(integration.metadata),
         [ANNOTATION_REVISION]: String(revision),
         [ANNOTATION_DATA_HASH]: dataHash(data),
@@ -162,7 +171,7 @@ export function desiredSecret(integration: IntegrationResource, data: Record<str
       },
       ...(policy === 'Owner' ? { ownerReferences: [owner] } : {}),
     },
-    type: target.type ?? 'Opaque',
+    ...typed,
     data: encoded,
   };
 }
@@ -171,9 +180,9 @@ export function desiredSecret(integration: IntegrationResource, data: Record<str
  * Whether `live` already is what `desired` asks for: the same data (for Merge,
  * the same values for its own keys; otherwise exactly these keys), every
  * label and annotation it sets (the revision aside: a newer revision with the
- * same data is no reason to write), its owner reference and type.
+ * same data is no reason to write), its owner reference and a Secret's type.
  */
-export function isCurrent(live: V1Secret, desired: V1Secret, policy: CreationPolicy): boolean {
+export function isCurrent(live: TargetObject, desired: TargetObject, policy: CreationPolicy): boolean {
   const wanted = desired.data ?? {};
   const have = live.data ?? {};
   const keys = policy === 'Merge' ? Object.keys(wanted) : [...new Set([...Object.keys(wanted), ...Object.keys(have)])];
@@ -182,10 +191,16 @@ export function isCurrent(live: V1Secret, desired: V1Secret, policy: CreationPol
   if (Object.entries(labels).some(([key, value]) => live.metadata?.labels?.[key] !== value)) return false;
   if (Object.entries(annotations).some(([key, value]) => key !== ANNOTATION_REVISION && live.metadata?.annotations?.[key] !== value)) return false;
   if (ownerReferences.some((owner) => !(live.metadata?.ownerReferences ?? []).some((reference) => reference.uid === owner.uid))) return false;
-  return desired.type === undefined || (live.type ?? 'Opaque') === desired.type;
+  return !hasTypeChanged(live, desired);
+}
+
+/** Whether a Secret's type differs from the one wanted (the apiserver never changes it in place). */
+export function hasTypeChanged(live: TargetObject, desired: TargetObject): boolean {
+  const wanted = 'type' in desired ? desired.type : undefined;
+  return wanted !== undefined && (('type' in live ? live.type : undefined) ?? 'Opaque') !== wanted;
 }
 
 /** Applying this with an Integration's field manager gives up every field it owned (Merge cleanup). */
-export function emptyApply(namespace: string, name: string): V1Secret {
-  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace } };
+export function emptyApply(kind: TargetKind, namespace: string, name: string): TargetObject {
+  return { apiVersion: 'v1', kind, metadata: { name, namespace } };
 }

@@ -1,0 +1,267 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * The revision barrier: every write answers the change-feed revision it
+ * committed (Coffer-Revision), and GET /api/v1/changes/wait answers once every
+ * Integration that reads what changed reflects it. The operator is played here
+ * through the operator API, as an operator in another cluster calls it.
+ */
+
+const app: TestApp = await startTestApp();
+let fx: AccessFixture;
+let operator: { id: string; token: string };
+let environmentIds: Record<string, string>;
+
+beforeAll(async () => {
+  fx = await accessFixture(app, 'barrier-project');
+  operator = await fx.identity('barrier-operator', 'member', 'admin');
+  const environments = (await fx.call('GET', `/api/v1/workspace/${fx.projectId}`)).workspace.environments as { id: string; slug: string }[];
+  environmentIds = Object.fromEntries(environments.map((environment) => [environment.slug, environment.id]));
+});
+afterAll(async () => app?.close());
+
+const as = (token: string) => (method: string, url: string, body?: unknown, query?: Record<string, string>) => app.request(method, url, { token, body, query });
+const admin = () => as(fx.token);
+
+const revisionOf = (response: { headers: Record<string, unknown> }) => {
+  const header = response.headers['coffer-revision'];
+  return header === undefined ? undefined : Number(header);
+};
+
+async function latestRevision(): Promise<number> {
+  const row = await app.database.db
+    .selectFrom('changeLog')
+    .select((eb) => eb.fn.max('revision').as('revision'))
+    .executeTakeFirstOrThrow();
+  return Number(row.revision);
+}
+
+async function writeSecret(key: string, value: string, secretPath = '/', environment = 'dev'): Promise<number> {
+  const body = { workspaceId: fx.projectId, environment, secretPath, secretValue: value };
+  let response = await admin()('POST', `/api/v3/secrets/raw/${key}`, body);
+  if (response.status !== 200) response = await admin()('PATCH', `/api/v3/secrets/raw/${key}`, body);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return revisionOf(response)!;
+}
+
+const wait = (revision: number | string, timeout?: string, token = fx.token) =>
+  as(token)('GET', '/api/v1/changes/wait', undefined, { revision: String(revision), ...(timeout ? { timeout } : {}) });
+
+/** An Integration resource of cluster-b, as its operator keeps the record. */
+async function record(name: string, options: { environment?: string; secretPath?: string; reloads?: boolean; isActive?: boolean } = {}) {
+  const response = await as(operator.token)('PUT', '/api/v1/operator/integrations', {
+    cluster: 'cluster-b',
+    managedBy: `shop/${name}`,
+    projectId: fx.projectId,
+    environment: options.environment ?? 'dev',
+    secretPath: options.secretPath ?? '/',
+    app: `${name}-secret`,
+    owner: 'shop',
+    targetEnvironment: 'shop',
+    ...(options.reloads === undefined ? {} : { reloads: options.reloads }),
+    ...(options.isActive === undefined ? {} : { isActive: options.isActive }),
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  return response.body.integration.id as string;
+}
+
+async function synced(id: string, revision: number, places: { environment: string; path: string; recursive?: boolean }[]) {
+  const response = await as(operator.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, {
+    isSynced: true,
+    syncMessage: null,
+    syncedRevision: revision,
+    places: places.map((place) => ({ environmentId: environmentIds[place.environment], path: place.path, recursive: place.recursive ?? false })),
+  });
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+}
+
+const stateOf = (answer: { integrations: { id: string; state: string }[] }, id: string) => answer.integrations.find((integration) => integration.id === id)?.state;
+
+describe('Coffer-Revision on writes', () => {
+  test('each write that records a change answers the newest revision it committed; reads and writes that record none answer no revision', async () => {
+    const created = await admin()('POST', '/api/v3/secrets/raw/HEADER_A', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'a' });
+    expect(revisionOf(created)).toBe(await latestRevision());
+    const updated = await admin()('PATCH', '/api/v3/secrets/raw/HEADER_A', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'b' });
+    expect(revisionOf(updated)).toBe(revisionOf(created)! + 1);
+    const batch = await admin()('POST', '/api/v3/secrets/batch/raw', {
+      workspaceId: fx.projectId,
+      environment: 'dev',
+      secrets: [
+        { secretKey: 'HEADER_B', secretValue: 'b' },
+        { secretKey: 'HEADER_C', secretValue: 'c' },
+      ],
+    });
+    expect(batch.status).toBe(200);
+    expect(revisionOf(batch)).toBe(await latestRevision());
+    const folder = await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'header-folder' });
+    expect(revisionOf(folder)).toBe(await latestRevision());
+    const imported = await admin()('POST', '/api/v1/secret-imports', {
+      workspaceId: fx.projectId,
+      environment: 'dev',
+      path: '/header-folder',
+      import: { environment: 'staging', path: '/' },
+    });
+    expect(revisionOf(imported)).toBe(await latestRevision());
+    const deleted = await admin()('DELETE', '/api/v3/secrets/raw/HEADER_A', { workspaceId: fx.projectId, environment: 'dev' });
+    expect(revisionOf(deleted)).toBe(await latestRevision());
+
+    const read = await admin()('GET', '/api/v3/secrets/raw', undefined, { workspaceId: fx.projectId, environment: 'dev' });
+    expect(read.status).toBe(200);
+    expect(revisionOf(read)).toBeUndefined();
+    const identity = await admin()('POST', '/api/v1/identities', { name: 'no-change-identity', organizationId: fx.orgId, role: 'member' });
+    expect(identity.status).toBe(200);
+    expect(revisionOf(identity)).toBeUndefined();
+    const refused = await admin()('POST', '/api/v3/secrets/raw/HEADER_B', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'again' });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(revisionOf(refused)).toBeUndefined();
+  });
+
+  test('the API reference documents the header on every write', async () => {
+    const document = (await app.request('GET', '/api/docs/openapi.json')).body as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>;
+    };
+    const secretCreate = document.paths['/api/v3/secrets/raw/{secretName}']!.post!;
+    expect(secretCreate.responses['200']!.headers).toHaveProperty('Coffer-Revision');
+    expect(document.paths['/api/v3/secrets/raw']!.get!.responses['200']!.headers).toBeUndefined();
+  });
+});
+
+describe('GET /api/v1/changes/wait', () => {
+  test('pending until the Integration reading the place records a sync at or past the revision; then reached', async () => {
+    const id = await record('app');
+    const revision = await writeSecret('WAIT_A', 'one');
+    const before = await wait(revision, '300ms');
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ revision, reached: false });
+    expect(before.body.integrations.find((integration: { id: string }) => integration.id === id)).toEqual({
+      id,
+      cluster: 'cluster-b',
+      namespace: 'shop',
+      name: 'app',
+      secretName: 'app-secret',
+      syncedRevision: null,
+      reloadedRevision: null,
+      state: 'pending',
+      message: null,
+    });
+    await synced(id, revision - 1, [{ environment: 'dev', path: '/' }]);
+    expect(stateOf((await wait(revision, '200ms')).body, id)).toBe('pending');
+    await synced(id, revision, [{ environment: 'dev', path: '/' }]);
+    const after = await wait(revision, '5s');
+    expect(after.body.reached).toBe(true);
+    expect(stateOf(after.body, id)).toBe('reached');
+  });
+
+  test('a waiting call answers when the sync is recorded, not at its timeout', async () => {
+    const id = await record('woken');
+    await synced(id, await latestRevision(), [{ environment: 'dev', path: '/woken' }]);
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'woken' });
+    const revision = await writeSecret('WOKEN', 'x', '/woken');
+    const waiting = wait(revision, '2m');
+    setTimeout(() => void synced(id, revision, [{ environment: 'dev', path: '/woken' }]), 300);
+    const answer = await waiting;
+    expect(answer.body.reached).toBe(true);
+    expect(stateOf(answer.body, id)).toBe('reached');
+  });
+
+  test('a change that does not touch what an Integration reads never makes it wait; one in a folder it reads through an import does', async () => {
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'narrow' });
+    const id = await record('narrow', { secretPath: '/narrow' });
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'staging', name: 'imported' });
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'elsewhere' });
+    const base = await latestRevision();
+    await synced(id, base, [
+      { environment: 'dev', path: '/narrow' },
+      { environment: 'staging', path: '/imported' },
+    ]);
+    const elsewhere = await writeSecret('ELSEWHERE', 'x', '/elsewhere');
+    expect(stateOf((await wait(elsewhere, '5s')).body, id)).toBe('reached');
+    const throughImport = await writeSecret('IMPORTED', 'x', '/imported', 'staging');
+    expect(stateOf((await wait(throughImport, '200ms')).body, id)).toBe('pending');
+    const tag = await admin()('POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'barrier-tag', color: '#000000' });
+    expect(tag.status).toBe(200);
+    await synced(id, throughImport, [
+      { environment: 'dev', path: '/narrow' },
+      { environment: 'staging', path: '/imported' },
+    ]);
+    expect(stateOf((await wait(throughImport, '5s')).body, id)).toBe('reached');
+  });
+
+  test('recursive Integrations wait for changes below their path; folder changes above a path reach it', async () => {
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'tree' });
+    const id = await record('deep', { secretPath: '/tree' });
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', path: '/tree', name: 'leaf' });
+    await synced(id, await latestRevision(), [{ environment: 'dev', path: '/tree', recursive: true }]);
+    const below = await writeSecret('LEAF', 'x', '/tree/leaf');
+    expect(stateOf((await wait(below, '200ms')).body, id)).toBe('pending');
+    await synced(id, below, [{ environment: 'dev', path: '/tree', recursive: true }]);
+    expect(stateOf((await wait(below, '5s')).body, id)).toBe('reached');
+  });
+
+  test('a paused Integration is listed and not waited for', async () => {
+    const id = await record('paused', { isActive: false });
+    const revision = await writeSecret('PAUSED', 'x');
+    const answer = await wait(revision, '100ms');
+    expect(stateOf(answer.body, id)).toBe('paused');
+    await record('paused', { isActive: true });
+  });
+
+  test('an Integration that rolls workloads also waits for its reload', async () => {
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'rolling' });
+    const id = await record('rolling', { secretPath: '/rolling', reloads: true });
+    const revision = await writeSecret('ROLLING', 'x', '/rolling');
+    await synced(id, revision, [{ environment: 'dev', path: '/rolling' }]);
+    expect(stateOf((await wait(revision, '200ms')).body, id)).toBe('pending');
+    const reloaded = await as(operator.token)('POST', `/api/v1/operator/integrations/${id}/reload-result`, { reloadedRevision: revision });
+    expect(reloaded.status).toBe(200);
+    const answer = await wait(revision, '5s');
+    expect(answer.body.integrations.find((integration: { id: string }) => integration.id === id)).toMatchObject({ state: 'reached', reloadedRevision: revision });
+  });
+
+  test('a failed sync keeps the revision reached, and its message says why it is pending', async () => {
+    await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'failing' });
+    const id = await record('failing', { secretPath: '/failing' });
+    const first = await writeSecret('FAILING', 'x', '/failing');
+    await synced(id, first, [{ environment: 'dev', path: '/failing' }]);
+    const failed = await as(operator.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: false, syncMessage: 'the template failed' });
+    expect(failed.status).toBe(200);
+    const second = await writeSecret('FAILING', 'y', '/failing');
+    const answer = await wait(second, '200ms');
+    expect(answer.body.integrations.find((integration: { id: string }) => integration.id === id)).toMatchObject({
+      state: 'pending',
+      syncedRevision: first,
+      message: 'the template failed',
+    });
+    // a write it does not read is not held up by it
+    const unrelated = await writeSecret('UNRELATED', 'z', '/elsewhere');
+    expect(stateOf((await wait(unrelated, '5s')).body, id)).toBe('reached');
+  });
+
+  test('bad input is a 422 naming the field; an unknown revision, and one the caller may not see, are 404 alike; nothing changes', async () => {
+    const outsider = await fx.identity('barrier-outsider', 'member');
+    const strangerToken = await fx.foreignAdmin('barrier-stranger');
+    const before = await snapshotDatabase(app.database, ['login_throttles']);
+    for (const [query, field] of [
+      [{}, 'revision'],
+      [{ revision: 'abc' }, 'revision'],
+      [{ revision: '0' }, 'revision'],
+      [{ revision: '1', timeout: '10m' }, 'timeout'],
+      [{ revision: '1', timeout: 'soon' }, 'timeout'],
+    ] as const) {
+      const response = await admin()('GET', '/api/v1/changes/wait', undefined, query);
+      expect(response.status, JSON.stringify(query)).toBe(422);
+      expect(response.body).toMatchObject({ statusCode: 422, error: 'ValidationFailure', reqId: expect.any(String) });
+      expect(JSON.stringify(response.body)).toContain(field);
+    }
+    const unknown = await wait(Number.MAX_SAFE_INTEGER, '1s');
+    expect(unknown.status).toBe(404);
+    const revision = await latestRevision();
+    const stranger = await wait(revision, '1s', strangerToken);
+    expect(stranger.status).toBe(404);
+    expect(stranger.body.message).toBe(unknown.body.message.replace(String(Number.MAX_SAFE_INTEGER), String(revision)));
+    expect((await wait(revision, '1s', outsider.token)).status).toBe(404);
+    expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);
+  });
+});

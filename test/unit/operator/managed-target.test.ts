@@ -1,0 +1,111 @@
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import { expect, test } from 'vitest';
+import {
+  dataHash,
+  desiredTarget,
+  fieldManagerOf,
+  hasTypeChanged,
+  isCurrent,
+  isDataKey,
+  isOwnTarget,
+  liveData,
+  liveDataHash,
+  targetDataBytes,
+  withDataKeysOnly,
+} from '../../../src/operator/controllers/integration/managed-target.ts';
+import type { IntegrationResource } from '../../../src/operator/resources.ts';
+
+test('data keys as the apiserver takes them: at most 253 of [-._a-zA-Z0-9], not . or .., not starting with ..; the others left out, sorted', () => {
+  for (const key of ['A', 'a.b', '.env', '_x-1', 'k'.repeat(253)]) expect(isDataKey(key), key).toBe(true);
+  for (const key of ['.', '..', '..x', 'k'.repeat(254), 'a b', 'ü', '']) expect(isDataKey(key), key).toBe(false);
+  expect(withDataKeysOnly({ '..': 'x', OK: 'y', '.': 'x' })).toEqual({ data: { OK: 'y' }, skipped: ['.', '..'] });
+});
+
+test('the size the apiserver counts is the decoded values in bytes', () => {
+  expect(targetDataBytes({ A: 'abc', B: 'ü' })).toBe(5);
+});
+
+test('the data hash does not depend on key order and reveals no value', () => {
+  expect(dataHash({ a: '1', b: '2' })).toBe(dataHash({ b: '2', a: '1' }));
+  expect(dataHash({ a: '12' })).not.toBe(dataHash({ a1: '2' }));
+  expect(dataHash({ a: 'hunter2' })).not.toContain('hunter2');
+});
+
+const resource = (creationPolicy: 'Owner' | 'Orphan' | 'Merge', target: Partial<IntegrationResource['spec']['target']> = {}) =>
+  ({
+    metadata: { name: 'web', namespace: 'shop', uid: 'uid-1' },
+    spec: { environment: 'dev', target: { name: 'web-secrets', creationPolicy, labels: { team: 'a' }, ...target } },
+  }) as IntegrationResource;
+
+test('the applied Secret: labels, annotations without values (and its installation), owner only for Owner, base64 data', () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const owned = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation);
+  expect(owned.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
+  expect(owned.metadata!.annotations).toEqual({
+    'coffer.dev/integration': 'shop/web',
+    'coffer.dev/revision': '42',
+    'coffer.dev/data-hash': dataHash({ TOKEN: 'v1' }),
+    'coffer.dev/installation': installation,
+  });
+  expect(owned.metadata!.ownerReferences).toEqual([
+    { apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', name: 'web', uid: 'uid-1', controller: true, blockOwnerDeletion: true },
+  ]);
+  expect(owned.data).toEqual({ TOKEN: Buffer.from('v1').toString('base64') });
+  expect((owned as V1Secret).type).toBe('Opaque');
+  expect(desiredTarget(resource('Orphan'), {}, 1, installation).metadata!.ownerReferences).toBeUndefined();
+  expect(liveDataHash(owned)).toBe(dataHash({ TOKEN: 'v1' }));
+});
+
+test('a Merge Integration applies only its keys, labels and annotations with a field manager of its own; the managed-by label only if no one else set one', () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 7, installation);
+  expect((merged as V1Secret).type).toBeUndefined();
+  expect(merged.metadata!.ownerReferences).toBeUndefined();
+  expect(merged.metadata!.annotations).toEqual({ 'coffer.dev/installation': installation });
+  expect(merged.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
+  const helms = { metadata: { labels: { 'app.kubernetes.io/managed-by': 'Helm' } } };
+  expect(desiredTarget(resource('Merge'), {}, 7, installation, helms).metadata!.labels).toEqual({ team: 'a' });
+  expect(fieldManagerOf(resource('Merge'))).toBe('coffer/web');
+  expect(fieldManagerOf(resource('Owner'))).toBe('coffer');
+  const long = { ...resource('Merge'), metadata: { name: 'n'.repeat(253), namespace: 'shop' } } as IntegrationResource;
+  expect(fieldManagerOf(long).length).toBeLessThanOrEqual(128);
+});
+
+test('current: the same data (Merge: its own keys) and every label and annotation it sets, the revision aside; its Secret by annotation or owner uid', () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const desired = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation);
+  const live = structuredClone(desired);
+  live.metadata!.annotations!['coffer.dev/revision'] = '41';
+  expect(isCurrent(live, desired, 'Owner')).toBe(true);
+  expect(isCurrent({ ...live, data: { ...live.data, EXTRA: 'eA==' } }, desired, 'Owner')).toBe(false);
+  expect(isCurrent({ ...live, metadata: { ...live.metadata, labels: { team: 'a' } } }, desired, 'Owner')).toBe(false);
+  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 42, installation);
+  expect(isCurrent({ ...merged, data: { ...merged.data, THEIRS: 'eA==' } }, merged, 'Merge')).toBe(true);
+  expect(isOwnTarget(live, resource('Owner'), installation)).toBe(true);
+  const unlabelled = { metadata: { ownerReferences: [{ apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', name: 'web', uid: 'uid-1' }] } };
+  expect(isOwnTarget(unlabelled as V1ConfigMap, resource('Owner'), installation)).toBe(true);
+  expect(isOwnTarget({ metadata: { annotations: { 'coffer.dev/integration': 'shop/other' } } }, resource('Owner'), installation)).toBe(false);
+  expect(isOwnTarget(live, resource('Owner'), 'another-installation')).toBe(false);
+});
+
+test('a ConfigMap target holds its data as plain strings, without a type; the template adds labels and annotations and sets the Secret type', () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const configMap = desiredTarget(resource('Owner', { kind: 'ConfigMap' }), { LOG_LEVEL: 'debug' }, 3, installation);
+  expect(configMap.kind).toBe('ConfigMap');
+  expect(configMap.data).toEqual({ LOG_LEVEL: 'debug' });
+  expect('type' in configMap).toBe(false);
+  expect(liveData(configMap)).toEqual({ LOG_LEVEL: 'debug' });
+  const tls = desiredTarget(
+    resource('Owner', { type: 'Opaque', template: { type: 'kubernetes.io/tls', metadata: { labels: { tier: 'edge' }, annotations: { note: 'x' } } } }),
+    { 'tls.crt': 'c', 'tls.key': 'k' },
+    3,
+    installation,
+  );
+  expect('type' in tls && tls.type).toBe('kubernetes.io/tls');
+  expect(tls.metadata!.labels).toMatchObject({ team: 'a', tier: 'edge' });
+  expect(tls.metadata!.annotations).toMatchObject({ note: 'x' });
+  const opaque = desiredTarget(resource('Owner'), { 'tls.crt': 'c', 'tls.key': 'k' }, 3, installation);
+  expect(hasTypeChanged(opaque, tls)).toBe(true);
+  expect(hasTypeChanged(tls, tls)).toBe(false);
+  expect(isCurrent(opaque, tls, 'Owner')).toBe(false);
+});
