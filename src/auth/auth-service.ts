@@ -135,6 +135,22 @@ export class AuthService {
     throw new UnauthorizedError('Unsupported access token type');
   }
 
+  /**
+   * 401 unless the token (or session) the actor authenticated with still stands, read afresh, past
+   * every cache. Called after a read whose data must never reach a token revoked before it: what the
+   * read saw was committed before this check, so a revocation committed earlier than that data is seen.
+   */
+  async assertStillValid(actor: Actor): Promise<void> {
+    if (!actor.tokenId) return;
+    if (actor.kind === 'identity') {
+      const row = await findIdentityTokenWithOwner(this.#db, actor.tokenId);
+      if (!row || row.isAccessTokenRevoked || isTokenExpired(row)) throw new UnauthorizedError('No valid identity access token found');
+      return;
+    }
+    const session = await findSessionWithUser(this.#db, actor.tokenId);
+    if (!session || session.isRevoked || session.expiresAt.getTime() <= Date.now()) throw new UnauthorizedError('No valid user session found');
+  }
+
   async #userActor(sessionId: string, origin: RequestOrigin): Promise<Actor> {
     const session = await this.#findSession(sessionId);
     if (!session || session.isRevoked || session.expiresAt.getTime() <= Date.now()) {

@@ -61,6 +61,7 @@ async function rollouts(kind: Kind, name: string): Promise<number> {
 /** Counts every pod-template change of the namespace's workloads, as the apiserver reports them in order. */
 async function watchPodTemplates(): Promise<() => void> {
   const lastTemplate = new Map<string, unknown>();
+  let stopped = false;
   const watch = new Watch(cluster.kc);
   const requests = await Promise.all(
     (['deployments', 'statefulsets', 'daemonsets'] as const).map((plural) =>
@@ -73,12 +74,15 @@ async function watchPodTemplates(): Promise<() => void> {
           lastTemplate.set(id, object.spec.template);
         },
         (error: unknown) => {
-          if (error) process.stderr.write(`pod-template watch on ${plural} ended: ${String(error)}\n`);
+          if (error && !stopped) process.stderr.write(`pod-template watch on ${plural} ended: ${String(error)}\n`);
         },
       ),
     ),
   );
-  return () => requests.forEach((request) => request.abort());
+  return () => {
+    stopped = true;
+    requests.forEach((request) => request.abort());
+  };
 }
 
 const checksumOf = async (kind: Kind, name: string, where: 'metadata' | 'template') => {

@@ -361,7 +361,10 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
     },
     async (request) => {
       const { projectId, environment, secretPath, recursive, includeImports } = request.query;
-      return listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports });
+      const listing = await listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports });
+      // a listing authenticated just before the caller's token was revoked may hold writes made after: not sent
+      await services.auth.assertStillValid(request.actor);
+      return listing;
     },
   );
 }
