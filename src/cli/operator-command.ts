@@ -72,7 +72,11 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
   );
   const probes = Fastify({ logger: false });
   probes.get('/healthz', async () => ({ status: 'ok' }));
-  probes.get('/readyz', async () => ({ status: 'ready' }));
+  probes.get('/readyz', async (_request, reply) => {
+    const problem = operator.readinessProblem();
+    if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
+    return { status: 'ready' };
+  });
   probes.get('/metrics', async (_request, reply) => reply.header('content-type', registry.contentType).send(await registry.metrics()));
   try {
     await probes.listen({ host: config.host, port: config.probePort });

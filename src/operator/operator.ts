@@ -83,7 +83,7 @@ export class Operator {
     this.#health = new OperatorHealth(this.#kube, operatorPermissions(options), this.#logger, options.metrics);
   }
 
-  /** Why the operator cannot work (missing RBAC, watches refused), or null: part of /readyz. */
+  /** Why the operator cannot work (missing RBAC, watches refused, Coffer unreachable), or null: part of /readyz. */
   readinessProblem(): string | null {
     return this.#health.problem();
   }
@@ -281,6 +281,7 @@ export class Operator {
         },
         // every resource says Coffer is away (and keeps its Secret), then catches up when it is back
         onConnectionLost: (lost, reason) => {
+          this.#health.cofferUnavailable(lost ? `the operator cannot follow Coffer's changes: ${reason ?? 'the connection was lost'}` : null);
           if (lost) this.#logger.warn({ reason }, 'lost the connection to Coffer; Secrets keep their last data');
           else this.#logger.info('connected to Coffer again; catching up by revision');
           manager.resyncAll();
@@ -304,8 +305,11 @@ export class Operator {
   async #whenAvailable<T>(what: string, action: () => Promise<T>): Promise<T | undefined> {
     for (let attempt = 0; !this.#stopped; attempt++) {
       try {
-        return await action();
+        const done = await action();
+        this.#health.cofferUnavailable(null);
+        return done;
       } catch (error) {
+        this.#health.cofferUnavailable(`the operator could not ${what}: ${describeError(error).message as string}`);
         if (attempt === 0) this.#logger.warn({ error: describeError(error) }, `could not ${what}; retrying until Coffer answers`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 5_000)));
       }

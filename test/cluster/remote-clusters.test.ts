@@ -22,7 +22,7 @@ let api: CofferProcess;
 let replica: CofferProcess;
 let apiPort: string;
 let token: string;
-let operatorB: { process: ChildProcess; output: string[] };
+let operatorB: { process: ChildProcess; output: string[]; probes: string };
 let identity: { id: string; clientId: string; clientSecret: string };
 let projectId: string;
 
@@ -53,7 +53,7 @@ beforeAll(async () => {
     namespace: namespace.name,
     body: { metadata: { name: 'coffer-operator-credentials' }, stringData: { clientId: identity.clientId, clientSecret: identity.clientSecret } },
   });
-  operatorB = startRemoteOperator();
+  operatorB = await startRemoteOperator();
 }, 300_000);
 
 afterAll(async () => {
@@ -78,8 +78,9 @@ async function organizationId(): Promise<string> {
   return project.body.project.orgId as string;
 }
 
-function startRemoteOperator(): { process: ChildProcess; output: string[] } {
+async function startRemoteOperator(): Promise<{ process: ChildProcess; output: string[]; probes: string }> {
   const output: string[] = [];
+  const probePort = await freePort();
   const child = spawn(process.execPath, [COFFER_BIN, 'operator'], {
     env: {
       ...process.env,
@@ -90,14 +91,20 @@ function startRemoteOperator(): { process: ChildProcess; output: string[] } {
       COFFER_WATCH_NAMESPACE: namespace.name,
       // instant sync must not depend on the safety-net resync
       COFFER_RESYNC_INTERVAL: '1h',
-      COFFER_PROBE_PORT: '0',
+      COFFER_PROBE_PORT: String(probePort),
       COFFER_LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout.on('data', (chunk) => output.push(String(chunk)));
   child.stderr.on('data', (chunk) => output.push(String(chunk)));
-  return { process: child, output };
+  return { process: child, output, probes: `http://127.0.0.1:${probePort}` };
+}
+
+/** The remote operator's /readyz: its status and why. */
+async function readiness(): Promise<{ status: number; reason?: string }> {
+  const response = await fetch(`${operatorB.probes}/readyz`);
+  return { status: response.status, reason: ((await response.json()) as { reason?: string }).reason };
 }
 
 const secretData = () => clusterB.secretData(namespace.name, 'app-secrets');
@@ -124,6 +131,7 @@ test('an Integration in cluster B is synced from the server; its record names cl
   });
   await waitFor('the Secret in cluster B', async () => isDeepStrictEqual(await secretData(), { DATABASE_PASSWORD: 'first' }) || undefined, { timeoutMs: 60_000 });
   const ready = await clusterB.waitReady('integrations', namespace.name, 'app', 'Synced');
+  expect(await readiness()).toEqual({ status: 200, reason: undefined });
   expect(ready.status.installationId).toEqual(expect.any(String));
 
   // the sync's outcome is recorded after the status is written
@@ -159,6 +167,8 @@ test('the server stopped for 30 s while another replica takes 20 writes: cluster
   );
   expect(unavailable.status).toBe('False');
   expect(await secretData()).toEqual(before);
+  const notReady = await waitFor('/readyz 503 naming the lost server', async () => ((await readiness()).status === 503 ? readiness() : undefined), { timeoutMs: 30_000 });
+  expect(notReady.reason).toContain('Coffer');
   await new Promise((resolve) => setTimeout(resolve, 30_000));
   expect(await secretData()).toEqual(before);
   api = onApiPort(await startCoffer({ ...environment, COFFER_OPERATOR: 'false', COFFER_PORT: apiPort }));
@@ -166,6 +176,7 @@ test('the server stopped for 30 s while another replica takes 20 writes: cluster
   const synced = (await secretData()) ?? {};
   expect(Object.keys(queued).filter((key) => synced[key] !== queued[key])).toEqual([]);
   await clusterB.waitReady('integrations', namespace.name, 'app', 'Ready');
+  await waitFor('/readyz 200 once the server is back', async () => (await readiness()).status === 200, { timeoutMs: 30_000 });
 }, 240_000);
 
 test('a revoked identity stops syncing with a clear condition; the Secret keeps its last data', async () => {

@@ -9,7 +9,8 @@ const RECHECK_MS = 5 * 60_000;
  * Whether the operator can work, for /readyz and the coffer_operator_ready
  * metric: every permission it needs granted (SelfSubjectAccessReviews, at
  * start, every five minutes, and when a watch is refused or works again),
- * and no watch refused. An apiserver that cannot be reached says nothing
+ * no watch refused, and (for an operator in another cluster) the Coffer
+ * server reachable and accepting its credentials. An apiserver that cannot be reached says nothing
  * about that (a blip must not take the API replicas out of service). Each
  * change is logged once.
  */
@@ -20,6 +21,8 @@ export class OperatorHealth {
   readonly #metrics: Pick<OperatorMetrics, 'ready'> | undefined;
   readonly #refusedWatches = new Set<string>();
   #missing: Permission[] = [];
+  /** Why Coffer cannot be used (an operator in another cluster: the server unreachable, or its credentials refused), or null. */
+  #cofferProblem: string | null = null;
   #timer: NodeJS.Timeout | null = null;
   #checking: Promise<void> | null = null;
   #lastProblem: string | null = null;
@@ -47,6 +50,7 @@ export class OperatorHealth {
     const parts: string[] = [];
     if (this.#missing.length > 0) parts.push(`the operator lacks Kubernetes permissions (RBAC): ${describePermissions(this.#missing)}`);
     if (this.#refusedWatches.size > 0) parts.push(`the apiserver refuses the operator's watches on ${[...this.#refusedWatches].join(', ')}`);
+    if (this.#cofferProblem) parts.push(this.#cofferProblem);
     return parts.length > 0 ? parts.join('; ') : null;
   }
 
@@ -56,6 +60,13 @@ export class OperatorHealth {
       this.#checking = null;
     });
     return this.#checking;
+  }
+
+  /** Coffer could not be used (why), or can again (null). */
+  cofferUnavailable(problem: string | null): void {
+    if (this.#cofferProblem === problem) return;
+    this.#cofferProblem = problem;
+    this.#changed();
   }
 
   watchFailed(resource: string, error: unknown): void {
@@ -86,8 +97,11 @@ export class OperatorHealth {
     const problem = this.problem();
     this.#metrics?.ready(problem === null);
     if (problem === this.#lastProblem) return;
-    if (problem) this.#logger.error(`${problem}; /readyz answers 503 until this is fixed (deploy/common/rbac.yaml, or the chart's rbac values)`);
-    else if (this.#lastProblem) this.#logger.info('the operator has every permission it needs again');
+    if (problem)
+      this.#logger.error(
+        `${problem}; /readyz answers 503 until this is fixed${this.#cofferProblem === problem ? '' : " (deploy/common/rbac.yaml, or the chart's rbac values)"}`,
+      );
+    else if (this.#lastProblem) this.#logger.info('the operator can work again: it has every permission it needs and reaches Coffer');
     this.#lastProblem = problem;
   }
 }
