@@ -7,9 +7,8 @@ import { SecretImportController } from './controllers/secret-import/secret-impor
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
 import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
 import { ANNOTATION_FORCE_SYNC, type WorkloadKind } from './resources.ts';
-import { ReloadHasher } from './controllers/reload/reload-checksum.ts';
-import { loadReloadKey, RELOAD_KEY_SECRET } from './controllers/reload/reload-key.ts';
-import { WorkloadReloader } from './controllers/reload/workload-reloader.ts';
+import { loadReloadKey } from './controllers/reload/reload-key.ts';
+import { type ReloadState, WorkloadReloader } from './controllers/reload/workload-reloader.ts';
 import { EventRecorder } from './runtime/event-recorder.ts';
 import { OperatorHealth } from './runtime/health.ts';
 import { createInformers, createWorkloadInformers, type OperatorInformers, runInformer } from './runtime/informers.ts';
@@ -20,7 +19,7 @@ import type { OperatorMetrics } from './runtime/metrics.ts';
 import { operatorPermissions, reloadPermissions } from './runtime/permissions.ts';
 import { StatusWriter } from './runtime/status.ts';
 
-/** Tries to check reload's permissions and read its key at start (0.5 s backoff doubling: ~15 s in all). */
+/** Tries to check reload's permissions at start (0.5 s backoff doubling: ~15 s in all). */
 const RELOAD_SETUP_ATTEMPTS = 5;
 
 /** How the operator reaches Coffer: the port, once there is something to act in. */
@@ -157,10 +156,11 @@ export class Operator {
 
   /**
    * Workload reload, when its RBAC is granted (deploy/reload, the chart's
-   * reload.enabled): the checksum key from its Secret and informers on the
-   * workloads; otherwise off, and Integrations asking for it say why.
+   * reload.enabled): informers on the workloads, and the checksum key read
+   * from its Secret when first needed; otherwise off, and Integrations asking
+   * for it say why.
    */
-  async #prepareReload(informers: OperatorInformers): Promise<{ hasher: ReloadHasher } | { disabledBecause: string }> {
+  async #prepareReload(informers: OperatorInformers): Promise<ReloadState> {
     const off = (disabledBecause: string) => {
       this.#logger.info(`workload reload is off: ${disabledBecause}`);
       return { disabledBecause };
@@ -172,15 +172,12 @@ export class Operator {
         if (missing.length > 0) {
           return off(`the operator may not ${describePermissions(missing)} (enable reload: the chart's reload.enabled=true, or kubectl apply -k deploy/reload)`);
         }
-        const key = await loadReloadKey(this.#kube, this.#options.leaseNamespace);
         informers.workloads = createWorkloadInformers(this.#kube, this.#options.watchNamespace);
         this.#logger.info('workload reload is on: Deployments, StatefulSets and DaemonSets are watched');
-        return { hasher: new ReloadHasher(key) };
+        return { loadKey: () => loadReloadKey(this.#kube, this.#options.leaseNamespace) };
       } catch (error) {
         if (attempt >= RELOAD_SETUP_ATTEMPTS || this.#stopped) {
-          return off(
-            `its permissions or its key (Secret ${this.#options.leaseNamespace}/${RELOAD_KEY_SECRET}) could not be read: ${describeError(error).message as string}`,
-          );
+          return off(`its permissions could not be checked: ${describeError(error).message as string}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
       }
@@ -188,7 +185,7 @@ export class Operator {
   }
 
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
-  #createManager(port: CofferPort, informers: OperatorInformers, reload: { hasher: ReloadHasher } | { disabledBecause: string }): Manager {
+  #createManager(port: CofferPort, informers: OperatorInformers, reload: ReloadState): Manager {
     const { metrics } = this.#options;
     const status = new StatusWriter(this.#kube, this.#logger, metrics);
     const context: ControllerContext = {

@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
@@ -150,6 +151,62 @@ test("a change reaches cluster B at once (the resync is an hour), through the se
   expect((await call(api, 'PATCH', '/api/v3/secrets/raw/DATABASE_PASSWORD', { workspaceId: projectId, environment: 'dev', secretValue: 'second' })).status).toBe(200);
   await waitFor('the change in cluster B', async () => (await secretData())?.DATABASE_PASSWORD === 'second' || undefined, { timeoutMs: 30_000 });
 }, 60_000);
+
+test('drift repair in cluster B: a hand edit of the Secret is put back from the server, with a DriftRepaired Event there', async () => {
+  const synced = await secretData();
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  await clusterB.core.patchNamespacedSecret(
+    { namespace: namespace.name, name: 'app-secrets', body: { stringData: { DATABASE_PASSWORD: 'tampered', ADDED_BY_HAND: 'x' } } },
+    mergePatch,
+  );
+  await waitFor('the Secret to be put back', async () => isDeepStrictEqual(await secretData(), synced) || undefined, { timeoutMs: 30_000 });
+  await waitFor('a DriftRepaired Event in cluster B', async () => {
+    const events = await clusterB.core.listNamespacedEvent({ namespace: namespace.name });
+    return events.items.some((event) => event.reason === 'DriftRepaired' && event.involvedObject.name === 'app') || undefined;
+  });
+}, 60_000);
+
+test('grants in cluster B: a grant for the same namespace in another cluster lets nothing in, nor project membership alone; one naming cluster-b does, at once', async () => {
+  const slug = `granted-${Date.now().toString(36)}`;
+  const created = await call(api, 'POST', '/api/v2/workspace', { projectName: 'Granted Elsewhere', slug });
+  expect(created.status).toBe(200);
+  const grantFor = (cluster: string) => call(api, 'POST', `/api/v1/workspace/${slug}/namespace-grants`, { cluster, namespace: namespace.name });
+  expect((await grantFor('local')).status).toBe(200);
+  await clusterB.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'claimer' }, spec: { name: 'Renamed from B', slug } });
+  const refused = await waitFor('GrantMissing in cluster B', async () => {
+    const conditions = (await clusterB.get('secretsprojects', namespace.name, 'claimer')).status?.conditions ?? [];
+    return conditions.find((condition: { type: string; reason: string }) => condition.type === 'Ready' && condition.reason === 'GrantMissing');
+  });
+  expect(refused.message).toContain(`{"cluster":"cluster-b","namespace":"${namespace.name}"}`);
+  expect((await call(api, 'GET', `/api/v1/workspace/${created.body.project.id}`)).body.workspace.name).toBe('Granted Elsewhere');
+
+  // the operator's identity needs its own access to the project, and the namespace a grant: access alone lets nothing in
+  const member = await call(api, 'POST', `/api/v2/workspace/${created.body.project.id}/identity-memberships/${identity.id}`, { role: 'admin' });
+  expect(member.status).toBe(200);
+  await clusterB.custom.patchNamespacedCustomObject(
+    {
+      group: 'coffer.dev',
+      version: 'v1alpha1',
+      namespace: namespace.name,
+      plural: 'secretsprojects',
+      name: 'claimer',
+      body: { metadata: { annotations: { 'coffer.dev/force-sync': '1' } } },
+    },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  expect(
+    (await clusterB.get('secretsprojects', namespace.name, 'claimer')).status.conditions.find((condition: { type: string }) => condition.type === 'Ready').reason,
+  ).toBe('GrantMissing');
+  // a grant is in the change feed: the SecretsProject goes on at once
+  expect((await grantFor('cluster-b')).status).toBe(200);
+  const claimed = await clusterB.waitReady('secretsprojects', namespace.name, 'claimer', 'Ready', 30_000);
+  expect(claimed.status.projectId).toBe(created.body.project.id);
+  await clusterB.remove('secretsprojects', namespace.name, 'claimer');
+  await waitFor('the SecretsProject to be finalized', async () => !(await clusterB.get('secretsprojects', namespace.name, 'claimer').catch(() => undefined)));
+  // Retain (the default): the project stays
+  expect((await call(api, 'GET', `/api/v1/workspace/${created.body.project.id}`)).status).toBe(200);
+}, 120_000);
 
 test('the server stopped for 30 s while another replica takes 20 writes: cluster B keeps its Secret, says why, then converges with 0 missing keys', async () => {
   const before = await secretData();

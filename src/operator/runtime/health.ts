@@ -26,6 +26,8 @@ export class OperatorHealth {
   #timer: NodeJS.Timeout | null = null;
   #checking: Promise<void> | null = null;
   #lastProblem: string | null = null;
+  /** The Coffer part of the last problem logged. */
+  #lastCofferProblem: string | null = null;
 
   constructor(kube: KubeApi, needs: readonly Permission[], logger: Logger, metrics?: Pick<OperatorMetrics, 'ready'>) {
     this.#kube = kube;
@@ -101,7 +103,9 @@ export class OperatorHealth {
       this.#logger.error(
         `${problem}; /readyz answers 503 until this is fixed${this.#cofferProblem === problem ? '' : " (deploy/common/rbac.yaml, or the chart's rbac values)"}`,
       );
-    else if (this.#lastProblem) this.#logger.info('the operator can work again: it has every permission it needs and reaches Coffer');
+    else if (this.#lastProblem === this.#lastCofferProblem) this.#logger.info('the operator reaches Coffer again');
+    else if (this.#lastProblem) this.#logger.info('the operator has every permission it needs again');
     this.#lastProblem = problem;
+    this.#lastCofferProblem = this.#cofferProblem;
   }
 }

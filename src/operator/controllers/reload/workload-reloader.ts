@@ -10,11 +10,17 @@ import { keyOf, type ObjectKey } from '../../runtime/object-key.ts';
 import type { ConditionUpdate } from '../../runtime/status.ts';
 import { describeTarget, liveData, targetKindOf } from '../integration/managed-target.ts';
 import { type ConsumedKeys, consumedKeys, keysRead, type TargetRef, targetRef } from './consumed-keys.ts';
-import { checksumAnnotation, RELOAD_OPT_IN_ANNOTATION, type ReloadHasher } from './reload-checksum.ts';
+import { checksumAnnotation, RELOAD_OPT_IN_ANNOTATION, ReloadHasher } from './reload-checksum.ts';
+import { RELOAD_KEY_SECRET } from './reload-key.ts';
 
 /** The debounce when spec.reload names none (and for workloads that opt in by annotation). */
 export const DEFAULT_DEBOUNCE_MS = 5_000;
 const WORKLOAD_KINDS: readonly WorkloadKind[] = ['Deployment', 'StatefulSet', 'DaemonSet'];
+/** When a reload whose key could not be read is tried again. */
+const KEY_RETRY_MS = 5_000;
+
+/** Reload on (its key read when first needed), or off and why. */
+export type ReloadState = { loadKey: () => Promise<Buffer> } | { disabledBecause: string };
 
 export interface ReloaderContext {
   kube: KubeApi;
@@ -65,7 +71,10 @@ type WorkloadId = `${WorkloadKind}/${string}/${string}`;
  */
 export class WorkloadReloader {
   readonly #context: ReloaderContext;
-  readonly #hasher: ReloadHasher | undefined;
+  /** Reads (or makes) the checksum key; first called when a reload needs it, so an operator that never reconciles (a standby, another installation) writes nothing. */
+  readonly #loadKey: (() => Promise<Buffer>) | undefined;
+  #hasher: ReloadHasher | undefined;
+  #loadingKey: Promise<Buffer> | undefined;
   /** Why the reload cannot work (its RBAC missing), when it cannot. */
   readonly #disabledBecause: string | undefined;
   /** When each workload's pending rollout is due. */
@@ -75,9 +84,9 @@ export class WorkloadReloader {
   /** Keys written since the workloads consuming them were last current, per namespace and target (for the Events). */
   readonly #changedKeys = new Map<string, Set<string>>();
 
-  constructor(context: ReloaderContext, state: { hasher: ReloadHasher } | { disabledBecause: string }) {
+  constructor(context: ReloaderContext, state: ReloadState) {
     this.#context = context;
-    this.#hasher = 'hasher' in state ? state.hasher : undefined;
+    this.#loadKey = 'loadKey' in state ? state.loadKey : undefined;
     this.#disabledBecause = 'disabledBecause' in state ? state.disabledBecause : undefined;
   }
 
@@ -108,13 +117,17 @@ export class WorkloadReloader {
    */
   async reconcile(resource: IntegrationResource, data: Record<string, string>, revision: Revision): Promise<ReloadReport | undefined> {
     const named = resource.spec.reload?.workloads ?? [];
-    if (!this.#hasher) {
+    if (!this.#loadKey) {
       if (!resource.spec.reload) return undefined;
       return { condition: { type: 'Reloaded', status: 'False', reason: 'ReloadForbidden', message: `workload reload is off: ${this.#disabledBecause}` } };
     }
     const target = ref(resource);
     const { consumers, missing, notConsuming } = this.#consumersOf(resource, target);
     if (consumers.length === 0 && named.length === 0) return undefined;
+    if (!(await this.#ensureHasher())) {
+      const message = `the key of the reload checksums (Secret ${RELOAD_KEY_SECRET} in the operator's namespace) could not be read or made; it is tried again`;
+      return { condition: { type: 'Reloaded', status: 'False', reason: 'RolloutFailed', message }, recheckInMs: KEY_RETRY_MS };
+    }
     const fullData = { ...this.#cachedData(resource), ...data };
     const due: { consumer: Consumer; dueAt: number }[] = [];
     for (const consumer of consumers) {
@@ -130,6 +143,18 @@ export class WorkloadReloader {
     }
     const waiting = due.filter((entry) => entry.dueAt > now);
     return this.#report({ resource, target, consumers, missing, notConsuming, rolled, waiting, revision, now });
+  }
+
+  async #ensureHasher(): Promise<ReloadHasher | undefined> {
+    if (this.#hasher) return this.#hasher;
+    try {
+      this.#hasher = new ReloadHasher(await (this.#loadingKey ??= this.#loadKey!()));
+    } catch (error) {
+      this.#context.logger.warn({ error: describeError(error) }, `could not read or make the reload key (Secret ${RELOAD_KEY_SECRET})`);
+    } finally {
+      this.#loadingKey = undefined;
+    }
+    return this.#hasher;
   }
 
   /** The eligible workloads in the Integration's namespace that read its target; the named ones that are missing or read none of it. */
