@@ -1,12 +1,15 @@
 import type { Actor } from '../actor/actor.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { changeTouches, type ReadPlace } from '../changes/read-places.ts';
-import { ForbiddenError, NotFoundError } from '../errors.ts';
+import { ForbiddenError, NotFoundError, RateLimitError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
 
 export type BarrierState = 'reached' | 'pending' | 'paused';
+
+/** Waits one caller may hold at once (each is a held request that reads the project's records on every progress notification). */
+export const MAX_WAITS_PER_CALLER = 20;
 
 export interface BarrierIntegration {
   id: string;
@@ -40,6 +43,8 @@ export interface BarrierAnswer {
 export class SyncBarrier {
   readonly #deps: ServiceDeps;
   readonly #progress: SyncProgress;
+  /** Waits under way per caller. */
+  readonly #waiting = new Map<string, number>();
 
   constructor(deps: ServiceDeps, progress: SyncProgress) {
     this.#deps = deps;
@@ -47,6 +52,20 @@ export class SyncBarrier {
   }
 
   async wait(actor: Actor, revision: number, timeoutMs: number): Promise<BarrierAnswer> {
+    const key = `${actor.kind}:${actor.id}`;
+    const waiting = this.#waiting.get(key) ?? 0;
+    if (waiting >= MAX_WAITS_PER_CALLER) throw new RateLimitError(`At most ${MAX_WAITS_PER_CALLER} waits may be under way per caller; let one answer first.`);
+    this.#waiting.set(key, waiting + 1);
+    try {
+      return await this.#wait(actor, revision, timeoutMs);
+    } finally {
+      const left = (this.#waiting.get(key) ?? 1) - 1;
+      if (left > 0) this.#waiting.set(key, left);
+      else this.#waiting.delete(key);
+    }
+  }
+
+  async #wait(actor: Actor, revision: number, timeoutMs: number): Promise<BarrierAnswer> {
     const written = await this.#readableWrite(actor, revision);
     const deadline = Date.now() + timeoutMs;
     for (;;) {

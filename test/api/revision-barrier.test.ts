@@ -264,4 +264,21 @@ describe('GET /api/v1/changes/wait', () => {
     expect((await wait(revision, '1s', outsider.token)).status).toBe(404);
     expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);
   });
+
+  test('a caller may have 20 waits under way; the 21st is 429 at once, and a wait that answered frees its place', async () => {
+    expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'crowded' })).status).toBe(200);
+    const id = await record('crowded', { secretPath: '/crowded' });
+    const revision = await writeSecret('CROWDED', 'v', '/crowded');
+    const held = Array.from({ length: 20 }, () => wait(revision, '20s'));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const refused = await wait(revision, '20s');
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('20 waits'), reqId: expect.any(String) });
+    // another caller is not counted against this one
+    const other = await fx.identity('barrier-other-waiter', 'member', 'admin');
+    const theirs = wait(revision, '20s', other.token);
+    await synced(id, revision, [{ environment: 'dev', path: '/crowded' }]);
+    for (const answer of [...(await Promise.all(held)), await theirs]) expect(answer.body).toMatchObject({ reached: true });
+    expect((await wait(revision, '1s')).status).toBe(200);
+  });
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_CHANGE_STREAMS_PER_CALLER } from '../../events/change-stream.ts';
+import { MAX_WAITS_PER_CALLER } from '../../integrations/sync-barrier.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
@@ -91,8 +92,9 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         ...describeRoute({
           summary: 'Wait until a write reached the clusters',
           description: waitDescription,
-          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike.`,
+          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${MAX_WAITS_PER_CALLER} waits under way at once (429 beyond).`,
           effects: reads(),
+          errors: [429],
         }),
         querystring: z.object({
           revision: digitsInteger(1, MAX_REVISION).describe(`The revision to wait for: the \`${REVISION_HEADER}\` header of the write.`),
