@@ -1,3 +1,4 @@
+import type { BarrierAnswer, BarrierIntegration } from '../integrations/sync-barrier.ts';
 import { parseDuration } from '../validation/duration.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
@@ -25,22 +26,6 @@ export const waitCommand: CommandSpec = {
   ],
   run: waitForRevision,
 };
-
-interface BarrierIntegration {
-  cluster: string;
-  namespace: string;
-  name: string;
-  secretName: string | null;
-  syncedRevision: number | null;
-  state: 'reached' | 'pending' | 'paused';
-  message: string | null;
-}
-
-interface BarrierAnswer {
-  revision: number;
-  reached: boolean;
-  integrations: BarrierIntegration[];
-}
 
 async function waitForRevision(flags: Record<string, unknown>): Promise<void> {
   const revision = Number(flags.revision);

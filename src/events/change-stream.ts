@@ -1,7 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
-import { RateLimitError } from '../errors.ts';
+import { CallerQuota } from '../actor/caller-quota.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { CallerScope } from './caller-scope.ts';
 
@@ -35,7 +35,10 @@ export const RESET_UNKNOWN_REVISION = 'unknown-revision';
 export class ChangeStreamService {
   readonly #deps: ServiceDeps;
   readonly #fanout: ChangeFanout;
-  readonly #open = new Map<string, number>();
+  readonly #streams = new CallerQuota(
+    MAX_CHANGE_STREAMS_PER_CALLER,
+    `At most ${MAX_CHANGE_STREAMS_PER_CALLER} change streams may be open per caller; close one before opening another.`,
+  );
 
   constructor(deps: ServiceDeps, fanout: ChangeFanout) {
     this.#deps = deps;
@@ -44,16 +47,11 @@ export class ChangeStreamService {
 
   async open(actor: Actor, request: ChangeStreamRequest): Promise<ChangeStream> {
     if (request.projectId !== undefined) await CallerScope.assertReadable(this.#deps, actor, request.projectId);
-    const key = `${actor.kind}:${actor.id}`;
-    const open = this.#open.get(key) ?? 0;
-    if (open >= MAX_CHANGE_STREAMS_PER_CALLER) {
-      throw new RateLimitError(`At most ${MAX_CHANGE_STREAMS_PER_CALLER} change streams may be open per caller; close one before opening another.`);
-    }
-    this.#open.set(key, open + 1);
+    const release = this.#streams.take(actor);
     try {
-      return await this.#subscribe(actor, request, () => this.#release(key));
+      return await this.#subscribe(actor, request, release);
     } catch (error) {
-      this.#release(key);
+      release();
       throw error;
     }
   }
@@ -67,12 +65,6 @@ export class ChangeStreamService {
     const scope = new CallerScope(this.#deps, actor, request.projectId);
     const subscription = await this.#fanout.subscribe({ after: start, accept: (change) => scope.mayAccept(change) });
     return new ChangeStream(subscription, scope, { start, reset, release });
-  }
-
-  #release(key: string): void {
-    const open = (this.#open.get(key) ?? 1) - 1;
-    if (open > 0) this.#open.set(key, open);
-    else this.#open.delete(key);
   }
 }
 

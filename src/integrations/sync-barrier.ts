@@ -1,7 +1,8 @@
 import type { Actor } from '../actor/actor.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { changeTouches, type ReadPlace } from '../changes/read-places.ts';
-import { ForbiddenError, NotFoundError, RateLimitError } from '../errors.ts';
+import { CallerQuota } from '../actor/caller-quota.ts';
+import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
@@ -43,8 +44,7 @@ export interface BarrierAnswer {
 export class SyncBarrier {
   readonly #deps: ServiceDeps;
   readonly #progress: SyncProgress;
-  /** Waits under way per caller. */
-  readonly #waiting = new Map<string, number>();
+  readonly #waits = new CallerQuota(MAX_WAITS_PER_CALLER, `At most ${MAX_WAITS_PER_CALLER} waits may be under way per caller; let one answer first.`);
 
   constructor(deps: ServiceDeps, progress: SyncProgress) {
     this.#deps = deps;
@@ -52,16 +52,11 @@ export class SyncBarrier {
   }
 
   async wait(actor: Actor, revision: number, timeoutMs: number): Promise<BarrierAnswer> {
-    const key = `${actor.kind}:${actor.id}`;
-    const waiting = this.#waiting.get(key) ?? 0;
-    if (waiting >= MAX_WAITS_PER_CALLER) throw new RateLimitError(`At most ${MAX_WAITS_PER_CALLER} waits may be under way per caller; let one answer first.`);
-    this.#waiting.set(key, waiting + 1);
+    const release = this.#waits.take(actor);
     try {
       return await this.#wait(actor, revision, timeoutMs);
     } finally {
-      const left = (this.#waiting.get(key) ?? 1) - 1;
-      if (left > 0) this.#waiting.set(key, left);
-      else this.#waiting.delete(key);
+      release();
     }
   }
 

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createTestNamespace, type TestNamespace } from '../k8s/helpers.ts';
 import { COFFER_BIN, type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
-import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
+import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
  * The revision barrier end to end: a write's Coffer-Revision, waited for with
@@ -20,11 +20,7 @@ let projectId: string;
 const slug = `barrier-${Date.now().toString(36)}`;
 
 async function writeSecret(key: string, value: string): Promise<number> {
-  const body = { workspaceId: projectId, environment: 'dev', secretPath: '/barrier', secretValue: value };
-  let response = await callCoffer(api, 'POST', `/api/v3/secrets/raw/${key}`, token, body);
-  if (response.status !== 200) response = await callCoffer(api, 'PATCH', `/api/v3/secrets/raw/${key}`, token, body);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  const revision = Number(response.headers.get('coffer-revision'));
+  const revision = await putSecret(api, token, { projectId, environment: 'dev', secretPath: '/barrier' }, key, value);
   expect(revision).toBeGreaterThan(0);
   return revision;
 }

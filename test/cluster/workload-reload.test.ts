@@ -3,7 +3,7 @@ import { PatchStrategy, setHeaderOptions, type V1PodSpec, Watch } from '@kuberne
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
-import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
+import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
  * Workload reload on the real control plane. There is no kubelet, so a
@@ -26,13 +26,7 @@ const slug = `reload-${Date.now().toString(36)}`;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
-async function putSecret(key: string, value: string, secretPath = '/app'): Promise<number> {
-  const body = { workspaceId: projectId, environment: 'dev', secretPath, secretValue: value };
-  let response = await callCoffer(api, 'POST', `/api/v3/secrets/raw/${key}`, token, body);
-  if (response.status !== 200) response = await callCoffer(api, 'PATCH', `/api/v3/secrets/raw/${key}`, token, body);
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return Number(response.headers.get('coffer-revision'));
-}
+const writeSecret = (key: string, value: string) => putSecret(api, token, { projectId, environment: 'dev', secretPath: '/app' }, key, value);
 
 const container = (extra: Partial<V1PodSpec['containers'][number]> = {}) => ({ name: 'app', image: 'example.com/app:1', ...extra });
 
@@ -114,6 +108,14 @@ async function events(object: string, reason: string) {
   return list.items.filter((event) => event.involvedObject.name === object && event.reason === reason);
 }
 
+/** Merges `spec` into the Integration's spec. */
+function patchIntegrationSpec(name: string, spec: Record<string, unknown>) {
+  return cluster.custom.patchNamespacedCustomObject(
+    { group: 'coffer.dev', version: 'v1alpha1', namespace: namespace.name, plural: 'integrations', name, body: { spec } },
+    mergePatch,
+  );
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
@@ -126,7 +128,7 @@ beforeAll(async () => {
   await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Shop', slug } });
   projectId = (await cluster.waitReady('secretsprojects', namespace.name, 'shop')).status.projectId;
   expect((await callCoffer(api, 'POST', '/api/v1/folders', token, { workspaceId: projectId, environment: 'dev', name: 'app' })).status).toBe(200);
-  for (const [key, value] of Object.entries({ DB_PASSWORD: 'p1', API_KEY: 'k1', LOG_LEVEL: 'info', CERT: 'c1' })) await putSecret(key, value);
+  for (const [key, value] of Object.entries({ DB_PASSWORD: 'p1', API_KEY: 'k1', LOG_LEVEL: 'info', CERT: 'c1' })) await writeSecret(key, value);
   // consumers of app-secrets, each reading other keys
   await createWorkload('Deployment', 'web', {
     containers: [container({ env: [{ name: 'DB', valueFrom: { secretKeyRef: { name: 'app-secrets', key: 'DB_PASSWORD' } } }] })],
@@ -190,7 +192,7 @@ describe('keys-aware rollouts', () => {
   });
 
   test('a change to a consumed key rolls exactly its consumers, once', async () => {
-    const revision = await putSecret('DB_PASSWORD', 'p2');
+    const revision = await writeSecret('DB_PASSWORD', 'p2');
     // web reads DB_PASSWORD (named), db reads every key (opted in); agent reads only CERT
     await waitForRollouts('Deployment', 'web', 1);
     await waitForRollouts('StatefulSet', 'db', 1);
@@ -210,14 +212,14 @@ describe('keys-aware rollouts', () => {
   });
 
   test('a change to a key nobody reads rolls nothing; a projected item rolls only the workload reading it', async () => {
-    await putSecret('LOG_LEVEL', 'debug');
+    await writeSecret('LOG_LEVEL', 'debug');
     await waitFor('the Secret to change', async () => (await cluster.secretData(namespace.name, 'app-secrets'))?.LOG_LEVEL === 'debug');
     // db reads everything (envFrom), the others do not read LOG_LEVEL
     await waitForRollouts('StatefulSet', 'db', 2);
     await pause(1_500);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('DaemonSet', 'agent')).toBe(0);
-    await putSecret('CERT', 'c2');
+    await writeSecret('CERT', 'c2');
     await waitForRollouts('DaemonSet', 'agent', 1);
     await waitForRollouts('StatefulSet', 'db', 3);
     await pause(1_500);
@@ -226,61 +228,36 @@ describe('keys-aware rollouts', () => {
   });
 
   test('debounce: a burst of changes within the window rolls each consumer once', async () => {
-    await cluster.custom.patchNamespacedCustomObject(
-      { group: 'coffer.dev', version: 'v1alpha1', namespace: namespace.name, plural: 'integrations', name: 'app', body: { spec: { reload: { debounce: '4s' } } } },
-      mergePatch,
-    );
+    await patchIntegrationSpec('app', { reload: { debounce: '4s' } });
     await waitForReloaded('app', 'UpToDate');
     const before = await rollouts('Deployment', 'web');
-    for (let round = 0; round < 5; round++) await putSecret('DB_PASSWORD', `burst-${round}`);
+    for (let round = 0; round < 5; round++) await writeSecret('DB_PASSWORD', `burst-${round}`);
     await waitForReloaded('app', 'RolloutPending');
     await waitForRollouts('Deployment', 'web', before + 1);
     await pause(5_000);
     expect(await rollouts('Deployment', 'web')).toBe(before + 1);
     // a second burst in a later window rolls again (a checksum, not a timestamp: no rollout is lost)
-    await putSecret('DB_PASSWORD', 'after-burst');
+    await writeSecret('DB_PASSWORD', 'after-burst');
     await waitForRollouts('Deployment', 'web', before + 2);
   });
 
   test('a named workload that does not exist, and one that reads nothing of the target, are named in the condition', async () => {
-    await cluster.custom.patchNamespacedCustomObject(
-      {
-        group: 'coffer.dev',
-        version: 'v1alpha1',
-        namespace: namespace.name,
-        plural: 'integrations',
-        name: 'app',
-        body: {
-          spec: {
-            reload: {
-              workloads: [
-                { kind: 'Deployment', name: 'web' },
-                { kind: 'Deployment', name: 'ghost' },
-                { kind: 'Deployment', name: 'bystander' },
-              ],
-              debounce: '0s',
-            },
-          },
-        },
+    await patchIntegrationSpec('app', {
+      reload: {
+        workloads: [
+          { kind: 'Deployment', name: 'web' },
+          { kind: 'Deployment', name: 'ghost' },
+          { kind: 'Deployment', name: 'bystander' },
+        ],
+        debounce: '0s',
       },
-      mergePatch,
-    );
+    });
     const resource = await waitForReloaded('app', 'WorkloadNotFound');
     const message = resource.status.conditions.find((condition: { type: string }) => condition.type === 'Reloaded').message as string;
     expect(message).toContain('Deployment ghost does not exist');
     expect(message).toContain("Deployment bystander reads nothing of Secret 'app-secrets' in its pod template and is not rolled");
     expect(conditionStatus(resource, 'Ready')).toBe('True');
-    await cluster.custom.patchNamespacedCustomObject(
-      {
-        group: 'coffer.dev',
-        version: 'v1alpha1',
-        namespace: namespace.name,
-        plural: 'integrations',
-        name: 'app',
-        body: { spec: { reload: { workloads: [{ kind: 'Deployment', name: 'web' }], debounce: '0s' } } },
-      },
-      mergePatch,
-    );
+    await patchIntegrationSpec('app', { reload: { workloads: [{ kind: 'Deployment', name: 'web' }], debounce: '0s' } });
     await waitForReloaded('app', 'UpToDate');
   });
 });
@@ -296,7 +273,7 @@ describe('restarts and the barrier', () => {
     expect(await counts()).toEqual(before);
 
     await stopCoffer(operator);
-    await putSecret('DB_PASSWORD', 'while-down');
+    await writeSecret('DB_PASSWORD', 'while-down');
     operator = await startOperatorProcess(environment);
     await waitForRollouts('Deployment', 'web', before[0]! + 1);
     await waitForRollouts('StatefulSet', 'db', before[1]! + 1);
@@ -306,7 +283,7 @@ describe('restarts and the barrier', () => {
 
   test('the revision barrier of an Integration with reload answers once the consumers are rolled', async () => {
     const before = await rollouts('Deployment', 'web');
-    const revision = await putSecret('DB_PASSWORD', 'barrier');
+    const revision = await writeSecret('DB_PASSWORD', 'barrier');
     const answer = await callCoffer(api, 'GET', `/api/v1/changes/wait?revision=${revision}&timeout=60s`, token);
     expect(answer.body).toMatchObject({ reached: true });
     expect(answer.body.integrations).toEqual([expect.objectContaining({ name: 'app', state: 'reached', reloadedRevision: expect.any(Number) })]);

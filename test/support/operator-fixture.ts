@@ -26,6 +26,21 @@ export async function cofferEnvironment(leaseNamespace: string): Promise<Record<
   };
 }
 
+/** Creates the secret, or updates it when it exists; answers the revision the write committed (its Coffer-Revision header). */
+export async function putSecret(
+  api: CofferProcess,
+  token: string,
+  place: { projectId: string; environment: string; secretPath: string },
+  key: string,
+  value: string,
+): Promise<number> {
+  const body = { workspaceId: place.projectId, environment: place.environment, secretPath: place.secretPath, secretValue: value };
+  let response = await callCoffer(api, 'POST', `/api/v3/secrets/raw/${key}`, token, body);
+  if (response.status !== 200) response = await callCoffer(api, 'PATCH', `/api/v3/secrets/raw/${key}`, token, body);
+  if (response.status !== 200) throw new Error(`writing ${key} answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return Number(response.headers.get('coffer-revision'));
+}
+
 /** An API-only server (no operator) and helpers to drive it. */
 export async function startApi(environment: Record<string, string>) {
   const api = await startCoffer({ ...environment, COFFER_OPERATOR: 'false' });
