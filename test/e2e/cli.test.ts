@@ -72,6 +72,28 @@ describe('help and version', () => {
   });
 });
 
+describe('an older Node.js', () => {
+  // the machine's own node (the README's prerequisite is Node.js 20 with npm); npm scripts use the project's Node.js 24
+  const systemNode = process.env.COFFER_SYSTEM_NODE ?? '/usr/bin/node';
+
+  test('`node bin/coffer.js` on a Node.js before 22.12 says so in one line and exits 1; a newer one runs', async () => {
+    const answer = await new Promise<Run & { version: string }>((resolve) => {
+      execFile(systemNode, ['-e', 'process.stdout.write(process.version)'], (_error, version) => {
+        execFile(systemNode, [COFFER_BIN, '--version'], { env: { ...process.env, COFFER_OPERATOR: 'false' } }, (error, stdout, stderr) => {
+          resolve({ version, code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+        });
+      });
+    });
+    const [major = 0, minor = 0] = answer.version.slice(1).split('.').map(Number);
+    if (major < 22 || (major === 22 && minor < 12)) {
+      expect(answer.code).toBe(1);
+      expect(answer.stderr.trim().split('\n')).toEqual([expect.stringContaining(`coffer needs Node.js 22.12 or newer, and this is ${answer.version}`)]);
+    } else {
+      expect(answer).toMatchObject({ code: 0, stdout: expect.stringContaining(VERSION) });
+    }
+  });
+});
+
 describe('usage errors exit 2 with the message and how to get help', () => {
   test('no command', async () => {
     const run = await coffer([]);
