@@ -97,7 +97,13 @@ const settings = {
     env: 'COFFER_LOGIN_MAX_FAILURES',
     flag: 'login-max-failures',
     group: 'login',
-    help: 'failed logins per client id or email before a lockout (default 5)',
+    help: 'failed logins of one client id or email from one source address before that pair is locked out (default 5)',
+  },
+  loginCredentialMaxFailures: {
+    env: 'COFFER_LOGIN_CREDENTIAL_MAX_FAILURES',
+    flag: 'login-credential-max-failures',
+    group: 'login',
+    help: 'failed logins of one client id or email from all addresses before it is guarded: one failure then locks an address out of it (default 20)',
   },
   loginAddressMaxFailures: {
     env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES',
@@ -178,6 +184,7 @@ const configSchema = z
     credentialsSecret: kubernetesName.default('coffer-operator-credentials'),
     loginMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(5),
     loginAddressMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    loginCredentialMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(20),
     loginFailureWindow: duration.prefault('15m'),
     loginLockout: duration.prefault('1m'),
     loginMaxLockout: duration.prefault('1h'),
@@ -250,6 +257,7 @@ export function loginLimits(config: Config) {
   return {
     maxFailures: config.loginMaxFailures,
     addressMaxFailures: config.loginAddressMaxFailures,
+    credentialMaxFailures: config.loginCredentialMaxFailures,
     windowMs: config.loginFailureWindow,
     lockoutMs: config.loginLockout,
     maxLockoutMs: config.loginMaxLockout,
