@@ -13,6 +13,7 @@ import { VERSION } from '../../src/version.ts';
 import { COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { README_PATH } from '../support/readme.ts';
 import { freePort } from '../support/free-port.ts';
+import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
 
 /**
  * The `coffer` command line as a user meets it: help, version, and every
@@ -234,6 +235,22 @@ describe('database errors exit 4 naming the database (password masked) and DATAB
     expect(run.code).toBe(4);
     expect(run.stderr).toContain(`coffer migrate: cannot use the data directory '${join(file, 'data')}' for the embedded database`);
     expect(run.stderr).toContain('Set COFFER_DATA_DIR (--data-dir) to a directory this user may write');
+  });
+});
+
+describe('coffer migrate', () => {
+  test('needs only the database: the example of its help runs as written, with no root key or token secret', async () => {
+    const help = await coffer(['help', 'migrate']);
+    expect(help.stdout).toContain('DATABASE_URL=postgresql://');
+    expect(help.stdout).toContain('no root key or token secret');
+    const adminUrl = inject('postgresAdminUrl');
+    const name = `${inject('postgresRunPrefix')}_migrate_${randomBytes(4).toString('hex')}`;
+    await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+    const run = await coffer(['migrate'], { DATABASE_URL: databaseUrl(adminUrl, name), COFFER_ENCRYPTION_KEY: '', COFFER_AUTH_SECRET: '' });
+    expect(run.stderr).not.toContain('invalid configuration');
+    expect(run.code).toBe(0);
+    const { rows } = await adminQuery(databaseUrl(adminUrl, name), 'SELECT count(*)::int AS applied FROM schema_migrations');
+    expect(rows[0].applied).toBeGreaterThan(0);
   });
 });
 
