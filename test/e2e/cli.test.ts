@@ -106,6 +106,7 @@ describe('usage errors exit 2 with the message and how to get help', () => {
     const run = await coffer(['sevre']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("coffer: unknown command 'sevre'");
+    expect((await coffer(['secrets'])).stderr).toContain("To read and write secrets, use Infisical's CLI (infisical secrets --domain http://<coffer>/api)");
     expect(run.stderr).toContain('Did you mean serve?');
     expect(run.stderr).toContain("Run 'coffer help' for the commands.");
   });
