@@ -1,8 +1,9 @@
-import { CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { FINALIZER, GROUP, KINDS, type KindName, VERSION } from '../operator/resources.ts';
 import { parseDuration } from '../validation/duration.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
+import { loadKubeConfig } from './kube-config.ts';
 
 export const uninstallCommand: CommandSpec = {
   name: 'uninstall',
@@ -65,14 +66,7 @@ async function uninstall(flags: Record<string, unknown>): Promise<void> {
 }
 
 function customObjects(): CustomObjectsApi {
-  const kubeConfig = new KubeConfig();
-  try {
-    kubeConfig.loadFromDefault();
-  } catch (error) {
-    throw new CliError(`cannot read the Kubernetes configuration: ${error instanceof Error ? error.message : String(error)}`, EXIT.configuration);
-  }
-  if (!kubeConfig.getCurrentCluster()) throw new CliError('no Kubernetes configuration found (set KUBECONFIG, or run it in a cluster)', EXIT.configuration);
-  return kubeConfig.makeApiClient(CustomObjectsApi);
+  return loadKubeConfig().kubeConfig.makeApiClient(CustomObjectsApi);
 }
 
 interface Listed {

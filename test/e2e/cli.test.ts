@@ -170,6 +170,19 @@ describe('configuration errors exit 3 naming the setting', () => {
     expect(run.stderr).toContain(message);
   });
 
+  test('coffer operator and coffer uninstall without a Kubernetes configuration say so instead of blaming Coffer', async () => {
+    const home = join(scratch, 'no-kube-home');
+    mkdirSync(home, { recursive: true });
+    for (const command of [['operator', '--server', 'https://coffer.example.com'], ['uninstall']]) {
+      const none = await coffer(command, { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' });
+      expect(none.code).toBe(3);
+      expect(none.stderr).toContain(`coffer ${command[0]}: no Kubernetes configuration found: set KUBECONFIG, create ~/.kube/config, or run it in a cluster`);
+      const missing = await coffer(command, { KUBECONFIG: join(scratch, 'no-such-kubeconfig') });
+      expect(missing.code).toBe(3);
+      expect(missing.stderr).toContain(`KUBECONFIG names ${join(scratch, 'no-such-kubeconfig')}, which does not exist`);
+    }
+  });
+
   test('a flag is checked like its variable', async () => {
     const run = await coffer(['serve', '--probe-port', '99999']);
     expect(run.code).toBe(3);
