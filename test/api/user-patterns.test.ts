@@ -220,3 +220,39 @@ describe("an event subscription's secretPath glob", () => {
     }
   });
 });
+
+describe('a glob stored before the bounds', () => {
+  /** Writes a role's rules straight into the database, as a role created before the bounds holds them. */
+  async function storedRole(slug: string, permissions: unknown[]) {
+    const created = await app.request('POST', `/api/v1/workspace/${fx.projectId}/roles`, { token: fx.token, body: { slug, name: slug, permissions: [] } });
+    expect(created.status).toBe(200);
+    await app.database.db
+      .updateTable('projectRoles')
+      .set({ permissions: JSON.stringify(permissions) })
+      .where('id', '=', created.body.role.id)
+      .execute();
+    return fx.identity(`${slug}-holder`, 'member', slug);
+  }
+
+  test('fails closed: a rule that grants grants nothing, a rule that forbids forbids at every path; the server answers at once', async () => {
+    await writeSecret('STORED', DEEP);
+    await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', path: '/', name: 'granted' });
+    await writeSecret('GRANTED', '/granted');
+    const readAll = { subject: 'secrets', action: ['read'] };
+    const granting = await storedRole('stored-grant', [
+      { ...readAll, conditions: { environment: 'dev', secretPath: { $glob: hostile(12) } } },
+      { ...readAll, conditions: { environment: 'dev', secretPath: { $glob: '/granted' } } },
+    ]);
+    expect((await readSecret(granting.token, 'STORED', DEEP)).status).toBe(403);
+    expect((await readSecret(granting.token, 'GRANTED', '/granted')).status).toBe(200);
+
+    const forbidding = await storedRole('stored-forbid', [
+      readAll,
+      { ...readAll, inverted: true, conditions: { environment: 'dev', secretPath: { $glob: hostile(12) } } },
+    ]);
+    expect((await readSecret(forbidding.token, 'GRANTED', '/granted')).status).toBe(403);
+    expect((await readSecret(forbidding.token, 'STORED', DEEP)).status).toBe(403);
+    expect((await readSecret(forbidding.token, 'GRANTED', '/granted', fx.projectId)).body).toMatchObject({ error: 'PermissionDenied' });
+    await serverStillAnswers('AFTER_STORED');
+  });
+});
