@@ -64,7 +64,7 @@ export interface ServiceOptions {
 /** The composition root: every service, wired once per process. */
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
   const { db } = database;
-  const permissions = new PermissionService(db, database.writes);
+  const permissions = new PermissionService(db, database.writes, options.logger);
   const audit = new AuditService(options.auditRetentionDays, db);
   const changes = new ChangeFeed();
   const lookups = new Lookups(database.writes);
