@@ -36,7 +36,7 @@ export async function targetDataOf(
 async function render(resource: IntegrationResource, selected: Record<string, string>, renderer: TemplateRenderer): Promise<Record<string, string>> {
   const template = resource.spec.target.template;
   if (!template?.data || Object.keys(template.data).length === 0) return selected;
-  const answer = await renderer.render(template.data, selected);
+  const answer = await renderer.render(resource.metadata.namespace, template.data, selected);
   if (!answer.ok) {
     // names the template (the field), its data key and the position; answer.message never holds a value (liquid-engine.ts)
     const what = answer.key ? `the template spec.target.template.data['${answer.key}'] (data key '${answer.key}')` : 'the templates of spec.target.template.data';
