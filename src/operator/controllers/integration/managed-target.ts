@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { Revision } from '../../port/coffer-port.ts';
 import {
@@ -52,11 +52,30 @@ export function targetDataBytes(data: Record<string, string>): number {
   return bytes;
 }
 
-/** A hash of the data that reveals nothing about the values (SHA-256 over sorted keys and values). */
-export function dataHash(data: Record<string, string>): string {
-  const hash = createHash('sha256');
-  for (const key of Object.keys(data).sort()) hash.update(`${key.length}:${key}${data[key]!.length}:${data[key]}`);
-  return `sha256:${hash.digest('hex').slice(0, 32)}`;
+/** What a data hash begins with (an unkeyed `sha256:` one is from before the key, and differs). */
+const DATA_HASH_PREFIX = 'hmac-sha256:';
+
+/**
+ * The data hash of status.dataHash and the coffer.dev/data-hash annotation:
+ * HMAC-SHA256 over sorted keys and values, keyed by a key derived from the
+ * installation's digest key (installation-key.ts). Whoever may read the
+ * Integration or the target's metadata cannot try values against it; the
+ * same data gives the same hash in every replica and after every restart,
+ * so a write that changes nothing is still skipped and drift still told.
+ */
+export class DataHasher {
+  readonly #key: Buffer;
+
+  constructor(installationKey: Buffer) {
+    // its own key: a data hash and a reload checksum of the same data are not comparable
+    this.#key = createHmac('sha256', installationKey).update('coffer.dev/data-hash').digest();
+  }
+
+  hash(data: Record<string, string>): string {
+    const hmac = createHmac('sha256', this.#key);
+    for (const key of Object.keys(data).sort()) hmac.update(`${key.length}:${key}${data[key]!.length}:${data[key]}`);
+    return `${DATA_HASH_PREFIX}${hmac.digest('hex').slice(0, 32)}`;
+  }
 }
 
 export function targetKindOf(integration: IntegrationResource): TargetKind {
@@ -76,11 +95,6 @@ export function liveData(object: TargetObject, keys?: readonly string[]): Record
     if (!keys || keys.includes(key)) data[key] = decode(value);
   }
   return data;
-}
-
-/** The hash of what a live object holds for `keys`. */
-export function liveDataHash(object: TargetObject, keys?: readonly string[]): string {
-  return dataHash(liveData(object, keys));
 }
 
 export function policyOf(integration: IntegrationResource): CreationPolicy {
@@ -125,7 +139,7 @@ export function isOwnTarget(object: TargetObject, integration: IntegrationResour
  * The Secret or ConfigMap as an Integration applies it (server-side apply;
  * fields it leaves out are not its own). Owner and Orphan: the whole object,
  * labelled and annotated as the spec and its template say, and with its
- * Integration, revision, data hash and installation. Merge: only its keys,
+ * Integration, revision, data hash (`hash`, keyed) and installation. Merge: only its keys,
  * its spec's labels and annotations, and the installation; the managed-by
  * label unless the object carries someone else's. A Secret's data is base64.
  */
@@ -134,6 +148,7 @@ export function desiredTarget(
   data: Record<string, string>,
   revision: Revision,
   installationId: string,
+  hash: string,
   live?: Pick<TargetObject, 'metadata'>,
 ): TargetObject {
   const { namespace, name, uid } = integration.metadata;
@@ -166,7 +181,7 @@ export function desiredTarget(
         ...annotations,
         [ANNOTATION_INTEGRATION]: formatNamespacedName(integration.metadata),
         [ANNOTATION_REVISION]: String(revision),
-        [ANNOTATION_DATA_HASH]: dataHash(data),
+        [ANNOTATION_DATA_HASH]: hash,
         [ANNOTATION_INSTALLATION]: installationId,
       },
       ...(policy === 'Owner' ? { ownerReferences: [owner] } : {}),
