@@ -23,9 +23,26 @@ const SECRET_KEY_MAX_LENGTH = 253;
 /** The apiserver refuses a Secret (or ConfigMap) whose values add up to more than this many bytes. */
 export const MAX_TARGET_DATA_BYTES = 1024 * 1024;
 
-/** Whether the apiserver accepts `key` as a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..'. */
+/**
+ * Names the apiserver takes but the Kubernetes client library cannot carry:
+ * it copies every map it sends or reads key by key onto a plain object, where
+ * `__proto__` sets the prototype instead of a key, so the key would vanish
+ * without a word. Left out and named in skippedKeys instead.
+ */
+export const UNCARRIED_KEYS: ReadonlySet<string> = new Set(['__proto__']);
+
+/** Whether `key` can be a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..' (the apiserver's rule), not `__proto__`. */
 export function isDataKey(key: string): boolean {
-  return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..');
+  return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..') && !UNCARRIED_KEYS.has(key);
+}
+
+/**
+ * A record keyed by names from users (secret names, data keys): no
+ * prototype, so that `constructor`, `toString` or `__proto__` are keys like
+ * any other, never inherited members.
+ */
+export function emptyRecord(): Record<string, string> {
+  return Object.create(null) as Record<string, string>;
 }
 
 export interface ResolvedData {
@@ -36,7 +53,7 @@ export interface ResolvedData {
 
 /** The keys the apiserver takes as data keys, and the names it would refuse (sorted). */
 export function withDataKeysOnly(values: Record<string, string>): ResolvedData {
-  const data: Record<string, string> = {};
+  const data = emptyRecord();
   const skipped: string[] = [];
   for (const [key, value] of Object.entries(values)) {
     if (isDataKey(key)) data[key] = value;
@@ -89,7 +106,7 @@ export function describeTarget(integration: IntegrationResource): string {
 
 /** What a live Secret or ConfigMap holds for `keys` (all keys when undefined), Secret data decoded. */
 export function liveData(object: TargetObject, keys?: readonly string[]): Record<string, string> {
-  const data: Record<string, string> = {};
+  const data = emptyRecord();
   const decode = object.kind === 'ConfigMap' ? (value: string) => value : (value: string) => Buffer.from(value, 'base64').toString('utf8');
   for (const [key, value] of Object.entries(object.data ?? {})) {
     if (!keys || keys.includes(key)) data[key] = decode(value);
@@ -201,12 +218,17 @@ export function isCurrent(live: TargetObject, desired: TargetObject, policy: Cre
   const wanted = desired.data ?? {};
   const have = live.data ?? {};
   const keys = policy === 'Merge' ? Object.keys(wanted) : [...new Set([...Object.keys(wanted), ...Object.keys(have)])];
-  if (keys.some((key) => wanted[key] !== have[key])) return false;
+  if (keys.some((key) => ownValue(wanted, key) !== ownValue(have, key))) return false;
   const { labels = {}, annotations = {}, ownerReferences = [] } = desired.metadata ?? {};
   if (Object.entries(labels).some(([key, value]) => live.metadata?.labels?.[key] !== value)) return false;
   if (Object.entries(annotations).some(([key, value]) => key !== ANNOTATION_REVISION && live.metadata?.annotations?.[key] !== value)) return false;
   if (ownerReferences.some((owner) => !(live.metadata?.ownerReferences ?? []).some((reference) => reference.uid === owner.uid))) return false;
   return !hasTypeChanged(live, desired);
+}
+
+/** The record's own value for `key` (never an inherited member such as `constructor`). */
+export function ownValue(record: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** Whether a Secret's type differs from the one wanted (the apiserver never changes it in place). */

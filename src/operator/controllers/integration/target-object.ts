@@ -16,6 +16,7 @@ import {
   liveData,
   MAX_TARGET_DATA_BYTES,
   MERGE_MANAGER_PREFIX,
+  ownValue,
   policyOf,
   targetDataBytes,
   targetKindOf,
@@ -132,7 +133,7 @@ export class TargetWriter {
     if (live && hasTypeChanged(live, desired)) return this.#retype(live, desired);
     // An object just read is written only if it is still the one checked above.
     const applied = await kube.applyTarget(desired, { expectedVersion: cached ? undefined : (live?.metadata?.resourceVersion ?? ABSENT) });
-    const foreign = Object.keys(applied.data ?? {}).filter((key) => !(key in data));
+    const foreign = Object.keys(applied.data ?? {}).filter((key) => !Object.hasOwn(data, key));
     // keys another field manager set stay through an apply: removed on purpose
     if (foreign.length > 0) await kube.removeTargetKeys(kind, namespace, name, foreign, applied.metadata!.resourceVersion!);
     if (!live) return resource.status?.dataHash === hash ? { kind: 'repaired', drift: 'was deleted' } : { kind: 'created' };
@@ -238,7 +239,7 @@ export class TargetWriter {
 /** Keys whose value differs between `before` and `after` (for Merge, only `after`'s own keys). */
 function changedKeys(before: Record<string, string>, after: Record<string, string>, mergeOnly: boolean): string[] {
   const keys = mergeOnly ? Object.keys(after) : [...new Set([...Object.keys(before), ...Object.keys(after)])];
-  return keys.filter((key) => before[key] !== after[key]).sort();
+  return keys.filter((key) => ownValue(before, key) !== ownValue(after, key)).sort();
 }
 
 interface FieldConflict {

@@ -53,7 +53,8 @@ export function createEngine(): Liquid {
  */
 export async function renderTemplates(engine: Liquid, templates: Record<string, string>, secrets: Record<string, string>): Promise<RenderAnswer> {
   const scope = { ...secrets, secrets };
-  const data: Record<string, string> = {};
+  // no prototype: a data key named `__proto__` or `constructor` is a key like any other
+  const data = Object.create(null) as Record<string, string>;
   let length = 0;
   for (const [key, source] of Object.entries(templates)) {
     try {
