@@ -18,8 +18,8 @@ interface Pending {
  * way, and a free worker takes the next render of the namespace that has
  * waited longest for its turn (round robin). So one namespace's templates,
  * however slow, hold at most one worker, and a render of another namespace
- * starts after at most ⌈k / workers⌉ renders of others (each stopped at the
- * time limit), k being the number of other namespaces with renders waiting.
+ * starts within ⌈(k + 1) / workers⌉ time limits (and a worker's start when
+ * one was stopped), k being the number of namespaces whose turn comes first.
  */
 export class TemplateRenderer {
   readonly #slots: RenderSlot[];
