@@ -17,8 +17,8 @@ import type { IntegrationResource } from '../../../src/operator/resources.ts';
 
 test('data keys as the apiserver takes them: at most 253 of [-._a-zA-Z0-9], not . or .., not starting with ..; the others left out, sorted', () => {
   for (const key of ['A', 'a.b', '.env', '_x-1', 'k'.repeat(253)]) expect(isDataKey(key), key).toBe(true);
-  for (const key of ['.', '..', '..x', 'k'.repeat(254), 'a b', 'ü', '', '__proto__']) expect(isDataKey(key), key).toBe(false);
-  expect(isDataKey('constructor')).toBe(true);
+  for (const key of ['.', '..', '..x', 'k'.repeat(254), 'a b', 'ü', '']) expect(isDataKey(key), key).toBe(false);
+  for (const key of ['__proto__', 'constructor']) expect(isDataKey(key), key).toBe(true);
   expect(withDataKeysOnly({ '..': 'x', OK: 'y', '.': 'x' })).toEqual({ data: { OK: 'y' }, skipped: ['.', '..'] });
 });
 

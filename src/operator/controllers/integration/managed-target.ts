@@ -23,17 +23,9 @@ const SECRET_KEY_MAX_LENGTH = 253;
 /** The apiserver refuses a Secret (or ConfigMap) whose values add up to more than this many bytes. */
 export const MAX_TARGET_DATA_BYTES = 1024 * 1024;
 
-/**
- * Names the apiserver takes but the Kubernetes client library cannot carry:
- * it copies every map it sends or reads key by key onto a plain object, where
- * `__proto__` sets the prototype instead of a key, so the key would vanish
- * without a word. Left out and named in skippedKeys instead.
- */
-export const UNCARRIED_KEYS: ReadonlySet<string> = new Set(['__proto__']);
-
-/** Whether `key` can be a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..' (the apiserver's rule), not `__proto__`. */
+/** Whether `key` can be a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..' (the apiserver's rule). */
 export function isDataKey(key: string): boolean {
-  return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..') && !UNCARRIED_KEYS.has(key);
+  return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..');
 }
 
 /**

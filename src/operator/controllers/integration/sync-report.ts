@@ -1,7 +1,7 @@
 import type { Revision } from '../../port/coffer-port.ts';
 import type { IntegrationResource, KeyCollision } from '../../resources.ts';
 import type { ControllerContext } from '../context.ts';
-import { describeTarget, UNCARRIED_KEYS } from './managed-target.ts';
+import { describeTarget } from './managed-target.ts';
 import type { WriteOutcome } from './target-object.ts';
 
 /** Names of skipped keys quoted in a status message or Event, at most; and kept in status.skippedKeys. */
@@ -61,7 +61,7 @@ export function reportSkipped(context: ControllerContext, resource: IntegrationR
     resource,
     'Warning',
     'KeysSkipped',
-    `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..'; not '__proto__', which the Kubernetes client library drops) and were left out of ${describeTarget(resource)}: ${namesOf(skipped)}`,
+    `${skipped.length} key${skipped.length === 1 ? '' : 's'} of the source cannot be data keys (at most 253 of letters, digits, '-', '_', '.'; not '.' or starting with '..') and were left out of ${describeTarget(resource)}: ${namesOf(skipped)}`,
   );
 }
 
@@ -96,7 +96,7 @@ export function syncedMessage(keys: number, skipped: readonly string[], collisio
 
 /** The first names, each at most 64 characters, and how many more. */
 function namesOf(skipped: readonly string[]): string {
-  const quote = (key: string) => `'${shorten(key)}'${UNCARRIED_KEYS.has(key) ? ' (the Kubernetes client library drops this name)' : ''}`;
+  const quote = (key: string) => `'${shorten(key)}'`;
   const more = skipped.length - SKIPPED_NAMES_SHOWN;
   return skipped.slice(0, SKIPPED_NAMES_SHOWN).map(quote).join(', ') + (more > 0 ? `, and ${more} more` : '');
 }
