@@ -7,6 +7,7 @@ import { SecretImportController } from './controllers/secret-import/secret-impor
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
 import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
 import { ANNOTATION_FORCE_SYNC, type WorkloadKind } from './resources.ts';
+import { InstallationKey } from './controllers/installation-key.ts';
 import { loadReloadKey } from './controllers/reload/reload-key.ts';
 import { type ReloadState, WorkloadReloader } from './controllers/reload/workload-reloader.ts';
 import { EventRecorder } from './runtime/event-recorder.ts';
@@ -61,6 +62,8 @@ export class Operator {
   readonly #kube: KubeApi;
   readonly #events: EventRecorder;
   readonly #health: OperatorHealth;
+  /** Keys the digests of secret data outside the Secrets (reload checksums, data hashes). */
+  readonly #installationKey: InstallationKey;
   #port: CofferPort | null = null;
   #informers: OperatorInformers | null = null;
   #manager: Manager | null = null;
@@ -79,6 +82,7 @@ export class Operator {
       send: ({ object, type, reason, message }) => this.#kube.recordEvent(object, type, reason, message),
       onDropped: (type, cause) => options.metrics?.eventDropped(type, cause),
     });
+    this.#installationKey = new InstallationKey(() => loadReloadKey(this.#kube, options.leaseNamespace));
     this.#health = new OperatorHealth(this.#kube, operatorPermissions(options), this.#logger, options.metrics);
   }
 
@@ -174,7 +178,7 @@ export class Operator {
         }
         informers.workloads = createWorkloadInformers(this.#kube, this.#options.watchNamespace);
         this.#logger.info('workload reload is on: Deployments, StatefulSets and DaemonSets are watched');
-        return { loadKey: () => loadReloadKey(this.#kube, this.#options.leaseNamespace) };
+        return { loadKey: () => this.#installationKey.get() };
       } catch (error) {
         if (attempt >= RELOAD_SETUP_ATTEMPTS || this.#stopped) {
           return off(`its permissions could not be checked: ${describeError(error).message as string}`);
@@ -197,6 +201,7 @@ export class Operator {
       informers,
       identity: { installationId: port.installationId, clusterName: this.#options.clusterName },
       conflicts: new ConflictReports(),
+      installationKey: this.#installationKey,
       reloader: new WorkloadReloader({ kube: this.#kube, informers, events: this.#events, logger: this.#logger, metrics }, reload),
       metrics,
     };

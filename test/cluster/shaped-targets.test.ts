@@ -1,7 +1,8 @@
-import { PatchStrategy, setHeaderOptions, type V1ConfigMap } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1ConfigMap, type V1Secret } from '@kubernetes/client-node';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { parse as parseYaml } from 'yaml';
+import { TargetObjectApi } from '../../src/operator/runtime/target-object-api.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
@@ -245,7 +246,7 @@ describe('hostile templates: refused with a condition and an Event, never a part
   const good = { 'app.conf': 'user={{ USER }}', token: '{{ PASSWORD | b64enc }}' };
 
   beforeAll(async () => {
-    await putSecrets('/hostile', { USER: 'app', PASSWORD: 'hunter2-hostile' });
+    await putSecrets('/hostile', { USER: 'app', PASSWORD: 'hunter2-hostile-value' });
     await cluster.apply('integrations', namespace.name, integration('hostile', { secretPath: '/hostile', target: { name: 'hostile', template: { data: good } } }));
     await cluster.waitReady('integrations', namespace.name, 'hostile', 'Synced');
   });
@@ -259,13 +260,25 @@ describe('hostile templates: refused with a condition and an Event, never a part
     [
       'a deep loop',
       { 'app.conf': '{% for a in (1..1000) %}{% for b in (1..1000) %}{% for c in (1..1000) %}x{% endfor %}{% endfor %}{% endfor %}' },
-      /limit exceeded|did not finish/,
+      /allocates too much|runs too long|did not finish/,
     ],
-    ['a missing key', { 'app.conf': 'user={{ USER }} db={{ DB_URL }}' }, /data key 'app.conf'.*undefined variable: DB_URL, line:1, col:\d+/],
-    ['reading a file', { 'app.conf': '{% include "/etc/passwd" %}' }, /tag "include" not found/],
-    ['reaching the process', { 'app.conf': '{{ process.env.COFFER_ENCRYPTION_KEY }}' }, /undefined variable: process/],
-    ['the prototype chain', { 'app.conf': '{{ USER.constructor.constructor }}' }, /undefined variable: USER.constructor/],
-    ['an unknown filter', { 'app.conf': '{{ USER | system }}' }, /undefined filter: system/],
+    [
+      'a missing key',
+      { 'app.conf': 'user={{ USER }} db={{ DB_URL }}' },
+      /spec\.target\.template\.data\['app\.conf'\] \(data key 'app\.conf'\) failed: line 1, column \d+: undefined variable 'DB_URL'/,
+    ],
+    ['reading a file', { 'app.conf': '{% include "/etc/passwd" %}' }, /unknown tag in '\{% include/],
+    ['reaching the process', { 'app.conf': '{{ process.env.COFFER_ENCRYPTION_KEY }}' }, /undefined variable 'process\.env\.COFFER_ENCRYPTION_KEY'/],
+    ['the prototype chain', { 'app.conf': '{{ USER.constructor.constructor }}' }, /undefined variable 'USER\.constructor\.constructor'/],
+    ['an unknown filter', { 'app.conf': '{{ USER | system }}' }, /unknown filter in '\{\{ USER \| system \}\}'/],
+    // a value used as a variable name, or parsed as an expression: the message names the template's text, never the value
+    ['a value as a variable name', { 'app.conf': '{{ secrets[PASSWORD] }}' }, /line 1, column 4: undefined variable 'secrets\[PASSWORD\]'/],
+    [
+      "a value as where_exp's expression",
+      { 'app.conf': '{% assign list = "[1,2]" | from_json %}{{ list | where_exp: "item", PASSWORD }}' },
+      /in an expression a filter read from the data \(no position in the template\): /,
+    ],
+    ["a value as required's message", { 'app.conf': '{{ "" | required: PASSWORD }}' }, /line 1, column \d+: a required value is missing/],
   ])('%s', async (_what, templates, message) => {
     const before = (await cluster.secret(namespace.name, 'hostile'))!;
     const eventsBefore = (await events('hostile', 'TemplateError')).length;
@@ -281,10 +294,53 @@ describe('hostile templates: refused with a condition and an Event, never a part
       return found.length > eventsBefore ? found : false;
     });
     expect(warnings.at(-1)!.type).toBe('Warning');
-    expect(JSON.stringify(failed.status) + JSON.stringify(warnings)).not.toMatch(/hunter2|aHVudGVy/);
+    // the integration record's syncMessage, which project members read, says the same
+    const record = await waitFor('the failure in the integration record', async () => {
+      const list = await call('GET', `/api/v1/workspace/${projectId}/integrations`);
+      const found = (list.body.integrations as { app: string; isSynced: boolean; syncMessage: string | null }[]).find((entry) => entry.app === 'hostile');
+      return found && !found.isSynced && found.syncMessage === said ? found : false;
+    });
+    expect(JSON.stringify(failed.status) + JSON.stringify(warnings) + JSON.stringify(record)).not.toMatch(/hunter2|aHVudGVy|hostile-value/i);
     // the operator survived, and a good template syncs again
     await patchSpec('hostile', { target: { name: 'hostile', template: { data: { ...Object.fromEntries(Object.keys(templates).map((key) => [key, null])), ...good } } } });
     await waitForCondition('hostile', 'Synced', 'True', 'Synced');
+  });
+});
+
+describe('every key reaches the Secret; the data hash is keyed', () => {
+  test('every secret reaches the Secret: __proto__ and the Object.prototype names are keys like any other', async () => {
+    // parsed, not a literal: in an object literal `__proto__` is the prototype, not a key
+    const secrets = JSON.parse(
+      '{"__proto__": "proto-value", "constructor": "constructor-value", "toString": "to-string-value", "hasOwnProperty": "own-value", "PLAIN": "plain-value"}',
+    ) as Record<string, string>;
+    expect(Object.keys(secrets)).toHaveLength(5);
+    await putSecrets('/proto', secrets);
+    await cluster.apply('integrations', namespace.name, integration('proto', { secretPath: '/proto', target: { name: 'proto' } }));
+    const resource = await waitForCondition('proto', 'Ready', 'True', 'Synced');
+    expect(resource.status.skippedKeys).toBeUndefined();
+    expect(resource.status.secretCount).toBe(5);
+    // read as JSON, key for key (the typed client drops a key named __proto__, as kubectl would not)
+    const secret = await TargetObjectApi.forConfig(cluster.kc).readJson<V1Secret>('Secret', namespace.name, 'proto');
+    const data = Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString()]);
+    expect(data.sort(([a], [b]) => (a! < b! ? -1 : 1))).toEqual(Object.entries(secrets).sort(([a], [b]) => (a < b ? -1 : 1)));
+  });
+
+  test('status.dataHash and the data-hash annotation are keyed: not the SHA-256 of the data', async () => {
+    await putSecrets('/pin', { PIN: '4242' });
+    await cluster.apply('integrations', namespace.name, integration('pin', { secretPath: '/pin', target: { name: 'pin' } }));
+    await cluster.waitForData(namespace.name, 'pin', { PIN: '4242' }, 'the PIN');
+    const resource = await waitForCondition('pin', 'Ready', 'True', 'Synced');
+    const secret = (await cluster.secret(namespace.name, 'pin'))!;
+    const shown = [resource.status.dataHash as string, secret.metadata!.annotations!['coffer.dev/data-hash']!];
+    expect(shown[0]).toMatch(/^hmac-sha256:[0-9a-f]{32}$/);
+    expect(shown[1]).toBe(shown[0]);
+    // the attack that recovered a 4-digit value from the unkeyed hash finds nothing
+    const { createHash } = await import('node:crypto');
+    const unkeyed = (pin: string) => createHash('sha256').update(`3:PIN${pin.length}:${pin}`).digest('hex').slice(0, 32);
+    const digits = shown[0]!.slice('hmac-sha256:'.length);
+    expect(Array.from({ length: 10_000 }, (_, n) => String(n).padStart(4, '0')).filter((pin) => unkeyed(pin) === digits)).toEqual([]);
+    // the key is the installation's, held in the operator's namespace: every replica and restart hashes alike
+    expect(await cluster.secret(namespace.name, 'coffer-reload-key')).toBeDefined();
   });
 });
 

@@ -7,6 +7,7 @@ import type { KubeApi } from '../runtime/kube-api.ts';
 import type { OperatorMetrics } from '../runtime/metrics.ts';
 import type { StatusWriter } from '../runtime/status.ts';
 import type { ConflictReports } from './conflict-reports.ts';
+import type { InstallationKey } from './installation-key.ts';
 import type { WorkloadReloader } from './reload/workload-reloader.ts';
 
 /** Who this operator is: the installation whose resources it manages, and the cluster as it names itself. */
@@ -30,6 +31,8 @@ export interface ControllerContext {
   informers: OperatorInformers;
   identity: OperatorIdentity;
   conflicts: ConflictReports;
+  /** Keys every digest of secret data kept outside the Secret (data hashes, reload checksums). */
+  installationKey: Pick<InstallationKey, 'get'>;
   /** Rolls the workloads that consume what an Integration wrote (off without its RBAC). */
   reloader: WorkloadReloader;
   metrics?: Pick<OperatorMetrics, 'changeReachedSecret'>;

@@ -72,9 +72,10 @@ function customResourceInformer<T extends KubernetesObject>(kube: KubeApi, kind:
 export function createInformers(kube: KubeApi, namespace?: string): OperatorInformers {
   const labelSelector = `${MANAGED_BY_LABEL}=coffer`;
   const secretsPath = namespace ? `/api/v1/namespaces/${namespace}/secrets` : '/api/v1/secrets';
-  const listSecrets = () => (namespace ? kube.core.listNamespacedSecret({ namespace, labelSelector }) : kube.core.listSecretForAllNamespaces({ labelSelector }));
+  // listed as JSON, key for key (the typed client loses a data key named __proto__); the watch parses JSON too
+  const listSecrets = () => kube.targets.listJson<V1Secret>('Secret', namespace, labelSelector);
   const configMapsPath = namespace ? `/api/v1/namespaces/${namespace}/configmaps` : '/api/v1/configmaps';
-  const listConfigMaps = () => (namespace ? kube.core.listNamespacedConfigMap({ namespace, labelSelector }) : kube.core.listConfigMapForAllNamespaces({ labelSelector }));
+  const listConfigMaps = () => kube.targets.listJson<V1ConfigMap>('ConfigMap', namespace, labelSelector);
   return {
     projects: withoutManagedFields(customResourceInformer<SecretsProject>(kube, 'SecretsProject', namespace)),
     imports: withoutManagedFields(customResourceInformer<SecretImportResource>(kube, 'SecretImport', namespace)),

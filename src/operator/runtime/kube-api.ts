@@ -15,6 +15,7 @@ import {
   type V1Secret,
 } from '@kubernetes/client-node';
 import { FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
+import { TargetObjectApi } from './target-object-api.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
 export function apiStatus(error: unknown): number | undefined {
@@ -132,6 +133,8 @@ export class KubeApi {
   readonly custom: CustomObjectsApi;
   readonly coordination: CoordinationV1Api;
   readonly objects: KubernetesObjectApi;
+  /** Secrets and ConfigMaps as JSON, key for key (target-object-api.ts). */
+  readonly targets: TargetObjectApi;
   readonly apps: AppsV1Api;
 
   readonly config: KubeConfig;
@@ -147,6 +150,7 @@ export class KubeApi {
     this.coordination = config.makeApiClient(CoordinationV1Api);
     this.authorization = config.makeApiClient(AuthorizationV1Api);
     this.objects = KubernetesObjectApi.makeApiClient(config);
+    this.targets = TargetObjectApi.forConfig(config);
     this.apps = config.makeApiClient(AppsV1Api);
   }
 
@@ -211,7 +215,7 @@ export class KubeApi {
     this.#onRequest('apply', TARGET_RESOURCES[object.kind as TargetKind]);
     const { expectedVersion, fieldManager = FIELD_MANAGER, force = true } = options;
     const body = expectedVersion ? { ...object, metadata: { ...object.metadata, resourceVersion: expectedVersion } } : object;
-    return await this.objects.patch(body, undefined, undefined, fieldManager, force, PatchStrategy.ServerSideApply);
+    return await this.targets.applyJson(body, fieldManager, force);
   }
 
   /** Removes these data keys from an object still at `resourceVersion` (a JSON merge patch; 409 when it changed). */
@@ -242,8 +246,7 @@ export class KubeApi {
   async readTarget(kind: TargetKind, namespace: string, name: string): Promise<TargetObject | undefined> {
     this.#onRequest('get', TARGET_RESOURCES[kind]);
     try {
-      const object = kind === 'Secret' ? await this.core.readNamespacedSecret({ namespace, name }) : await this.core.readNamespacedConfigMap({ namespace, name });
-      // the typed client leaves apiVersion and kind out of what it read
+      const object = await this.targets.readJson<TargetObject>(kind, namespace, name);
       return { ...object, apiVersion: 'v1', kind };
     } catch (error) {
       if (isNotFound(error)) return undefined;

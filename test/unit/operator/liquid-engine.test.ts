@@ -48,28 +48,28 @@ describe('what templates can do', () => {
 
 describe('what templates cannot do: each is a failure naming the key, never a value', () => {
   test.each([
-    ['a missing key', '{{ NOT_THERE }}', /undefined variable: NOT_THERE, line:1, col:4/],
-    ['the prototype chain', '{{ USER.constructor }}', /undefined variable: USER\.constructor/],
-    ['the process', '{{ process.env.HOME }}', /undefined variable: process/],
-    ['files by include', '{% include "/etc/passwd" %}', /tag "include" not found/],
-    ['files by render', '{% render "/etc/passwd" %}', /tag "render" not found/],
-    ['files by layout', '{% layout "/etc/passwd" %}', /tag "layout" not found/],
-    ['an unknown filter', '{{ USER | exec }}', /undefined filter: exec/],
-    ['a syntax error', '{% if %}', /invalid value expression/],
-    ['a huge range', '{% for i in (1..100000000) %}x{% endfor %}', /limit exceeded/],
+    ['a missing key', '{{ NOT_THERE }}', /^line 1, column 4: undefined variable 'NOT_THERE'$/],
+    ['the prototype chain', '{{ USER.constructor }}', /^line 1, column 4: undefined variable 'USER\.constructor'$/],
+    ['the process', '{{ process.env.HOME }}', /undefined variable 'process\.env\.HOME'/],
+    ['files by include', '{% include "/etc/passwd" %}', /^line 1, column 1: unknown tag in '{% include/],
+    ['files by render', '{% render "/etc/passwd" %}', /unknown tag in '{% render/],
+    ['files by layout', '{% layout "/etc/passwd" %}', /unknown tag in '{% layout/],
+    ['an unknown filter', '{{ USER | exec }}', /^line 1, column 1: unknown filter in '{{ USER \| exec }}'$/],
+    ['a syntax error', '{% if %}', /^line 1, column 6: syntax error$/],
+    ['a huge range', '{% for i in (1..100000000) %}x{% endfor %}', /allocates too much/],
     ['growth without bound', '{% assign s = PASSWORD %}{% for i in (1..200) %}{% assign s = s | b64enc %}{% endfor %}{{ s }}', /b64enc takes at most/],
-    ['doubling by append', '{% assign s = PASSWORD %}{% for i in (1..60) %}{% assign s = s | append: s %}{% endfor %}{{ s }}', /limit exceeded/],
+    ['doubling by append', '{% assign s = PASSWORD %}{% for i in (1..60) %}{% assign s = s | append: s %}{% endfor %}{{ s }}', /allocates too much/],
     [
       'output over 1 MiB',
       '{% for i in (1..300) %}{{ CHAIN | pem_leaf | indent: 64 }}{{ CHAIN | pem_leaf | indent: 64 }}{{ CHAIN | pem_leaf | indent: 64 }}{% endfor %}{% for i in (1..3000) %}{{ CHAIN }}{{ CHAIN }}{{ CHAIN }}{{ CHAIN }}{% endfor %}',
       /exceeds 1048576 characters/,
     ],
-    ['JSON that is not', '{{ PASSWORD | from_json }}', /^from_json: the value is not JSON/],
-    ['base64 that is not', '{{ HOST | b64dec }}', /^b64dec: the value is not base64/],
+    ['JSON that is not', '{{ PASSWORD | from_json }}', /^line 1, column 1: from_json: the value is not JSON$/],
+    ['base64 that is not', '{{ HOST | b64dec }}', /^line 1, column 1: b64dec: the value is not base64$/],
     ['a YAML alias bomb', '{{ BOMB | from_yaml }}', /from_yaml: the value is not YAML/],
     ['no private key', '{{ CHAIN | pem_private_key }}', /holds no PRIVATE KEY block/],
     ['an absurd indent', '{{ USER | indent: 100000 }}', /indent: the width is a whole number from 0 to 64/],
-    ['a required value missing', '{{ "" | required: "set DB_URL first" }}', /^set DB_URL first/],
+    ['a required value missing', '{{ "" | required: "set DB_URL first" }}', /^line 1, column \d+: set DB_URL first$/],
   ])('%s', async (_name, template, message) => {
     const bomb = `a: &a ["x","x","x","x","x","x","x","x","x"]\n${Array.from(
       { length: 12 },
@@ -89,5 +89,32 @@ describe('what templates cannot do: each is a failure naming the key, never a va
   test('all or nothing: a failing key means no data at all', async () => {
     const answer = await renderTemplates(engine, { good: '{{ USER }}', bad: '{{ NOPE }}' }, secrets);
     expect(answer).toEqual({ ok: false, key: 'bad', message: expect.stringMatching(/NOPE/) as unknown });
+  });
+});
+
+describe('a failure never quotes a value, nor anything made from one', () => {
+  const SECRET = 'Zq7-very-secret-value';
+  const planted = { A: SECRET, B: `x == "${SECRET}"`, EXPR: `${SECRET} | upcase`, LIST: '[1,2]', EMPTY: '' };
+  /** Every form of the value a message could carry. */
+  const forms = [SECRET, SECRET.toUpperCase(), SECRET.toLowerCase(), Buffer.from(SECRET).toString('base64'), encodeURIComponent(SECRET), 'very-secret'];
+
+  test.each([
+    ['a value used as a variable name', '{{ secrets[A] }}', /^line 1, column 4: undefined variable 'secrets\[A\]'$/],
+    ['a value used as a name, then a property', '{{ secrets[A].field }}', /^line 1, column 4: undefined variable 'secrets\[A\]\.field'$/],
+    [
+      "a value as where_exp's expression",
+      '{% assign l = LIST | from_json %}{{ l | where_exp: "i", A }}',
+      /^in an expression a filter read from the data \(no position in the template\): undefined variable$/,
+    ],
+    ['a comparison from a value', '{% assign l = LIST | from_json %}{{ l | where_exp: "i", B }}', /^in an expression a filter read from the data/],
+    ['a value with a filter as an expression', '{% assign l = LIST | from_json %}{{ l | find_exp: "i", EXPR }}', /^in an expression a filter read from the data/],
+    ["a value as required's message", '{{ EMPTY | required: A }}', /^line 1, column \d+: a required value is missing$/],
+    ['a value that is not JSON', '{{ A | from_json }}', /^line 1, column \d+: from_json: the value is not JSON$/],
+    ['a value as a variable name, on line 3', 'first\n\n  {{ secrets[A] }}', /^line 3, column 6: undefined variable 'secrets\[A\]'$/],
+  ])('%s', async (_name, template, message) => {
+    const answer = await renderTemplates(engine, { 'app.conf': template }, planted);
+    expect(answer).toEqual({ ok: false, key: 'app.conf', message: expect.stringMatching(message) as unknown });
+    const { message: said } = answer as { message: string };
+    for (const form of forms) expect(said).not.toContain(form);
   });
 });

@@ -1,7 +1,8 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { expect, test } from 'vitest';
 import {
-  dataHash,
+  DataHasher,
   desiredTarget,
   fieldManagerOf,
   hasTypeChanged,
@@ -9,7 +10,6 @@ import {
   isDataKey,
   isOwnTarget,
   liveData,
-  liveDataHash,
   targetDataBytes,
   withDataKeysOnly,
 } from '../../../src/operator/controllers/integration/managed-target.ts';
@@ -18,6 +18,7 @@ import type { IntegrationResource } from '../../../src/operator/resources.ts';
 test('data keys as the apiserver takes them: at most 253 of [-._a-zA-Z0-9], not . or .., not starting with ..; the others left out, sorted', () => {
   for (const key of ['A', 'a.b', '.env', '_x-1', 'k'.repeat(253)]) expect(isDataKey(key), key).toBe(true);
   for (const key of ['.', '..', '..x', 'k'.repeat(254), 'a b', 'ü', '']) expect(isDataKey(key), key).toBe(false);
+  for (const key of ['__proto__', 'constructor']) expect(isDataKey(key), key).toBe(true);
   expect(withDataKeysOnly({ '..': 'x', OK: 'y', '.': 'x' })).toEqual({ data: { OK: 'y' }, skipped: ['.', '..'] });
 });
 
@@ -25,10 +26,28 @@ test('the size the apiserver counts is the decoded values in bytes', () => {
   expect(targetDataBytes({ A: 'abc', B: 'ü' })).toBe(5);
 });
 
+const installationKey = randomBytes(32);
+const hasher = new DataHasher(installationKey);
+const dataHash = (data: Record<string, string>) => hasher.hash(data);
+
 test('the data hash does not depend on key order and reveals no value', () => {
   expect(dataHash({ a: '1', b: '2' })).toBe(dataHash({ b: '2', a: '1' }));
   expect(dataHash({ a: '12' })).not.toBe(dataHash({ a1: '2' }));
   expect(dataHash({ a: 'hunter2' })).not.toContain('hunter2');
+});
+
+test('the data hash is keyed: the same with the same key (every replica, every restart), another with another key', () => {
+  expect(new DataHasher(Buffer.from(installationKey)).hash({ PIN: '4242' })).toBe(dataHash({ PIN: '4242' }));
+  expect(new DataHasher(randomBytes(32)).hash({ PIN: '4242' })).not.toBe(dataHash({ PIN: '4242' }));
+  expect(dataHash({ PIN: '4242' })).toMatch(/^hmac-sha256:[0-9a-f]{32}$/);
+});
+
+test('a short value cannot be found by trying every value against the data hash without the key', () => {
+  const shown = dataHash({ PIN: '4242' });
+  // the attack on an unkeyed hash: every 4-digit PIN, hashed as the data hash was
+  const unkeyed = (value: string) => `sha256:${createHash('sha256').update(`3:PIN${value.length}:${value}`).digest('hex').slice(0, 32)}`;
+  const found = Array.from({ length: 10_000 }, (_, n) => String(n).padStart(4, '0')).filter((pin) => unkeyed(pin) === shown || unkeyed(pin).slice(7) === shown.slice(12));
+  expect(found).toEqual([]);
 });
 
 const resource = (creationPolicy: 'Owner' | 'Orphan' | 'Merge', target: Partial<IntegrationResource['spec']['target']> = {}) =>
@@ -39,7 +58,7 @@ const resource = (creationPolicy: 'Owner' | 'Orphan' | 'Merge', target: Partial<
 
 test('the applied Secret: labels, annotations without values (and its installation), owner only for Owner, base64 data', () => {
   const installation = '3f0c3a4e-0000-4000-8000-000000000001';
-  const owned = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation);
+  const owned = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation, dataHash({ TOKEN: 'v1' }));
   expect(owned.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
   expect(owned.metadata!.annotations).toEqual({
     'coffer.dev/integration': 'shop/web',
@@ -52,19 +71,19 @@ test('the applied Secret: labels, annotations without values (and its installati
   ]);
   expect(owned.data).toEqual({ TOKEN: Buffer.from('v1').toString('base64') });
   expect((owned as V1Secret).type).toBe('Opaque');
-  expect(desiredTarget(resource('Orphan'), {}, 1, installation).metadata!.ownerReferences).toBeUndefined();
-  expect(liveDataHash(owned)).toBe(dataHash({ TOKEN: 'v1' }));
+  expect(desiredTarget(resource('Orphan'), {}, 1, installation, dataHash({})).metadata!.ownerReferences).toBeUndefined();
+  expect(dataHash(liveData(owned))).toBe(dataHash({ TOKEN: 'v1' }));
 });
 
 test('a Merge Integration applies only its keys, labels and annotations with a field manager of its own; the managed-by label only if no one else set one', () => {
   const installation = '3f0c3a4e-0000-4000-8000-000000000001';
-  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 7, installation);
+  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 7, installation, dataHash({ TOKEN: 'v1' }));
   expect((merged as V1Secret).type).toBeUndefined();
   expect(merged.metadata!.ownerReferences).toBeUndefined();
   expect(merged.metadata!.annotations).toEqual({ 'coffer.dev/installation': installation });
   expect(merged.metadata!.labels).toEqual({ team: 'a', 'app.kubernetes.io/managed-by': 'coffer' });
   const helms = { metadata: { labels: { 'app.kubernetes.io/managed-by': 'Helm' } } };
-  expect(desiredTarget(resource('Merge'), {}, 7, installation, helms).metadata!.labels).toEqual({ team: 'a' });
+  expect(desiredTarget(resource('Merge'), {}, 7, installation, dataHash({}), helms).metadata!.labels).toEqual({ team: 'a' });
   expect(fieldManagerOf(resource('Merge'))).toBe('coffer/web');
   expect(fieldManagerOf(resource('Owner'))).toBe('coffer');
   const long = { ...resource('Merge'), metadata: { name: 'n'.repeat(253), namespace: 'shop' } } as IntegrationResource;
@@ -73,13 +92,13 @@ test('a Merge Integration applies only its keys, labels and annotations with a f
 
 test('current: the same data (Merge: its own keys) and every label and annotation it sets, the revision aside; its Secret by annotation or owner uid', () => {
   const installation = '3f0c3a4e-0000-4000-8000-000000000001';
-  const desired = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation);
+  const desired = desiredTarget(resource('Owner'), { TOKEN: 'v1' }, 42, installation, dataHash({ TOKEN: 'v1' }));
   const live = structuredClone(desired);
   live.metadata!.annotations!['coffer.dev/revision'] = '41';
   expect(isCurrent(live, desired, 'Owner')).toBe(true);
   expect(isCurrent({ ...live, data: { ...live.data, EXTRA: 'eA==' } }, desired, 'Owner')).toBe(false);
   expect(isCurrent({ ...live, metadata: { ...live.metadata, labels: { team: 'a' } } }, desired, 'Owner')).toBe(false);
-  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 42, installation);
+  const merged = desiredTarget(resource('Merge'), { TOKEN: 'v1' }, 42, installation, dataHash({ TOKEN: 'v1' }));
   expect(isCurrent({ ...merged, data: { ...merged.data, THEIRS: 'eA==' } }, merged, 'Merge')).toBe(true);
   expect(isOwnTarget(live, resource('Owner'), installation)).toBe(true);
   const unlabelled = { metadata: { ownerReferences: [{ apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', name: 'web', uid: 'uid-1' }] } };
@@ -90,7 +109,7 @@ test('current: the same data (Merge: its own keys) and every label and annotatio
 
 test('a ConfigMap target holds its data as plain strings, without a type; the template adds labels and annotations and sets the Secret type', () => {
   const installation = '3f0c3a4e-0000-4000-8000-000000000001';
-  const configMap = desiredTarget(resource('Owner', { kind: 'ConfigMap' }), { LOG_LEVEL: 'debug' }, 3, installation);
+  const configMap = desiredTarget(resource('Owner', { kind: 'ConfigMap' }), { LOG_LEVEL: 'debug' }, 3, installation, dataHash({ LOG_LEVEL: 'debug' }));
   expect(configMap.kind).toBe('ConfigMap');
   expect(configMap.data).toEqual({ LOG_LEVEL: 'debug' });
   expect('type' in configMap).toBe(false);
@@ -100,11 +119,12 @@ test('a ConfigMap target holds its data as plain strings, without a type; the te
     { 'tls.crt': 'c', 'tls.key': 'k' },
     3,
     installation,
+    dataHash({ 'tls.crt': 'c', 'tls.key': 'k' }),
   );
   expect('type' in tls && tls.type).toBe('kubernetes.io/tls');
   expect(tls.metadata!.labels).toMatchObject({ team: 'a', tier: 'edge' });
   expect(tls.metadata!.annotations).toMatchObject({ note: 'x' });
-  const opaque = desiredTarget(resource('Owner'), { 'tls.crt': 'c', 'tls.key': 'k' }, 3, installation);
+  const opaque = desiredTarget(resource('Owner'), { 'tls.crt': 'c', 'tls.key': 'k' }, 3, installation, dataHash({ 'tls.crt': 'c', 'tls.key': 'k' }));
   expect(hasTypeChanged(opaque, tls)).toBe(true);
   expect(hasTypeChanged(tls, tls)).toBe(false);
   expect(isCurrent(opaque, tls, 'Owner')).toBe(false);

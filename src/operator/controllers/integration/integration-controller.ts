@@ -4,19 +4,21 @@ import type { Change, IntegrationRecord, Revision, SecretListing } from '../../p
 import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer, Workload } from '../../runtime/informers.ts';
+import { describeError } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
-import type { ControllerContext } from '../context.ts';
+import { type ControllerContext, NotReadyError } from '../context.ts';
 import { ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
 import { mayReconcile } from '../installation-guard.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
 import { ChangeRouter } from './change-router.ts';
 import { type PlannedSource, sourcesOf } from './integration-sources.ts';
-import { dataHash, describeTarget, targetKindOf } from './managed-target.ts';
+import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
 import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
 import { targetDataOf } from './target-data.ts';
 import { TargetWriter } from './target-object.ts';
 import { TemplateRenderer } from './template/template-renderer.ts';
+import { RELOAD_KEY_SECRET } from '../reload/reload-key.ts';
 import type { ReloadReport } from '../reload/workload-reloader.ts';
 
 /** What the status names of the record and project an Integration syncs from. */
@@ -42,6 +44,8 @@ const ACCESS_REVOKED: ReadonlySet<string> = new Set(['GrantRevoked', 'Forbidden'
 const SOURCE_DELETED: ReadonlySet<string> = new Set(['ProjectDeleted', 'EnvironmentNotFound', 'FolderNotFound']);
 /** What the status no longer says once the copy is removed. */
 const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null, collisions: null };
+/** How soon a sync is tried again when the installation's digest key could not be read or made. */
+const DIGEST_KEY_RETRY_MS = 10_000;
 
 /**
  * Integration → an integration record in Coffer and a native Secret (or
@@ -58,6 +62,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #changes: ChangeRouter;
   readonly #targets: TargetWriter;
   readonly #renderer = new TemplateRenderer();
+  #hasher: DataHasher | undefined;
 
   constructor(context: ControllerContext) {
     this.#context = context;
@@ -228,7 +233,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
       { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, collisions: collisions.length, forced },
       `Integration ${namespace}/${resource.metadata.name}: ${sources.length === 1 ? 'source' : `${sources.length} sources`} read at revision ${revision} (${keys} keys)`,
     );
-    const outcome = await this.#targets.write(resource, data, revision);
+    const hasher = await this.#dataHasher();
+    const outcome = await this.#targets.write(resource, data, revision, hasher);
     reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
     reportSkipped(this.#context, resource, skipped);
     reportCollisions(this.#context, resource, collisions);
@@ -242,7 +248,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       {
         ...identity,
         secretCount: keys,
-        dataHash: dataHash(data),
+        dataHash: hasher.hash(data),
         skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
         collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
         ...(forceSync !== undefined ? { forceSync } : {}),
@@ -272,6 +278,22 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (resource.spec.reload && reload?.reloadedRevision !== undefined) await port.integrations.recordReloadResult(identity.integrationId, reload.reloadedRevision);
     if (reload?.recheckInMs !== undefined) recheckInMs = recheckInMs < 0 ? reload.recheckInMs : Math.min(recheckInMs, reload.recheckInMs);
     return { missed, recheckInMs: recheckInMs < 0 ? undefined : recheckInMs };
+  }
+
+  /** The data hash keyed by the installation's digest key: without the key nothing is written (the status must not hold an unkeyed hash). */
+  async #dataHasher(): Promise<DataHasher> {
+    if (this.#hasher) return this.#hasher;
+    try {
+      this.#hasher = new DataHasher(await this.#context.installationKey.get());
+      return this.#hasher;
+    } catch (error) {
+      this.#context.logger.warn({ error: describeError(error) }, `could not read or make the installation's digest key (Secret ${RELOAD_KEY_SECRET})`);
+      throw new NotReadyError(
+        'DigestKeyUnavailable',
+        `the installation's digest key (Secret ${RELOAD_KEY_SECRET} in the operator's namespace) could not be read or made; nothing was written, and it is tried again`,
+        { afterMs: DIGEST_KEY_RETRY_MS },
+      );
+    }
   }
 
   /** One source's listing as of `latestRevision`: shared by every Integration reading it, read afresh when forced. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { Revision } from '../../port/coffer-port.ts';
 import {
@@ -23,9 +23,18 @@ const SECRET_KEY_MAX_LENGTH = 253;
 /** The apiserver refuses a Secret (or ConfigMap) whose values add up to more than this many bytes. */
 export const MAX_TARGET_DATA_BYTES = 1024 * 1024;
 
-/** Whether the apiserver accepts `key` as a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..'. */
+/** Whether `key` can be a Secret or ConfigMap data key: ≤ 253 of [-._a-zA-Z0-9], not '.', not starting with '..' (the apiserver's rule). */
 export function isDataKey(key: string): boolean {
   return key.length <= SECRET_KEY_MAX_LENGTH && SECRET_KEY_CHARACTERS.test(key) && key !== '.' && !key.startsWith('..');
+}
+
+/**
+ * A record keyed by names from users (secret names, data keys): no
+ * prototype, so that `constructor`, `toString` or `__proto__` are keys like
+ * any other, never inherited members.
+ */
+export function emptyRecord(): Record<string, string> {
+  return Object.create(null) as Record<string, string>;
 }
 
 export interface ResolvedData {
@@ -36,7 +45,7 @@ export interface ResolvedData {
 
 /** The keys the apiserver takes as data keys, and the names it would refuse (sorted). */
 export function withDataKeysOnly(values: Record<string, string>): ResolvedData {
-  const data: Record<string, string> = {};
+  const data = emptyRecord();
   const skipped: string[] = [];
   for (const [key, value] of Object.entries(values)) {
     if (isDataKey(key)) data[key] = value;
@@ -52,11 +61,30 @@ export function targetDataBytes(data: Record<string, string>): number {
   return bytes;
 }
 
-/** A hash of the data that reveals nothing about the values (SHA-256 over sorted keys and values). */
-export function dataHash(data: Record<string, string>): string {
-  const hash = createHash('sha256');
-  for (const key of Object.keys(data).sort()) hash.update(`${key.length}:${key}${data[key]!.length}:${data[key]}`);
-  return `sha256:${hash.digest('hex').slice(0, 32)}`;
+/** What a data hash begins with (an unkeyed `sha256:` one is from before the key, and differs). */
+const DATA_HASH_PREFIX = 'hmac-sha256:';
+
+/**
+ * The data hash of status.dataHash and the coffer.dev/data-hash annotation:
+ * HMAC-SHA256 over sorted keys and values, keyed by a key derived from the
+ * installation's digest key (installation-key.ts). Whoever may read the
+ * Integration or the target's metadata cannot try values against it; the
+ * same data gives the same hash in every replica and after every restart,
+ * so a write that changes nothing is still skipped and drift still told.
+ */
+export class DataHasher {
+  readonly #key: Buffer;
+
+  constructor(installationKey: Buffer) {
+    // its own key: a data hash and a reload checksum of the same data are not comparable
+    this.#key = createHmac('sha256', installationKey).update('coffer.dev/data-hash').digest();
+  }
+
+  hash(data: Record<string, string>): string {
+    const hmac = createHmac('sha256', this.#key);
+    for (const key of Object.keys(data).sort()) hmac.update(`${key.length}:${key}${data[key]!.length}:${data[key]}`);
+    return `${DATA_HASH_PREFIX}${hmac.digest('hex').slice(0, 32)}`;
+  }
 }
 
 export function targetKindOf(integration: IntegrationResource): TargetKind {
@@ -70,17 +98,12 @@ export function describeTarget(integration: IntegrationResource): string {
 
 /** What a live Secret or ConfigMap holds for `keys` (all keys when undefined), Secret data decoded. */
 export function liveData(object: TargetObject, keys?: readonly string[]): Record<string, string> {
-  const data: Record<string, string> = {};
+  const data = emptyRecord();
   const decode = object.kind === 'ConfigMap' ? (value: string) => value : (value: string) => Buffer.from(value, 'base64').toString('utf8');
   for (const [key, value] of Object.entries(object.data ?? {})) {
     if (!keys || keys.includes(key)) data[key] = decode(value);
   }
   return data;
-}
-
-/** The hash of what a live object holds for `keys`. */
-export function liveDataHash(object: TargetObject, keys?: readonly string[]): string {
-  return dataHash(liveData(object, keys));
 }
 
 export function policyOf(integration: IntegrationResource): CreationPolicy {
@@ -125,7 +148,7 @@ export function isOwnTarget(object: TargetObject, integration: IntegrationResour
  * The Secret or ConfigMap as an Integration applies it (server-side apply;
  * fields it leaves out are not its own). Owner and Orphan: the whole object,
  * labelled and annotated as the spec and its template say, and with its
- * Integration, revision, data hash and installation. Merge: only its keys,
+ * Integration, revision, data hash (`hash`, keyed) and installation. Merge: only its keys,
  * its spec's labels and annotations, and the installation; the managed-by
  * label unless the object carries someone else's. A Secret's data is base64.
  */
@@ -134,6 +157,7 @@ export function desiredTarget(
   data: Record<string, string>,
   revision: Revision,
   installationId: string,
+  hash: string,
   live?: Pick<TargetObject, 'metadata'>,
 ): TargetObject {
   const { namespace, name, uid } = integration.metadata;
@@ -166,7 +190,7 @@ export function desiredTarget(
         ...annotations,
         [ANNOTATION_INTEGRATION]: formatNamespacedName(integration.metadata),
         [ANNOTATION_REVISION]: String(revision),
-        [ANNOTATION_DATA_HASH]: dataHash(data),
+        [ANNOTATION_DATA_HASH]: hash,
         [ANNOTATION_INSTALLATION]: installationId,
       },
       ...(policy === 'Owner' ? { ownerReferences: [owner] } : {}),
@@ -186,12 +210,17 @@ export function isCurrent(live: TargetObject, desired: TargetObject, policy: Cre
   const wanted = desired.data ?? {};
   const have = live.data ?? {};
   const keys = policy === 'Merge' ? Object.keys(wanted) : [...new Set([...Object.keys(wanted), ...Object.keys(have)])];
-  if (keys.some((key) => wanted[key] !== have[key])) return false;
+  if (keys.some((key) => ownValue(wanted, key) !== ownValue(have, key))) return false;
   const { labels = {}, annotations = {}, ownerReferences = [] } = desired.metadata ?? {};
   if (Object.entries(labels).some(([key, value]) => live.metadata?.labels?.[key] !== value)) return false;
   if (Object.entries(annotations).some(([key, value]) => key !== ANNOTATION_REVISION && live.metadata?.annotations?.[key] !== value)) return false;
   if (ownerReferences.some((owner) => !(live.metadata?.ownerReferences ?? []).some((reference) => reference.uid === owner.uid))) return false;
   return !hasTypeChanged(live, desired);
+}
+
+/** The record's own value for `key` (never an inherited member such as `constructor`). */
+export function ownValue(record: Readonly<Record<string, string>>, key: string): string | undefined {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** Whether a Secret's type differs from the one wanted (the apiserver never changes it in place). */

@@ -36,9 +36,10 @@ export async function targetDataOf(
 async function render(resource: IntegrationResource, selected: Record<string, string>, renderer: TemplateRenderer): Promise<Record<string, string>> {
   const template = resource.spec.target.template;
   if (!template?.data || Object.keys(template.data).length === 0) return selected;
-  const answer = await renderer.render(template.data, selected);
+  const answer = await renderer.render(resource.metadata.namespace, template.data, selected);
   if (!answer.ok) {
-    const what = answer.key ? `the template of data key '${answer.key}'` : 'the templates';
+    // names the template (the field), its data key and the position; answer.message never holds a value (liquid-engine.ts)
+    const what = answer.key ? `the template spec.target.template.data['${answer.key}'] (data key '${answer.key}')` : 'the templates of spec.target.template.data';
     throw new NotReadyError('TemplateError', `${what} failed: ${answer.message}. Nothing was written: ${describeTarget(resource)} keeps its last data`);
   }
   return template.mergePolicy === 'Merge' ? { ...selected, ...answer.data } : answer.data;

@@ -4,7 +4,7 @@ import { ABSENT, apiRefusal, isConflict, type TargetObject } from '../../runtime
 import { formatNamespacedName } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import {
-  dataHash,
+  type DataHasher,
   describeTarget,
   desiredTarget,
   emptyApply,
@@ -16,6 +16,7 @@ import {
   liveData,
   MAX_TARGET_DATA_BYTES,
   MERGE_MANAGER_PREFIX,
+  ownValue,
   policyOf,
   targetDataBytes,
   targetKindOf,
@@ -53,7 +54,7 @@ export class TargetWriter {
     this.#context = context;
   }
 
-  async write(resource: IntegrationResource, data: Record<string, string>, revision: Revision): Promise<WriteOutcome> {
+  async write(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hasher: DataHasher): Promise<WriteOutcome> {
     const kind = targetKindOf(resource);
     const bytes = targetDataBytes(data);
     if (bytes > MAX_TARGET_DATA_BYTES) {
@@ -66,7 +67,8 @@ export class TargetWriter {
     if (kind === 'Secret') checkSecretType(resource, data);
     const before = this.#cached(resource);
     try {
-      const written = policyOf(resource) === 'Merge' ? await this.#merge(resource, data, revision) : await this.#own(resource, data, revision);
+      const hash = hasher.hash(data);
+      const written = policyOf(resource) === 'Merge' ? await this.#merge(resource, data, revision, hash) : await this.#own(resource, data, revision, hash);
       return { ...written, changed: changedKeys(before ? liveData(before) : {}, data, policyOf(resource) === 'Merge') };
     } catch (error) {
       throw asRefusal(error, resource) ?? error;
@@ -114,13 +116,12 @@ export class TargetWriter {
     return cached && { ...cached, apiVersion: 'v1', kind: targetKindOf(resource) };
   }
 
-  async #own(resource: IntegrationResource, data: Record<string, string>, revision: Revision): Promise<Written> {
+  async #own(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hash: string): Promise<Written> {
     const { kube, identity } = this.#context;
     const { namespace } = resource.metadata;
     const name = resource.spec.target.name;
     const kind = targetKindOf(resource);
-    const desired = desiredTarget(resource, data, revision, identity.installationId);
-    const hash = dataHash(data);
+    const desired = desiredTarget(resource, data, revision, identity.installationId, hash);
     const cached = this.#cached(resource);
     // Not among the labelled objects: created on condition that none of that name exists (no read first).
     if (!cached && (await this.#createIfAbsent(desired))) {
@@ -132,7 +133,7 @@ export class TargetWriter {
     if (live && hasTypeChanged(live, desired)) return this.#retype(live, desired);
     // An object just read is written only if it is still the one checked above.
     const applied = await kube.applyTarget(desired, { expectedVersion: cached ? undefined : (live?.metadata?.resourceVersion ?? ABSENT) });
-    const foreign = Object.keys(applied.data ?? {}).filter((key) => !(key in data));
+    const foreign = Object.keys(applied.data ?? {}).filter((key) => !Object.hasOwn(data, key));
     // keys another field manager set stay through an apply: removed on purpose
     if (foreign.length > 0) await kube.removeTargetKeys(kind, namespace, name, foreign, applied.metadata!.resourceVersion!);
     if (!live) return resource.status?.dataHash === hash ? { kind: 'repaired', drift: 'was deleted' } : { kind: 'created' };
@@ -148,7 +149,7 @@ export class TargetWriter {
     return { kind: 'retyped' };
   }
 
-  async #merge(resource: IntegrationResource, data: Record<string, string>, revision: Revision): Promise<Written> {
+  async #merge(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hash: string): Promise<Written> {
     const { kube, identity } = this.#context;
     const { namespace } = resource.metadata;
     const name = resource.spec.target.name;
@@ -156,9 +157,9 @@ export class TargetWriter {
     const live = this.#cached(resource) ?? (await kube.readTarget(kind, namespace, name));
     if (!live) throw new NotReadyError('TargetMissing', `creationPolicy Merge needs an existing ${kind} '${name}'`, { afterMs: 30_000 });
     this.#assertMergeable(resource, live);
-    const desired = desiredTarget(resource, data, revision, identity.installationId, live);
+    const desired = desiredTarget(resource, data, revision, identity.installationId, hash, live);
     // its keys as they should be, and no key of its last sync gone from the source since (that one the apply removes)
-    if (isCurrent(live, desired, 'Merge') && resource.status?.dataHash === dataHash(data)) return { kind: 'unchanged' };
+    if (isCurrent(live, desired, 'Merge') && resource.status?.dataHash === hash) return { kind: 'unchanged' };
     const fieldManager = fieldManagerOf(resource);
     try {
       await kube.applyTarget(desired, { fieldManager, force: false });
@@ -238,7 +239,7 @@ export class TargetWriter {
 /** Keys whose value differs between `before` and `after` (for Merge, only `after`'s own keys). */
 function changedKeys(before: Record<string, string>, after: Record<string, string>, mergeOnly: boolean): string[] {
   const keys = mergeOnly ? Object.keys(after) : [...new Set([...Object.keys(before), ...Object.keys(after)])];
-  return keys.filter((key) => before[key] !== after[key]).sort();
+  return keys.filter((key) => ownValue(before, key) !== ownValue(after, key)).sort();
 }
 
 interface FieldConflict {

@@ -43,7 +43,7 @@ export class ReloadHasher {
   checksum(data: Record<string, string>, keys: readonly string[]): string {
     const hmac = createHmac('sha256', this.#key);
     for (const key of keys) {
-      const value = data[key];
+      const value = Object.hasOwn(data, key) ? data[key] : undefined;
       // a missing key and an empty one differ
       hmac.update(value === undefined ? `${key.length}:${key}-` : `${key.length}:${key}${value.length}:${value}`);
     }

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { ABSENT, isConflict, type KubeApi } from '../../runtime/kube-api.ts';
 
-/** The Secret, in the operator's namespace, that holds the key of the reload checksums. */
+/** The Secret, in the operator's namespace, that holds the installation's digest key (installation-key.ts): reload checksums and data hashes. */
 export const RELOAD_KEY_SECRET = 'coffer-reload-key';
 
 /**
- * The key of the reload checksums: read from its Secret, or made once (a
- * create that loses to another replica's reads theirs). Kept in the cluster so
- * every replica and every restart computes the same checksums.
+ * The installation's digest key (the reload checksums, the data hashes): read
+ * from its Secret, or made once (a create that loses to another replica's
+ * reads theirs). Kept in the cluster so every replica and every restart
+ * computes the same digests. (Named for its first use; kept so for the
+ * installations that have it.)
  */
 export async function loadReloadKey(kube: KubeApi, namespace: string): Promise<Buffer> {
   const existing = await kube.readTarget('Secret', namespace, RELOAD_KEY_SECRET);

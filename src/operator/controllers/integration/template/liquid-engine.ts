@@ -53,7 +53,8 @@ export function createEngine(): Liquid {
  */
 export async function renderTemplates(engine: Liquid, templates: Record<string, string>, secrets: Record<string, string>): Promise<RenderAnswer> {
   const scope = { ...secrets, secrets };
-  const data: Record<string, string> = {};
+  // no prototype: a data key named `__proto__` or `constructor` is a key like any other
+  const data = Object.create(null) as Record<string, string>;
   let length = 0;
   for (const [key, source] of Object.entries(templates)) {
     try {
@@ -63,29 +64,73 @@ export async function renderTemplates(engine: Liquid, templates: Record<string, 
       if (length > RENDER_LIMITS.outputLength) return { ok: false, key, message: `the rendered data exceeds ${RENDER_LIMITS.outputLength} characters` };
       data[key] = output;
     } catch (error) {
-      return { ok: false, key, message: describeTemplateError(error) };
+      return { ok: false, key, message: describeTemplateError(error, source) };
     }
   }
   return { ok: true, data };
 }
 
+/** Longest piece of the template quoted in a message. */
+const QUOTED_TEMPLATE_MAX = 80;
+
 /**
- * What went wrong, for the status. Errors about the template itself (syntax,
- * an unknown tag or filter, a missing variable) quote only the template and
- * name its line and column; a filter's FilterError and Liquid's limits say
- * what was wrong without the input. Anything else (a JavaScript error inside
- * a filter, whose message might quote its input: a secret value) is named
- * only by where it happened.
+ * What went wrong, for the status, the Event and the integration record:
+ * read by people who may not read the Secret. Built only from the kind of
+ * error, where it is in the template (line and column) and the template's own
+ * text there, never from Liquid's message: that quotes names and expressions
+ * evaluated at render time (`secrets[A]` names the variable by A's value;
+ * where_exp parses a value as an expression). A position is given only when
+ * the error's token lies in this template's source; an error inside text a
+ * filter took from the data has none. A filter's FilterError says what was
+ * wrong without its input (filters build those messages so).
  */
-export function describeTemplateError(error: unknown): string {
+export function describeTemplateError(error: unknown, source: string): string {
   if (error instanceof FilterError) return error.message;
-  if (error instanceof ParseError || error instanceof TokenizationError || error instanceof UndefinedVariableError) return error.message;
   const cause = error instanceof RenderError ? (error as RenderError & { originalError?: unknown }).originalError : undefined;
-  if (cause instanceof FilterError || isLimitError(cause)) return (error as LiquidError).message;
-  const at = error instanceof LiquidError ? (/, line:\d+, col:\d+$/.exec(error.message)?.[0] ?? '') : '';
-  return `a filter failed${at}`;
+  const token = ownToken(error, source);
+  const at = token ? `line ${lineOf(source, token.begin)}, column ${columnOf(source, token.begin)}: ` : error instanceof LiquidError ? IN_DATA : '';
+  if (cause instanceof FilterError) return `${at}${cause.message}`;
+  return `${at}${kindOf(error, cause, token ? quoted(source, token) : '')}`;
 }
 
-function isLimitError(cause: unknown): boolean {
-  return cause instanceof Error && /^(memory alloc|template render) limit exceeded/.test(cause.message);
+const IN_DATA = 'in an expression a filter read from the data (no position in the template): ';
+
+function kindOf(error: unknown, cause: unknown, text: string): string {
+  const limit = limitOf(cause ?? error);
+  if (limit === 'memory') return 'the template allocates too much (loops, ranges or strings)';
+  if (limit === 'render') return 'the template runs too long';
+  if (limit === 'parse') return `the template is longer than ${RENDER_LIMITS.templateLength} characters`;
+  if (error instanceof UndefinedVariableError) return `undefined variable${text}`;
+  if (error instanceof ParseError && /^undefined filter/.test(originalMessage(error))) return `unknown filter in${text}`;
+  if (error instanceof ParseError && /^tag .* not found/.test(originalMessage(error))) return `unknown tag in${text}`;
+  if (error instanceof ParseError || error instanceof TokenizationError) return `syntax error${text ? ` in${text}` : ''}`;
+  return `a filter failed${text ? ` in${text}` : ''}`;
+}
+
+/** The error's token when it lies in this template's source (not in text a filter took from the data). */
+function ownToken(error: unknown, source: string): { begin: number; end: number } | undefined {
+  const token = error instanceof LiquidError ? error.token : undefined;
+  if (!token || token.input !== source || token.begin < 0 || token.end > source.length || token.begin > token.end) return undefined;
+  return token;
+}
+
+const lineOf = (source: string, offset: number) => source.slice(0, offset).split('\n').length;
+const columnOf = (source: string, offset: number) => offset - source.lastIndexOf('\n', offset - 1);
+
+/** The template's own text at the token, quoted and shortened (" 'secrets[A]'"); '' when blank. */
+function quoted(source: string, token: { begin: number; end: number }): string {
+  const piece = source.slice(token.begin, token.end).trim();
+  if (piece === '') return '';
+  return ` '${piece.length > QUOTED_TEMPLATE_MAX ? `${piece.slice(0, QUOTED_TEMPLATE_MAX)}…` : piece}'`;
+}
+
+function originalMessage(error: LiquidError): string {
+  const original = (error as LiquidError & { originalError?: unknown }).originalError;
+  return original instanceof Error ? original.message : '';
+}
+
+/** Which of Liquid's limits an error is (its messages are fixed texts). */
+function limitOf(error: unknown): 'memory' | 'render' | 'parse' | undefined {
+  const match = error instanceof Error ? /^(memory alloc|template render|parse length) limit exceeded/.exec(error.message) : null;
+  return match ? ({ 'memory alloc': 'memory', 'template render': 'render', 'parse length': 'parse' } as const)[match[1] as 'memory alloc'] : undefined;
 }

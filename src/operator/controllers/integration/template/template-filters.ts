@@ -1,3 +1,4 @@
+import { TokenKind } from 'liquidjs';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 
 /**
@@ -5,6 +6,11 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
  * status, so it never quotes the input (a secret value): only what was wrong.
  */
 export class FilterError extends Error {}
+
+/** What Liquid passes a filter as `this`: the filter as written (its arguments' tokens). */
+interface FilterCall {
+  token: { args: readonly unknown[] };
+}
 
 /** Longest indentation the indent filters make (each line is copied that many times over). */
 const MAX_INDENT = 64;
@@ -14,7 +20,7 @@ const MAX_INPUT_LENGTH = 4 * 1024 * 1024;
 const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[\s\S]*?\r?\n-----END \1-----/g;
 
 /** The filters Coffer adds to Liquid's own, by name (aliases as in sprig, which ESO's and Infisical's templates use). */
-export const TEMPLATE_FILTERS: Record<string, (value: unknown, ...args: unknown[]) => unknown> = {
+export const TEMPLATE_FILTERS: Record<string, (this: FilterCall, value: unknown, ...args: unknown[]) => unknown> = {
   b64enc: (value) => Buffer.from(text(value, 'b64enc'), 'utf8').toString('base64'),
   b64dec: (value) => decodeBase64(text(value, 'b64dec')),
   to_json: (value, indent) => JSON.stringify(value ?? null, null, indentOf(indent)),
@@ -31,9 +37,11 @@ export const TEMPLATE_FILTERS: Record<string, (value: unknown, ...args: unknown[
   pem_chain: (value) => pemBlocks(text(value, 'pem_chain'), isCertificate).slice(1).join('\n'),
   indent: (value, width) => indentLines(text(value, 'indent'), width),
   nindent: (value, width) => `\n${indentLines(text(value, 'nindent'), width)}`,
-  required: (value, message) => {
-    if (value === undefined || value === null || value === '') throw new FilterError(typeof message === 'string' ? message : 'a required value is missing');
-    return value;
+  // the message is shown only when the template spells it out: a message from a variable could be a value
+  required(value, message) {
+    if (value !== undefined && value !== null && value !== '') return value;
+    const literal = typeof message === 'string' && this.token.args[0] !== undefined && (this.token.args[0] as { kind?: unknown }).kind === TokenKind.Quoted;
+    throw new FilterError(literal ? message : 'a required value is missing');
   },
 };
 
