@@ -17,9 +17,9 @@
  * so an older commit is measured by the same bench. On PostgreSQL it also prints the database's
  * transactions per second during the measurement.
  *
- *   npm run bench:bystander -- --backend pglite|postgres [--checkout DIR] [--seconds 15] [--only waits,streams]
+ *   npm run bench:bystander -- --backend pglite|postgres [--checkout DIR] [--seconds 15] [--warmup 8] [--only waits,streams]
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
@@ -30,6 +30,7 @@ const { values: args } = parseArgs({
     backend: { type: 'string', default: 'pglite' },
     checkout: { type: 'string', default: REPO },
     seconds: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '8' },
     only: { type: 'string', default: 'baseline,patterns,imports,waits,streams' },
     'pattern-reps': { type: 'string', default: '6' },
     label: { type: 'string', default: '' },
@@ -246,6 +247,15 @@ async function bystander(setup: Setup, seconds: number): Promise<{ reads: number
   return { reads: reads.sort((a, b) => a - b), writes: writes.sort((a, b) => a - b), failed };
 }
 
+/** The measured checkout's commit (the machine line names the bench's own). */
+function checkoutCommit(): string {
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: args.checkout, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function main() {
   const rows: (string | number)[][] = [];
   for (const name of args.only.split(',')) {
@@ -256,7 +266,8 @@ async function main() {
     try {
       log(`${name}: starting the load`);
       const running = await load(server.setup);
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      // the load's own start (hundreds of requests authenticated and opened at once) passes first
+      await new Promise((resolve) => setTimeout(resolve, Number(args.warmup) * 1000));
       const before = database && (await databaseStats(database.url));
       const started = performance.now();
       log(`${name}: measuring for ${SECONDS} s`);
@@ -286,7 +297,7 @@ async function main() {
   }
   const storage = backend === 'postgres' ? `${await postgresVersion()} (local, fresh database per load)` : 'embedded PGlite (in memory, fresh per load)';
   appendResults(`Bystander latency under hostile loads (${backend})${args.label ? ` — ${args.label}` : ''}`, [
-    `Machine: ${machine(storage)}; load ${loadAverage()}. Server from \`${args.checkout}\`. ${SECONDS} s of the bystander's requests per load (one at a time, list 20 / update 1 in turn), after 2 s of load.`,
+    `Machine: ${machine(storage)}; load ${loadAverage()}. Server from \`${args.checkout}\` (commit ${checkoutCommit()}). ${SECONDS} s of the bystander's requests per load (one at a time, list 20 / update 1 in turn), after ${args.warmup} s of load.`,
     '',
     ...table(['load', 'requests', 'failed', 'p50 ms', 'p95 ms', 'max ms', 'list p95 ms', 'update p95 ms', 'DB transactions/s', "load's own requests refused"], rows),
   ]);

@@ -64,12 +64,13 @@ export class ProjectEventService {
       release();
       for (const place of places.splice(0)) this.#places.release(place);
     };
-    let subscription: ChangeSubscription;
+    let subscription: ChangeSubscription | undefined;
     try {
       subscription = await this.#fanout.subscribe({ accept: (change) => filter.mayAccept(change) });
       for (const scope of filter.scopes) places.push(await this.#places.acquire(project.id, scope));
       filter.places = places;
     } catch (error) {
+      subscription?.close();
       done();
       throw error;
     }
