@@ -107,7 +107,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
     },
     async (request, reply) => {
       const timeoutMs = request.query.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(request.query.timeout)!;
-      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs, clientGone(reply));
+      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs, clientGone(request, reply));
     },
   );
 }
