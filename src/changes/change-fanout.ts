@@ -40,6 +40,7 @@ export class ChangeFanout {
   readonly #feed: ChangeFeed;
   readonly #options: Required<Omit<FanoutOptions, 'onError'>> & Pick<FanoutOptions, 'onError'>;
   readonly #subscriptions = new Set<ChangeSubscription>();
+  readonly #observers = new Set<(changes: ChangeRecord[]) => void>();
   #subscriber: ChangeSubscriber | null = null;
   #starting: Promise<void> | null = null;
   /** The newest revision handed to subscribers (every change up to it has been fanned out). */
@@ -69,6 +70,16 @@ export class ChangeFanout {
     const subscription = new ChangeSubscription(this, options.accept, after, this.#options, after < this.#position);
     this.#subscriptions.add(subscription);
     return subscription;
+  }
+
+  /**
+   * Calls `observer` with every change fanned out from now on, in order, before
+   * any subscriber is offered it (work done once per change for all
+   * subscribers, such as project events' import index); the answer stops it.
+   */
+  observe(observer: (changes: ChangeRecord[]) => void): () => void {
+    this.#observers.add(observer);
+    return () => this.#observers.delete(observer);
   }
 
   /** Stops the shared subscription and ends every subscriber's stream. */
@@ -110,6 +121,13 @@ export class ChangeFanout {
   }
 
   #publish(changes: ChangeRecord[]): void {
+    for (const observer of this.#observers) {
+      try {
+        observer(changes);
+      } catch (error) {
+        this.#options.onError?.(error);
+      }
+    }
     for (const subscription of this.#subscriptions) subscription.offer(changes);
     this.#position = changes.at(-1)?.revision ?? this.#position;
   }

@@ -4,32 +4,40 @@ import { AppError } from '../errors.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
-/** Projects whose permissions one stream keeps at most; more and it starts again (they reload as changes come). */
+/** Projects whose permissions one scope keeps at most; more and it starts again (they reload as changes come). */
 const MAX_PROJECTS = 10_000;
+/** A refresh (a stream's periodic recheck) reloads what was loaded longer ago than this; the caller's other streams recheck too. */
+const REFRESH_AFTER_MS = 5_000;
+
+interface Known {
+  /** What the caller may do there; null: nothing (not a member, another organization, gone). */
+  permission: PermissionSet | null;
+  loadedAt: number;
+}
 
 /**
- * Which changes one long-lived subscriber may see: those of the projects its
- * caller may read, where it may read (environment and secret path), held per
- * project for the life of the stream so that a change costs no query.
+ * Which changes one caller may see: those of the projects it may read, where
+ * it may read (environment and secret path), held per project so that a
+ * change costs no query. One scope serves every stream of the caller
+ * (ChangeStreamService shares it), so a change costs one permission load per
+ * caller and project however many streams the caller holds.
  *
  * A project's permissions are read once, when its first change arrives, and
  * again after any write in this process that may change access (memberships,
  * roles, privileges), when a temporary grant starts or ends, and at refresh()
- * (the stream's periodic recheck: how late access changed through another
+ * (the streams' periodic recheck: how late access changed through another
  * replica is seen).
  */
 export class CallerScope {
   readonly #deps: ServiceDeps;
-  readonly #onlyProject: string | undefined;
   #actor: Actor;
-  /** projectId → what the caller may do there; null: nothing (not a member, another organization, gone). */
-  readonly #projects = new Map<string, PermissionSet | null>();
+  readonly #projects = new Map<string, Known>();
+  readonly #loading = new Map<string, Promise<PermissionSet | null>>();
   #accessVersion: number;
 
-  constructor(deps: ServiceDeps, actor: Actor, onlyProject?: string) {
+  constructor(deps: ServiceDeps, actor: Actor) {
     this.#deps = deps;
     this.#actor = actor;
-    this.#onlyProject = onlyProject;
     this.#accessVersion = deps.permissions.accessVersion;
   }
 
@@ -38,11 +46,10 @@ export class CallerScope {
    * scope; a change of a project not (or no longer) known passes, for filter().
    */
   mayAccept(change: ChangeRecord): boolean {
-    if (this.#onlyProject !== undefined && change.projectId !== this.#onlyProject) return false;
     if (this.#deps.permissions.accessVersion !== this.#accessVersion) return true;
-    const permission = this.#projects.get(change.projectId);
-    if (permission === undefined || (permission !== null && permission.validUntil <= Date.now())) return true;
-    return permission !== null && allows(permission, change);
+    const known = this.#projects.get(change.projectId);
+    if (known === undefined || (known.permission !== null && known.permission.validUntil <= Date.now())) return true;
+    return known.permission !== null && allows(known.permission, change);
   }
 
   /** The changes the caller may see, in order; reads the permissions of projects not known yet. */
@@ -50,24 +57,18 @@ export class CallerScope {
     this.#forgetIfAccessChanged();
     const visible: ChangeRecord[] = [];
     for (const change of changes) {
-      if (this.#onlyProject !== undefined && change.projectId !== this.#onlyProject) continue;
-      if (change.kind === 'project-deleted') {
-        // the project is gone: whoever could read it before hears of it, nobody else
-        const permission = this.#projects.get(change.projectId) ?? (await this.#load(change.projectId));
-        this.#projects.delete(change.projectId);
-        if (permission) visible.push(change);
-        continue;
-      }
       const permission = await this.#permissionFor(change.projectId);
-      if (permission && allows(permission, change)) visible.push(change);
+      // a deleted project: whoever could read it (as last known) hears of it, nobody else
+      if (change.kind === 'project-deleted' ? permission !== null : permission !== null && allows(permission, change)) visible.push(change);
     }
     return visible;
   }
 
-  /** The caller as its token now says (org role, revoked access): every project is read again. */
+  /** The caller as its token now says (org role, revoked access): its projects are read again. */
   refresh(actor: Actor): void {
     this.#actor = actor;
-    this.#projects.clear();
+    const before = Date.now() - REFRESH_AFTER_MS;
+    for (const [projectId, known] of this.#projects) if (known.loadedAt <= before) this.#projects.delete(projectId);
   }
 
   /** Whether the caller may read anything in the project (403 otherwise); for a stream narrowed to one project. */
@@ -86,10 +87,18 @@ export class CallerScope {
 
   async #permissionFor(projectId: string): Promise<PermissionSet | null> {
     const known = this.#projects.get(projectId);
-    if (known === null || (known && known.validUntil > Date.now())) return known;
-    const permission = await this.#load(projectId);
-    this.#projects.set(projectId, permission);
-    return permission;
+    if (known && (known.permission === null || known.permission.validUntil > Date.now())) return known.permission;
+    let loading = this.#loading.get(projectId);
+    if (!loading) {
+      const version = this.#accessVersion;
+      loading = this.#load(projectId).finally(() => this.#loading.delete(projectId));
+      this.#loading.set(projectId, loading);
+      void loading.then(
+        (permission) => version === this.#accessVersion && this.#projects.set(projectId, { permission, loadedAt: Date.now() }),
+        () => undefined,
+      );
+    }
+    return loading;
   }
 
   /** The caller's permissions in the project; null when it has none there or the project is gone. */

@@ -1,12 +1,9 @@
 import type { Actor } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
-import { CallerQuota } from '../actor/caller-quota.ts';
+import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { CallerScope } from './caller-scope.ts';
-
-/** Change streams one caller (user or machine identity) may hold open at once. */
-export const MAX_CHANGE_STREAMS_PER_CALLER = 20;
 
 export interface ChangeStreamRequest {
   /** Resume after this revision (the last one the client had); absent: from now on. */
@@ -29,42 +26,65 @@ export const RESET_UNKNOWN_REVISION = 'unknown-revision';
  * The change stream (`GET /api/v1/changes/stream`): every change-feed revision the
  * caller may read, in order, each once, resumable after any revision the log holds.
  * All streams share the process's one change subscription (ChangeFanout); what a
- * caller may read is decided in memory (CallerScope), so a change costs no query
- * per stream.
+ * caller may read is decided in memory by one CallerScope per caller, shared by
+ * all its streams, so a change costs no query per stream, and one permission
+ * load per caller and project when it is first seen.
  */
 export class ChangeStreamService {
   readonly #deps: ServiceDeps;
   readonly #fanout: ChangeFanout;
-  readonly #streams = new CallerQuota(
-    MAX_CHANGE_STREAMS_PER_CALLER,
-    `At most ${MAX_CHANGE_STREAMS_PER_CALLER} change streams may be open per caller; close one before opening another.`,
-  );
+  readonly #streams: CallerQuota;
+  /** One scope per caller (and org role) with streams open, and how many streams use it. */
+  readonly #scopes = new Map<string, { scope: CallerScope; streams: number }>();
 
-  constructor(deps: ServiceDeps, fanout: ChangeFanout) {
+  constructor(deps: ServiceDeps, fanout: ChangeFanout, limit: HeldRequestLimit = HELD_REQUEST_LIMITS.changeStreams) {
     this.#deps = deps;
     this.#fanout = fanout;
+    this.#streams = new CallerQuota(limit, { noun: 'change streams', remedy: 'close one before opening another' });
   }
 
   async open(actor: Actor, request: ChangeStreamRequest): Promise<ChangeStream> {
     if (request.projectId !== undefined) await CallerScope.assertReadable(this.#deps, actor, request.projectId);
     const release = this.#streams.take(actor);
-    try {
-      return await this.#subscribe(actor, request, release);
-    } catch (error) {
+    const scope = this.#scopeOf(actor);
+    const done = () => {
       release();
+      scope.release();
+    };
+    try {
+      return await this.#subscribe(request, scope.scope, done);
+    } catch (error) {
+      done();
       throw error;
     }
   }
 
-  async #subscribe(actor: Actor, request: ChangeStreamRequest, release: () => void): Promise<ChangeStream> {
+  #scopeOf(actor: Actor): { scope: CallerScope; release: () => void } {
+    const key = `${actor.kind}:${actor.id}:${actor.orgRole}`;
+    let entry = this.#scopes.get(key);
+    if (!entry) this.#scopes.set(key, (entry = { scope: new CallerScope(this.#deps, actor), streams: 0 }));
+    entry.streams++;
+    const shared = entry;
+    return {
+      scope: shared.scope,
+      release: () => {
+        if (--shared.streams === 0 && this.#scopes.get(key) === shared) this.#scopes.delete(key);
+      },
+    };
+  }
+
+  async #subscribe(request: ChangeStreamRequest, scope: CallerScope, release: () => void): Promise<ChangeStream> {
     const latest = await this.#deps.changes.latestRevision(this.#deps.db);
     // A revision past the log's end is not this database's (restored from a backup, another installation):
     // what the client holds cannot be brought up to date change by change.
     const reset = request.since !== undefined && request.since > latest;
     const start = request.since === undefined || reset ? latest : request.since;
-    const scope = new CallerScope(this.#deps, actor, request.projectId);
-    const subscription = await this.#fanout.subscribe({ after: start, accept: (change) => scope.mayAccept(change) });
-    return new ChangeStream(subscription, scope, { start, reset, release });
+    const only = request.projectId;
+    const subscription = await this.#fanout.subscribe({
+      after: start,
+      accept: (change) => (only === undefined || change.projectId === only) && scope.mayAccept(change),
+    });
+    return new ChangeStream(subscription, scope, { start, reset, release, only });
   }
 }
 
@@ -81,9 +101,12 @@ export class ChangeStream {
   #busy = false;
   #closed = false;
 
-  constructor(subscription: ChangeSubscription, scope: CallerScope, start: { start: number; reset: boolean; release: () => void }) {
+  readonly #only: string | undefined;
+
+  constructor(subscription: ChangeSubscription, scope: CallerScope, start: { start: number; reset: boolean; release: () => void; only?: string }) {
     this.#subscription = subscription;
     this.#scope = scope;
+    this.#only = start.only;
     this.#release = start.release;
     this.#sentThrough = start.start;
     const data = start.reset
@@ -108,7 +131,7 @@ export class ChangeStream {
       const changes = await this.#subscription.next();
       this.#busy = true;
       if (!changes) return null;
-      const visible = await this.#scope.filter(changes);
+      const visible = await this.#scope.filter(this.#only === undefined ? changes : changes.filter((change) => change.projectId === this.#only));
       this.#sentThrough = Math.max(this.#sentThrough, changes.at(-1)!.revision);
       if (visible.length > 0) return visible.map(toChangeEvent);
     }

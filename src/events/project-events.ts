@@ -1,12 +1,14 @@
 import type { Actor } from '../actor/actor.ts';
+import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import type { ChangeKind, ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
-import { AppError, RateLimitError } from '../errors.ts';
+import { isWithin } from '../changes/read-places.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import { compilePathGlob } from '../patterns/patterns.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { SecretReader } from '../secrets/secret-reader.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { PATH_KINDS, PlaceReadIndex, type PlaceReads, SECRET_KINDS, type SubscribedScope } from './place-reads.ts';
 
 /** The events Infisical's project-events subscription knows. */
 export const PROJECT_EVENT_NAMES = ['secret:create', 'secret:update', 'secret:delete', 'secret:import-mutation'] as const;
@@ -25,9 +27,6 @@ export interface ProjectEvent {
   data: string;
 }
 
-/** Streams a caller may hold open per project (the reference allows 5; Infisical's operator opens one per resource). */
-export const MAX_STREAMS_PER_CALLER = 50;
-
 /**
  * Infisical's project-events subscription (`POST /api/v1/events/subscribe/project-events`)
  * on Coffer's change fan-out. Coffer's change log records which environment and path
@@ -36,17 +35,21 @@ export const MAX_STREAMS_PER_CALLER = 50;
  * folder, import and environment changes as `secret:import-mutation`. A change in a folder
  * the subscribed paths read through imports or secret references also arrives, as
  * `secret:import-mutation` for the subscribed place, as the reference sends it for importers.
+ *
+ * Work per change is shared: which folders a subscribed place reads is computed once per
+ * place and change (PlaceReadIndex), and each subscription only filters in memory.
  */
 export class ProjectEventService {
   readonly #deps: ServiceDeps;
   readonly #fanout: ChangeFanout;
-  readonly #reader: SecretReader;
-  readonly #open = new Map<string, number>();
+  readonly #places: PlaceReadIndex;
+  readonly #streams: CallerQuota;
 
-  constructor(deps: ServiceDeps, fanout: ChangeFanout, reader: SecretReader) {
+  constructor(deps: ServiceDeps, fanout: ChangeFanout, reader: SecretReader, limit: HeldRequestLimit = HELD_REQUEST_LIMITS.projectEventStreams) {
     this.#deps = deps;
     this.#fanout = fanout;
-    this.#reader = reader;
+    this.#places = new PlaceReadIndex(deps, fanout, reader);
+    this.#streams = new CallerQuota(limit, { noun: 'project event streams', remedy: 'close one before opening another' });
   }
 
   /** Checks the caller may read the project's secrets and opens a filtered subscription to its changes. */
@@ -54,69 +57,35 @@ export class ProjectEventService {
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: projectId });
     const permission = await this.#deps.permissions.forProject(actor, project);
     permission.assert('read', 'secrets');
-    const key = `${actor.kind}:${actor.id}:${project.id}`;
-    const open = this.#open.get(key) ?? 0;
-    if (open >= MAX_STREAMS_PER_CALLER) {
-      throw new RateLimitError(`Too many active connections for project ${project.id}. Please close some connections before opening a new one.`);
-    }
-    this.#open.set(key, open + 1);
+    const release = this.#streams.take(actor);
     const filter = new EventFilter(project.id, registrations, permission);
-    let caller = actor;
-    const rereadDependencies = () => this.#foldersRead(caller, project.id, filter.scopes).then((reads) => filter.setReads(reads));
-    let subscription: ChangeSubscription;
+    const places: PlaceReads[] = [];
+    const done = () => {
+      release();
+      for (const place of places.splice(0)) this.#places.release(place);
+    };
+    let subscription: ChangeSubscription | undefined;
     try {
-      await rereadDependencies();
-      subscription = await this.#fanout.subscribe({ accept: (change) => filter.accepts(change) });
+      subscription = await this.#fanout.subscribe({ accept: (change) => filter.mayAccept(change) });
+      for (const scope of filter.scopes) places.push(await this.#places.acquire(project.id, scope));
+      filter.places = places;
     } catch (error) {
-      this.#release(key);
+      subscription?.close();
+      done();
       throw error;
     }
     return new ProjectEventStream(subscription, filter, {
       refresh: async (current: Actor) => {
-        caller = current;
         filter.permission = await this.#deps.permissions.forProject(current, project);
         filter.permission.assert('read', 'secrets');
       },
-      rereadDependencies,
-      release: () => this.#release(key),
+      release: done,
     });
-  }
-
-  /**
-   * The folders the subscribed places read through imports and references ("<environment id>:<path>"),
-   * as a listing of each would read them. A place the caller cannot list (gone, not readable) reads nothing.
-   */
-  async #foldersRead(actor: Actor, projectId: string, scopes: SubscribedScope[]): Promise<Set<string>> {
-    const reads = new Set<string>();
-    for (const scope of scopes) {
-      try {
-        const folders = await this.#reader.foldersRead(actor, {
-          workspaceId: projectId,
-          environment: scope.environment,
-          secretPath: scope.path,
-          recursive: scope.recursive,
-          includeImports: true,
-          expandSecretReferences: true,
-        });
-        for (const folder of folders) reads.add(folder);
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-      }
-    }
-    return reads;
-  }
-
-  #release(key: string): void {
-    const open = (this.#open.get(key) ?? 1) - 1;
-    if (open > 0) this.#open.set(key, open);
-    else this.#open.delete(key);
   }
 }
 
 interface StreamHooks {
   refresh: (actor: Actor) => Promise<void>;
-  /** Re-reads which folders the subscribed places read through imports and references. */
-  rereadDependencies: () => Promise<void>;
   release: () => void;
 }
 
@@ -142,10 +111,9 @@ export class ProjectEventStream {
         this.close();
         return null;
       }
+      // what the subscribed places read reflects these changes (a new import or reference, a moved folder)
+      await this.#filter.settled(changes.at(-1)!.revision);
       const events = this.#filter.toEvents(changes);
-      // what the subscribed places read may have changed with these (a new import or reference, a moved folder);
-      // if the database cannot say now, the previous set stays and the next such change asks again
-      if (this.#filter.mayChangeReads(changes)) await this.#hooks.rereadDependencies().catch(() => undefined);
       if (events.length > 0) return events;
     }
   }
@@ -157,6 +125,7 @@ export class ProjectEventStream {
 
   close(): void {
     this.#subscription.close();
+    this.#filter.places = [];
     if (!this.#released) {
       this.#released = true;
       this.#hooks.release();
@@ -165,20 +134,11 @@ export class ProjectEventStream {
 }
 
 const SECRET_EVENTS: ProjectEventName[] = ['secret:update', 'secret:create', 'secret:delete'];
-const SECRET_KINDS: ReadonlySet<ChangeKind> = new Set(['secret', 'tags']);
-const PATH_KINDS: ReadonlySet<ChangeKind> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
 
 interface CompiledRegistration {
   event: ProjectEventName;
   environment?: string;
   matchesPath: (path: string) => boolean;
-}
-
-/** A place a subscriber registered for, as a listing reads it: an environment and a path (recursive for a glob). */
-export interface SubscribedScope {
-  environment: string;
-  path: string;
-  recursive: boolean;
 }
 
 /** Which changes a subscriber gets, and the Infisical event each becomes. */
@@ -187,10 +147,10 @@ class EventFilter {
   permission: PermissionSet;
   /** The places whose imports and references are followed (those registered for secret:import-mutation). */
   readonly scopes: SubscribedScope[];
+  /** What those places read, shared with every other subscription of the same places. */
+  places: PlaceReads[] = [];
   readonly #registrations: CompiledRegistration[];
   readonly #secretEvent: ProjectEventName | undefined;
-  /** "<environment id>:<path>" of every folder the scopes read (their own, imported, referenced). */
-  #reads = new Set<string>();
 
   constructor(projectId: string, registrations: EventRegistration[], permission: PermissionSet) {
     this.projectId = projectId;
@@ -213,20 +173,22 @@ class EventFilter {
     this.scopes = [...scopes.values()];
   }
 
-  setReads(reads: Set<string>): void {
-    this.#reads = reads;
-  }
-
-  accepts(change: ChangeRecord): boolean {
+  /**
+   * For the fan-out, synchronously and without a query: the changes that may
+   * become an event (a secret or path change of the project, when a place's
+   * imports are followed: whether one is read through is decided once the
+   * shared index has read it, in toEvents).
+   */
+  mayAccept(change: ChangeRecord): boolean {
     if (change.projectId !== this.projectId) return false;
     if (change.kind === 'project-deleted') return true;
-    return this.#direct(change) !== undefined || this.#readThrough(change) || this.mayChangeReads([change]);
+    if (this.scopes.length > 0 && (SECRET_KINDS.has(change.kind) || PATH_KINDS.has(change.kind))) return true;
+    return this.#direct(change) !== undefined;
   }
 
-  /** Changes to folders, imports or environments may change what the scopes read, and so may any change they read. */
-  mayChangeReads(changes: ChangeRecord[]): boolean {
-    if (this.scopes.length === 0) return false;
-    return changes.some((change) => change.projectId === this.projectId && (PATH_KINDS.has(change.kind) || this.#readThrough(change)));
+  /** Resolves once what the subscribed places read reflects every change up to `revision`. */
+  async settled(revision: number): Promise<void> {
+    for (const place of this.places) await place.settled(revision);
   }
 
   toEvents(changes: ChangeRecord[]): ProjectEvent[] {
@@ -240,8 +202,10 @@ class EventFilter {
     for (const change of changes) {
       const name = this.#direct(change);
       if (name) add(name, change, { environment: change.environmentSlug!, secretPath: change.secretPath ?? '/' });
-      else if (this.#readThrough(change)) {
-        for (const scope of this.scopes) add('secret:import-mutation', change, { environment: scope.environment, secretPath: scope.path });
+      else {
+        for (const place of this.places) {
+          if (this.#readThrough(place, change)) add('secret:import-mutation', change, { environment: place.scope.environment, secretPath: place.scope.path });
+        }
       }
     }
     return [...byName].map(([name, { last, places }]) => toProjectEvent(name, last, [...places.values()]));
@@ -260,9 +224,18 @@ class EventFilter {
     return registered ? name : undefined;
   }
 
-  /** A secret change in a folder the scopes read through an import or a reference. */
-  #readThrough(change: ChangeRecord): boolean {
-    return SECRET_KINDS.has(change.kind) && change.environmentId !== null && this.#reads.has(`${change.environmentId}:${change.secretPath ?? '/'}`);
+  /**
+   * A secret change in a folder the place reads (its own, imported or referenced), that
+   * this caller may hear of: in one of the place's own folders, where it may read that
+   * folder; through an import or reference, where it may read the place (the listing it
+   * would make there changes, as the reference tells importers).
+   */
+  #readThrough(place: PlaceReads, change: ChangeRecord): boolean {
+    if (!place.readsFolderOf(change)) return false;
+    const { environment, path, recursive } = place.scope;
+    const own = change.environmentSlug === environment && (change.secretPath === path || (recursive && isWithin(change.secretPath ?? '/', path)));
+    const where = own ? { environment, secretPath: change.secretPath ?? '/' } : { environment, secretPath: path };
+    return this.permission.can('read', 'secrets', where);
   }
 
   #eventOf(kind: ChangeKind): ProjectEventName | undefined {

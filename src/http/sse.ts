@@ -75,7 +75,7 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
     if (ended) return;
     ended = true;
     clearInterval(heartbeat);
-    clearInterval(recheck);
+    clearTimeout(recheck);
     source.close();
     if (!raw.destroyed) raw.end();
   };
@@ -94,16 +94,23 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
   const heartbeat = setInterval(() => {
     if (!raw.writableNeedDrain) write(formatEvent(source.heartbeat?.() ?? { event: 'ping' }));
   }, options.heartbeatMs);
-  const recheck = setInterval(() => {
-    options.recheck?.run().catch((error: unknown) => {
-      const message = error instanceof Error ? error.message : 'The subscription is no longer allowed';
-      write(formatEvent({ event: 'error', data: JSON.stringify({ message }) }));
-      end();
-    });
-  }, options.recheck?.everyMs ?? 60_000);
+  // each stream rechecks at its own moment (±25 %), so streams opened together do not recheck together
+  const nextRecheck = () => setTimeout(runRecheck, (options.recheck?.everyMs ?? 60_000) * (0.75 + Math.random() * 0.5)).unref();
+  const runRecheck = () => {
+    if (ended || !options.recheck) return;
+    options.recheck.run().then(
+      () => {
+        if (!ended) recheck = nextRecheck();
+      },
+      (error: unknown) => {
+        const message = error instanceof Error ? error.message : 'The subscription is no longer allowed';
+        write(formatEvent({ event: 'error', data: JSON.stringify({ message }) }));
+        end();
+      },
+    );
+  };
+  let recheck: NodeJS.Timeout | undefined = options.recheck ? nextRecheck() : undefined;
   heartbeat.unref();
-  recheck.unref();
-  if (!options.recheck) clearInterval(recheck);
   try {
     for (;;) {
       const events = await source.next();

@@ -1,16 +1,14 @@
 import type { Actor } from '../actor/actor.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { changeTouches, type ReadPlace } from '../changes/read-places.ts';
-import { CallerQuota } from '../actor/caller-quota.ts';
+import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { BarrierWatch } from './barrier-watch.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
 
 export type BarrierState = 'reached' | 'pending' | 'paused';
-
-/** Waits one caller may hold at once (each is a held request that reads the project's records on every progress notification). */
-export const MAX_WAITS_PER_CALLER = 20;
 
 export interface BarrierIntegration {
   id: string;
@@ -39,43 +37,44 @@ export interface BarrierAnswer {
  * reads (the operator's own routing rule, changes/read-places.ts) and the
  * revision it last synced is older; one that rolls workloads also needs its
  * reload there. Paused ones are listed and not waited for. Wakes on the
- * operators' progress notifications (sync-progress.ts), never by a query per change.
+ * operators' progress notifications (sync-progress.ts), never by a query per
+ * change or per wait: the waits of one project share one read per
+ * notification (barrier-watch.ts). A wait ends when its client goes.
  */
 export class SyncBarrier {
   readonly #deps: ServiceDeps;
-  readonly #progress: SyncProgress;
-  readonly #waits = new CallerQuota(MAX_WAITS_PER_CALLER, `At most ${MAX_WAITS_PER_CALLER} waits may be under way per caller; let one answer first.`);
+  readonly #watch: BarrierWatch;
+  readonly #waits: CallerQuota;
 
-  constructor(deps: ServiceDeps, progress: SyncProgress) {
+  constructor(deps: ServiceDeps, progress: SyncProgress, limit: HeldRequestLimit = HELD_REQUEST_LIMITS.revisionWaits) {
     this.#deps = deps;
-    this.#progress = progress;
+    this.#watch = new BarrierWatch(deps.db, progress);
+    this.#waits = new CallerQuota(limit, { noun: 'waits', remedy: 'let one answer first' });
   }
 
-  async wait(actor: Actor, revision: number, timeoutMs: number): Promise<BarrierAnswer> {
-    const release = this.#waits.take(actor);
+  /** Answers once the write reached every Integration it concerns, at `timeoutMs` at the latest, or at once (unanswered) when `signal` aborts. */
+  async wait(actor: Actor, revision: number, timeoutMs: number, signal?: AbortSignal): Promise<BarrierAnswer> {
+    const deadline = Date.now() + timeoutMs;
+    const release = this.#waits.take(actor, deadline);
     try {
-      return await this.#wait(actor, revision, timeoutMs);
+      const written = await this.#readableWrite(actor, revision);
+      const gone: BarrierAnswer = { revision, reached: false, integrations: [] };
+      return await this.#watch.until(
+        written.projectId,
+        (rows) => {
+          const answer = answerOf(rows, written, revision);
+          return { done: answer.reached, value: answer };
+        },
+        { deadline, signal, gone },
+      );
     } finally {
       release();
     }
   }
 
-  async #wait(actor: Actor, revision: number, timeoutMs: number): Promise<BarrierAnswer> {
-    const written = await this.#readableWrite(actor, revision);
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const answer = await this.check(written, revision);
-      const left = deadline - Date.now();
-      if (answer.reached || left <= 0) return answer;
-      await this.#progress.next(left);
-    }
-  }
-
   /** Where the Integrations of the write's project stand for `revision`, now. */
   async check(written: WrittenChanges, revision: number): Promise<BarrierAnswer> {
-    const rows = await listManagedIntegrationsOfProject(this.#deps.db, written.projectId);
-    const integrations = rows.map((row) => toBarrierIntegration(row, stateOf(row, revision, written.changes)));
-    return { revision, reached: integrations.every((integration) => integration.state !== 'pending'), integrations };
+    return answerOf(await listManagedIntegrationsOfProject(this.#deps.db, written.projectId), written, revision);
   }
 
   /** The changes of the write that committed `revision`, if the caller may read its project's integrations; 404 alike when there is none and when it may not. */
@@ -104,6 +103,11 @@ export class SyncBarrier {
 export interface WrittenChanges {
   projectId: string;
   changes: ChangeRecord[];
+}
+
+function answerOf(rows: IntegrationRow[], written: WrittenChanges, revision: number): BarrierAnswer {
+  const integrations = rows.map((row) => toBarrierIntegration(row, stateOf(row, revision, written.changes)));
+  return { revision, reached: integrations.every((integration) => integration.state !== 'pending'), integrations };
 }
 
 function stateOf(row: IntegrationRow, revision: number, written: readonly ChangeRecord[]): BarrierState {

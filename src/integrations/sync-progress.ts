@@ -4,8 +4,6 @@ import type { Database, Executor } from '../db/database.ts';
 
 /** The NOTIFY channel of operators' sync and reload results (not the change feed's: nothing there is a change). */
 const PROGRESS_CHANNEL = 'coffer_sync_progress';
-/** Waiters check again this often even without a notification (one may be lost while a connection is re-made). */
-const SAFETY_CHECK_MS = 2_000;
 
 /**
  * Tells waiters (the revision barrier) that an operator recorded how far an
@@ -33,33 +31,23 @@ export class SyncProgress {
     this.#events.emit('progress');
   }
 
-  /** Resolves at the next result recorded anywhere, or after `ms` at the latest (and at the safety check). */
-  async next(ms: number): Promise<void> {
-    await this.#listen();
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#events.off('progress', done);
-        resolve();
-      };
-      const timer = setTimeout(done, Math.min(ms, SAFETY_CHECK_MS));
-      this.#events.on('progress', done);
-    });
+  /** Calls `listener` at every result recorded anywhere (once listening); the answer stops it. */
+  onProgress(listener: () => void): () => void {
+    this.#events.on('progress', listener);
+    return () => this.#events.off('progress', listener);
   }
 
-  async close(): Promise<void> {
-    await this.#unlisten?.().catch(() => {});
-    this.#unlisten = null;
-    this.#listening = null;
-  }
-
-  #listen(): Promise<void> {
+  /**
+   * Listens for other processes' results, if not already; after a lost
+   * connection it listens again at the next call (the caller's safety check
+   * covers what was missed meanwhile).
+   */
+  listen(): Promise<void> {
     this.#listening ??= this.#database
       .listen(
         PROGRESS_CHANNEL,
         () => this.committed(),
         () => {
-          // the connection broke: the next wait listens again; meanwhile the safety check covers
           this.#listening = null;
           this.#unlisten = null;
         },
@@ -73,5 +61,11 @@ export class SyncProgress {
         },
       );
     return this.#listening;
+  }
+
+  async close(): Promise<void> {
+    await this.#unlisten?.().catch(() => {});
+    this.#unlisten = null;
+    this.#listening = null;
   }
 }

@@ -1,3 +1,4 @@
+import { HELD_REQUEST_LIMITS, type HeldRequestKind, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
@@ -59,6 +60,8 @@ export interface ServiceOptions {
   logger?: Logger;
   /** The in-process operator's cluster name: the one a namespace grant names by default (`local`). */
   clusterName?: string;
+  /** Caps on streams and waits per caller and organization (defaults: HELD_REQUEST_LIMITS). */
+  heldRequestLimits?: Partial<Record<HeldRequestKind, HeldRequestLimit>>;
 }
 
 /** The composition root: every service, wired once per process. */
@@ -84,6 +87,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const secretReader = new SecretReader(deps);
   const loginThrottle = new LoginThrottle(db, deps.unitOfWork, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   const projects = new ProjectService(deps);
+  const held = { ...HELD_REQUEST_LIMITS, ...options.heldRequestLimits };
   return {
     database,
     ...deps,
@@ -106,10 +110,10 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME, syncProgress),
-    syncBarrier: new SyncBarrier(deps, syncProgress),
+    syncBarrier: new SyncBarrier(deps, syncProgress, held.revisionWaits),
     changeFanout,
-    projectEvents: new ProjectEventService(deps, changeFanout, secretReader),
-    changeStreams: new ChangeStreamService(deps, changeFanout),
+    projectEvents: new ProjectEventService(deps, changeFanout, secretReader, held.projectEventStreams),
+    changeStreams: new ChangeStreamService(deps, changeFanout, held.changeStreams),
   };
 }
 

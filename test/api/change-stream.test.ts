@@ -2,7 +2,8 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MAX_CHANGE_STREAMS_PER_CALLER } from '../../src/events/change-stream.ts';
+import { HELD_REQUEST_LIMITS } from '../../src/actor/caller-quota.ts';
+const MAX_CHANGE_STREAMS_PER_CALLER = HELD_REQUEST_LIMITS.changeStreams.perCaller;
 import { CACHE_POLICIES } from '../../src/caches/cache-policies.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { openEventStream, type OpenStream, waitUntil } from '../support/event-stream.ts';
@@ -338,5 +339,44 @@ describe('limits', () => {
       stalled.destroy();
     }
     await waitUntil('every subscription to close', () => app.services.changeFanout.size === 0);
+  });
+});
+
+describe('caps per organization', () => {
+  test('an organization past its cap is refused with 429 though the caller holds none; another organization is not held back', async () => {
+    const small = await startTestApp({ heldRequestLimits: { changeStreams: { perCaller: 2, perOrganization: 3 } } });
+    const open: OpenStream[] = [];
+    try {
+      const sx = await accessFixture(small, 'change-stream-capped');
+      await small.app.listen({ port: 0, host: '127.0.0.1' });
+      const url = `http://127.0.0.1:${(small.app.server.address() as AddressInfo).port}/api/v1/changes/stream`;
+      const take = async (token: string) => {
+        const each = await openEventStream(url, { token });
+        open.push(each);
+        return each;
+      };
+      const [first, second] = await Promise.all([sx.identity('capped-first', 'member', 'viewer'), sx.identity('capped-second', 'member', 'viewer')]);
+      for (const token of [first.token, first.token, second.token]) expect((await take(token)).response.status).toBe(200);
+      const mine = await take(first.token);
+      expect(mine.response.status).toBe(429);
+      expect(await mine.response.json()).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('per caller') });
+      const ours = await take(second.token);
+      expect(ours.response.status).toBe(429);
+      expect(await ours.response.json()).toEqual({
+        statusCode: 429,
+        error: 'RateLimitExceeded',
+        message: 'At most 3 change streams may be under way per organization; try again once some have ended.',
+        reqId: expect.any(String),
+      });
+      const stranger = await take(await sx.foreignAdmin('change-stream-stranger'));
+      expect(stranger.response.status).toBe(200);
+      // a client that goes away gives its place back
+      open[0]!.close();
+      await waitUntil('the place to be free', () => small.services.changeFanout.size === 3);
+      expect((await take(second.token)).response.status).toBe(200);
+    } finally {
+      for (const each of open) each.close();
+      await small.close();
+    }
   });
 });

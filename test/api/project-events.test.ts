@@ -22,9 +22,9 @@ interface ReceivedEvent {
 }
 
 /** An open event stream: every event parsed as it arrives. */
-async function subscribe(token: string, body: unknown) {
+async function subscribe(token: string, body: unknown, url = base) {
   const controller = new AbortController();
-  const response = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
+  const response = await fetch(`${url}/api/v1/events/subscribe/project-events`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream', 'user-agent': 'k8-operator/v0.11.5' },
     body: JSON.stringify(body),
@@ -209,23 +209,6 @@ describe('one fan-out for many subscribers', () => {
     await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
   });
 
-  test('a caller may hold 50 streams on a project; the 51st is 429', async () => {
-    const caller = await fx.identity('events-greedy', 'member', 'viewer');
-    const body = { projectId: fx.projectId, register: [{ event: 'secret:update' }] };
-    const streams = await Promise.all(Array.from({ length: 50 }, () => subscribe(caller.token, body)));
-    try {
-      const extra = await subscribe(caller.token, body);
-      expect(extra.response.status).toBe(429);
-      expect(await extra.response.json()).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded' });
-    } finally {
-      for (const stream of streams) stream.close();
-    }
-    await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
-    const again = await subscribe(caller.token, body);
-    expect(again.response.status).toBe(200);
-    again.close();
-  });
-
   test('a reader that stops reading does not hold up the others; its subscription ends when it goes away', async () => {
     const stalled = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
       method: 'POST',
@@ -250,5 +233,104 @@ describe('one fan-out for many subscribers', () => {
       await stalled.body?.cancel().catch(() => undefined);
     }
     await waitFor('every subscription to close', () => app.services.changeFanout.size === 0);
+  });
+});
+
+/** An app of its own, listening, with its fixture; streams do not re-check their tokens while a test counts. */
+async function separateApp(slug: string, options: Parameters<typeof startTestApp>[0] = {}) {
+  const own = await startTestApp({ eventStreams: { recheckMs: 600_000 }, ...options });
+  const ox = await accessFixture(own, slug);
+  await own.app.listen({ port: 0, host: '127.0.0.1' });
+  return { own, ox, url: `http://127.0.0.1:${(own.app.server.address() as AddressInfo).port}` };
+}
+
+describe('import-mutation: work per write, not per subscription', () => {
+  test('20 subscriptions of a place that imports a folder cost no more statements per write than one', async () => {
+    const { own, ox, url } = await separateApp('events-shared-reads');
+    try {
+      for (const name of ['app', 'shared']) await ox.call('POST', '/api/v1/folders', { workspaceId: ox.projectId, environment: 'dev', path: '/', name });
+      await ox.call('POST', '/api/v1/secret-imports', { workspaceId: ox.projectId, environment: 'dev', path: '/app', import: { environment: 'dev', path: '/shared' } });
+      const viewers = await Promise.all([1, 2, 3, 4].map((n) => ox.identity(`events-shared-${n}`, 'member', 'viewer')));
+      const body = { projectId: ox.projectId, register: [{ event: 'secret:import-mutation', conditions: { environmentSlug: 'dev', secretPath: '/app/**' } }] };
+      const put = (key: string) =>
+        ox.call('POST', `/api/v3/secrets/raw/${key}`, { workspaceId: ox.projectId, environment: 'dev', secretPath: '/shared', secretValue: 'v' });
+
+      /** Statements run while 3 secrets change in the imported folder and every stream hears each as an import-mutation of /app. */
+      async function statementsFor(streams: Awaited<ReturnType<typeof subscribe>>[], name: string): Promise<number> {
+        const before = own.database.queryCount();
+        for (let index = 0; index < 3; index++) {
+          await put(`${name}_${index}`);
+          await waitFor('every stream to hear it', () => streams.every((stream) => stream.changes().length === index + 1));
+        }
+        for (const stream of streams) {
+          expect(stream.changes().map((change) => change.data.data)).toEqual(
+            Array.from({ length: 3 }, () => expect.objectContaining({ event: 'secret:import-mutation', payload: [{ environment: 'dev', secretPath: '/app' }] })),
+          );
+        }
+        return own.database.queryCount() - before;
+      }
+
+      const one = [await subscribe(viewers[0]!.token, body, url)];
+      const withOne = await statementsFor(one, 'ONE');
+      one[0]!.close();
+      await waitFor('it to close', () => own.services.changeFanout.size === 0);
+
+      const many = await Promise.all(Array.from({ length: 20 }, (_, index) => subscribe(viewers[index % 4]!.token, body, url)));
+      try {
+        expect(many.every((stream) => stream.response.status === 200)).toBe(true);
+        const withMany = await statementsFor(many, 'MANY');
+        // a read of the place per subscription and write would be 19 × 3 reads more (each several statements)
+        expect(withMany - withOne).toBeLessThan(6);
+      } finally {
+        for (const stream of many) stream.close();
+      }
+      await waitFor('every subscription to close', () => own.services.changeFanout.size === 0);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('caps across projects and per organization', () => {
+  test(`a caller's streams count across projects, an organization's across its members; the next is 429; another organization is not held back`, async () => {
+    const { own, ox, url } = await separateApp('events-capped', { heldRequestLimits: { projectEventStreams: { perCaller: 3, perOrganization: 5 } } });
+    const open: Awaited<ReturnType<typeof subscribe>>[] = [];
+    try {
+      const second = await ox.call('POST', '/api/v2/workspace', { projectName: 'Second', slug: 'events-capped-second' });
+      const projects = [ox.projectId, second.project.id as string];
+      const callers = await Promise.all([1, 2, 3].map((n) => ox.identity(`events-capped-${n}`, 'admin')));
+      const body = (projectId: string) => ({ projectId, register: [{ event: 'secret:update' }] });
+      const take = async (token: string, projectId: string) => {
+        const stream = await subscribe(token, body(projectId), url);
+        open.push(stream);
+        return stream;
+      };
+      // the first caller: two streams on one project, one on the other
+      for (const projectId of [projects[0]!, projects[0]!, projects[1]!]) expect((await take(callers[0]!.token, projectId)).response.status).toBe(200);
+      const fourth = await take(callers[0]!.token, projects[1]!);
+      expect(fourth.response.status).toBe(429);
+      expect(await fourth.response.json()).toMatchObject({
+        statusCode: 429,
+        error: 'RateLimitExceeded',
+        message: 'At most 3 project event streams may be under way per caller; close one before opening another.',
+        reqId: expect.any(String),
+      });
+      // the organization: 3 + 2 = 5; a third member is refused though it holds none
+      for (const projectId of projects) expect((await take(callers[1]!.token, projectId)).response.status).toBe(200);
+      const third = await take(callers[2]!.token, projects[0]!);
+      expect(third.response.status).toBe(429);
+      expect(await third.response.json()).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('per organization') });
+      // a stranger in another organization on the same server
+      const strangerToken = await ox.foreignAdmin('events-capped-stranger');
+      const theirs = await own.request('POST', '/api/v2/workspace', { token: strangerToken, body: { projectName: 'Theirs' } });
+      expect((await take(strangerToken, theirs.body.project.id)).response.status).toBe(200);
+      // a stream that ends gives its place back
+      open[0]!.close();
+      await waitFor('the place to be free', () => own.services.changeFanout.size === 5);
+      expect((await take(callers[2]!.token, projects[0]!)).response.status).toBe(200);
+    } finally {
+      for (const stream of open) stream.close();
+      await own.close();
+    }
   });
 });

@@ -1,4 +1,6 @@
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { HELD_REQUEST_LIMITS } from '../../src/actor/caller-quota.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -274,11 +276,134 @@ describe('GET /api/v1/changes/wait', () => {
     const refused = await wait(revision, '20s');
     expect(refused.status).toBe(429);
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('20 waits'), reqId: expect.any(String) });
+    // the place frees itself by the first held wait's timeout at the latest
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(20);
     // another caller is not counted against this one
     const other = await fx.identity('barrier-other-waiter', 'member', 'admin');
     const theirs = wait(revision, '20s', other.token);
     await synced(id, revision, [{ environment: 'dev', path: '/crowded' }]);
     for (const answer of [...(await Promise.all(held)), await theirs]) expect(answer.body).toMatchObject({ reached: true });
     expect((await wait(revision, '1s')).status).toBe(200);
+  });
+});
+
+/** Polls `check` (a request) until it answers true; every probe is a real request, so a refusal or an answer is a positive event. */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('held waits', () => {
+  test('a wait whose client disconnects ends at once and gives its place back', async () => {
+    expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'abandoned' })).status).toBe(200);
+    const id = await record('abandoned', { secretPath: '/abandoned' });
+    const revision = await writeSecret('ABANDONED', 'v', '/abandoned');
+    const caller = await fx.identity('barrier-leaver', 'member', 'admin');
+    await app.app.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(app.app.server.address() as AddressInfo).port}/api/v1/changes/wait?revision=${revision}&timeout=5m`;
+    const clients = Array.from({ length: HELD_REQUEST_LIMITS.revisionWaits.perCaller }, () => new AbortController());
+    const held = clients.map((client) =>
+      fetch(url, { headers: { authorization: `Bearer ${caller.token}` }, signal: client.signal }).then(
+        async (response) => `answered ${response.status} ${await response.text()}`,
+        () => 'gone',
+      ),
+    );
+    try {
+      await until('the caller to hold every place', async () => (await wait(revision, '1ms', caller.token)).status === 429, 60_000);
+    } finally {
+      for (const client of clients) client.abort();
+    }
+    expect(await Promise.all(held)).toEqual(clients.map(() => 'gone'));
+    // each of the 20 would have held its place for 5 minutes
+    await until('a place to be free again', async () => (await wait(revision, '1ms', caller.token)).status === 200);
+    await synced(id, revision, [{ environment: 'dev', path: '/abandoned' }]);
+  }, 120_000);
+
+  test('the waits of one project share one read per progress notification, however many there are', async () => {
+    expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'noisy' })).status).toBe(200);
+    const noisy = await record('noisy', { secretPath: '/noisy' });
+    let noise = 0;
+    /** Statements run from the start of `waiters` waits through `notifications` unrelated results and the one that answers them. */
+    async function statementsFor(waiters: number, notifications: number): Promise<number> {
+      // a folder and Integration of its own: an earlier round's Integration must not be pending on this write
+      const folder = `shared-${waiters}-${notifications}`;
+      expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: folder })).status).toBe(200);
+      const id = await record(folder, { secretPath: `/${folder}` });
+      const revision = await writeSecret(`SHARED_${waiters}_${notifications}`, 'v', `/${folder}`);
+      const before = app.database.queryCount();
+      const waits = Array.from({ length: waiters }, () => wait(revision, '2m'));
+      for (let index = 0; index < notifications; index++) {
+        const result = await as(operator.token)('POST', `/api/v1/operator/integrations/${noisy}/sync-result`, { isSynced: false, syncMessage: `noise ${noise++}` });
+        expect(result.status).toBe(200);
+      }
+      await synced(id, revision, [{ environment: 'dev', path: `/${folder}` }]);
+      for (const answer of await Promise.all(waits)) expect(answer.body.reached).toBe(true);
+      return app.database.queryCount() - before;
+    }
+    // what 4 more notifications cost, with the waits' own start-up cancelled out
+    const perFour = async (waiters: number) => (await statementsFor(waiters, 6)) - (await statementsFor(waiters, 2));
+    const one = await perFour(1);
+    const twenty = await perFour(20);
+    // one read per wait and notification would be 4 × 19 = 76 more
+    expect(twenty - one).toBeLessThan(30);
+  }, 120_000);
+});
+
+describe('caps per organization', () => {
+  test('one organization past its cap is refused with 429 and Retry-After; a stranger in another organization is not', async () => {
+    const small = await startTestApp({ heldRequestLimits: { revisionWaits: { perCaller: 2, perOrganization: 3 } } });
+    try {
+      const sx = await accessFixture(small, 'capped-org');
+      const [first, second] = await Promise.all([sx.identity('capped-a', 'member', 'admin'), sx.identity('capped-b', 'member', 'admin')]);
+      const waitOn = (revision: number, timeout: string, token: string) =>
+        small.request('GET', '/api/v1/changes/wait', { token, query: { revision: String(revision), timeout } });
+      const operatorRecord = await small.request('PUT', '/api/v1/operator/integrations', {
+        token: sx.token,
+        body: { cluster: 'c', managedBy: 'ns/capped', projectId: sx.projectId, environment: 'dev', secretPath: '/', app: 'capped', owner: 'ns', targetEnvironment: 'ns' },
+      });
+      expect(operatorRecord.status).toBe(200);
+      const written = await small.request('POST', '/api/v3/secrets/raw/CAPPED', {
+        token: sx.token,
+        body: { workspaceId: sx.projectId, environment: 'dev', secretValue: 'v' },
+      });
+      const revision = Number(written.headers['coffer-revision']);
+      const held = [waitOn(revision, '60s', first.token), waitOn(revision, '60s', first.token), waitOn(revision, '60s', second.token)];
+      await until('the organization to hold its 3', async () => (await waitOn(revision, '1ms', second.token)).status === 429);
+      const refused = await waitOn(revision, '1ms', second.token);
+      expect(refused.body).toMatchObject({
+        statusCode: 429,
+        error: 'RateLimitExceeded',
+        message: expect.stringContaining('per organization'),
+        reqId: expect.any(String),
+      });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+      const mine = await waitOn(revision, '1ms', first.token);
+      expect(mine.body).toMatchObject({ statusCode: 429, message: expect.stringContaining('per caller') });
+
+      // another organization on the same server waits as usual
+      const strangerToken = await sx.foreignAdmin('capped-stranger');
+      const theirs = await small.request('POST', '/api/v2/workspace', { token: strangerToken, body: { projectName: 'Theirs' } });
+      const theirWrite = await small.request('POST', '/api/v3/secrets/raw/THEIRS', {
+        token: strangerToken,
+        body: { workspaceId: theirs.body.project.id, environment: 'dev', secretValue: 'v' },
+      });
+      const stranger = await waitOn(Number(theirWrite.headers['coffer-revision']), '1ms', strangerToken);
+      expect(stranger.status).toBe(200);
+      expect(stranger.body).toMatchObject({ reached: true });
+
+      const synced = await small.request('POST', `/api/v1/operator/integrations/${operatorRecord.body.integration.id}/sync-result`, {
+        token: sx.token,
+        body: { isSynced: true, syncMessage: null, syncedRevision: revision },
+      });
+      expect(synced.status).toBe(200);
+      for (const answer of await Promise.all(held)) expect(answer.body).toMatchObject({ reached: true });
+    } finally {
+      await small.close();
+    }
   });
 });

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DEFAULT_LOGIN_LIMITS, type LoginThrottleLimits } from '../../src/auth/login-throttle.ts';
+import type { ServiceOptions } from '../../src/services/container.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
 import type { EventStreamSettings } from '../../src/http/routes/events.routes.ts';
@@ -80,11 +81,17 @@ function secretValuesIn(body: unknown): string[] {
 export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS, maxFailures: 1000, addressMaxFailures: 10_000, credentialMaxFailures: 10_000 };
 
 /** A fresh, empty, migrated instance of the service for one test file. */
-export async function startTestApp(options: { loginLimits?: LoginThrottleLimits; eventStreams?: Partial<EventStreamSettings> } = {}): Promise<TestApp> {
+export async function startTestApp(
+  options: { loginLimits?: LoginThrottleLimits; eventStreams?: Partial<EventStreamSettings>; heldRequestLimits?: ServiceOptions['heldRequestLimits'] } = {},
+): Promise<TestApp> {
   const backend = currentBackend();
   const { database, url } = await openTestDatabase(backend);
   const keys = { encryptionKey: randomBytes(32).toString('base64'), authSecret: randomBytes(48).toString('base64') };
-  return serveTestApp(backend, database, keys, url, { loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS, eventStreams: options.eventStreams });
+  return serveTestApp(backend, database, keys, url, {
+    loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS,
+    eventStreams: options.eventStreams,
+    heldRequestLimits: options.heldRequestLimits,
+  });
 }
 
 /**
@@ -110,7 +117,12 @@ async function serveTestApp(
   database: Database,
   keys: TestApp['keys'],
   databaseUrl: string | undefined,
-  { loginLimits, ownsDatabase = true, eventStreams }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean; eventStreams?: Partial<EventStreamSettings> },
+  {
+    loginLimits,
+    ownsDatabase = true,
+    eventStreams,
+    heldRequestLimits,
+  }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean; eventStreams?: Partial<EventStreamSettings>; heldRequestLimits?: ServiceOptions['heldRequestLimits'] },
 ): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -120,7 +132,7 @@ async function serveTestApp(
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger });
+  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits });
   const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams } });
   await app.ready();
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { MAX_CHANGE_STREAMS_PER_CALLER } from '../../events/change-stream.ts';
-import { MAX_WAITS_PER_CALLER } from '../../integrations/sync-barrier.ts';
+import { HELD_REQUEST_LIMITS } from '../../actor/caller-quota.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { parseDuration } from '../../validation/duration.ts';
 import { digitsInteger, duration, id, optional, optionalInteger } from '../../validation/input.ts';
+import { clientGone } from '../client-gone.ts';
 import { streamEvents } from '../sse.ts';
 import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import { REVISION_HEADER } from '../revision-header.ts';
@@ -50,7 +50,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         ...describeRoute({
           summary: 'Follow the changes (server-sent events)',
           description,
-          permission: `Any authenticated user or machine identity. It receives the changes of the projects where it may \`read\` \`secrets\` (at the change's environment and secret path), and may hold ${MAX_CHANGE_STREAMS_PER_CALLER} streams at once (429 beyond).`,
+          permission: `Any authenticated user or machine identity. It receives the changes of the projects where it may \`read\` \`secrets\` (at the change's environment and secret path), and may hold ${HELD_REQUEST_LIMITS.changeStreams.perCaller} streams at once, its organization ${HELD_REQUEST_LIMITS.changeStreams.perOrganization} (429 \`RateLimitExceeded\` beyond, before anything is opened); a stream ends, and frees its place, when its client disconnects.`,
           effects: reads(),
           errors: [429],
         }),
@@ -92,7 +92,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         ...describeRoute({
           summary: 'Wait until a write reached the clusters',
           description: waitDescription,
-          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${MAX_WAITS_PER_CALLER} waits under way at once (429 beyond).`,
+          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${HELD_REQUEST_LIMITS.revisionWaits.perCaller} waits under way at once, its organization ${HELD_REQUEST_LIMITS.revisionWaits.perOrganization} (429 \`RateLimitExceeded\` beyond, with \`Retry-After\`: the seconds until the first of those waits times out); a wait whose client disconnects ends at once and frees its place.`,
           effects: reads(),
           errors: [429],
         }),
@@ -105,9 +105,9 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         response: { 200: barrierAnswer },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const timeoutMs = request.query.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(request.query.timeout)!;
-      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs);
+      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs, clientGone(request, reply));
     },
   );
 }

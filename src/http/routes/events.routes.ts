@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HELD_REQUEST_LIMITS } from '../../actor/caller-quota.ts';
 import { PROJECT_EVENT_NAMES } from '../../events/project-events.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
@@ -51,7 +52,7 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, sett
         ...describeRoute({
           summary: "Subscribe to a project's changes",
           description,
-          permission: `${projectPermission('read', 'secrets', 'path')} Each change is sent only where the caller may read; a caller may hold 50 streams per project (429 beyond).`,
+          permission: `${projectPermission('read', 'secrets', 'path')} Each change is sent only where the caller may read; a caller may hold ${HELD_REQUEST_LIMITS.projectEventStreams.perCaller} streams across all projects, its organization ${HELD_REQUEST_LIMITS.projectEventStreams.perOrganization} (429 \`RateLimitExceeded\` beyond, before anything is opened); a stream ends, and frees its place, when its client disconnects.`,
           effects: reads(),
           errors: [429],
         }),
