@@ -21,6 +21,7 @@ const jwksUrl = text(2048)
       return false;
     }
   }, 'must be an https:// URL without credentials or fragment')
+  .meta({ examples: ['https://issuer.example.com/.well-known/jwks.json'] })
   .describe('Where the JSON Web Key Set is served (https only); used when `configurationType` is `jwks`.');
 
 const jwksCaCert = pemCertificates.describe("PEM certificate(s) of the CA that signed the JWKS URL's serving certificate; empty: the system's CAs.");
@@ -39,8 +40,12 @@ const publicKeys = z
   .array(publicKey)
   .max(MAX_PUBLIC_KEYS, `at most ${MAX_PUBLIC_KEYS} keys`)
   .describe('PEM public keys a token may be signed with; used when `configurationType` is `static`.');
-const boundIssuer = text(1024).describe('The `iss` the token must carry; empty: any.');
-const boundAudiences = text(4096).describe('Comma-separated audiences; the token’s `aud` must hold one of them. Empty: any.');
+const boundIssuer = text(1024)
+  .meta({ examples: ['https://issuer.example.com'] })
+  .describe('The `iss` the token must carry; empty: any.');
+const boundAudiences = text(4096)
+  .meta({ examples: ['coffer'] })
+  .describe('Comma-separated audiences; the token’s `aud` must hold one of them. Empty: any.');
 const boundClaims = z
   .record(
     text(256)
@@ -52,7 +57,9 @@ const boundClaims = z
   .describe(
     'Claims the token must carry: name (a dotted path such as `kubernetes.io.namespace` reaches into objects) → comma-separated allowed values, compared exactly.',
   );
-const boundSubject = text(1024).describe('The `sub` the token must carry, compared exactly; empty: any.');
+const boundSubject = text(1024)
+  .meta({ examples: ['system:serviceaccount:shop:web'] })
+  .describe('The `sub` the token must carry, compared exactly; empty: any.');
 
 export const attachJwtAuthBody = z.object({
   configurationType,
@@ -78,17 +85,19 @@ export const updateJwtAuthBody = z.object({
   ...updateTokenFields,
 });
 
+const example = (value: string) => z.string().meta({ examples: [value] });
+
 export const jwtAuthSchema = z.object({
   id: z.string(),
   identityId: z.string(),
-  configurationType: z.string(),
-  jwksUrl: z.string(),
-  jwksCaCert: z.string(),
-  publicKeys: z.array(z.string()),
-  boundIssuer: z.string(),
-  boundAudiences: z.string(),
-  boundClaims: z.record(z.string(), z.string()),
-  boundSubject: z.string(),
+  configurationType: example('jwks'),
+  jwksUrl: example('https://issuer.example.com/.well-known/jwks.json'),
+  jwksCaCert: example(''),
+  publicKeys: z.array(z.string()).meta({ examples: [[]] }),
+  boundIssuer: example('https://issuer.example.com'),
+  boundAudiences: example('coffer'),
+  boundClaims: z.record(z.string(), z.string()).meta({ examples: [{ 'kubernetes.io.namespace': 'shop' }] }),
+  boundSubject: example('system:serviceaccount:shop:web'),
   ...tokenSettingsResponseFields,
   createdAt: z.string(),
   updatedAt: z.string(),

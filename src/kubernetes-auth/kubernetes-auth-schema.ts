@@ -10,6 +10,7 @@ export const JWT_MAX = 16_384;
 /** `https://host[:port][/path]`: no credentials, query or fragment; a trailing slash is dropped. */
 export const kubernetesHost = text(2048)
   .min(1, 'must not be empty')
+  .meta({ examples: ['https://kubernetes.default.svc'] })
   .transform((value, context) => {
     let parsed: URL | undefined;
     try {
@@ -31,14 +32,17 @@ const caCert = pemCertificates.describe(
 const tokenReviewerJwt = text(JWT_MAX).describe(
   "A token of a service account allowed to create TokenReviews (ClusterRole `system:auth-delegator`); stored encrypted, never answered. Empty or absent: each login's own token makes the review, so the logging-in service account needs that permission (and the API server's audience).",
 );
-const nameList = (what: string) => text(4096).describe(`Comma-separated ${what}; empty: any.`);
+const nameList = (what: string, example: string) =>
+  text(4096)
+    .meta({ examples: [example] })
+    .describe(`Comma-separated ${what}; empty: any.`);
 
 export const attachKubernetesAuthBody = z.object({
   kubernetesHost,
   caCert: caCert.default(''),
   tokenReviewerJwt: tokenReviewerJwt.optional(),
-  allowedNamespaces: nameList('namespaces the service account must be in').default(''),
-  allowedNames: nameList('service-account names allowed to log in').default(''),
+  allowedNamespaces: nameList('namespaces the service account must be in', 'shop,shop-staging').default(''),
+  allowedNames: nameList('service-account names allowed to log in', 'web').default(''),
   allowedAudience: text(256)
     .default('')
     .describe('The audience the service-account token must carry (e.g. one set in a projected token volume); empty: the API server’s own.'),
@@ -52,20 +56,23 @@ export const updateKubernetesAuthBody = z.object({
     .nullable()
     .optional()
     .describe('A new token reviewer JWT; `null` or empty removes it (each login then reviews itself). Absent: unchanged.'),
-  allowedNamespaces: nameList('namespaces the service account must be in').optional(),
-  allowedNames: nameList('service-account names allowed to log in').optional(),
+  allowedNamespaces: nameList('namespaces the service account must be in', 'shop,shop-staging').optional(),
+  allowedNames: nameList('service-account names allowed to log in', 'web').optional(),
   allowedAudience: text(256).optional().describe('The audience the service-account token must carry; empty: the API server’s own.'),
   ...updateTokenFields,
 });
 
+const example = (value: string) => z.string().meta({ examples: [value] });
+const CA_EXAMPLE = '-----BEGIN CERTIFICATE-----\nMIIBdzCCAR2gAwIBAgIU...\n-----END CERTIFICATE-----';
+
 export const kubernetesAuthSchema = z.object({
   id: z.string(),
   identityId: z.string(),
-  kubernetesHost: z.string(),
-  caCert: z.string(),
-  allowedNamespaces: z.string(),
-  allowedNames: z.string(),
-  allowedAudience: z.string(),
+  kubernetesHost: example('https://kubernetes.default.svc'),
+  caCert: example(CA_EXAMPLE),
+  allowedNamespaces: example('shop,shop-staging'),
+  allowedNames: example('web'),
+  allowedAudience: example('coffer'),
   ...tokenSettingsResponseFields,
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -89,5 +96,7 @@ export function toKubernetesAuthResponse(row: IdentityKubernetesAuth) {
 
 export const workloadLoginBody = z.object({
   identityId: required(256).describe('The id of the machine identity to log in as.'),
-  jwt: required(JWT_MAX).describe('The token that proves who the caller is.'),
+  jwt: required(JWT_MAX)
+    .meta({ examples: ['eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ.eyJpc3MiOiJodHRwczovL2t1YmVybmV0ZXMuZGVmYXVsdC5zdmMifQ.c2lnbmF0dXJl'] })
+    .describe('The token that proves who the caller is.'),
 });
