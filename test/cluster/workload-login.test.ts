@@ -45,7 +45,7 @@ async function tokenOf(namespace: string, name: string, audiences?: string[]): P
     name,
     body: { spec: { expirationSeconds: 600, ...(audiences ? { audiences } : {}) } },
   });
-  return requested.status!.token;
+  return requested.status!.token!;
 }
 
 async function identityWith(name: string, config: Record<string, unknown>) {
