@@ -285,3 +285,22 @@ describe('configuration routes', () => {
     expect(await snapshotDatabase(app.database)).toEqual(beforeBare);
   });
 });
+
+describe('request shapes of the clients (Infisical Go SDK CallJwtAuthLogin / CallKubernetesAuthLogin, the CLI, the operator, ESO)', () => {
+  test('JSON {identityId, jwt} with the token as read from a file (trailing newline), a trailing slash, and fields Coffer does not use', async () => {
+    const identity = await jwtIdentity('jwt-contract', { configurationType: 'static', publicKeys: [publicPem] });
+    const jwt = `${await sign({ aud: 'coffer' })}\n`;
+    const response = await inject(app, 'POST', '/api/v1/auth/jwt-auth/login/', {
+      body: { identityId: identity.id, jwt, organizationSlug: 'acme', subOrganizationName: 'team' },
+      headers: { 'user-agent': 'k8-operator' },
+    });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(Object.keys(response.body).sort()).toEqual(['accessToken', 'accessTokenMaxTTL', 'expiresIn', 'tokenType']);
+  });
+
+  test('a form-encoded body, as some scripts send it', async () => {
+    const identity = await jwtIdentity('jwt-contract-form', { configurationType: 'static', publicKeys: [publicPem] });
+    const response = await inject(app, 'POST', '/api/v1/auth/jwt-auth/login', { body: { identityId: identity.id, jwt: await sign({}) }, form: true });
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+  });
+});
