@@ -180,7 +180,7 @@ export class AuthService {
   async #identityActor(tokenId: string, origin: RequestOrigin): Promise<Actor> {
     const row = await this.#findToken(tokenId);
     if (!row || row.isAccessTokenRevoked) throw new UnauthorizedError('No valid identity access token found');
-    if (row.authMethod in TRUSTED_IPS_OF) {
+    if (Object.hasOwn(TRUSTED_IPS_OF, row.authMethod)) {
       // Trusted IPs are read live from the login method's configuration, not copied into the token.
       const trustedIps = TRUSTED_IPS_OF[row.authMethod]!(row);
       if (!trustedIps) throw new UnauthorizedError('No valid identity access token found');
