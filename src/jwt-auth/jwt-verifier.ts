@@ -141,6 +141,7 @@ export function jwtLoginMethod(): WorkloadLoginMethod<JwtLoginConfig> {
       const payload = await verifySignature(config, jwt, cache);
       if (payload.exp === undefined) throw new RefusedToken('the token has no expiry');
       assertBoundClaims(config, payload);
+      return { subject: typeof payload.sub === 'string' ? payload.sub.slice(0, 256) : null };
     },
   };
 }

@@ -30,8 +30,11 @@ export function listOf(commaSeparated: string): string[] {
     .filter(Boolean);
 }
 
-/** What a TokenReview said about a token, checked against the configuration; throws RefusedToken when it does not allow it. */
-export function assertReviewAllows(config: Pick<KubernetesLoginConfig, 'allowedNamespaces' | 'allowedNames' | 'allowedAudience'>, answer: unknown): void {
+/**
+ * What a TokenReview said about a token, checked against the configuration: the service account (`namespace/name`)
+ * it allows, or RefusedToken.
+ */
+export function assertReviewAllows(config: Pick<KubernetesLoginConfig, 'allowedNamespaces' | 'allowedNames' | 'allowedAudience'>, answer: unknown): string {
   const parsed = tokenReviewAnswer.safeParse(answer);
   const status = parsed.success ? parsed.data.status : undefined;
   if (status?.authenticated !== true) throw new RefusedToken('the cluster did not authenticate the token');
@@ -43,6 +46,7 @@ export function assertReviewAllows(config: Pick<KubernetesLoginConfig, 'allowedN
   const names = listOf(config.allowedNames);
   if (names.length > 0 && !names.includes(name!)) throw new RefusedToken('the service account’s name is not allowed');
   if (config.allowedAudience && !(status.audiences ?? []).includes(config.allowedAudience)) throw new RefusedToken('the token lacks the required audience');
+  return `${namespace}/${name}`;
 }
 
 /**
@@ -68,7 +72,7 @@ export function kubernetesLoginMethod(keyring: Keyring): WorkloadLoginMethod<Kub
         }),
         caCert: config.caCert || undefined,
       });
-      assertReviewAllows(config, json);
+      return { subject: assertReviewAllows(config, json) };
     },
   };
 }

@@ -25,14 +25,22 @@ export interface WorkloadLoginMethod<C extends WorkloadConfig> {
   event: string;
   configIdKey: string;
   findConfig(db: Executor, identityId: string): Promise<C | undefined>;
-  /** Resolves when the token proves the caller is allowed by this configuration, else throws; may call out (never in a transaction). */
-  verify(config: C, jwt: string): Promise<void>;
+  /**
+   * Resolves with who the token says the caller is (a service account `namespace/name`, a JWT's `sub`) when it proves
+   * the caller is allowed by this configuration, else throws; may call out (never in a transaction).
+   */
+  verify(config: C, jwt: string): Promise<{ subject: string | null }>;
 }
 
 /** Why a token was refused, in words the log may hold: never the token, a claim's value or what a remote answered. */
 export class RefusedToken extends Error {}
 
 const INVALID = 'Invalid credentials';
+
+interface Verified<C> {
+  config: C;
+  subject: string | null;
+}
 
 /**
  * POST /api/v1/auth/{kubernetes,jwt}-auth/login. The token is checked first, outside any transaction (it may
@@ -65,18 +73,18 @@ export class WorkloadLogin<C extends WorkloadConfig> {
     return this.#throttle.attempt(
       attempt,
       origin,
-      (tx, verified: C | undefined) => this.#issue(tx, input.identityId, verified, origin),
+      (tx, verified: Verified<C> | undefined) => this.#issue(tx, input.identityId, verified, origin),
       () => this.#verify(input),
     );
   }
 
-  /** The configuration the token was verified against; undefined when it was not. */
-  async #verify(input: { identityId: string; jwt: string }): Promise<C | undefined> {
+  /** The configuration the token was verified against, and whom it names; undefined when it was not. */
+  async #verify(input: { identityId: string; jwt: string }): Promise<Verified<C> | undefined> {
     const config = await this.#method.findConfig(this.#db, input.identityId);
     if (!config) return undefined;
     try {
-      await this.#method.verify(config, input.jwt);
-      return config;
+      const { subject } = await this.#method.verify(config, input.jwt);
+      return { config, subject };
     } catch (error) {
       const reason = error instanceof Error ? error.message : 'unknown';
       this.#logger?.info({ identityId: config.identityId, method: this.#method.method, reason }, 'workload login refused');
@@ -84,11 +92,11 @@ export class WorkloadLogin<C extends WorkloadConfig> {
     }
   }
 
-  async #issue(tx: WriteContext, identityId: string, verified: C | undefined, origin: RequestOrigin): Promise<IssuedToken> {
+  async #issue(tx: WriteContext, identityId: string, verified: Verified<C> | undefined, origin: RequestOrigin): Promise<IssuedToken> {
     if (!verified) throw new UnauthorizedError(INVALID);
     const config = await this.#method.findConfig(tx.db, identityId);
     // changed or removed while the token was being checked: the check no longer stands
-    if (!config || config.id !== verified.id || config.updatedAt.getTime() !== verified.updatedAt.getTime()) throw new UnauthorizedError(INVALID);
+    if (!config || config.id !== verified.config.id || config.updatedAt.getTime() !== verified.config.updatedAt.getTime()) throw new UnauthorizedError(INVALID);
     const { tokenId, ...token } = await this.#auth.issueIdentityToken(tx.db, {
       identityId: config.identityId,
       authMethod: this.#method.method,
@@ -111,7 +119,7 @@ export class WorkloadLogin<C extends WorkloadConfig> {
       actor,
       orgId: config.orgId,
       type: this.#method.event,
-      metadata: { identityId: config.identityId, identityAccessTokenId: tokenId, [this.#method.configIdKey]: config.id },
+      metadata: { identityId: config.identityId, identityAccessTokenId: tokenId, [this.#method.configIdKey]: config.id, subject: verified.subject },
     });
     return token;
   }

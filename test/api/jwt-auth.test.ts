@@ -84,7 +84,7 @@ describe('login with static public keys', () => {
       .where('eventType', '=', 'login-identity-jwt-auth')
       .execute();
     expect(audit).toHaveLength(1);
-    expect(audit[0]!.eventMetadata).toMatchObject({ identityId: identity.id, identityJwtAuthId: identity.config.id });
+    expect(audit[0]!.eventMetadata).toMatchObject({ identityId: identity.id, identityJwtAuthId: identity.config.id, subject: goodClaims.sub });
   });
 
   test('a single audience as a string and a second key of another type both work', async () => {

@@ -99,6 +99,8 @@ describe('with a token reviewer JWT and a bound audience', () => {
     const secrets = await app.request('GET', '/api/v3/secrets/raw', { token: response.body.accessToken, query: { workspaceId: fx.projectId, environment: 'dev' } });
     expect(secrets.status).toBe(200);
     expect(secrets.body.secrets).toEqual([expect.objectContaining({ secretKey: 'DATABASE_URL', secretValue: SECRET })]);
+    const audit = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'login-identity-kubernetes-auth').execute();
+    expect(audit.map((row) => row.eventMetadata)).toEqual([expect.objectContaining({ identityId, subject: `${ns.name}/web` })]);
   });
 
   test.each([
