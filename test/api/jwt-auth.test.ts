@@ -151,7 +151,7 @@ describe('login with static public keys', () => {
     expect((await login(identity.id, await sign({ aud: 'x' }), '10.1.2.3')).status).toBe(401);
   });
 
-  test('failed logins are throttled per identity: past the limit even a good token is refused with 429', async () => {
+  test('failed logins are throttled per identity and address: past the limit even a good token from there is refused with 429, never from elsewhere', async () => {
     const throttled = await startTestApp({ loginLimits: { ...app.loginLimits, maxFailures: 3 } });
     try {
       const tfx = await accessFixture(throttled, 'jwt-throttle');
@@ -164,6 +164,12 @@ describe('login with static public keys', () => {
       const good = await inject(throttled, 'POST', '/api/v1/auth/jwt-auth/login', { body: { identityId: identity.id, jwt: await sign({}) } });
       expect(good.status).toBe(429);
       expect(good.body.message).toContain('for this identity');
+      // the identity itself is never locked: the workload from another address logs in
+      const elsewhere = await inject(throttled, 'POST', '/api/v1/auth/jwt-auth/login', {
+        body: { identityId: identity.id, jwt: await sign({}) },
+        remoteAddress: '10.0.0.9',
+      });
+      expect(elsewhere.status, JSON.stringify(elsewhere.body)).toBe(200);
     } finally {
       await throttled.close();
     }

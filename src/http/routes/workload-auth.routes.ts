@@ -12,7 +12,7 @@ import type { ZodApp } from '../zod-app.ts';
 const identityParams = z.object({ identityId: id().describe("The identity's id.") });
 const escalation = 'Nobody configures the login of an identity whose organization role is higher than their own.';
 const throttled =
-  'Failed attempts are counted per identity and per source address; past the limit every attempt answers 429 `RateLimitExceeded` with `Retry-After` until the lockout ends (README, Login throttling).';
+  'Failed attempts are counted per identity and source address together and per source address: an address past its limit, for this identity or for all, answers 429 `RateLimitExceeded` with `Retry-After` until its lockout ends, whatever it sends. The identity itself is never locked (README, Login throttling).';
 const sameRefusal =
   'Whatever is wrong (unknown identity, no such configuration, a token the check refuses, an unreachable cluster or key set) answers the same 401, which names nothing of the configuration.';
 
