@@ -2,6 +2,7 @@ import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
+import type { TrustedIp } from '../db/schema.ts';
 import type { WriteWatch } from '../db/write-watch.ts';
 import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
 import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
@@ -41,6 +42,13 @@ export function isTokenExpired(row: TokenLifetime, now = Date.now()): boolean {
 }
 
 type IdentityTokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
+
+/** The trusted addresses of a token's login method, by method; null when the method's configuration is gone. */
+const TRUSTED_IPS_OF: Record<string, (row: IdentityTokenRow) => TrustedIp[] | null> = {
+  'universal-auth': (row) => row.accessTokenTrustedIps,
+  'kubernetes-auth': (row) => row.kubernetesAuthTrustedIps,
+  'jwt-auth': (row) => row.jwtAuthTrustedIps,
+};
 type SessionRow = NonNullable<Awaited<ReturnType<typeof findSessionWithUser>>>;
 
 /** Turns a bearer token into an actor, checking the token (or session) row on every request. */
@@ -172,10 +180,11 @@ export class AuthService {
   async #identityActor(tokenId: string, origin: RequestOrigin): Promise<Actor> {
     const row = await this.#findToken(tokenId);
     if (!row || row.isAccessTokenRevoked) throw new UnauthorizedError('No valid identity access token found');
-    if (row.authMethod === 'universal-auth') {
-      // Trusted IPs are read live from the identity's universal auth, not copied into the token.
-      if (!row.accessTokenTrustedIps) throw new UnauthorizedError('No valid identity access token found');
-      if (!isIpTrusted(origin.ip, row.accessTokenTrustedIps)) {
+    if (Object.hasOwn(TRUSTED_IPS_OF, row.authMethod)) {
+      // Trusted IPs are read live from the login method's configuration, not copied into the token.
+      const trustedIps = TRUSTED_IPS_OF[row.authMethod]!(row);
+      if (!trustedIps) throw new UnauthorizedError('No valid identity access token found');
+      if (!isIpTrusted(origin.ip, trustedIps)) {
         throw new ForbiddenError('You are not allowed to access this resource from the current IP address', 'ForbiddenError');
       }
     }

@@ -38,11 +38,11 @@ export const DEFAULT_LOGIN_LIMITS: LoginThrottleLimits = {
 /** A key with no failure for this long starts its lockouts over (and its row is deleted). */
 const LOCKOUT_MEMORY_MS = 24 * 60 * 60_000;
 
-export type LoginMethod = 'universal-auth' | 'user' | 'invite';
+export type LoginMethod = 'universal-auth' | 'kubernetes-auth' | 'jwt-auth' | 'user' | 'invite';
 
 export interface LoginAttempt {
   method: LoginMethod;
-  credentialKind: 'clientId' | 'email';
+  credentialKind: 'clientId' | 'email' | 'identityId';
   /** The client id or email as sent (emails are compared lower-cased). */
   credential: string;
   /** Organizations a lockout of this credential is audited in; none when the credential is unknown. */
@@ -158,7 +158,7 @@ export class LoginThrottle {
     prepare?: () => Promise<P>,
   ): Promise<T> {
     const keys = throttleKeys(attempt.credentialKind, attempt.credential, origin.ip);
-    const label = attempt.credentialKind === 'email' ? 'for this email' : 'for this client id';
+    const label = { email: 'for this email', clientId: 'for this client id', identityId: 'for this identity' }[attempt.credentialKind];
     // refused early, without a transaction, while a lockout runs
     this.#assertNotLocked(keys, label, await findThrottles(this.#db, [keys.pair, keys.address]));
     const prepared = (prepare ? await prepare() : undefined) as P;

@@ -24,6 +24,8 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
     .innerJoin('identities as i', 'i.id', 't.identityId')
     .leftJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')
     .leftJoin('identityUniversalAuths as ua', 'ua.identityId', 'i.id')
+    .leftJoin('identityKubernetesAuths as ka', 'ka.identityId', 'i.id')
+    .leftJoin('identityJwtAuths as ja', 'ja.identityId', 'i.id')
     .select([
       't.id',
       't.identityId',
@@ -39,6 +41,8 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
       'm.orgId',
       'm.role as orgRole',
       'ua.accessTokenTrustedIps',
+      'ka.accessTokenTrustedIps as kubernetesAuthTrustedIps',
+      'ja.accessTokenTrustedIps as jwtAuthTrustedIps',
     ])
     .where('t.id', '=', tokenId)
     .executeTakeFirst();

@@ -51,6 +51,18 @@ export class Keyring {
     return stored.length === expected.length && timingSafeEqual(stored, expected);
   }
 
+  /**
+   * A credential that belongs to no project (an identity's token for another system), sealed under the root key
+   * itself; `coffer rotate-key` re-seals it (installation/root-key.ts).
+   */
+  sealWithRootKey(plaintext: string, context: string): Buffer {
+    return seal(this.#rootKey, Buffer.from(plaintext, 'utf8'), context);
+  }
+
+  openWithRootKey(blob: Buffer, context: string): string {
+    return open(this.#rootKey, blob, context).toString('utf8');
+  }
+
   /** The project's data key (raw bytes). */
   projectKey(projectId: string, wrapped: Buffer): Buffer {
     return this.#projectKey(projectId, wrapped).export();

@@ -136,6 +136,42 @@ export interface IdentityUniversalAuthsTable {
   updatedAt: Timestamp;
 }
 
+export interface IdentityKubernetesAuthsTable {
+  id: Generated<string>;
+  identityId: string;
+  kubernetesHost: string;
+  caCert: string;
+  encryptedTokenReviewerJwt: Buffer | null;
+  allowedNamespaces: string;
+  allowedNames: string;
+  allowedAudience: string;
+  accessTokenTtl: number;
+  accessTokenMaxTtl: number;
+  accessTokenNumUsesLimit: Generated<number>;
+  accessTokenTrustedIps: ColumnType<TrustedIp[], string, string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface IdentityJwtAuthsTable {
+  id: Generated<string>;
+  identityId: string;
+  configurationType: 'jwks' | 'static';
+  jwksUrl: string;
+  jwksCaCert: string;
+  publicKeys: ColumnType<string[], string, string>;
+  boundIssuer: string;
+  boundAudiences: string;
+  boundClaims: ColumnType<Record<string, string>, string, string>;
+  boundSubject: string;
+  accessTokenTtl: number;
+  accessTokenMaxTtl: number;
+  accessTokenNumUsesLimit: Generated<number>;
+  accessTokenTrustedIps: ColumnType<TrustedIp[], string, string>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
 export interface IdentityUaClientSecretsTable {
   id: Generated<string>;
   identityUaId: string;
@@ -418,6 +454,8 @@ export interface DB {
   identityAccessTokens: IdentityAccessTokensTable;
   identityUniversalAuths: IdentityUniversalAuthsTable;
   identityUaClientSecrets: IdentityUaClientSecretsTable;
+  identityKubernetesAuths: IdentityKubernetesAuthsTable;
+  identityJwtAuths: IdentityJwtAuthsTable;
   userSessions: UserSessionsTable;
   projectRoles: ProjectRolesTable;
   identityProjectAdditionalPrivileges: IdentityProjectAdditionalPrivilegesTable;
@@ -454,6 +492,8 @@ export type IntegrationAuth = Selectable<IntegrationAuthsTable>;
 export type Integration = Selectable<IntegrationsTable>;
 export type IdentityUniversalAuth = Selectable<IdentityUniversalAuthsTable>;
 export type IdentityUaClientSecret = Selectable<IdentityUaClientSecretsTable>;
+export type IdentityKubernetesAuth = Selectable<IdentityKubernetesAuthsTable>;
+export type IdentityJwtAuth = Selectable<IdentityJwtAuthsTable>;
 export type UserSession = Selectable<UserSessionsTable>;
 export type ProjectRole = Selectable<ProjectRolesTable>;
 export type IdentityAdditionalPrivilege = Selectable<IdentityProjectAdditionalPrivilegesTable>;

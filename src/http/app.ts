@@ -31,6 +31,7 @@ import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
 import { userRoutes } from './routes/users.routes.ts';
+import { jwtAuthRoutes, kubernetesAuthRoutes, workloadLoginRoutes } from './routes/workload-auth.routes.ts';
 import type { ZodApp } from './zod-app.ts';
 
 export type { ZodApp };
@@ -62,8 +63,18 @@ export interface ApiApp {
   metrics: HttpMetrics;
 }
 
-/** Access control: identities, universal auth, tokens, users, memberships, roles, privileges. */
-const accessControlRouteGroups = [identityRoutes, universalAuthRoutes, tokenRoutes, userRoutes, membershipRoutes, roleRoutes, privilegeRoutes];
+/** Access control: identities, universal, Kubernetes and JWT auth, tokens, users, memberships, roles, privileges. */
+const accessControlRouteGroups = [
+  identityRoutes,
+  universalAuthRoutes,
+  kubernetesAuthRoutes,
+  jwtAuthRoutes,
+  tokenRoutes,
+  userRoutes,
+  membershipRoutes,
+  roleRoutes,
+  privilegeRoutes,
+];
 
 /** Route groups that need an access token, in registration order. */
 const protectedRouteGroups = [
@@ -122,6 +133,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
 
   systemRoutes(app, services);
   publicAuthRoutes(app, services);
+  workloadLoginRoutes(app, services);
   bodyTokenRoutes(app, services);
   const streams = { heartbeatMs: 15_000, recheckMs: 60_000, stallTimeoutMs: 60_000, ...options.eventStreams };
   await app.register(async (scope) => {

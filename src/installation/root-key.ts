@@ -3,6 +3,7 @@ import { Keyring } from '../crypto/keyring.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
+import { resealReviewerJwts } from '../kubernetes-auth/reviewer-jwt-cipher.ts';
 import { findAnyProjectDataKey, listProjectDataKeys, setProjectDataKey } from '../projects/project-keys.ts';
 import { recordFirstRootKeyCheck, replaceRootKeyCheck, requireInstallation } from './installation-store.ts';
 
@@ -55,7 +56,7 @@ export async function assertRootKeyCurrent(trx: Executor, keyring: Keyring): Pro
 }
 
 /**
- * Re-wraps every project data key from `current` to `next` and records the
+ * Re-wraps every project data key (and re-seals every token reviewer JWT) from `current` to `next` and records the
  * new check value, in one transaction: either everything is under the new key
  * or nothing changed. Writers of new project keys hold a share lock on the
  * installation row, so none slips in with the old key. Keyrings of their own
@@ -80,6 +81,7 @@ export async function rotateRootKey(db: Kysely<DB>, currentKey: Buffer, nextKey:
       }
       await setProjectDataKey(trx, project.id, next.wrapProjectKey(project.id, dataKey));
     }
+    await resealReviewerJwts(trx, current, next);
     await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
     return { installationId: installation.id, projects: projects.length };
   });

@@ -41,6 +41,11 @@ import { SecretTagging } from '../secrets/secret-tagging.ts';
 import { TagService } from '../tags/tag-service.ts';
 import { UniversalAuthLogin } from '../universal-auth/ua-login.ts';
 import { UniversalAuthService } from '../universal-auth/ua-service.ts';
+import { JwtAuthService } from '../jwt-auth/jwt-auth-service.ts';
+import { jwtLoginMethod } from '../jwt-auth/jwt-verifier.ts';
+import { KubernetesAuthService } from '../kubernetes-auth/kubernetes-auth-service.ts';
+import { kubernetesLoginMethod } from '../kubernetes-auth/token-review.ts';
+import { WorkloadLogin } from '../workload-auth/workload-login.ts';
 import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
 
@@ -95,6 +100,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     credentials,
     loginThrottle,
     ...accessControlServices(deps, auth, credentials, loginThrottle),
+    ...workloadAuthServices(deps, auth, loginThrottle, options.logger),
     bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
     projects,
     namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
@@ -131,6 +137,16 @@ function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials
     identityMemberships: new IdentityMembershipService(deps),
     roles: new RoleService(deps),
     privileges: new PrivilegeService(deps),
+  };
+}
+
+/** Kubernetes Auth and JWT Auth: their configuration and their logins. */
+function workloadAuthServices(deps: ServiceDeps, auth: AuthService, loginThrottle: LoginThrottle, logger: ServiceOptions['logger']) {
+  return {
+    kubernetesAuth: new KubernetesAuthService(deps),
+    kubernetesAuthLogin: new WorkloadLogin(deps.db, auth, loginThrottle, kubernetesLoginMethod(deps.keyring), logger),
+    jwtAuth: new JwtAuthService(deps),
+    jwtAuthLogin: new WorkloadLogin(deps.db, auth, loginThrottle, jwtLoginMethod(), logger),
   };
 }
 

@@ -14,6 +14,9 @@ const PUBLIC_ROUTES = new Set([
   'GET /api/status',
   'POST /api/v1/admin/bootstrap',
   'POST /api/v1/auth/universal-auth/login',
+  // the token in the body is the credential (test/api/jwt-auth.test.ts, test/api/kubernetes-auth.test.ts)
+  'POST /api/v1/auth/kubernetes-auth/login',
+  'POST /api/v1/auth/jwt-auth/login',
   'POST /api/v1/auth/login',
   'POST /api/v3/auth/login',
   'POST /api/v1/invite-org/accept',

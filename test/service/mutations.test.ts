@@ -4,6 +4,8 @@ import type { Actor } from '../../src/actor/actor.ts';
 import type { Services } from '../../src/services/container.ts';
 import { ANY_ADDRESS } from '../../src/universal-auth/trusted-ips.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
+import { json, type LocalServer, startLocalServer } from '../support/local-https.ts';
 
 /**
  * Every method of every service in the container, classified. A write must go
@@ -138,6 +140,34 @@ async function withUniversalAuth(world: World) {
     clientSecretTrustedIps: ANY_ADDRESS,
     accessTokenTrustedIps: ANY_ADDRESS,
   });
+  return identityId;
+}
+
+const workloadSettings = { accessTokenTtl: 60, accessTokenMaxTtl: 0, accessTokenNumUsesLimit: 0, accessTokenTrustedIps: ANY_ADDRESS };
+const jwtKeys = await generateKeyPair('ES256');
+/** Answers every TokenReview "authenticated" for the one service account: what the write does with it is under test, not Kubernetes. */
+let tokenReviews: LocalServer;
+
+async function withKubernetesAuth(world: World, config: { kubernetesHost?: string; caCert?: string } = {}) {
+  const identityId = await world.identity();
+  const values = { kubernetesHost: 'https://k.example.com', caCert: '', allowedNamespaces: 'shop', allowedNames: '', allowedAudience: '', ...config };
+  await world.services.kubernetesAuth.attach(world.admin, identityId, { ...values, ...workloadSettings });
+  return identityId;
+}
+
+async function withJwtAuth(world: World) {
+  const identityId = await world.identity();
+  const values = {
+    configurationType: 'static',
+    jwksUrl: '',
+    jwksCaCert: '',
+    publicKeys: [await exportSPKI(jwtKeys.publicKey)],
+    boundIssuer: '',
+    boundAudiences: '',
+    boundClaims: {},
+    boundSubject: '',
+  } as const;
+  await world.services.jwtAuth.attach(world.admin, identityId, { ...values, publicKeys: [...values.publicKeys], ...workloadSettings });
   return identityId;
 }
 
@@ -299,6 +329,88 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { identityId, clientSecretId } = await withClientSecret(world);
       return () => world.services.universalAuth.revokeClientSecret(world.admin, identityId, clientSecretId);
+    },
+  },
+  'kubernetesAuth.attach': {
+    audit: ['add-identity-kubernetes-auth'],
+    prepare: async (world) => {
+      const id = await world.identity();
+      const values = { kubernetesHost: 'https://k.example.com', caCert: '', tokenReviewerJwt: 'reviewer', allowedNamespaces: '', allowedNames: '', allowedAudience: '' };
+      return () => world.services.kubernetesAuth.attach(world.admin, id, { ...values, ...workloadSettings });
+    },
+  },
+  'kubernetesAuth.get': {
+    audit: ['get-identity-kubernetes-auth'],
+    prepare: async (world) => {
+      const id = await withKubernetesAuth(world);
+      return () => world.services.kubernetesAuth.get(world.admin, id);
+    },
+  },
+  'kubernetesAuth.update': {
+    audit: ['update-identity-kubernetes-auth'],
+    prepare: async (world) => {
+      const id = await withKubernetesAuth(world);
+      return () => world.services.kubernetesAuth.update(world.admin, id, { allowedNames: 'web', tokenReviewerJwt: 'new-reviewer' });
+    },
+  },
+  'kubernetesAuth.revoke': {
+    audit: ['revoke-identity-kubernetes-auth'],
+    prepare: async (world) => {
+      const id = await withKubernetesAuth(world);
+      return () => world.services.kubernetesAuth.revoke(world.admin, id);
+    },
+  },
+  'kubernetesAuthLogin.login': {
+    audit: ['login-identity-kubernetes-auth'],
+    prepare: async (world) => {
+      const id = await withKubernetesAuth(world, { kubernetesHost: tokenReviews.url, caCert: tokenReviews.caCert });
+      return () => world.services.kubernetesAuthLogin.login({ identityId: id, jwt: 'service-account-token' }, world.origin);
+    },
+  },
+  'jwtAuth.attach': {
+    audit: ['add-identity-jwt-auth'],
+    prepare: async (world) => {
+      const id = await world.identity();
+      const values = {
+        configurationType: 'jwks',
+        jwksUrl: 'https://issuer.example.com/jwks',
+        jwksCaCert: '',
+        publicKeys: [],
+        boundIssuer: '',
+        boundAudiences: '',
+        boundClaims: {},
+        boundSubject: '',
+      } as const;
+      return () => world.services.jwtAuth.attach(world.admin, id, { ...values, publicKeys: [], ...workloadSettings });
+    },
+  },
+  'jwtAuth.get': {
+    audit: ['get-identity-jwt-auth'],
+    prepare: async (world) => {
+      const id = await withJwtAuth(world);
+      return () => world.services.jwtAuth.get(world.admin, id);
+    },
+  },
+  'jwtAuth.update': {
+    audit: ['update-identity-jwt-auth'],
+    prepare: async (world) => {
+      const id = await withJwtAuth(world);
+      return () => world.services.jwtAuth.update(world.admin, id, { boundSubject: 'me' });
+    },
+  },
+  'jwtAuth.revoke': {
+    audit: ['revoke-identity-jwt-auth'],
+    prepare: async (world) => {
+      const id = await withJwtAuth(world);
+      return () => world.services.jwtAuth.revoke(world.admin, id);
+    },
+  },
+  'jwtAuthLogin.login': {
+    audit: ['login-identity-jwt-auth'],
+    prepare: async (world) => {
+      const id = await withJwtAuth(world);
+      const jwt = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).setExpirationTime('5m').sign(jwtKeys.privateKey);
+      return () => world.services.jwtAuthLogin.login({ identityId: id, jwt }, world.origin);
     },
   },
   'universalAuthLogin.login': {
@@ -796,6 +908,9 @@ let app: TestApp;
 let world: World;
 
 beforeAll(async () => {
+  tokenReviews = await startLocalServer((_request, response) =>
+    json(response, 201, { status: { authenticated: true, user: { username: 'system:serviceaccount:shop:web' } } }),
+  );
   app = await startTestApp();
   const { token } = await bootstrap(app);
   const origin = { ip: '127.0.0.1', userAgent: 'mutations test', userAgentType: 'other' as const };
@@ -824,7 +939,10 @@ beforeAll(async () => {
     },
   };
 });
-afterAll(async () => app?.close());
+afterAll(async () => {
+  await tokenReviews?.close();
+  await app?.close();
+});
 
 function methodsOf(services: Services): string[] {
   const names: string[] = [];

@@ -73,6 +73,18 @@ export async function matrixFixture(app: TestApp) {
       const ua = await fx.universalAuth(id);
       return { id, ...ua };
     },
+    /** An identity with Kubernetes Auth (nothing is called until a login). */
+    async kubernetesAuthIdentity() {
+      const id = await fresh.identity();
+      await call('POST', `/api/v1/auth/kubernetes-auth/identities/${id}`, { kubernetesHost: 'https://kubernetes.default.svc', tokenReviewerJwt: 'reviewer' });
+      return id;
+    },
+    /** An identity with JWT Auth (a JWKS URL: nothing is fetched until a login). */
+    async jwtAuthIdentity() {
+      const id = await fresh.identity();
+      await call('POST', `/api/v1/auth/jwt-auth/identities/${id}`, { configurationType: 'jwks', jwksUrl: 'https://issuer.example.com/jwks' });
+      return id;
+    },
     async identityMember() {
       const id = await fresh.identity();
       await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${id}`, { roles: [{ role: 'viewer' }] });

@@ -30,6 +30,8 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   const p = ids.projectId;
   const dev = { workspaceId: p, environment: 'dev' };
   const ua = '/api/v1/auth/universal-auth/identities';
+  const k8s = '/api/v1/auth/kubernetes-auth/identities';
+  const jwt = '/api/v1/auth/jwt-auth/identities';
   const identityMemberships = `/api/v2/workspace/${p}/identity-memberships`;
   const privilegeTarget = { identityId: ids.target.id, projectSlug: ids.projectSlug };
   const at =
@@ -319,6 +321,27 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
         return { url: `${ua}/${identity.id}/client-secrets/${identity.clientSecretId}/revoke` };
       },
     },
+    // Kubernetes Auth and JWT Auth (test/api/kubernetes-auth.test.ts, test/api/jwt-auth.test.ts)
+    'POST /api/v1/auth/kubernetes-auth/identities/:identityId': {
+      allow: ALL,
+      build: async () => ({ url: `${k8s}/${await fresh.identity()}`, body: { kubernetesHost: 'https://kubernetes.default.svc' } }),
+    },
+    'GET /api/v1/auth/kubernetes-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${k8s}/${await fresh.kubernetesAuthIdentity()}` }) },
+    'PATCH /api/v1/auth/kubernetes-auth/identities/:identityId': {
+      allow: ALL,
+      build: async () => ({ url: `${k8s}/${await fresh.kubernetesAuthIdentity()}`, body: { allowedNamespaces: 'apps' } }),
+    },
+    'DELETE /api/v1/auth/kubernetes-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${k8s}/${await fresh.kubernetesAuthIdentity()}` }) },
+    'POST /api/v1/auth/jwt-auth/identities/:identityId': {
+      allow: ALL,
+      build: async () => ({ url: `${jwt}/${await fresh.identity()}`, body: { configurationType: 'jwks', jwksUrl: 'https://issuer.example.com/jwks' } }),
+    },
+    'GET /api/v1/auth/jwt-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${jwt}/${await fresh.jwtAuthIdentity()}` }) },
+    'PATCH /api/v1/auth/jwt-auth/identities/:identityId': {
+      allow: ALL,
+      build: async () => ({ url: `${jwt}/${await fresh.jwtAuthIdentity()}`, body: { boundSubject: 'matrix' } }),
+    },
+    'DELETE /api/v1/auth/jwt-auth/identities/:identityId': { allow: ALL, build: async () => ({ url: `${jwt}/${await fresh.jwtAuthIdentity()}` }) },
     // tokens
     'POST /api/v1/auth/logout': {
       allow: ALL,

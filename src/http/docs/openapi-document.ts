@@ -15,6 +15,8 @@ const TAGS = [
   { name: 'System', description: 'Status, the entry point and the one-time bootstrap of an instance.' },
   { name: 'Authentication', description: 'User login and logout, renewing and revoking access tokens.' },
   { name: 'Universal Auth', description: 'Machine identities log in with a client id and secret and get an access token.' },
+  { name: 'Kubernetes Auth', description: "Machine identities log in with a Kubernetes service-account token, checked through the cluster's TokenReview API." },
+  { name: 'JWT Auth', description: 'Machine identities log in with a JWT signed by configured keys (static, or a JWKS URL) whose claims match the bounds.' },
   { name: 'Identities', description: 'Machine identities of an organization and their organization role.' },
   { name: 'Users', description: 'Inviting users into an organization and listing its members.' },
   { name: 'Projects', description: 'Projects (workspaces): the unit of secrets, environments, members and audit.' },
@@ -37,7 +39,7 @@ const DESCRIPTION = `The secrets API of Coffer, wire-compatible with the Infisic
 
 **Start here.** On a new instance, \`POST /api/v1/admin/bootstrap\` (or \`coffer bootstrap\`) creates the admin user, the
 organization and an admin machine identity, and answers its access token. Send it as \`Authorization: Bearer <token>\`.
-Machine identities get tokens from \`POST /api/v1/auth/universal-auth/login\`; users from \`POST /api/v1/auth/login\`.
+Machine identities get tokens from \`POST /api/v1/auth/universal-auth/login\`, \`/api/v1/auth/kubernetes-auth/login\` or \`/api/v1/auth/jwt-auth/login\`; users from \`POST /api/v1/auth/login\`.
 
 **Errors.** Every error answers \`{statusCode, message, error, reqId}\` (the \`ErrorResponse\` schema): 422 for invalid
 input (with \`details\`), 400 for malformed JSON and broken rules, 401 for a missing, revoked or expired token, 403 for
@@ -57,7 +59,7 @@ export async function registerDocs(app: ZodApp): Promise<void> {
       ],
       tags: TAGS,
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token: from the bootstrap, a universal-auth login or a user login.' } },
+        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token: from the bootstrap, a universal-auth, Kubernetes Auth or JWT Auth login, or a user login.' } },
         schemas: { ErrorResponse: errorResponseSchema as never },
       },
       security: [{ bearerAuth: [] }],
