@@ -15,6 +15,11 @@ export const EXIT = {
   timedOut: 6,
   /** A running server lost the embedded data directory's lock to another process and stopped (EX_SOFTWARE). */
   dataDirLost: 70,
+  /**
+   * A running server's connection holding the serving lock broke, and once reconnected a key rotation held the
+   * lock or the root key had changed: it stopped (EX_SOFTWARE, as dataDirLost).
+   */
+  servingLockLost: 70,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
