@@ -110,7 +110,7 @@ export async function holdServingLock(database: Database, options: ServingLockOp
       await held?.close();
       if (released) return;
       if (error instanceof RotationUnderWayError || !isConnectionFailure(error)) options.onLost(error as Error);
-      else retry = setTimeout(() => void retake(), options.retryMs ?? 1_000);
+      else retry = setTimeout(() => void retake(), options.retryMs ?? 1_000).unref();
     }
   };
 
