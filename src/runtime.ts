@@ -91,7 +91,7 @@ export async function startServices(config: Config, logger: Logger, command: str
       stillValid: async () => void (await verifyRootKey(database.db, services.keyring)),
       onLost: (error) => {
         logger.fatal({ err: error }, 'the database connection holding the serving lock broke and the lock could not be taken again; stopping');
-        process.exit(EXIT.servingLockLost);
+        process.exit(EXIT.dataDirLost);
       },
     }).catch((error: unknown) => {
       throw error instanceof RotationUnderWayError ? new CliError(error.message, EXIT.database) : error;
