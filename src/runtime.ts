@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import { EXIT } from './cli/exit-codes.ts';
+import { CliError, EXIT } from './cli/exit-codes.ts';
 import { type Config, loginLimits } from './config.ts';
 import { loadOrCreateKeysFile } from './crypto/secrets-file.ts';
 import { lockDataDir } from './db/data-dir-lock.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
+import { holdServingLock, RotationUnderWayError } from './db/serving-lock.ts';
 import { verifyRootKey } from './installation/root-key.ts';
 import { createLogger as createProcessLogger } from './logger.ts';
 import { createServices, type SecurityKeys, type Services } from './services/container.ts';
@@ -70,7 +71,11 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
   return database;
 }
 
-/** The database (migrated), the services, and the root key checked against the database before anything is served. */
+/**
+ * The database (migrated), the services, and the root key checked against the
+ * database before anything is served. On PostgreSQL the process holds the
+ * serving lock (serving-lock.ts) until the database is closed.
+ */
 export async function startServices(config: Config, logger: Logger, command: string): Promise<Services> {
   const database = await openMigratedDatabase(config, logger, command);
   try {
@@ -80,6 +85,16 @@ export async function startServices(config: Config, logger: Logger, command: str
       loginLimits: loginLimits(config),
       logger,
       clusterName: config.clusterName,
+    });
+    await holdServingLock(database, {
+      command,
+      stillValid: async () => void (await verifyRootKey(database.db, services.keyring)),
+      onLost: (error) => {
+        logger.fatal({ err: error }, 'the database connection holding the serving lock broke and the lock could not be taken again; stopping');
+        process.exit(EXIT.dataDirLost);
+      },
+    }).catch((error: unknown) => {
+      throw error instanceof RotationUnderWayError ? new CliError(error.message, EXIT.database) : error;
     });
     const { installationId, recorded } = await verifyRootKey(database.db, services.keyring);
     logger.info({ installationId, ...(recorded ? { rootKeyCheck: 'recorded' } : {}) }, 'root key matches this database');

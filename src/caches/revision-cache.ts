@@ -44,6 +44,15 @@ export class RevisionCache<V> {
     return entry.value;
   }
 
+  /**
+   * Loads the value again whatever is kept, and keeps it in place of the old one: a read that must see
+   * the database (a forced sync) also repairs what later reads at the same revision are given.
+   */
+  refresh(key: string, revision: number, load: () => Promise<V>): Promise<V> {
+    this.#remove(key);
+    return this.get(key, revision, load);
+  }
+
   /** Entries kept, and what they weigh together. */
   get size(): { entries: number; weight: number } {
     return { entries: this.#entries.size, weight: this.#weight };

@@ -22,8 +22,8 @@ const rotateKey: CommandSpec = {
   summary: 're-wrap every project data key under a new root key',
   description:
     'Re-wraps every project data key and the root-key check value under a new root key, in one transaction. The current key is read as usual ' +
-    '(COFFER_ENCRYPTION_KEY, or keys.json, which then receives the new key). Stop every coffer server first (on PostgreSQL the command refuses ' +
-    'while servers are connected); start them with the new key afterwards.',
+    '(COFFER_ENCRYPTION_KEY, or keys.json, which then receives the new key). Stop every coffer server first: on PostgreSQL the command refuses ' +
+    '(exit 4) while any server holds the database, naming each one; start them with the new key afterwards.',
   flags: [{ flags: '--new-key <base64>', description: 'the new root key, 32 bytes base64 (openssl rand -base64 32) [COFFER_NEW_ENCRYPTION_KEY]' }],
   settings: ['storage', 'keys', 'logging'],
   examples: ['COFFER_NEW_ENCRYPTION_KEY="$(openssl rand -base64 32)" coffer rotate-key'],

@@ -13,7 +13,11 @@ export const EXIT = {
   network: 5,
   /** `coffer wait`: the timeout ran out before the revision reached every Integration. */
   timedOut: 6,
-  /** A running server lost the embedded data directory's lock to another process and stopped (EX_SOFTWARE). */
+  /**
+   * A running server lost the embedded data directory's lock to another process, or (PostgreSQL) could not take
+   * its serving lock again after that connection broke (a key rotation held it, or the root key had changed),
+   * and stopped (EX_SOFTWARE).
+   */
   dataDirLost: 70,
 } as const;
 

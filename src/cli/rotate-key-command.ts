@@ -1,17 +1,9 @@
-import { sql } from 'kysely';
 import { loadConfig } from '../config.ts';
 import { replaceStoredEncryptionKey } from '../crypto/secrets-file.ts';
-import type { Database } from '../db/database.ts';
+import { DatabaseInUseError, withServingLockExclusive } from '../db/serving-lock.ts';
 import { createLogger, openMigratedDatabase, resolveKeys } from '../runtime.ts';
 import { rotateRootKey } from '../installation/root-key.ts';
-
-/** Connections of running coffer servers (their pools and change-feed listeners) to this database. */
-async function countServerConnections(database: Database): Promise<number> {
-  const result = await sql<{ count: number }>`
-    SELECT count(*)::int AS count FROM pg_stat_activity
-    WHERE datname = current_database() AND application_name IN ('coffer', 'coffer-listen')`.execute(database.db);
-  return result.rows[0]?.count ?? 0;
-}
+import { CliError, EXIT } from './exit-codes.ts';
 
 function parseNewKey(value: unknown): Buffer {
   if (typeof value !== 'string' || value === '') {
@@ -26,7 +18,8 @@ function parseNewKey(value: unknown): Buffer {
  * `coffer rotate-key --new-key <base64>`: re-wraps every project data key
  * under the new root key in one transaction (see rotateRootKey). Servers must
  * be stopped: the embedded directory's lock enforces it there, and on
- * PostgreSQL the command refuses while coffer servers are connected.
+ * PostgreSQL the serving lock (serving-lock.ts), which every server holds,
+ * makes the command refuse (exit 4) naming the processes that hold it.
  */
 export async function rotateKeyCommand(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
@@ -36,14 +29,9 @@ export async function rotateKeyCommand(flags: Record<string, unknown>): Promise<
   try {
     const current = resolveKeys(config, logger).encryptionKey;
     if (Buffer.from(current, 'base64').equals(newKey)) throw new Error('the new root key is the current one; nothing to rotate');
-    if (database.backend === 'postgres') {
-      const servers = await countServerConnections(database);
-      if (servers > 0)
-        throw new Error(
-          `${servers} connection(s) of running coffer servers are open to this database: stop every coffer server, rotate, then start them with the new key`,
-        );
-    }
-    const result = await rotateRootKey(database.db, Buffer.from(current, 'base64'), newKey);
+    const result = await withServingLockExclusive(database, (connection) => rotateRootKey(connection, Buffer.from(current, 'base64'), newKey)).catch((error: unknown) => {
+      throw error instanceof DatabaseInUseError ? new CliError(`nothing rotated: ${error.message}`, EXIT.database) : error;
+    });
     const stored = config.encryptionKey ? undefined : replaceStoredEncryptionKey(config.dataDir, newKey.toString('base64'));
     process.stdout.write(
       `Re-wrapped the data keys of ${result.projects} project(s) under the new root key (installation ${result.installationId}).\n` +

@@ -29,6 +29,12 @@ export interface Database {
   execScript(connection: Executor, script: string): Promise<void>;
   /** The embedded data directory's lock, held by this process until close(). */
   readonly dataDirLock?: DataDirLock;
+  /**
+   * PostgreSQL only: a connection of its own, outside the pool, for session
+   * state that must last (an advisory lock), shown in pg_stat_activity under
+   * `applicationName` whatever DATABASE_URL sets. `onLost` is called once if it breaks.
+   */
+  openSession?(applicationName: string, onLost: () => void): Promise<DedicatedSession>;
   close(): Promise<void>;
 }
 
@@ -49,6 +55,12 @@ function parseBytea(value: string): Buffer {
   const buffer = Buffer.allocUnsafeSlow(hex.length >>> 1);
   buffer.write(hex, 'hex');
   return buffer;
+}
+
+/** One connection held by its owner until close(); see Database.openSession. */
+export interface DedicatedSession {
+  query<Row>(text: string, values?: unknown[]): Promise<Row[]>;
+  close(): Promise<void>;
 }
 
 export interface DatabaseOptions {
@@ -111,6 +123,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   const { log, queryCount } = queryCounter();
   const writes = new WriteWatch();
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [writes, new CamelCasePlugin()], log });
+  const sessions = new Set<DedicatedSession>();
   return {
     db,
     backend: 'postgres',
@@ -143,10 +156,44 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
         await client.end().catch(() => {});
       };
     },
+    async openSession(applicationName, onLost) {
+      const client = new pg.Client({ connectionString, application_name: applicationName, ...settings });
+      let closing = false;
+      let lost = false;
+      const reportLost = () => {
+        if (closing || lost) return;
+        lost = true;
+        onLost();
+      };
+      client.on('error', reportLost);
+      client.on('end', reportLost);
+      try {
+        await client.connect();
+        // a DATABASE_URL's own application_name would win over the connection option
+        await client.query("SELECT set_config('application_name', $1, false)", [applicationName]);
+      } catch (error) {
+        closing = true;
+        await client.end().catch(() => {});
+        throw error;
+      }
+      const session: DedicatedSession = {
+        query: async <Row>(text: string, values?: unknown[]) => (await client.query(text, values)).rows as Row[],
+        async close() {
+          closing = true;
+          sessions.delete(session);
+          await client.end().catch(() => {});
+        },
+      };
+      sessions.add(session);
+      return session;
+    },
     async execScript(connection, script) {
       await sql.raw(script).execute(connection);
     },
-    close: () => db.destroy(),
+    async close() {
+      await Promise.all([...sessions].map((session) => session.close()));
+      await db.destroy();
+    },
   };
 }
 

@@ -209,7 +209,7 @@ function secretsPort(call: Call): SecretsPort {
   return {
     // the server's look-ups of projects, environments and folders lag behind writes made through its other replicas by this much
     structureLagMs: REPLICA_STALENESS_MS,
-    list: (source) =>
+    list: (source, options) =>
       call<SecretListing>(
         'GET',
         `/api/v1/operator/secrets?${query({
@@ -218,6 +218,7 @@ function secretsPort(call: Call): SecretsPort {
           secretPath: source.path,
           recursive: String(source.recursive),
           includeImports: String(source.includeImports),
+          ...(options?.fresh ? { fresh: 'true' } : {}),
         })}`,
       ),
   };

@@ -60,14 +60,23 @@ export class ImportResolver {
     }
   }
 
-  /** The imports of `folderId` in position order (the last one wins among them). */
-  async importsOf(folderId: string, origin: { environmentId: string; path: string }): Promise<ResolvedImport[]> {
+  /**
+   * The imports of `folderId` in position order (the last one wins among them)
+   * that `readable` lets through; the others are not read at all, so nothing of
+   * them (not even which folders they import) reaches the request's reads.
+   */
+  async importsOf(
+    folderId: string,
+    origin: { environmentId: string; path: string },
+    readable: (source: { environment: { slug: string }; secretPath: string }) => boolean,
+  ): Promise<ResolvedImport[]> {
     const chain = new Set([`${origin.environmentId}:${origin.path}`]);
     const imports = await this.#importsOf(folderId);
     const resolved: ResolvedImport[] = [];
     for (const entry of imports) {
       this.#follow();
       const environment = { id: entry.importEnvId, slug: entry.importEnvSlug };
+      if (!readable({ environment, secretPath: entry.importPath })) continue;
       const source = await this.#cache.get(environment, entry.importPath);
       resolved.push({
         environment,

@@ -5,7 +5,7 @@ import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets } from '../tags/tag-service.ts';
-import { secretChangesFor } from './secret-changes.ts';
+import { secretChangesFor, tagsChange } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import { resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
@@ -93,7 +93,7 @@ export class SecretBatchService {
       const tagIds = new Map(created.map((secret, index) => [secret.id, [...new Set(items[index]!.tagIds ?? [])]]));
       for (const [secretId, ids] of tagIds) await setSecretTags(trx, secretId, ids);
       await insertSecretVersions(trx, created, tagIds);
-      return created;
+      return { answered: created, changed: created };
     });
   }
 
@@ -110,13 +110,25 @@ export class SecretBatchService {
         scope.project.id,
         items.flatMap((item) => item.tagIds ?? []),
       );
+      const currentTags = await tagsOfSecrets(
+        trx,
+        [...current.values()].map((secret) => secret.id),
+      );
+      const answered: Secret[] = [];
       const updated: Secret[] = [];
       for (const [index, item] of items.entries()) {
         const secret = current.get(keys[index]!)!;
         const changes = await secretChangesFor(tx, scope, secret, item);
+        const retag = tagsChange(currentTags.get(secret.id) ?? [], item.tagIds);
+        // an item that stores what is there is left alone: no version
+        if (Object.keys(changes).length === 0 && !retag) {
+          answered.push(secret);
+          continue;
+        }
         const next = await updateSecret(trx, secret.id, changes);
         if (changes.key) await renamePersonalOverrides(trx, scope.folder.id, secret.key, changes.key);
-        if (item.tagIds) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
+        if (item.tagIds && retag) await setSecretTags(trx, secret.id, [...new Set(item.tagIds)]);
+        answered.push(next);
         updated.push(next);
       }
       const tags = await tagsOfSecrets(
@@ -124,7 +136,7 @@ export class SecretBatchService {
         updated.map((secret) => secret.id),
       );
       await insertSecretVersions(trx, updated, new Map(updated.map((secret) => [secret.id, (tags.get(secret.id) ?? []).map((tag) => tag.id)])));
-      return updated;
+      return { answered, changed: updated };
     });
   }
 
@@ -150,36 +162,42 @@ export class SecretBatchService {
         scope.folder.id,
         found.filter((secret) => secret.type === 'shared').map((secret) => secret.key),
       );
-      return found;
+      return { answered: found, changed: found };
     });
   }
 
-  /** One batch, one transaction: scope and permission, the change, one audit entry for all of it, one change row. */
+  /**
+   * One batch, one transaction: scope and permission, the change, one audit
+   * entry for what changed, one change row; a batch that changed nothing (every
+   * update storing what was there) leaves neither.
+   */
   #run(
     actor: Actor,
     location: SecretLocation,
     action: 'create' | 'edit' | 'delete',
     event: string,
-    change: (tx: WriteContext, scope: SecretScope) => Promise<Secret[]>,
+    change: (tx: WriteContext, scope: SecretScope) => Promise<{ answered: Secret[]; changed: Secret[] }>,
   ): Promise<RawSecret[]> {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const scope = await resolveSecretScope(this.#deps, tx, location, action);
-      const secrets = await change(tx, scope);
+      const { answered, changed } = await change(tx, scope);
       const tags = await tagsOfSecrets(
         tx.db,
-        secrets.map((secret) => secret.id),
+        answered.map((secret) => secret.id),
       );
-      tx.audit({
-        project: scope.project,
-        type: event,
-        metadata: {
-          environment: scope.environment.slug,
-          secretPath: scope.path,
-          secrets: secrets.map((secret) => ({ secretId: secret.id, secretKey: secret.key, secretVersion: secret.version })),
-        },
-      });
-      tx.change(secretChange(scope));
-      return secrets.map((secret) => toRawSecret(secret, scope, tags.get(secret.id) ?? []));
+      if (changed.length > 0) {
+        tx.audit({
+          project: scope.project,
+          type: event,
+          metadata: {
+            environment: scope.environment.slug,
+            secretPath: scope.path,
+            secrets: changed.map((secret) => ({ secretId: secret.id, secretKey: secret.key, secretVersion: secret.version })),
+          },
+        });
+        tx.change(secretChange(scope));
+      }
+      return answered.map((secret) => toRawSecret(secret, scope, tags.get(secret.id) ?? []));
     });
   }
 }

@@ -42,6 +42,8 @@ export interface ListSecretsInput {
   dependencies?: Set<string>;
   /** Imported secrets carry their tags (the operator selects keys by tag; the API lists imported secrets without them, as the reference does). */
   importedTags?: boolean;
+  /** Read from the database, past the listings shared by revision: a forced sync repairs what a change made outside the change log. */
+  fresh?: boolean;
 }
 
 export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'tagSlugs' | 'dependencies' | 'importedTags'> {
@@ -136,7 +138,7 @@ export class SecretReader {
     const context = await this.#context(actor, input);
     const path = normalizeSecretPath(input.secretPath);
     const folders = await this.#readableFolders(context, path, input.recursive);
-    const { secrets: listed, version } = await this.#listedSecrets(context, folders);
+    const { secrets: listed, version } = await this.#listedSecrets(context, folders, input.fresh ?? false);
     let secrets = withPersonalOverrides(listed, input.personalOverrides ?? 'all');
     if (input.tagSlugs?.length) {
       const wanted = new Set((await requireTagsBySlugs(this.#deps.db, context.project.id, input.tagSlugs)).map((tag) => tag.id));
@@ -163,7 +165,7 @@ export class SecretReader {
    * not yet expanded; fresh objects the caller may change. Machine callers share
    * listings while the project's revision stays the same.
    */
-  async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[]): Promise<{ secrets: ListedSecret[]; version?: ListingVersion }> {
+  async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[], fresh: boolean): Promise<{ secrets: ListedSecret[]; version?: ListingVersion }> {
     const { db, changes } = this.#deps;
     const userId = context.actor.kind === 'user' ? context.actor.id : null;
     const load = async () => {
@@ -181,7 +183,7 @@ export class SecretReader {
     const revision = await changes.latestRevision(db, context.project.id);
     // the environment's slug and the folders' paths are in the listing, and may come from a lookup a moment old
     const key = `${context.environment.id}:${context.environment.slug}|${folders.map((folder) => `${folder.id}=${folder.path}`).join('|')}`;
-    const listed = await this.#listings.get(key, revision, load);
+    const listed = await (fresh ? this.#listings.refresh(key, revision, load) : this.#listings.get(key, revision, load));
     return { secrets: listed.map((secret) => ({ ...secret })), version: { key, revision } };
   }
 
@@ -234,9 +236,8 @@ export class SecretReader {
   /** The last import holding the key wins. */
   async #importedSecret(context: ReadContext, folderId: string, path: string, key: string) {
     const resolver = new ImportResolver(this.#deps.db, context.cache);
-    const groups = await resolver.importsOf(folderId, { environmentId: context.environment.id, path });
+    const groups = await resolver.importsOf(folderId, { environmentId: context.environment.id, path }, (source) => this.#canRead(context, source));
     for (const group of groups.reverse()) {
-      if (!this.#canRead(context, group)) continue;
       const secret = group.secrets.find((candidate) => candidate.key === key);
       if (!secret) continue;
       const tags = (await tagsOfSecrets(this.#deps.db, [secret.id])).get(secret.id) ?? [];
@@ -250,8 +251,7 @@ export class SecretReader {
     const resolver = new ImportResolver(this.#deps.db, context.cache);
     const groups: ImportedGroup[] = [];
     for (const folder of folders) {
-      for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path })) {
-        if (!this.#canRead(context, group)) continue;
+      for (const group of await resolver.importsOf(folder.id, { environmentId: context.environment.id, path: folder.path }, (source) => this.#canRead(context, source))) {
         const environment = { ...context.environment, ...group.environment };
         const tagsOf = withTags
           ? await tagsOfSecrets(

@@ -6,7 +6,7 @@ import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets, toTagSummary } from '../tags/tag-service.ts';
-import { secretChangesFor } from './secret-changes.ts';
+import { secretChangesFor, tagsChange } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import { resolveSecretScope, type SecretLocation, type SecretScope, secretAuditMetadata, secretChange, toRawSecret } from './secret-scope.ts';
@@ -105,9 +105,16 @@ export class SecretService {
       const current = await this.#requireSecret(tx, scope, key, input.type, owner);
       const changes = await secretChangesFor(tx, scope, current, input);
       const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : undefined;
+      const currentTags = (await tagsOfSecrets(tx.db, [current.id])).get(current.id) ?? [];
+      const retag = tagsChange(
+        currentTags,
+        tags?.map((tag) => tag.id),
+      );
+      // storing what is there is no write: no version, no change row, no audit entry, no revision
+      if (Object.keys(changes).length === 0 && !retag) return { secret: current, event: 'update-secret', tags: currentTags, unchanged: true };
       const secret = await updateSecret(tx.db, current.id, changes);
       if (changes.key && current.type === 'shared') await renamePersonalOverrides(tx.db, scope.folder.id, current.key, changes.key);
-      if (tags)
+      if (tags && retag)
         await setSecretTags(
           tx.db,
           secret.id,
@@ -144,15 +151,17 @@ export class SecretService {
     location: SecretLocation,
     action: 'create' | 'edit' | 'delete',
     key: string,
-    change: (tx: WriteContext, scope: SecretScope) => Promise<{ secret: Secret; event: string; tags: RawSecret['tags'] }>,
+    change: (tx: WriteContext, scope: SecretScope) => Promise<{ secret: Secret; event: string; tags: RawSecret['tags']; unchanged?: boolean }>,
   ): Promise<RawSecret> {
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
         const scope = await resolveSecretScope(this.#deps, tx, location, action);
-        const { secret, event, tags } = await change(tx, scope);
-        tx.audit({ project: scope.project, type: event, metadata: secretAuditMetadata(scope, secret) });
-        if (secret.type === 'shared') tx.change(secretChange(scope));
+        const { secret, event, tags, unchanged } = await change(tx, scope);
+        if (!unchanged) {
+          tx.audit({ project: scope.project, type: event, metadata: secretAuditMetadata(scope, secret) });
+          if (secret.type === 'shared') tx.change(secretChange(scope));
+        }
         return toRawSecret(secret, scope, tags);
       },
       { conflicts: secretConflicts(key, normalizeSecretPath(location.secretPath)) },

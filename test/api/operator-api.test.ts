@@ -123,6 +123,63 @@ test('a listing names every folder it read, imported ones too, with the tags of 
   expect(audit.at(-1)).toEqual({ eventType: 'get-secrets', userAgentType: 'k8-operator' });
 });
 
+test("a listing's reads name only places the caller may read: an import it may not read is neither listed nor named", async () => {
+  const role = await fx.call('POST', `/api/v1/workspace/${fx.projectSlug}/roles`, {
+    slug: 'app-syncer',
+    name: 'App syncer',
+    permissions: [
+      { subject: 'secrets', action: ['read'], conditions: { environment: 'dev', secretPath: { $glob: '/app/**' } } },
+      { subject: 'workspace', action: 'read' },
+    ],
+  });
+  expect(role.role).toMatchObject({ slug: 'app-syncer' });
+  const syncer = await fx.identity('app-syncer-operator', 'member', 'app-syncer');
+  for (const [environment, name] of [
+    ['dev', 'app'],
+    ['dev', 'payroll'],
+    ['staging', 'payroll-staging'],
+  ] as const) {
+    await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment, path: '/', name });
+  }
+  await fx.call('POST', '/api/v3/secrets/raw/APP_KEY', { workspaceId: fx.projectId, environment: 'dev', secretPath: '/app', secretValue: 'app' });
+  await fx.call('POST', '/api/v3/secrets/raw/SALARY', { workspaceId: fx.projectId, environment: 'dev', secretPath: '/payroll', secretValue: 'hidden' });
+  await fx.call('POST', '/api/v3/secrets/raw/SALARY', { workspaceId: fx.projectId, environment: 'staging', secretPath: '/payroll-staging', secretValue: 'hidden' });
+  // /app imports a folder of its own environment and one of another, neither readable by the syncer
+  for (const source of [
+    { environment: 'dev', path: '/payroll' },
+    { environment: 'staging', path: '/payroll-staging' },
+  ]) {
+    await fx.call('POST', '/api/v1/secret-imports', { workspaceId: fx.projectId, environment: 'dev', path: '/app', import: source });
+  }
+  const environments = (await fx.call('GET', `/api/v1/workspace/${fx.projectId}`)).workspace.environments as { id: string; slug: string }[];
+  const dev = environments.find((environment) => environment.slug === 'dev')!.id;
+
+  const queries: Record<string, string>[] = [
+    { projectId: fx.projectId, environment: 'dev', secretPath: '/app' },
+    { projectId: fx.projectId, environment: 'dev', secretPath: '/', recursive: 'true' },
+  ];
+  for (const query of queries) {
+    const listing = await as(syncer.token)('GET', '/api/v1/operator/secrets', undefined, query);
+    expect(listing.status, JSON.stringify(listing.body)).toBe(200);
+    expect(listing.body.secrets).toEqual([{ key: 'APP_KEY', value: 'app', path: '/app', tags: [] }]);
+    expect(listing.body.imports).toEqual([]);
+    expect(listing.body.environmentId).toBe(dev);
+    expect(listing.body.reads).toEqual([{ environmentId: dev, path: '/app' }]);
+  }
+  // a recursive listing of a subtree it may read nothing of: empty, and still the environment named
+  const nothing = await as(syncer.token)('GET', '/api/v1/operator/secrets', undefined, {
+    projectId: fx.projectId,
+    environment: 'dev',
+    secretPath: '/payroll',
+    recursive: 'true',
+  });
+  expect(nothing.status, JSON.stringify(nothing.body)).toBe(200);
+  expect(nothing.body).toEqual({ secrets: [], imports: [], environmentId: dev, reads: [] });
+  // the operator identity of the fixture, admin of the project, reads and names them all
+  const full = await as(operator.token)('GET', '/api/v1/operator/secrets', undefined, { projectId: fx.projectId, environment: 'dev', secretPath: '/app' });
+  expect(full.body.reads).toHaveLength(3);
+});
+
 /** A second organization on the same server and a token of its admin identity. */
 async function otherOrganization(): Promise<{ sibling: string }> {
   return { sibling: await fx.foreignAdmin('sibling-org') };

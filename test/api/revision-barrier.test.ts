@@ -120,6 +120,62 @@ describe('Coffer-Revision on writes', () => {
     expect(revisionOf(refused)).toBeUndefined();
   });
 
+  test('an update that stores what is there changes nothing: no version, no change row, no audit entry, no revision (v3, v3 batch, v4, v4 batch)', async () => {
+    const tag = (await admin()('POST', `/api/v1/workspace/${fx.projectId}/tags`, { slug: 'same-tag', color: '#00ff00' })).body.workspaceTag;
+    const place = { workspaceId: fx.projectId, environment: 'dev', secretPath: '/' };
+    const stored = { secretValue: 'same', secretComment: 'a note', skipMultilineEncoding: true, tagIds: [tag.id] };
+    expect((await admin()('POST', '/api/v3/secrets/raw/SAME_A', { ...place, ...stored })).status).toBe(200);
+    expect((await admin()('POST', '/api/v3/secrets/raw/SAME_B', { ...place, ...stored })).status).toBe(200);
+    const before = await snapshotDatabase(app.database);
+
+    const single = await admin()('PATCH', '/api/v3/secrets/raw/SAME_A', { ...place, ...stored, secretComment: '  a note  ' });
+    expect(single.status, JSON.stringify(single.body)).toBe(200);
+    expect(single.body.secret).toMatchObject({ secretKey: 'SAME_A', secretValue: 'same', secretComment: 'a note', version: 1 });
+    expect(revisionOf(single)).toBeUndefined();
+    const batch = await admin()('PATCH', '/api/v3/secrets/batch/raw', {
+      ...place,
+      secrets: [
+        { secretKey: 'SAME_A', ...stored },
+        { secretKey: 'SAME_B', secretValue: 'same', newSecretName: 'SAME_B' },
+      ],
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    expect(batch.body.secrets.map((secret: { version: number }) => secret.version)).toEqual([1, 1]);
+    expect(revisionOf(batch)).toBeUndefined();
+    const v4 = await admin()('PATCH', '/api/v4/secrets/SAME_A', { projectId: fx.projectId, environment: 'dev', secretPath: '/', ...stored });
+    expect(v4.status, JSON.stringify(v4.body)).toBe(200);
+    expect(revisionOf(v4)).toBeUndefined();
+    const v4Batch = await admin()('PATCH', '/api/v4/secrets/batch', {
+      projectId: fx.projectId,
+      environment: 'dev',
+      secretPath: '/',
+      secrets: [{ secretKey: 'SAME_B', ...stored }],
+    });
+    expect(v4Batch.status, JSON.stringify(v4Batch.body)).toBe(200);
+    expect(revisionOf(v4Batch)).toBeUndefined();
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+
+    // a batch in which one item changes: that one is versioned, audited and recorded; the other is left alone
+    const mixed = await admin()('PATCH', '/api/v3/secrets/batch/raw', {
+      ...place,
+      secrets: [
+        { secretKey: 'SAME_A', secretValue: 'same' },
+        { secretKey: 'SAME_B', secretValue: 'changed' },
+      ],
+    });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.secrets.map((secret: { version: number }) => secret.version)).toEqual([1, 2]);
+    expect(revisionOf(mixed)).toBe(await latestRevision());
+    const audited = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'update-secrets').execute();
+    expect(audited.map((entry) => entry.eventMetadata)).toEqual([
+      expect.objectContaining({ secrets: [expect.objectContaining({ secretKey: 'SAME_B', secretVersion: 2 })] }),
+    ]);
+    // and a tag change alone is a change
+    const retagged = await admin()('PATCH', '/api/v3/secrets/raw/SAME_A', { ...place, tagIds: [] });
+    expect(retagged.body.secret.version).toBe(2);
+    expect(revisionOf(retagged)).toBe(await latestRevision());
+  });
+
   test('the API reference documents the header on every write', async () => {
     const document = (await app.request('GET', '/api/docs/openapi.json')).body as {
       paths: Record<string, Record<string, { responses: Record<string, { headers?: object }> }>>;

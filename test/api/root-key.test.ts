@@ -1,9 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Keyring } from '../../src/crypto/keyring.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { DatabaseInUseError, holdServingLock, RotationUnderWayError, withServingLockExclusive } from '../../src/db/serving-lock.ts';
 import { RootKeyMismatchError, rotateRootKey, verifyRootKey } from '../../src/installation/root-key.ts';
 import { secretsFixture } from '../support/secrets-fixture.ts';
-import { snapshotDatabase, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
+import { currentBackend, snapshotDatabase, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
  * The root key is checked against the database before anything is served, and
@@ -103,5 +107,67 @@ describe('rotation', () => {
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ statusCode: 503, error: 'RootKeyRotated', reqId: expect.any(String) });
     expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+});
+
+/**
+ * The serving lock every server holds and a rotation takes exclusive (the real
+ * binary's refusal is in test/e2e/root-key.test.ts). On the embedded database
+ * the data directory's lock plays its part.
+ */
+describe('the serving lock', () => {
+  const noLoss = { onLost: (error: Error) => expect.unreachable(error.message), stillValid: async () => {} };
+
+  test.runIf(currentBackend() === 'postgres')('a rotation is refused while a server holds it, naming the holder; it runs once the server is gone', async () => {
+    const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
+    try {
+      const lock = await holdServingLock(server, { command: 'serve', ...noLoss });
+      let rotated = false;
+      const refused = await withServingLockExclusive(rotation, async () => (rotated = true)).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(DatabaseInUseError);
+      expect((refused as DatabaseInUseError).holders).toEqual([
+        {
+          backendPid: expect.any(Number),
+          applicationName: `coffer serve pid ${process.pid} on ${hostname()}`.slice(0, 63),
+          clientAddress: expect.stringMatching(/:\d+$/),
+          rotating: false,
+        },
+      ]);
+      expect(rotated).toBe(false);
+
+      await lock!.release();
+      // the server gone, the rotation runs; while it does, no server starts
+      const outcome = await withServingLockExclusive(rotation, async () => {
+        await expect(holdServingLock(server, { command: 'serve', ...noLoss })).rejects.toBeInstanceOf(RotationUnderWayError);
+        return 'rotated';
+      });
+      expect(outcome).toBe('rotated');
+      const starting = await holdServingLock(server, { command: 'serve', ...noLoss });
+      await starting!.release();
+    } finally {
+      await Promise.all([server.close(), rotation.close()]);
+    }
+  });
+
+  test.runIf(currentBackend() === 'postgres')('a server whose lock connection breaks takes the lock again on a new one and checks the root key', async () => {
+    const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
+    try {
+      let checked!: () => void;
+      const rechecked = new Promise<void>((resolve) => (checked = resolve));
+      await holdServingLock(server, { command: 'serve', onLost: (error) => expect.unreachable(error.message), stillValid: async () => checked(), retryMs: 50 });
+      const holder = ((await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError).holders[0]!;
+      await sql`SELECT pg_terminate_backend(${holder.backendPid})`.execute(rotation.db);
+      await rechecked;
+      const again = (await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError;
+      expect(again).toBeInstanceOf(DatabaseInUseError);
+      expect(again.holders.map((entry) => entry.backendPid)).not.toContain(holder.backendPid);
+    } finally {
+      await Promise.all([server.close(), rotation.close()]);
+    }
+  });
+
+  test.runIf(currentBackend() === 'pglite')('on the embedded database no advisory lock is taken: the data directory is the lock', async () => {
+    expect(await holdServingLock(app.database, { command: 'serve', ...noLoss })).toBeUndefined();
+    expect(await withServingLockExclusive(app.database, async () => 'ran')).toBe('ran');
   });
 });

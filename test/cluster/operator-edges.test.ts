@@ -2,9 +2,13 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { Keyring } from '../../src/crypto/keyring.ts';
+import type { Project } from '../../src/db/schema.ts';
+import { SecretCipher } from '../../src/secrets/secret-cipher.ts';
 import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
@@ -19,6 +23,8 @@ let other: TestNamespace;
 let api: CofferProcess;
 let operator: CofferProcess;
 let token: string;
+/** The API's and operator's settings: the database and the root key (a change written behind the change log uses both). */
+let environment: Record<string, string>;
 let projectId: string;
 const slug = `edges-${Date.now().toString(36)}`;
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -99,13 +105,28 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
   return sum;
 }
 
+/** A new value sealed as Coffer seals it and written straight into the row: no version, no change-feed row, no revision. */
+async function writeBehindTheChangeLog(key: string, value: string) {
+  const client = new pg.Client({ connectionString: environment.DATABASE_URL });
+  await client.connect();
+  try {
+    const [secret] = (await client.query<{ id: string }>('SELECT id FROM secrets WHERE key = $1', [key])).rows;
+    const [project] = (await client.query<{ encrypted_data_key: Buffer }>('SELECT encrypted_data_key FROM projects WHERE id = $1', [projectId])).rows;
+    const keyring = new Keyring(Buffer.from(environment.COFFER_ENCRYPTION_KEY!, 'base64'));
+    const cipher = new SecretCipher(keyring, { id: projectId, encryptedDataKey: project!.encrypted_data_key } as Project);
+    await client.query('UPDATE secrets SET encrypted_value = $1 WHERE id = $2', [cipher.seal(secret!.id, 'value', value), secret!.id]);
+  } finally {
+    await client.end();
+  }
+}
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   cluster = clusterClients();
   namespace = await createTestNamespace('edges');
   other = await createTestNamespace('edges-tenant');
-  const environment = await cofferEnvironment(namespace.name);
+  environment = await cofferEnvironment(namespace.name);
   ({ api, token } = await startApi(environment));
   operator = await startOperatorProcess(environment, { COFFER_LOG_LEVEL: 'debug' });
   await cluster.apply('secretsprojects', namespace.name, {
@@ -401,6 +422,16 @@ describe('force-sync, metrics and debug lines', () => {
       mergePatch,
     );
     await waitFor('the Integration to record the force-sync', async () => (await cluster.get('integrations', namespace.name, 'owner')).status.forceSync === 'now');
+  });
+
+  test('coffer.dev/force-sync reads afresh: it repairs a Secret whose source was changed outside the change log', async () => {
+    await createFolder('bypass');
+    await createSecret('BYPASSED', 'logged', '/bypass');
+    await cluster.apply('integrations', namespace.name, integration('bypass', { name: 'bypass-secret' }, { secretPath: '/bypass' }));
+    await waitForData(namespace.name, 'bypass-secret', { BYPASSED: 'logged' }, 'the first sync');
+    await writeBehindTheChangeLog('BYPASSED', 'unlogged');
+    await patchSpec('integrations', namespace.name, 'bypass', {}, { annotations: { 'coffer.dev/force-sync': 'repair' } });
+    await waitForData(namespace.name, 'bypass-secret', { BYPASSED: 'unlogged' }, 'the forced sync to read the value written behind the log');
   });
 
   test('metrics: reconcile and change-to-Secret histograms, errors by reason, a condition gauge per resource, queue depth and age, leadership and readiness', async () => {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { COFFER_BIN, type CofferProcess, callCoffer, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import pg from 'pg';
 import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
 
 /**
@@ -49,6 +50,13 @@ async function seed(server: CofferProcess) {
   return (target: CofferProcess) => callCoffer(target, 'GET', `/api/v3/secrets/raw/DB_PASSWORD?workspaceId=${projectId}&environment=dev`, token);
 }
 
+/** The wrapped project data keys and the root key's check value, as stored. */
+async function keyRows() {
+  const projects = await adminQuery(postgresUrl, "SELECT id, encode(encrypted_data_key, 'hex') AS key FROM projects ORDER BY id");
+  const installation = await adminQuery(postgresUrl, "SELECT encode(root_key_check, 'hex') AS check FROM installation");
+  return { projects: projects.rows, installation: installation.rows };
+}
+
 beforeAll(async () => {
   const adminUrl = inject('postgresAdminUrl');
   const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
@@ -76,11 +84,34 @@ describe('PostgreSQL', () => {
     expect(refused.stdout).not.toContain('is serving the API');
   });
 
-  test('rotate-key refuses while a coffer server is connected', async () => {
+  test('rotate-key refuses while any server holds the database, whatever its connections are named, and names it; nothing rotated', async () => {
+    // a server whose DATABASE_URL names its connections: nothing but the serving lock can tell it is a coffer server
+    const named = await serve({ ...env(keyA), DATABASE_URL: `${postgresUrl}?application_name=whatever` });
+    expect(await stopCoffer(servers.shift()!)).toBe(0);
+    const keysBefore = await keyRows();
+
     const refused = await coffer(['rotate-key', '--new-key', keyB], env(keyA));
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/connection\(s\) of running coffer servers are open to this database/);
-    await stopCoffer(servers.pop()!);
+    // exit 4: the database cannot be used now, as for an embedded directory in use
+    expect(refused.code).toBe(4);
+    expect(refused.stderr).toContain('nothing rotated: this database is in use by 1 coffer process(es) holding it');
+    expect(refused.stderr).toMatch(new RegExp(`"coffer serve pid ${named.process.pid} on [^"]+" \\(backend pid \\d+, from 127\\.0\\.0\\.1:\\d+\\)`));
+    expect(await keyRows()).toEqual(keysBefore);
+    expect((await read(named)).body.secret.secretValue).toBe('kept-through-rotation');
+    expect(await stopCoffer(servers.pop()!)).toBe(0);
+  });
+
+  test('a server does not start while a rotation holds the database', async () => {
+    const rotation = new pg.Client({ connectionString: postgresUrl });
+    await rotation.connect();
+    try {
+      await rotation.query('SELECT pg_advisory_lock($1, 1)', [0x436f6672]);
+      const refused = await coffer(['serve'], { ...env(keyA), COFFER_PORT: '0', COFFER_PROBE_PORT: '0' });
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toContain('coffer rotate-key is re-wrapping the keys of this database');
+      expect(refused.stdout).not.toContain('is serving the API');
+    } finally {
+      await rotation.end();
+    }
   });
 
   test('rotate-key with a wrong current key or a malformed new key changes nothing', async () => {

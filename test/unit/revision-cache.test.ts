@@ -27,6 +27,16 @@ describe('RevisionCache', () => {
     expect(loader.loads).toBe(3);
   });
 
+  test('refresh loads again at the same revision and keeps the new value for the reads after it', async () => {
+    const cache = new RevisionCache<string>({ maxWeight: 100, weigh: (value) => value.length });
+    const loader = counting();
+    await cache.get('k', 1, loader.load('kept'));
+    expect(await cache.refresh('k', 1, loader.load('repaired'))).toBe('repaired');
+    expect(await cache.get('k', 1, loader.load('not loaded'))).toBe('repaired');
+    expect(loader.loads).toBe(2);
+    expect(cache.size).toEqual({ entries: 1, weight: 'repaired'.length });
+  });
+
   test('concurrent requests at one revision share one load', async () => {
     const cache = new RevisionCache<string>({ maxWeight: 100, weigh: () => 1 });
     const loader = counting();

@@ -66,7 +66,7 @@ export function namespaceGrantRoutes(app: ZodApp, { namespaceGrants }: Services)
         tags,
         ...describeRoute({
           summary: 'Revoke a namespace grant',
-          description: `Revokes a namespace grant: the syncs into that namespace stop (its Secrets are left as they were). ${about}`,
+          description: `Revokes a namespace grant: the syncs into that namespace stop, and the operator deletes the Secrets it wrote there for this project (a Merge Integration's keys are removed from the Secret it merges into), with a Warning Event (\`GrantRevoked\`). ${about}`,
           permission: projectPermission('delete', 'namespace-grants'),
           effects: changes('Deletes the grant; the operator decides again for the resources that used it.', 'delete-namespace-grant'),
         }),

@@ -314,7 +314,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'What an Integration syncs',
-          description: `The shared secrets of an environment and path (below it with \`recursive\`), imports grouped in position order, references expanded, and every folder the listing read (its own, imported and referenced ones, by environment id): what the operator keeps a Secret of and which changes concern it. ${who}`,
+          description: `The shared secrets of an environment and path (below it with \`recursive\`), imports grouped in position order, references expanded, and every folder whose content reached the listing (its own, imported and referenced ones, by environment id): what the operator keeps a Secret of and which changes concern it. Only places the caller may read are listed or named: an import it may not read is left out with everything it imports (what a readable import imports in turn is part of that import). ${who}`,
           permission: projectPermission('read', 'secrets', 'path'),
           effects: reads('get-secrets'),
         }),
@@ -324,6 +324,9 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           secretPath: path(),
           recursive: flag(false).describe('Also the folders below the path.'),
           includeImports: flag(true).describe('Also what the folders import.'),
+          fresh: flag(false).describe(
+            'Read from the database rather than the listing shared while the project revision stays the same (`coffer.dev/force-sync`: repairs a change made outside the change log).',
+          ),
         }),
         response: {
           200: z
@@ -341,7 +344,9 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
                 )
                 .describe('Imported groups, in position order.'),
               environmentId: z.string().describe("The source environment's id."),
-              reads: z.array(z.object({ environmentId: z.string(), path: z.string() })).describe('Every folder the listing read.'),
+              reads: z
+                .array(z.object({ environmentId: z.string(), path: z.string() }))
+                .describe('Every folder whose content reached the listing; only places the caller may read, and what those import.'),
             })
             .meta({
               examples: [
@@ -360,8 +365,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
       },
     },
     async (request) => {
-      const { projectId, environment, secretPath, recursive, includeImports } = request.query;
-      const listing = await listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports });
+      const { projectId, environment, secretPath, recursive, includeImports, fresh } = request.query;
+      const listing = await listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports }, { fresh });
       // a listing authenticated just before the caller's token was revoked may hold writes made after: not sent
       await services.auth.assertStillValid(request.actor);
       return listing;

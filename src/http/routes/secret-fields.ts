@@ -150,9 +150,9 @@ export const secretDocs = {
   update: {
     summary: 'Update a secret',
     description:
-      "Changes a secret's value, comment, tags or name (`newSecretName`); fields left out keep their value. A changed value makes a new version. Integrations reading the path are updated at once.",
+      "Changes a secret's value, comment, tags or name (`newSecretName`); fields left out keep their value. Any change makes a new version, and Integrations reading the path are updated at once. An update that stores what is there already (every field as stored) changes nothing: the secret is answered as it is, with no new version, no audit entry, no change-feed row and no `Coffer-Revision` header.",
     permission: projectPermission('edit', 'secrets', 'path'),
-    effects: changes('Updates the secret and adds a version when the value changes.', 'update-secret'),
+    effects: changes('Updates the secret and adds a version, when anything differs from what is stored.', 'update-secret'),
     errors: [400],
   },
   delete: {
@@ -170,9 +170,10 @@ export const secretDocs = {
   },
   updateMany: {
     summary: 'Update secrets (batch)',
-    description: 'Updates several secrets at one environment and path in one transaction: all of them, or none when one fails.',
+    description:
+      'Updates several secrets at one environment and path in one transaction: all of them, or none when one fails. A secret whose fields are sent as stored is left alone (answered as it is, no new version); when none changes, nothing is audited or recorded and no `Coffer-Revision` header is answered.',
     permission: projectPermission('edit', 'secrets', 'path'),
-    effects: changes('Updates the secrets.', 'update-secrets'),
+    effects: changes('Updates the secrets that differ from what is stored.', 'update-secrets'),
     errors: [400],
   },
   deleteMany: {

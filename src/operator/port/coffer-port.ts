@@ -225,8 +225,11 @@ export interface SecretListing {
 }
 
 export interface SecretsPort {
-  /** GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator). */
-  list(source: SecretSource): Promise<SecretListing>;
+  /**
+   * GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator);
+   * `fresh` (coffer.dev/force-sync) reads past the server's listings shared by revision.
+   */
+  list(source: SecretSource, options?: { fresh?: boolean }): Promise<SecretListing>;
   /**
    * How long a read may still miss a folder, environment or import that was
    * created, renamed or deleted through another replica (Coffer keeps those

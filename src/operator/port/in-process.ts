@@ -169,12 +169,12 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
     structureLagMs: REPLICA_STALENESS_MS,
-    list: (source) => listSecretsForOperator(services, actor, source),
+    list: (source, options) => listSecretsForOperator(services, actor, source, options),
   };
 }
 
 /** A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and for an operator in another cluster through /api/v1/operator/secrets). */
-export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource): Promise<SecretListing> {
+export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource, options: { fresh?: boolean } = {}): Promise<SecretListing> {
   const dependencies = new Set<string>();
   const listing = await services.secretReader.list(actor, {
     workspaceId: source.projectId,
@@ -185,9 +185,12 @@ export async function listSecretsForOperator(services: Services, actor: Actor, s
     expandSecretReferences: true,
     dependencies,
     importedTags: true,
+    fresh: options.fresh ?? false,
   });
-  // the reader names each folder "<environment id>:<path>", the listed environment's own first
+  // the reader names each folder "<environment id>:<path>" whose content reached the listing (places the caller
+  // may read, and what those import), the listed environment's own first; a recursive listing may have read none
   const reads = [...dependencies].map(toFolderRef);
+  const environmentId = reads[0]?.environmentId ?? (await services.lookups.requireEnvironment(services.db, source.projectId, source.environment)).id;
   return {
     secrets: listing.secrets
       .filter((secret) => secret.type === 'shared')
@@ -197,7 +200,7 @@ export async function listSecretsForOperator(services: Services, actor: Actor, s
       path: group.secretPath,
       secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue, tags: secret.tags.map((tag) => tag.slug) })),
     })),
-    environmentId: reads[0]!.environmentId,
+    environmentId,
     reads,
   };
 }

@@ -27,3 +27,11 @@ test('an observed change that may alter listings drops older listings; record-on
   cache.observe([change({ revision: 12, kind: 'secret' })]);
   expect((await cache.get('k', 12, listing('second'))).data.KEY).toBe('second');
 });
+
+test('a fresh read (coffer.dev/force-sync) reads whatever is kept, and the syncs after it are given what it read', async () => {
+  const cache = new ListingCache<Listed>();
+  cache.reset(10);
+  await cache.get('k', 10, listing('kept'));
+  expect((await cache.get('k', 10, listing('repaired'), true)).data.KEY).toBe('repaired');
+  expect((await cache.get('k', 10, listing('not read'))).data.KEY).toBe('repaired');
+});

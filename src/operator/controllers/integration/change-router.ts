@@ -85,9 +85,9 @@ export class ChangeRouter {
     this.#dependencies.delete(key);
   }
 
-  /** The listing of `source` as of `latestRevision` (read once per source and revision). */
-  listing(source: string, latestRevision: Revision, read: () => Promise<SecretListing>): Promise<CurrentListing<SecretListing>> {
-    return this.#listings.get(source, latestRevision, read);
+  /** The listing of `source` as of `latestRevision` (read once per source and revision; `fresh`: read again, see ListingCache.get). */
+  listing(source: string, latestRevision: Revision, read: () => Promise<SecretListing>, fresh = false): Promise<CurrentListing<SecretListing>> {
+    return this.#listings.get(source, latestRevision, read, fresh);
   }
 
   /**

@@ -298,8 +298,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   /** One source's listing as of `latestRevision`: shared by every Integration reading it, read afresh when forced. */
   async #listing(source: PlannedSource['source'], latestRevision: Revision, forced: boolean): Promise<SecretListing & { revision: Revision }> {
-    const read = () => this.#context.port.secrets.list(source);
-    return forced ? { ...(await read()), revision: latestRevision } : this.#changes.listing(JSON.stringify(source), latestRevision, read);
+    // a forced sync reads past every listing kept here and in the server, so it repairs what bypassed the change log
+    return this.#changes.listing(JSON.stringify(source), latestRevision, () => this.#context.port.secrets.list(source, { fresh: forced }), forced);
   }
 
   /**

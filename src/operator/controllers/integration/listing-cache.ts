@@ -49,9 +49,13 @@ export class ListingCache<Listing extends object> {
     this.#entries.delete(key);
   }
 
-  /** The listing for `key` as of `latestRevision` (the newest committed revision, read before calling). */
-  async get(key: string, latestRevision: Revision, read: () => Promise<Listing>): Promise<CurrentListing<Listing>> {
-    const entry = this.#entries.get(key);
+  /**
+   * The listing for `key` as of `latestRevision` (the newest committed revision, read before calling).
+   * `fresh` (a forced sync) reads it whatever is kept, and keeps what it read: a change made outside the
+   * change log is then seen by the syncs after it too.
+   */
+  async get(key: string, latestRevision: Revision, read: () => Promise<Listing>, fresh = false): Promise<CurrentListing<Listing>> {
+    const entry = fresh ? undefined : this.#entries.get(key);
     if (entry && (entry.revision === latestRevision || (this.#accountedFor(latestRevision) && this.#lastRelevant <= entry.revision))) {
       return { ...(await entry.listing), revision: entry.revision };
     }
