@@ -173,8 +173,11 @@ function secretsPort(services: Services, actor: Actor): SecretsPort {
   };
 }
 
-/** A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and for an operator in another cluster through /api/v1/operator/secrets). */
-export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource): Promise<SecretListing> {
+/**
+ * A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and, `answered`,
+ * for an operator in another cluster through /api/v1/operator/secrets: then only the folders the caller may read).
+ */
+export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource, answered = false): Promise<SecretListing> {
   const dependencies = new Set<string>();
   const listing = await services.secretReader.list(actor, {
     workspaceId: source.projectId,
@@ -186,8 +189,10 @@ export async function listSecretsForOperator(services: Services, actor: Actor, s
     dependencies,
     importedTags: true,
   });
-  // the reader names each folder "<environment id>:<path>", the listed environment's own first
-  const reads = [...dependencies].map(toFolderRef);
+  // the reader names each folder "<environment id>:<path>", the listed environment's own first; an answer
+  // (to an operator in another cluster) names only those its caller may read (its stream shows no other's changes)
+  const places = answered ? await services.secretReader.readablePlaces(actor, source.projectId, dependencies) : [...dependencies];
+  const reads = places.map(toFolderRef);
   return {
     secrets: listing.secrets
       .filter((secret) => secret.type === 'shared')
