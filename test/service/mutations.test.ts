@@ -59,6 +59,7 @@ const READS = new Set([
   'secretReader.list',
   'secretReader.get',
   'secretReader.foldersRead',
+  'secretReader.readablePlaces',
   'userLogin.organizations',
   'imports.list',
   'imports.get',
