@@ -69,9 +69,9 @@ export async function bootstrapOverHttp(options: RemoteBootstrapOptions): Promis
         body = undefined;
       }
       if (response.ok) return body as BootstrapResult;
-      const error = body as { error?: string; message?: unknown } | undefined;
+      const error = body as { error?: string; code?: string; message?: unknown } | undefined;
       const message = typeof error?.message === 'string' ? error.message : text.slice(0, 200);
-      if (response.status === 400 && (error?.error === 'BootstrapError' || /already been set up/i.test(message))) {
+      if (response.status === 400 && (error?.code === 'BootstrapError' || error?.error === 'BootstrapError' || /already been set up/i.test(message))) {
         throw new AlreadyBootstrappedError(message);
       }
       if (response.status < 500 && response.status !== 429) {

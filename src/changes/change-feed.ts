@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
-import { changesCommittedWith, latestRevision } from './change-store.ts';
+import { changesCommittedWith, latestRevision, latestRevisionOf } from './change-store.ts';
 
 export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
@@ -52,6 +52,11 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
   latestRevision(db: Executor, projectId?: string): Promise<number> {
     return latestRevision(db, projectId);
+  }
+
+  /** The newest committed revision of these projects' changes (0 before any). */
+  latestRevisionOf(db: Executor, projectIds: string[]): Promise<number> {
+    return latestRevisionOf(db, projectIds);
   }
 
   /** Every change committed in the same transaction as `revision` (a write's changes), oldest first; none for an unknown revision. */

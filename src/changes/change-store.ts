@@ -20,6 +20,23 @@ export async function latestRevision(db: Executor, projectId?: string): Promise<
   return row?.revision ?? 0;
 }
 
+/** The newest committed revision of these projects' changes (0 before any): one index look-up per project. */
+export async function latestRevisionOf(db: Executor, projectIds: string[]): Promise<number> {
+  if (projectIds.length === 0) return 0;
+  const rows = await db
+    .selectFrom('projects')
+    .where('projects.id', 'in', projectIds)
+    .select((eb) =>
+      eb
+        .selectFrom('changeLog')
+        .whereRef('changeLog.projectId', '=', 'projects.id')
+        .select((inner) => inner.fn.max('revision').as('revision'))
+        .as('revision'),
+    )
+    .execute();
+  return Math.max(0, ...rows.map((row) => Number(row.revision ?? 0)));
+}
+
 /** Every change the transaction that recorded `revision` recorded (none when there is no such revision), oldest first. */
 export async function changesCommittedWith(db: Executor, revision: number): Promise<ChangeRecord[]> {
   const rows = await db

@@ -74,7 +74,7 @@ async function bootstrap(flags: Record<string, unknown>): Promise<void> {
       ? await bootstrapOverHttp({ server, input: parsed.data, timeoutMs, log: (message) => process.stderr.write(`coffer bootstrap: ${message}\n`) })
       : await bootstrapDatabase(flags, parsed.data);
   } catch (error) {
-    const already = error instanceof AlreadyBootstrappedError || (error instanceof AppError && error.error === 'BootstrapError');
+    const already = error instanceof AlreadyBootstrappedError || (error instanceof AppError && error.code === 'BootstrapError');
     if (already && flags['if-needed']) {
       process.stdout.write(`The instance is already set up; nothing to do.${target ? ` Secret ${target.namespace}/${target.name} is left as it is.` : ''}\n`);
       return;

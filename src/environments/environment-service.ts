@@ -15,6 +15,7 @@ import {
   shiftEnvironmentPositions,
   updateEnvironment,
 } from './environment-store.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 
 /** An environment and its root folder; callers hold the project lock. */
 export async function createEnvironmentWithRoot(db: Executor, values: { projectId: string; name: string; slug: string; position: number }): Promise<Environment> {
@@ -120,7 +121,8 @@ export class EnvironmentService {
   async get(actor: Actor, environmentId: string, projectId?: string) {
     const { db, permissions, lookups } = this.#deps;
     const environment = await findEnvironmentById(db, environmentId);
-    if (!environment || (projectId !== undefined && environment.projectId !== projectId)) {
+    const found = environment && (projectId === undefined || environment.projectId === projectId);
+    if (!found || !(await mayKnowProject(this.#deps, db, actor, environment.projectId))) {
       throw new NotFoundError(`Environment with ID '${environmentId}' not found`);
     }
     const project = await lookups.requireProject(db, { id: environment.projectId });

@@ -2,6 +2,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
 import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
+import { newestReadableRevision } from '../installation/installation-view.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { CallerScope } from './caller-scope.ts';
 
@@ -52,7 +53,7 @@ export class ChangeStreamService {
       scope.release();
     };
     try {
-      return await this.#subscribe(request, scope.scope, done);
+      return await this.#subscribe(actor, request, scope.scope, done);
     } catch (error) {
       done();
       throw error;
@@ -73,18 +74,21 @@ export class ChangeStreamService {
     };
   }
 
-  async #subscribe(request: ChangeStreamRequest, scope: CallerScope, release: () => void): Promise<ChangeStream> {
+  async #subscribe(actor: Actor, request: ChangeStreamRequest, scope: CallerScope, release: () => void): Promise<ChangeStream> {
     const latest = await this.#deps.changes.latestRevision(this.#deps.db);
     // A revision past the log's end is not this database's (restored from a backup, another installation):
     // what the client holds cannot be brought up to date change by change.
     const reset = request.since !== undefined && request.since > latest;
     const start = request.since === undefined || reset ? latest : request.since;
+    // The caller is told a revision of its own (the one it resumes after) or of what it may read, never the
+    // installation's newest, which counts every project's and organization's writes (read after `latest`: see docs).
+    const shown = request.since === undefined || reset ? Math.min(latest, await newestReadableRevision(this.#deps, actor, request.projectId)) : request.since;
     const only = request.projectId;
     const subscription = await this.#fanout.subscribe({
       after: start,
       accept: (change) => (only === undefined || change.projectId === only) && scope.mayAccept(change),
     });
-    return new ChangeStream(subscription, scope, { start, reset, release, only });
+    return new ChangeStream(subscription, scope, { start, shown, reset, release, only });
   }
 }
 
@@ -95,28 +99,26 @@ export class ChangeStream {
   readonly #release: () => void;
   /** The first event, not sent yet. */
   #opening: ChangeStreamEvent | null;
-  /** Every change up to this revision has been handed out or was not the caller's. */
-  #sentThrough: number;
-  /** Between taking changes from the subscription and handing them out. */
-  #busy = false;
+  /** The revision the client may resume after, as it is told: its own, or the newest change it was handed. */
+  #shownThrough: number;
   #closed = false;
 
   readonly #only: string | undefined;
 
-  constructor(subscription: ChangeSubscription, scope: CallerScope, start: { start: number; reset: boolean; release: () => void; only?: string }) {
+  constructor(subscription: ChangeSubscription, scope: CallerScope, start: { start: number; shown: number; reset: boolean; release: () => void; only?: string }) {
     this.#subscription = subscription;
     this.#scope = scope;
     this.#only = start.only;
     this.#release = start.release;
-    this.#sentThrough = start.start;
+    this.#shownThrough = start.shown;
     const data = start.reset
       ? {
-          revision: start.start,
+          revision: start.shown,
           reason: RESET_UNKNOWN_REVISION,
           message: "The revision to resume after is not in this server's change log: list again, then follow from this revision.",
         }
-      : { revision: start.start };
-    this.#opening = { id: String(start.start), event: start.reset ? 'reset' : 'ready', data: JSON.stringify(data) };
+      : { revision: start.shown };
+    this.#opening = { id: String(start.shown), event: start.reset ? 'reset' : 'ready', data: JSON.stringify(data) };
   }
 
   /** The next events; null once the stream has ended. */
@@ -127,24 +129,24 @@ export class ChangeStream {
       return [opening];
     }
     for (;;) {
-      this.#busy = false;
       const changes = await this.#subscription.next();
-      this.#busy = true;
       if (!changes) return null;
       const visible = await this.#scope.filter(this.#only === undefined ? changes : changes.filter((change) => change.projectId === this.#only));
-      this.#sentThrough = Math.max(this.#sentThrough, changes.at(-1)!.revision);
-      if (visible.length > 0) return visible.map(toChangeEvent);
+      if (visible.length > 0) {
+        this.#shownThrough = Math.max(this.#shownThrough, visible.at(-1)!.revision);
+        return visible.map(toChangeEvent);
+      }
     }
   }
 
   /**
-   * A heartbeat carrying the revision the client may resume after: on a quiet
-   * stream of a busy server it moves past the changes the caller does not see,
-   * so a reconnect does not read them again.
+   * A heartbeat carrying the revision the client may resume after: the newest
+   * change it was handed (or the one it started from). It does not move past
+   * the changes the caller does not see: that would tell it how many others
+   * write; a reconnect reads those again and hands out none of them.
    */
   heartbeat(): ChangeStreamEvent {
-    if (!this.#busy && !this.#opening) this.#sentThrough = Math.max(this.#sentThrough, this.#subscription.settledRevision);
-    return { id: String(this.#sentThrough), event: 'ping', data: JSON.stringify({ revision: this.#sentThrough }) };
+    return { id: String(this.#shownThrough), event: 'ping', data: JSON.stringify({ revision: this.#shownThrough }) };
   }
 
   /** Re-reads the caller's permissions (after its token was checked again). */

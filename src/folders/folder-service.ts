@@ -22,6 +22,7 @@ import {
   renameFolder,
 } from './folder-store.ts';
 import { assertPathDepth, formatSecretPath, isValidFolderName, parseSecretPath } from './secret-path.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 
 interface FolderLocation {
   projectId: string;
@@ -93,8 +94,10 @@ export class FolderService {
   async get(actor: Actor, folderId: string) {
     const { db, permissions, lookups } = this.#deps;
     const folder = await findFolderById(db, folderId);
-    if (!folder || folder.parentId === null) throw new NotFoundError(`Folder with ID '${folderId}' not found`);
-    const environment = (await findEnvironmentById(db, folder.envId))!;
+    const environment = folder && folder.parentId !== null ? await findEnvironmentById(db, folder.envId) : undefined;
+    if (!folder || !environment || !(await mayKnowProject(this.#deps, db, actor, environment.projectId))) {
+      throw new NotFoundError(`Folder with ID '${folderId}' not found`);
+    }
     const project = await lookups.requireProject(db, { id: environment.projectId });
     const path = formatSecretPath(await folderPathSegments(db, folder.id));
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secret-folders', where: { environment: environment.slug, secretPath: path } });

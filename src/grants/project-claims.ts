@@ -26,10 +26,10 @@ export interface Claimant extends Place {
   uid: string;
 }
 
-/** Why a SecretsProject or Integration may not use a project; `error` is the condition reason the operator reports. */
+/** Why a SecretsProject or Integration may not use a project; `code` is the condition reason the operator reports. */
 export class AccessRefusedError extends AppError {
-  constructor(error: 'GrantMissing' | 'GrantRevoked' | 'ProjectClaimed' | 'Forbidden' | 'ProjectNotReady', message: string) {
-    super(403, error, message);
+  constructor(code: 'GrantMissing' | 'GrantRevoked' | 'ProjectClaimed' | 'Forbidden' | 'ProjectNotReady', message: string) {
+    super(403, code, message);
   }
 }
 

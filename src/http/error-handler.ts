@@ -4,32 +4,26 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { translateDatabaseError } from '../services/database-errors.ts';
-import { AppError, ServiceUnavailableError, TooManyRequestsError } from '../errors.ts';
+import { AppError, ServiceUnavailableError, TooManyRequestsError, wireErrorName } from '../errors.ts';
 
+/** `error` is Infisical's name for the kind of failure, `code` Coffer's specific one (errors.ts). */
 interface ErrorBody {
   statusCode: number;
   message: string;
   error: string;
+  code: string;
   reqId: string;
   details?: unknown;
+}
+
+/** The body of a failure with this status and specific code (the code is the `error` name when there is none more specific). */
+function errorBody(statusCode: number, message: string, code = wireErrorName(statusCode, '')): Omit<ErrorBody, 'reqId'> {
+  return { statusCode, message, error: wireErrorName(statusCode, code), code };
 }
 
 function send(reply: FastifyReply, body: Omit<ErrorBody, 'reqId'>) {
   return reply.status(body.statusCode).send({ ...body, reqId: String(reply.request.id) });
 }
-
-const STATUS_NAMES: Record<number, string> = {
-  400: 'BadRequest',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  406: 'NotAcceptable',
-  408: 'RequestTimeout',
-  413: 'PayloadTooLarge',
-  414: 'URITooLong',
-  415: 'UnsupportedMediaType',
-  429: 'RateLimitExceeded',
-  431: 'RequestHeaderFieldsTooLarge',
-};
 
 /** The largest response body sent. */
 export const MAX_RESPONSE_BYTES = 48 * 1024 * 1024;
@@ -44,7 +38,7 @@ export const newRequestId = () => `req-${randomUUID()}`;
 export function frameworkErrors(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
   const statusCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 400;
   const message = statusCode === 414 ? 'A path parameter is longer than allowed' : 'The URL is malformed (invalid percent-encoding)';
-  return send(reply, { statusCode, error: STATUS_NAMES[statusCode]!, message });
+  return send(reply, errorBody(statusCode, message));
 }
 
 /**
@@ -57,7 +51,7 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Socket)
   const statusCode = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const message =
     statusCode === 431 ? 'The request headers are larger than allowed (16 KiB)' : statusCode === 408 ? 'The request took too long to arrive' : 'The request is malformed';
-  const body = JSON.stringify({ statusCode, message, error: STATUS_NAMES[statusCode], reqId: newRequestId() });
+  const body = JSON.stringify({ ...errorBody(statusCode, message), reqId: newRequestId() });
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
@@ -87,7 +81,7 @@ class OutageLog {
   }
 }
 
-/** Every error leaves as `{statusCode, message, error, reqId}`; only our own bugs become 500s. */
+/** Every error leaves as `{statusCode, message, error, code, reqId}`; only our own bugs become 500s. */
 export function registerErrorHandling(app: FastifyInstance): void {
   const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -97,12 +91,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
         path: issue.instancePath,
         message: issue.message,
       }));
-      return send(reply, {
-        statusCode: 422,
-        error: 'ValidationFailure',
-        message: issues.map((issue) => `${issue.in}${issue.path.replaceAll('/', '.')}: ${issue.message}`).join('; '),
-        details: issues,
-      });
+      const message = issues.map((issue) => `${issue.in}${issue.path.replaceAll('/', '.')}: ${issue.message}`).join('; ');
+      return send(reply, { ...errorBody(422, message), details: issues });
     }
     const known = translateDatabaseError(error);
     if (known) {
@@ -114,18 +104,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
       } else if (!(error instanceof AppError)) {
         request.log.info({ err: error }, 'database refused the request');
       }
-      const body = { statusCode: known.statusCode, error: known.error, message: known.message };
+      const body = errorBody(known.statusCode, known.message, known.code);
       return send(reply, known.details === undefined ? body : { ...body, details: known.details });
     }
     if (!isResponseSerializationError(error) && error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return send(reply, {
-        statusCode: error.statusCode,
-        error: STATUS_NAMES[error.statusCode] ?? 'BadRequest',
-        message: error.message,
-      });
+      return send(reply, errorBody(error.statusCode, error.message));
     }
     request.log.error({ err: error }, 'request failed');
-    return send(reply, { statusCode: 500, error: 'InternalServerError', message: 'Something went wrong' });
+    return send(reply, errorBody(500, 'Something went wrong'));
   });
 
   // The last guard on one response's size; listings refuse earlier, before decrypting (MAX_LISTING_BYTES).
@@ -134,15 +120,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (size <= MAX_RESPONSE_BYTES) return payload;
     request.log.warn({ size }, 'response over the size limit refused');
     reply.code(422).type('application/json; charset=utf-8');
-    return JSON.stringify({
-      statusCode: 422,
-      error: 'ResponseTooLarge',
-      message: `The response would be larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB; ask for less at once`,
-      reqId: String(request.id),
-    });
+    const message = `The response would be larger than ${MAX_RESPONSE_BYTES / 1024 / 1024} MiB; ask for less at once`;
+    return JSON.stringify({ ...errorBody(422, message, 'ResponseTooLarge'), reqId: String(request.id) });
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    send(reply, { statusCode: 404, error: 'NotFound', message: `Route ${request.method} ${request.url.split('?')[0]} not found` }),
-  );
+  app.setNotFoundHandler((request, reply) => send(reply, errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)));
 }

@@ -22,6 +22,7 @@ import {
   shiftImportPositions,
   updateImport,
 } from './import-store.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 
 interface ImportLocation {
   projectId: string;
@@ -194,7 +195,7 @@ export class ImportService {
   async get(actor: Actor, importId: string) {
     const { db, permissions, audit, lookups } = this.#deps;
     const row = await findImportById(db, importId);
-    if (!row) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
+    if (!row || !(await mayKnowProject(this.#deps, db, actor, row.projectId))) throw new NotFoundError(`Secret import with ID '${importId}' not found`);
     const project = await lookups.requireProject(db, { id: row.projectId });
     const { environment, secretPath } = await folderLocation(db, row.folderId);
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment, secretPath } });

@@ -15,6 +15,7 @@ import {
 import { INTEGRATION_SLUGS, KUBERNETES_INTEGRATION, toIntegrationAuthResponse } from './integration-schema.ts';
 import { integrationChanges, lockIntegrationsOf, readableIntegrationsOf } from './integration-scope.ts';
 import { listIntegrationsOfAuths } from './integration-store.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 
 export interface AccessTokenInput {
   projectId: string;
@@ -77,7 +78,7 @@ export class IntegrationAuthService {
   }
 
   async getById(actor: Actor, authId: string) {
-    const auth = await this.#require(this.#deps.db, authId);
+    const auth = await this.#require(this.#deps.db, authId, actor);
     await readableIntegrationsOf(this.#deps, actor, auth.projectId);
     return toIntegrationAuthResponse(auth);
   }
@@ -90,7 +91,7 @@ export class IntegrationAuthService {
   /** Deletes one auth and, with it, its integrations. */
   async delete(actor: Actor, authId: string) {
     const [deleted] = await this.#deleteAll(actor, async (tx) => {
-      const found = await this.#require(tx.db, authId);
+      const found = await this.#require(tx.db, authId, actor);
       const project = await lockIntegrationsOf(tx, found.projectId, 'delete');
       // read again under the project lock: a concurrent delete may have won
       return { project, auths: [await this.#require(tx.db, authId)] };
@@ -129,9 +130,10 @@ export class IntegrationAuthService {
     });
   }
 
-  async #require(db: Executor, authId: string): Promise<IntegrationAuth> {
+  /** The auth; with `actor`, 404 alike when it is in a project the actor may not know. */
+  async #require(db: Executor, authId: string, actor?: Actor): Promise<IntegrationAuth> {
     const auth = await findIntegrationAuthById(db, authId);
-    if (!auth) throw new NotFoundError(`Integration auth with ID '${authId}' not found`);
+    if (!auth || (actor && !(await mayKnowProject(this.#deps, db, actor, auth.projectId)))) throw new NotFoundError(`Integration auth with ID '${authId}' not found`);
     return auth;
   }
 }

@@ -25,6 +25,7 @@ import {
   setIntegrationSyncResult,
   updateIntegration,
 } from './integration-store.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 
 export type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
 
@@ -53,7 +54,8 @@ export class IntegrationService {
     const { integrationAuthId, sourceEnvironment, secretPath, isActive, metadata, ...target } = input;
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const auth = await findIntegrationAuthById(tx.db, integrationAuthId);
-      if (!auth) throw new NotFoundError(`Integration auth with ID '${integrationAuthId}' not found`);
+      if (!auth || !(await mayKnowProject(this.#deps, tx.db, actor, auth.projectId)))
+        throw new NotFoundError(`Integration auth with ID '${integrationAuthId}' not found`);
       const project = await lockIntegrationsOf(tx, auth.projectId, 'create');
       const source = await this.#source(tx, project, sourceEnvironment, secretPath);
       const row = await insertIntegration(tx.db, source.environment, {
@@ -71,7 +73,7 @@ export class IntegrationService {
 
   async getById(actor: Actor, integrationId: string): Promise<IntegrationResponse> {
     const { db } = this.#deps;
-    const row = await this.#require(db, integrationId);
+    const row = await this.#require(db, integrationId, actor);
     await readableIntegrationsOf(this.#deps, actor, row.projectId);
     return toIntegrationResponse(row);
   }
@@ -188,7 +190,7 @@ export class IntegrationService {
   }
 
   async #requireEditable(actor: Actor, integrationId: string): Promise<void> {
-    const row = await this.#require(this.#deps.db, integrationId);
+    const row = await this.#require(this.#deps.db, integrationId, actor);
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
     await this.#deps.permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
   }
@@ -310,7 +312,7 @@ export class IntegrationService {
 
   /** The integration and its project, locked, after the permission check. */
   async #locked(tx: WriteContext, integrationId: string, action: Exclude<Action, 'read'>): Promise<{ project: Project; row: IntegrationRow }> {
-    const found = await this.#require(tx.db, integrationId);
+    const found = await this.#require(tx.db, integrationId, tx.actor);
     const project = await lockIntegrationsOf(tx, found.projectId, action);
     // read again under the project lock: a concurrent write may have changed or deleted it
     return { project, row: await this.#require(tx.db, integrationId) };
@@ -326,9 +328,10 @@ export class IntegrationService {
     return { environment, path };
   }
 
-  async #require(db: Executor, integrationId: string): Promise<IntegrationRow> {
+  /** The integration; with `actor`, 404 alike when it is in a project the actor may not know. */
+  async #require(db: Executor, integrationId: string, actor?: Actor): Promise<IntegrationRow> {
     const row = await findIntegrationById(db, integrationId);
-    if (!row) throw new NotFoundError(`Integration with ID '${integrationId}' not found`);
+    if (!row || (actor && !(await mayKnowProject(this.#deps, db, actor, row.projectId)))) throw new NotFoundError(`Integration with ID '${integrationId}' not found`);
     return row;
   }
 }

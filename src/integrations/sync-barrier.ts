@@ -90,7 +90,7 @@ export class SyncBarrier {
     });
     if (!project || project.orgId !== actor.orgId) throw unknown();
     const permission = await permissions.forProject(actor, project).catch((error: unknown) => {
-      if (error instanceof ForbiddenError) return undefined;
+      if (error instanceof ForbiddenError || error instanceof NotFoundError) return undefined;
       throw error;
     });
     if (!permission?.can('read', 'integrations')) throw unknown();

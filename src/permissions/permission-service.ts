@@ -6,7 +6,7 @@ import type { DB } from '../db/schema.ts';
 import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
 import type { WriteWatch } from '../db/write-watch.ts';
-import { ForbiddenError, PermissionDeniedError } from '../errors.ts';
+import { ForbiddenError, PermissionDeniedError, ProjectNotFoundError } from '../errors.ts';
 import {
   ADMIN_PROJECT_RULES,
   type Ability,
@@ -105,11 +105,12 @@ export class PermissionService {
 
   /** `db` lets a caller inside a transaction read through it (one connection on PGlite, no pool starvation on PostgreSQL). */
   async forProject(actor: Actor, project: { id: string; orgId: string }, db: Executor = this.#db): Promise<PermissionSet> {
-    assertSameOrg(actor, project.orgId);
+    // Another organization's project, and one the caller is no member of, answer as a missing one (no existence revealed).
+    if (actor.orgId !== project.orgId) throw new ProjectNotFoundError();
     if (actor.orgRole === 'admin') return ADMIN;
     const load = () => this.#load(db, actor, project.id);
     const permissions = this.#cache ? await this.#cache.get(db, `${actor.kind}:${actor.id}:${project.id}`, load) : (await load()).value;
-    if (!permissions) throw new ForbiddenError(`You are not a member of the project with ID '${project.id}'`, 'ForbiddenError');
+    if (!permissions) throw new ProjectNotFoundError();
     return permissions;
   }
 
@@ -120,7 +121,7 @@ export class PermissionService {
     return { value: new PermissionSet(rules, changesAt, this.#reportUnusable), expiresAt: changesAt };
   }
 
-  /** The check passes or throws 403; answers the actor's permissions in the project for further checks. */
+  /** The check passes or throws 403 (404 for a caller who is no member); answers the actor's permissions in the project for further checks. */
   async assertProject(check: ProjectPermission): Promise<PermissionSet> {
     const permissions = await this.forProject(check.actor, check.project, check.db);
     permissions.assert(check.action, check.subject, check.where);

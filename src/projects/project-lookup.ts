@@ -1,7 +1,7 @@
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
-import { BadRequestError, NotFoundError } from '../errors.ts';
+import { BadRequestError, ProjectNotFoundError } from '../errors.ts';
 import { findProjectById, findProjectBySlug, listProjectsOfOrg, lockProject } from './project-store.ts';
 
 export { listProjectsOfOrg };
@@ -37,7 +37,8 @@ export async function findProject(db: Executor, reference: ProjectReference): Pr
 }
 
 /**
- * The one way to get a project: by any reference, 404 when missing; `lock`
+ * The one way to get a project: by any reference, 404 when missing (the
+ * same 404 the permission check answers a caller who may not see it); `lock`
  * holds the row (FOR UPDATE) until the transaction ends. Callers use it
  * through Lookups (services/lookups.ts), which caches reads outside transactions.
  */
@@ -45,10 +46,10 @@ export async function requireProject(db: Executor, reference: ProjectReference, 
   const named = normalize(reference);
   if ('id' in named) {
     const project = options.lock ? await lockProject(db, named.id) : await findProjectById(db, named.id);
-    if (!project) throw new NotFoundError(`Project with ID '${named.id}' not found`);
+    if (!project) throw new ProjectNotFoundError();
     return project;
   }
   const project = await findProjectBySlug(db, named.orgId, named.slug);
-  if (!project) throw new NotFoundError(`Project with slug '${named.slug}' not found`);
+  if (!project) throw new ProjectNotFoundError();
   return options.lock ? requireProject(db, { id: project.id }, options) : project;
 }

@@ -100,13 +100,19 @@ export class ServerConnection {
   }
 
   #failure(method: string, path: string, status: number, body: unknown): Error {
-    const answer = (body ?? {}) as { error?: unknown; message?: unknown };
+    const answer = (body ?? {}) as { error?: unknown; code?: unknown; message?: unknown };
     const message = typeof answer.message === 'string' ? answer.message : `${method} ${path.split('?')[0]} answered ${status}`;
     if (status === 502 || status === 503 || status === 504)
       return new ServerUnavailableError(`the Coffer server at ${this.url.origin} cannot serve now (${status}): ${message}`);
-    if (status >= 400 && status < 500) return new AppError(status, typeof answer.error === 'string' ? answer.error : 'Error', message);
+    if (status >= 400 && status < 500) return new AppError(status, specificCode(answer), message);
     return new ServerUnavailableError(`the Coffer server at ${this.url.origin} failed (${status}): ${message}`);
   }
+}
+
+/** The answer's specific code (`code`; `error` from a server older than the field). */
+function specificCode(answer: { error?: unknown; code?: unknown }): string {
+  if (typeof answer.code === 'string') return answer.code;
+  return typeof answer.error === 'string' ? answer.error : 'Error';
 }
 
 function parseJson(text: string): unknown {

@@ -3,6 +3,7 @@ import { projectScope } from '../audit/audit-service.ts';
 import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { RevisionCache } from '../caches/revision-cache.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
+import { listEnvironments } from '../environments/environment-lookup.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
@@ -132,6 +133,22 @@ export class SecretReader {
     const dependencies = new Set<string>();
     await this.#read(actor, { ...input, dependencies });
     return dependencies;
+  }
+
+  /**
+   * Of these "<environment id>:<path>" places of the project, those where the
+   * caller may read secrets: all an answer may name (a listing also depends on
+   * folders it reads through imports the caller may not read).
+   */
+  async readablePlaces(actor: Actor, projectId: string, places: Iterable<string>): Promise<string[]> {
+    const { db, permissions, lookups } = this.#deps;
+    const permission = await permissions.forProject(actor, await lookups.requireProject(db, { id: projectId }));
+    const slugs = new Map((await listEnvironments(db, projectId)).map((environment) => [environment.id, environment.slug]));
+    return [...places].filter((place) => {
+      const separator = place.indexOf(':');
+      const environment = slugs.get(place.slice(0, separator));
+      return environment !== undefined && permission.can('read', 'secrets', { environment, secretPath: place.slice(separator + 1) });
+    });
   }
 
   async #read(actor: Actor, input: ListSecretsInput) {

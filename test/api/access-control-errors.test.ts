@@ -93,7 +93,7 @@ const cases: Case[] = [
   ],
 ];
 
-test.each(cases)('%s is refused and changes nothing', async (_name, method, url, payload, status, error) => {
+test.each(cases)('%s is refused and changes nothing', async (_name, method, url, payload, status, code) => {
   const fill = (value: unknown) =>
     JSON.parse(
       JSON.stringify((typeof value === 'function' ? value() : value) ?? {})
@@ -104,6 +104,8 @@ test.each(cases)('%s is refused and changes nothing', async (_name, method, url,
   const options = method === 'GET' ? { query: fill(payload) } : payload === undefined ? {} : { body: fill(payload) };
   const response = await app.request(method, url(), { token: fx.token, ...options });
   expect(response.status, JSON.stringify(response.body)).toBe(status);
-  expect(response.body).toMatchObject({ statusCode: status, message: expect.any(String), reqId: expect.any(String), ...(error ? { error } : {}) });
+  // `error` is Infisical's name (BadRequest for every 400), `code` Coffer's specific one
+  const names = code ? { code, error: status === 400 ? 'BadRequest' : code } : {};
+  expect(response.body).toMatchObject({ statusCode: status, message: expect.any(String), reqId: expect.any(String), ...names });
   expect(await snapshotDatabase(app.database)).toEqual(before);
 });

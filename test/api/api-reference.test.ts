@@ -60,9 +60,9 @@ describe('the OpenAPI document', () => {
     expect(documentResponse.status).toBe(200);
     expect(document.openapi).toBe('3.1.0');
     expect(document.info).toMatchObject({ title: 'Coffer API', version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
-    expect(document.info.description).toContain('{statusCode, message, error, reqId}');
+    expect(document.info.description).toContain('{statusCode, message, error, code, reqId}');
     expect(document.servers).toEqual(expect.arrayContaining([expect.objectContaining({ url: '/' })]));
-    expect(document.components.schemas.ErrorResponse).toMatchObject({ required: ['statusCode', 'message', 'error', 'reqId'] });
+    expect(document.components.schemas.ErrorResponse).toMatchObject({ required: ['statusCode', 'message', 'error', 'code', 'reqId'] });
     expect(document.tags.every((tag: { description?: string }) => tag.description)).toBe(true);
     expect(operations.length).toBeGreaterThan(100);
   });
@@ -129,7 +129,13 @@ describe.each(operations)('$key', ({ key, method, path, operation }) => {
       expect(response.description.length, `${status} description`).toBeGreaterThan(20);
       const media = response.content?.['application/json'];
       expect(media?.schema).toEqual({ $ref: '#/components/schemas/ErrorResponse' });
-      expect(media?.example).toMatchObject({ statusCode: Number(status), error: expect.any(String), message: expect.any(String), reqId: expect.any(String) });
+      expect(media?.example).toMatchObject({
+        statusCode: Number(status),
+        error: expect.any(String),
+        code: expect.any(String),
+        message: expect.any(String),
+        reqId: expect.any(String),
+      });
     }
   });
 

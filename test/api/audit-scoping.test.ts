@@ -64,14 +64,17 @@ describe('GET /api/v1/organization/audit-logs', () => {
     expect(projectIds(admin.body.auditLogs)).toEqual([fx.projectId, projectB, null].sort((a, b) => String(a).localeCompare(String(b))));
   });
 
-  test('filters never widen the view: projectId of an unreadable project is 403, unknown 404, metadata filters stay inside', async () => {
+  test('filters never widen the view: projectId of a project the caller is not in answers as an unknown one (404), metadata filters stay inside', async () => {
     const before = await snapshotDatabase(app.database);
-    const forbidden = await orgExport(callers.orgMemberInA!.token, { projectId: projectB });
-    expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toMatchObject({ statusCode: 403, error: 'ForbiddenError', reqId: expect.any(String) });
+    const notIn = await orgExport(callers.orgMemberInA!.token, { projectId: projectB });
+    const unknown = await orgExport(callers.orgMemberInA!.token, { projectId: '00000000-0000-4000-8000-000000000000' });
+    expect(notIn.status).toBe(404);
+    expect(notIn.body).toMatchObject({ statusCode: 404, error: 'NotFound', code: 'ProjectNotFound', reqId: expect.any(String) });
+    const { reqId: _a, ...notInAnswer } = notIn.body;
+    const { reqId: _b, ...unknownAnswer } = unknown.body;
+    expect(unknownAnswer).toEqual(notInAnswer);
     const noAudit = await orgExport(callers.orgMemberWithoutAuditRole!.token, { projectId: fx.projectId });
     expect(noAudit.status).toBe(403);
-    expect((await orgExport(callers.orgMemberInA!.token, { projectId: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
     const byName = await orgExport(callers.orgMemberInA!.token, { eventMetadata: 'secretKey=B_ONLY_SECRET_NAME' });
     expect(byName.body.auditLogs).toEqual([]);
     const allowed = await orgExport(callers.orgMemberInA!.token, { projectId: fx.projectId });
@@ -81,9 +84,12 @@ describe('GET /api/v1/organization/audit-logs', () => {
 });
 
 describe('GET /api/v1/workspace/{workspaceId}/audit-logs is unchanged', () => {
-  test('its own project for a member; another project 403; the no-access org role with a project role reads its project', async () => {
+  test('its own project for a member; another project 404, as an unknown one; the no-access org role with a project role reads its project', async () => {
     expect((await app.request('GET', `/api/v1/workspace/${fx.projectId}/audit-logs`, { token: callers.orgMemberInA!.token })).status).toBe(200);
-    expect((await app.request('GET', `/api/v1/workspace/${projectB}/audit-logs`, { token: callers.orgMemberInA!.token })).status).toBe(403);
+    expect((await app.request('GET', `/api/v1/workspace/${projectB}/audit-logs`, { token: callers.orgMemberInA!.token })).body).toMatchObject({
+      statusCode: 404,
+      code: 'ProjectNotFound',
+    });
     expect((await app.request('GET', `/api/v1/workspace/${fx.projectId}/audit-logs`, { token: callers.noAccessOrgAdminOfA!.token })).status).toBe(200);
   });
 });

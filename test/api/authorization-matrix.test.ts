@@ -85,7 +85,7 @@ describe.each(routes)('%s', (key) => {
     }
     expect(await snapshotDatabase(app.database), outcomes.map(({ persona, response }) => describeCall(method, persona, response)).join('\n')).toEqual(before);
     for (const { persona, response } of outcomes) {
-      const expected = persona in REJECTED_STATUS ? REJECTED_STATUS[persona as keyof typeof REJECTED_STATUS] : [403];
+      const expected = persona in REJECTED_STATUS ? REJECTED_STATUS[persona as keyof typeof REJECTED_STATUS] : entry!.notMember ? [404] : [403];
       expect(expected, describeCall(method, persona, response)).toContain(response.status);
       expect(response.body).toMatchObject({ statusCode: response.status, error: expect.any(String), reqId: expect.any(String) });
     }

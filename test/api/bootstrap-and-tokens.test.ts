@@ -56,7 +56,7 @@ describe('bootstrap', () => {
       body: { email: 'other@example.com', password: 'another password', organization: 'Other' },
     });
     expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ statusCode: 400, error: 'BootstrapError', message: 'This instance has already been set up' });
+    expect(response.body).toMatchObject({ statusCode: 400, error: 'BadRequest', code: 'BootstrapError', message: 'This instance has already been set up' });
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });
 });

@@ -20,7 +20,14 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const refused = (status: number, error: string) => ({ statusCode: status, error, message: expect.any(String), reqId: expect.any(String) });
+/** The error body of a refusal: `error` is Infisical's name for the status, `code` Coffer's specific one. */
+const refused = (status: number, code: string) => ({
+  statusCode: status,
+  error: status === 400 ? 'BadRequest' : 'ValidationFailure',
+  code,
+  message: expect.any(String),
+  reqId: expect.any(String),
+});
 
 /** Runs `heavy` with another client's small request alongside; both must be answered. */
 async function withProbe(heavy: () => Promise<ApiResponse>): Promise<ApiResponse> {

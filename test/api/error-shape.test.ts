@@ -5,7 +5,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { loggerOptions } from '../../src/logger.ts';
 import { secretsFixture } from '../support/secrets-fixture.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /** What Fastify and Node's HTTP parser reject themselves answers in the documented body too; logs carry no bind parameters. */
 let app: TestApp;
@@ -20,7 +20,8 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const documented = (statusCode: number, error: string) => ({ statusCode, error, message: expect.any(String), reqId: expect.stringMatching(/^req-/) });
+/** The error body: `error` Infisical's name for the kind of failure, `code` Coffer's specific one (the same when none is more specific). */
+const documented = (statusCode: number, error: string, code = error) => ({ statusCode, error, code, message: expect.any(String), reqId: expect.stringMatching(/^req-/) });
 
 /** A raw HTTP exchange on a real socket (inject() skips Node's parser). */
 function rawRequest(path: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
@@ -57,6 +58,82 @@ describe('rejections made before any route runs', () => {
   test('the same server still answers afterwards', async () => {
     const response = await rawRequest('/api/status', {});
     expect(response.status).toBe(200);
+  });
+});
+
+describe("a request that breaks a rule answers 400 `BadRequest`, as Infisical does, with Coffer's specific name in `code`", () => {
+  const project = () => ({ workspaceId: fixture.projectId, environment: 'dev' });
+  /** [what, the request that makes the rule apply (sent first, must succeed), the request refused, its code] */
+  const cases: [string, (() => [string, string, unknown?]) | null, () => [string, string, unknown?], string][] = [
+    [
+      'an environment slug taken',
+      null,
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/environments`, { name: 'Dev again', slug: 'dev' }],
+      'DuplicateEnvironmentSlug',
+    ],
+    [
+      'a tag slug taken',
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/tags`, { slug: 'taken-tag', color: '#00ff00' }],
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/tags`, { slug: 'taken-tag', color: '#00ff00' }],
+      'DuplicateTagSlug',
+    ],
+    [
+      'a role slug taken',
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/roles`, { slug: 'taken-role', name: 'Taken', permissions: [] }],
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/roles`, { slug: 'taken-role', name: 'Taken', permissions: [] }],
+      'DuplicateRoleSlug',
+    ],
+    [
+      'a secret that exists',
+      () => ['POST', '/api/v3/secrets/raw/TAKEN', { ...project(), secretValue: 'v' }],
+      () => ['POST', '/api/v3/secrets/raw/TAKEN', { ...project(), secretValue: 'v' }],
+      'SecretExists',
+    ],
+    [
+      'a personal secret from a machine identity',
+      null,
+      () => ['POST', '/api/v3/secrets/raw/MINE', { ...project(), secretValue: 'v', type: 'personal' }],
+      'PersonalSecretRequiresUser',
+    ],
+    ['a folder importing itself', null, () => ['POST', '/api/v1/secret-imports', { ...project(), path: '/', import: { environment: 'dev', path: '/' } }], 'SelfImport'],
+    [
+      'secret replication',
+      null,
+      () => ['POST', '/api/v1/secret-imports', { ...project(), path: '/', import: { environment: 'prod', path: '/' }, isReplication: true }],
+      'ReplicationNotSupported',
+    ],
+    [
+      'a role with a built-in slug',
+      null,
+      () => ['POST', `/api/v1/workspace/${fixture.projectId}/roles`, { slug: 'admin', name: 'Admin', permissions: [] }],
+      'ReservedRoleSlug',
+    ],
+    ['adding nobody to a project', null, () => ['POST', `/api/v2/workspace/${fixture.projectId}/memberships`, {}], 'NoUsers'],
+    [
+      'a second bootstrap',
+      null,
+      () => ['POST', '/api/v1/admin/bootstrap', { email: 'again@example.com', password: 'correct horse battery', organization: 'Again' }],
+      'BootstrapError',
+    ],
+  ];
+
+  test.each(cases)('%s: 400 BadRequest, its code, nothing changed', async (_what, setup, refused, code) => {
+    const send = ([method, url, body]: [string, string, unknown?]) => app.request(method, url, { token: fixture.token, body });
+    if (setup) expect((await send(setup())).status).toBe(200);
+    const before = await snapshotDatabase(app.database);
+    const response = await send(refused());
+    expect(response.status, JSON.stringify(response.body)).toBe(400);
+    expect(response.body).toEqual(documented(400, 'BadRequest', code));
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test("other statuses keep Infisical's names: 404 NotFound, 403 PermissionDenied, 422 ValidationFailure, each with a code", async () => {
+    const missing = await app.request('GET', '/api/v3/secrets/raw/NOPE', { token: fixture.token, query: { workspaceId: fixture.projectId, environment: 'dev' } });
+    expect(missing.body).toEqual(documented(404, 'NotFound'));
+    const invalid = await app.request('POST', '/api/v2/workspace', { token: fixture.token, body: { projectName: 42 } });
+    expect(invalid.body).toEqual({ ...documented(422, 'ValidationFailure'), details: expect.any(Array) });
+    const route = await app.request('GET', '/api/v1/no-such-route', { token: fixture.token });
+    expect(route.body).toEqual(documented(404, 'NotFound'));
   });
 });
 

@@ -36,7 +36,7 @@ type Answer = { statusCode: number; headers: Record<string, unknown>; body: stri
 function expectLockedOut(response: Answer, what: RegExp) {
   expect(response.statusCode).toBe(429);
   const body = JSON.parse(response.body);
-  expect(body).toEqual({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringMatching(what), reqId: expect.any(String) });
+  expect(body).toEqual({ statusCode: 429, error: 'RateLimitExceeded', code: 'RateLimitExceeded', message: expect.stringMatching(what), reqId: expect.any(String) });
   const retryAfter = Number(response.headers['retry-after']);
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(DEFAULT_LOGIN_LIMITS.maxLockoutMs / 1000);

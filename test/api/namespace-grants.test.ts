@@ -59,24 +59,24 @@ describe('the API', () => {
   });
 
   test.each([
-    ['a duplicate', () => ({ body: { namespace: 'team-a' } }), 409, 'GrantExists'],
+    ['a duplicate', () => ({ body: { namespace: 'team-a' } }), 409, 'Conflict', 'GrantExists'],
     ['no namespace', () => ({ body: {} }), 422, 'ValidationFailure'],
     ['an invalid namespace', () => ({ body: { namespace: 'Team_A' } }), 422, 'ValidationFailure'],
     ['a namespace over 63 characters', () => ({ body: { namespace: 'a'.repeat(64) } }), 422, 'ValidationFailure'],
     ['a namespace with a leading hyphen', () => ({ body: { namespace: '-team' } }), 422, 'ValidationFailure'],
     ['an invalid cluster', () => ({ body: { namespace: 'team-b', cluster: 'Prod EU' } }), 422, 'ValidationFailure'],
     ['a body that is not an object', () => ({ body: ['team-b'] }), 422, 'ValidationFailure'],
-    ['an unknown project id', () => ({ body: { namespace: 'team-b' }, url: url('00000000-0000-4000-8000-000000000000') }), 404, 'NotFound'],
-    ['an unknown slug', () => ({ body: { namespace: 'team-b' }, url: url('no-such-project') }), 404, 'NotFound'],
+    ['an unknown project id', () => ({ body: { namespace: 'team-b' }, url: url('00000000-0000-4000-8000-000000000000') }), 404, 'NotFound', 'ProjectNotFound'],
+    ['an unknown slug', () => ({ body: { namespace: 'team-b' }, url: url('no-such-project') }), 404, 'NotFound', 'ProjectNotFound'],
     ['a project member (not admin)', () => ({ body: { namespace: 'team-b' }, token: member.token }), 403, 'PermissionDenied'],
     ['a viewer', () => ({ body: { namespace: 'team-b' }, token: viewer.token }), 403, 'PermissionDenied'],
     ['no token', () => ({ body: { namespace: 'team-b' }, token: null }), 401, 'UnauthorizedError'],
-  ])('POST with %s: %i, nothing changed', async (_what, request, status, error) => {
+  ])('POST with %s: %i, nothing changed', async (_what, request, status, error, code = error) => {
     const before = await snapshotDatabase(app.database);
     const options = request() as { body: unknown; url?: string; token?: string | null };
     const response = await app.request('POST', options.url ?? url(), { token: options.token === undefined ? fx.token : options.token, body: options.body });
     expect(response.status).toBe(status);
-    expect(response.body).toMatchObject({ statusCode: status, error, message: expect.any(String), reqId: expect.any(String) });
+    expect(response.body).toMatchObject({ statusCode: status, error, code, message: expect.any(String), reqId: expect.any(String) });
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });
 
@@ -145,7 +145,7 @@ describe('claims (what the operator does with grants)', () => {
     const before = await snapshotDatabase(app.database);
     const error = await app.services.projectClaims.declare(operator, claimant, { slug: 'granted-project', name: 'Renamed!' }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AccessRefusedError);
-    expect((error as AccessRefusedError).error).toBe('GrantMissing');
+    expect((error as AccessRefusedError).code).toBe('GrantMissing');
     expect((error as Error).message).toContain('POST /api/v1/workspace/granted-project/namespace-grants {"cluster":"local","namespace":"shop"}');
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });
@@ -162,7 +162,7 @@ describe('claims (what the operator does with grants)', () => {
       { cluster: 'local', namespace: 'rival', name: 'web', uid: 'uid-2' },
       { slug: 'granted-project', name: 'Access' },
     );
-    await expect(rival).rejects.toMatchObject({ error: 'ProjectClaimed' });
+    await expect(rival).rejects.toMatchObject({ code: 'ProjectClaimed' });
     expect(await app.services.projectClaims.release(operator, claimant, true)).toBe('released');
     expect((await app.request('GET', `/api/v1/workspace/${fx.projectId}`, { token: fx.token })).status).toBe(200);
   });
@@ -194,10 +194,10 @@ describe('claims (what the operator does with grants)', () => {
     const granted = { projectId, slug: 'shared-by-cluster' };
     expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).toEqual(granted);
     expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).toEqual(granted);
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({ error: 'Forbidden' });
+    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({ code: 'Forbidden' });
     // a forged declaration (another uid, as a status written by hand would claim) reads nothing
     await expect(app.services.projectClaims.authorizeUse({ ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({
-      error: 'ProjectNotReady',
+      code: 'ProjectNotReady',
     });
     expect((await app.request('POST', url(projectId), { token: fx.token, body: { namespace: 'stranger-ns' } })).status).toBe(200);
     expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).toEqual(granted);
@@ -206,8 +206,8 @@ describe('claims (what the operator does with grants)', () => {
 
     const own = (await app.request('GET', url(projectId), { token: fx.token })).body.grants.find((grant: { namespace: string }) => grant.namespace === 'owner-ns');
     expect((await app.request('DELETE', `${url(projectId)}/${own.id}`, { token: fx.token })).status).toBe(200);
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({ error: 'GrantRevoked' });
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).rejects.toMatchObject({ error: 'Forbidden' });
-    await expect(app.services.projectClaims.declare(operator, owner, { slug: 'shared-by-cluster', name: 'Shared' })).rejects.toMatchObject({ error: 'GrantRevoked' });
+    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({ code: 'GrantRevoked' });
+    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).rejects.toMatchObject({ code: 'Forbidden' });
+    await expect(app.services.projectClaims.declare(operator, owner, { slug: 'shared-by-cluster', name: 'Shared' })).rejects.toMatchObject({ code: 'GrantRevoked' });
   });
 });

@@ -37,7 +37,7 @@ test('a SecretsProject declares a new project; its namespace may use it, another
   const use = (namespace: string, allowedNamespaces: string[] = []) =>
     call('POST', '/api/v1/operator/project-claims/authorize-use', { declaring: { ...claimant, allowedNamespaces }, using: { cluster: 'cluster-b', namespace } });
   expect((await use('shop')).body).toEqual({ projectId: declared.body.projectId, slug: 'remote-shop' });
-  expect((await use('shop-staging')).body).toMatchObject({ statusCode: 403, error: 'Forbidden' });
+  expect((await use('shop-staging')).body).toMatchObject({ statusCode: 403, error: 'ForbiddenError', code: 'Forbidden' });
   expect((await use('shop-staging', ['shop-staging'])).status).toBe(200);
 
   expect((await call('GET', '/api/v1/operator/project-claims', undefined, { cluster: 'cluster-b', slug: 'remote-shop' })).body).toEqual({ claimant });
@@ -55,7 +55,7 @@ test("another organization's operator naming the same cluster, namespace and nam
   const before = await snapshotDatabase(app.database, ['login_throttles']);
   const takeOver = await as(sibling)('POST', '/api/v1/operator/project-claims', { claimant: { ...theirs, uid: 'uid-theirs' }, slug: 'their-shop', name: 'Theirs' });
   expect(takeOver.status).toBe(403);
-  expect(takeOver.body).toMatchObject({ error: 'ProjectClaimed' });
+  expect(takeOver.body).toMatchObject({ error: 'ForbiddenError', code: 'ProjectClaimed' });
   const release = await as(sibling)('POST', '/api/v1/operator/project-claims/release', { claimant: theirs, deleteProject: true });
   expect(release.status).toBe(403);
   expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);

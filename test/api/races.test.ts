@@ -17,7 +17,13 @@ beforeAll(async () => {
 });
 afterAll(async () => app?.close());
 
-const errorShape = (status: number) => ({ statusCode: status, error: expect.any(String), message: expect.any(String), reqId: expect.any(String) });
+const errorShape = (status: number) => ({
+  statusCode: status,
+  error: expect.any(String),
+  code: expect.any(String),
+  message: expect.any(String),
+  reqId: expect.any(String),
+});
 
 function expectOnly(responses: ApiResponse[], allowed: number[]) {
   for (const response of responses) {
@@ -57,7 +63,7 @@ describe('batch creates sharing a key', () => {
     for (const response of responses.filter((candidate) => candidate.status !== 200)) {
       expect([409, 400]).toContain(response.status);
       expect(response.body).toEqual(errorShape(response.status));
-      if (response.status === 400) expect(response.body.error).toBe('SecretExists');
+      if (response.status === 400) expect(response.body).toMatchObject({ error: 'BadRequest', code: 'SecretExists' });
     }
     expect(await keysIn(`/${folder}`)).toEqual(['SHARED', `OWN_${winners[0]}`].sort());
     return { raced: responses.some((response) => response.status === 409) };

@@ -105,7 +105,7 @@ describe('rotation', () => {
     const before = await snapshotDatabase(app.database);
     const refused = await app.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'Old key' } });
     expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ statusCode: 503, error: 'RootKeyRotated', reqId: expect.any(String) });
+    expect(refused.body).toMatchObject({ statusCode: 503, error: 'ServiceUnavailable', code: 'RootKeyRotated', reqId: expect.any(String) });
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });
 });

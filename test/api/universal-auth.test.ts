@@ -145,7 +145,7 @@ describe('login', () => {
     for (const answer of answers) {
       const { reqId: _reqId, ...body } = answer.body;
       expect(answer.status).toBe(401);
-      expect(body).toEqual({ statusCode: 401, error: 'UnauthorizedError', message: 'Invalid credentials' });
+      expect(body).toEqual({ statusCode: 401, error: 'UnauthorizedError', code: 'UnauthorizedError', message: 'Invalid credentials' });
     }
     // nothing changed but the failures counted (login throttling)
     expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);

@@ -61,6 +61,7 @@ const READS = new Set([
   'secretReader.list',
   'secretReader.get',
   'secretReader.foldersRead',
+  'secretReader.readablePlaces',
   'userLogin.organizations',
   'imports.list',
   'imports.get',

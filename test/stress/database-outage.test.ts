@@ -163,7 +163,7 @@ test('survives repeated PostgreSQL outages under write load: 503 + Retry-After, 
   expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([200, 503]));
   for (const answer of answers.filter((candidate) => candidate.status === 503)) {
     expect(answer.retryAfter).toMatch(/^\d+$/);
-    expect(answer.body).toEqual({ statusCode: 503, error: 'ServiceUnavailable', message: expect.any(String), reqId: expect.any(String) });
+    expect(answer.body).toEqual({ statusCode: 503, error: 'ServiceUnavailable', code: 'ServiceUnavailable', message: expect.any(String), reqId: expect.any(String) });
   }
   for (const outage of outages) {
     expect(outage.unavailable.filter((answer) => answer.status === 503).length).toBeGreaterThan(0);

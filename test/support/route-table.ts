@@ -17,6 +17,8 @@ export interface RouteEntry {
   ownOrg?: boolean;
   /** Answers allowed callers with an endless event stream: only refusals are checked here. */
   streams?: boolean;
+  /** Acts on a project no role persona is a member of: the denied ones are told it does not exist (404, not 403). */
+  notMember?: boolean;
 }
 
 const ALL = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
@@ -251,10 +253,12 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v1/operator/project-claims': { allow: ALL, ownOrg: true, build: async () => ({ url: '/api/v1/operator/project-claims', body: claimBody() }) },
     'POST /api/v1/operator/project-claims/release': {
       allow: ORG_ADMIN,
+      notMember: true,
       build: async () => ({ url: '/api/v1/operator/project-claims/release', body: { claimant: (await declared()).claimant, deleteProject: false } }),
     },
     'POST /api/v1/operator/project-claims/authorize-use': {
       allow: ORG_ADMIN,
+      notMember: true,
       build: async () => {
         const { claimant } = await declared();
         return {

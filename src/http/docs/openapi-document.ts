@@ -41,9 +41,11 @@ const DESCRIPTION = `The secrets API of Coffer, wire-compatible with the Infisic
 organization and an admin machine identity, and answers its access token. Send it as \`Authorization: Bearer <token>\`.
 Machine identities get tokens from \`POST /api/v1/auth/universal-auth/login\`, \`/api/v1/auth/kubernetes-auth/login\` or \`/api/v1/auth/jwt-auth/login\`; users from \`POST /api/v1/auth/login\`.
 
-**Errors.** Every error answers \`{statusCode, message, error, reqId}\` (the \`ErrorResponse\` schema): 422 for invalid
+**Errors.** Every error answers \`{statusCode, message, error, code, reqId}\` (the \`ErrorResponse\` schema): 422 for invalid
 input (with \`details\`), 400 for malformed JSON and broken rules, 401 for a missing, revoked or expired token, 403 for
-a malformed token or a missing permission, 404 for anything that does not exist.
+a malformed token or a missing permission, 404 for anything that does not exist or that you may not see (a project you
+are not a member of answers as one that does not exist). \`error\` is the name Infisical answers (\`BadRequest\` for
+every 400, \`NotFound\` for every 404); \`code\` is Coffer's specific name (\`SecretExists\`, \`InvalidPath\` …).
 
 **Audit.** Every change is written to the audit log in the same transaction; the reads the reference audits are too.
 No secret value, client secret or token is ever logged or audited.`;

@@ -4,7 +4,7 @@ import { integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { NotFoundError } from '../../errors.ts';
-import { installationIdOf } from '../../installation/installation-service.ts';
+import { installationSeenBy } from '../../installation/installation-view.ts';
 import { listSecretsForOperator } from '../../operator/port/in-process.ts';
 import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
@@ -48,7 +48,7 @@ const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
 const CLAIMANT = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', uid: '0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24' };
 
 export function operatorRoutes(app: ZodApp, services: Services): void {
-  const { projectClaims, integrations, changes: changeFeed, db } = services;
+  const { projectClaims, integrations } = services;
   app.get(
     '/api/v1/operator/installation',
     {
@@ -56,18 +56,22 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'The installation behind this server',
-          description: `The installation (database) id, which the resources an operator manages carry, and the newest change-log revision: where an operator that lists now follows the change stream from. ${who}`,
-          permission: 'Any authenticated user or machine identity.',
+          description: `The installation (database) id, which the resources an operator manages carry, and the newest change-log revision among the projects the caller may read: where an operator that lists now follows the change stream from. The installation's own newest revision, which counts every project's and organization's writes, is never answered. ${who}`,
+          permission:
+            "A member or admin of the caller's organization (the `no-access` organization role is refused, 403), or a caller that may read the secrets of some project (any built-in project role but `no-access`).",
           effects: reads(),
         }),
         response: {
           200: z
-            .object({ installationId: z.string().describe('The installation id.'), revision: z.number().describe('The newest committed change-log revision.') })
+            .object({
+              installationId: z.string().describe('The installation id.'),
+              revision: z.number().describe('The newest committed change-log revision of the projects the caller may read (0 before any).'),
+            })
             .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42 }] }),
         },
       },
     },
-    async () => ({ installationId: await installationIdOf(db), revision: await changeFeed.latestRevision(db) }),
+    async (request) => installationSeenBy(services, request.actor),
   );
 
   app.post(
@@ -314,7 +318,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'What an Integration syncs',
-          description: `The shared secrets of an environment and path (below it with \`recursive\`), imports grouped in position order, references expanded, and every folder whose content reached the listing (its own, imported and referenced ones, by environment id): what the operator keeps a Secret of and which changes concern it. Only places the caller may read are listed or named: an import it may not read is left out with everything it imports (what a readable import imports in turn is part of that import). ${who}`,
+          description: `The shared secrets of an environment and path (below it with \`recursive\`), imports grouped in position order, references expanded, and every folder the listing read that the caller may read (its own, imported and referenced ones, by environment id): what the operator keeps a Secret of and which changes concern it. An import the caller may not read is left out with everything it imports; no folder it may not read is named. ${who}`,
           permission: projectPermission('read', 'secrets', 'path'),
           effects: reads('get-secrets'),
         }),
@@ -346,7 +350,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
               environmentId: z.string().describe("The source environment's id."),
               reads: z
                 .array(z.object({ environmentId: z.string(), path: z.string() }))
-                .describe('Every folder whose content reached the listing; only places the caller may read, and what those import.'),
+                .describe('Every folder the listing read where the caller may read secrets (never the name of one it may not read).'),
             })
             .meta({
               examples: [
@@ -366,7 +370,12 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
     },
     async (request) => {
       const { projectId, environment, secretPath, recursive, includeImports, fresh } = request.query;
-      const listing = await listSecretsForOperator(services, request.actor, { projectId, environment, path: secretPath, recursive, includeImports }, { fresh });
+      const listing = await listSecretsForOperator(
+        services,
+        request.actor,
+        { projectId, environment, path: secretPath, recursive, includeImports },
+        { fresh, answered: true },
+      );
       // a listing authenticated just before the caller's token was revoked may hold writes made after: not sent
       await services.auth.assertStillValid(request.actor);
       return listing;

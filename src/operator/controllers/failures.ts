@@ -13,8 +13,8 @@ export const REFUSED_RETRY_MS = 60_000;
 
 /** A refusal of the port's project claims as the operator reports it: its code is the condition's reason. */
 export function asNotReady(error: unknown): unknown {
-  if (!(error instanceof AppError && error.statusCode === 403 && ACCESS_REFUSALS.has(error.error))) return error;
-  return new NotReadyError(error.error, error.message, { afterMs: error.error === 'ProjectNotReady' ? 5_000 : REFUSED_RETRY_MS });
+  if (!(error instanceof AppError && error.statusCode === 403 && ACCESS_REFUSALS.has(error.code))) return error;
+  return new NotReadyError(error.code, error.message, { afterMs: error.code === 'ProjectNotReady' ? 5_000 : REFUSED_RETRY_MS });
 }
 
 /**

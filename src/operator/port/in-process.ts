@@ -173,8 +173,16 @@ function secretsPort(services: Services, actor: Actor): SecretsPort {
   };
 }
 
-/** A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and for an operator in another cluster through /api/v1/operator/secrets). */
-export async function listSecretsForOperator(services: Services, actor: Actor, source: SecretSource, options: { fresh?: boolean } = {}): Promise<SecretListing> {
+/**
+ * A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and, `answered`,
+ * for an operator in another cluster through /api/v1/operator/secrets: then only the folders the caller may read).
+ */
+export async function listSecretsForOperator(
+  services: Services,
+  actor: Actor,
+  source: SecretSource,
+  options: { fresh?: boolean; answered?: boolean } = {},
+): Promise<SecretListing> {
   const dependencies = new Set<string>();
   const listing = await services.secretReader.list(actor, {
     workspaceId: source.projectId,
@@ -188,8 +196,11 @@ export async function listSecretsForOperator(services: Services, actor: Actor, s
     fresh: options.fresh ?? false,
   });
   // the reader names each folder "<environment id>:<path>" whose content reached the listing (places the caller
-  // may read, and what those import), the listed environment's own first; a recursive listing may have read none
-  const reads = [...dependencies].map(toFolderRef);
+  // may read, and what those import), the listed environment's own first; an answer (to an operator in another
+  // cluster) names only those its caller may read (its stream shows no other's changes); a recursive listing may
+  // have read none
+  const places = options.answered ? await services.secretReader.readablePlaces(actor, source.projectId, dependencies) : [...dependencies];
+  const reads = places.map(toFolderRef);
   const environmentId = reads[0]?.environmentId ?? (await services.lookups.requireEnvironment(services.db, source.projectId, source.environment)).id;
   return {
     secrets: listing.secrets

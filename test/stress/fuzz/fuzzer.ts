@@ -11,7 +11,7 @@ import { arbitraryFor, hostile, type JsonSchema, type Resolve } from './json-sch
  * against the same answers.
  *
  * Every answer is checked: no 5xx, and every error in the documented body
- * `{statusCode, message, error, reqId}` (+ `details`).
+ * `{statusCode, message, error, code, reqId}` (+ `details`).
  */
 
 export interface FuzzRequest {
@@ -321,7 +321,7 @@ function learn(request: FuzzRequest, answer: FuzzAnswer, pools: Pools): void {
   }
 }
 
-const ERROR_KEYS = new Set(['statusCode', 'message', 'error', 'reqId', 'details']);
+const ERROR_KEYS = new Set(['statusCode', 'message', 'error', 'code', 'reqId', 'details']);
 
 /** Why an error answer is off the documented shape, or undefined when it is on it. */
 export function offShape(answer: FuzzAnswer): string | undefined {
@@ -335,7 +335,7 @@ export function offShape(answer: FuzzAnswer): string | undefined {
   const extra = Object.keys(body).filter((key) => !ERROR_KEYS.has(key));
   if (extra.length > 0) return `unexpected keys ${extra.join(',')}`;
   if (body.statusCode !== answer.status) return `statusCode ${body.statusCode} for HTTP ${answer.status}`;
-  if (typeof body.message !== 'string' || typeof body.error !== 'string') return 'message or error missing';
+  if (typeof body.message !== 'string' || typeof body.error !== 'string' || typeof body.code !== 'string') return 'message, error or code missing';
   if (typeof body.reqId !== 'string' || !body.reqId.startsWith('req-')) return 'reqId missing';
   return undefined;
 }
