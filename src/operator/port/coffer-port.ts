@@ -227,10 +227,4 @@ export interface SecretListing {
 export interface SecretsPort {
   /** GET /api/v3/secrets/raw with expandSecretReferences (audited as a get-secrets read by the operator). */
   list(source: SecretSource): Promise<SecretListing>;
-  /**
-   * How long a read may still miss a folder, environment or import that was
-   * created, renamed or deleted through another replica (Coffer keeps those
-   * rows briefly): a listing read sooner after such a change is read again.
-   */
-  readonly structureLagMs: number;
 }

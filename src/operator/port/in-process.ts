@@ -3,7 +3,6 @@ import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
-import { REPLICA_STALENESS_MS } from '../../caches/cache-policies.ts';
 import type { Services } from '../../services/container.ts';
 import type {
   Change,
@@ -168,7 +167,6 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
-    structureLagMs: REPLICA_STALENESS_MS,
     list: (source) => listSecretsForOperator(services, actor, source),
   };
 }
