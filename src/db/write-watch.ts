@@ -1,13 +1,4 @@
-import type {
-  KyselyPlugin,
-  OperationNode,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
-  QueryId,
-  QueryResult,
-  RootOperationNode,
-  UnknownRow,
-} from 'kysely';
+import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryId, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
 /** The tables an INSERT, UPDATE or DELETE built with the query builder writes (raw SQL is not seen). */
 export function writtenTables(node: RootOperationNode): string[] {
