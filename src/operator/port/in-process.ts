@@ -1,4 +1,5 @@
 import type { Actor } from '../../actor/actor.ts';
+import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
@@ -167,7 +168,8 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
-    list: (source) => listSecretsForOperator(services, actor, source),
+    // one listing is one request to the caches: the versions are read once, when it starts (caches/README.md)
+    list: (source) => runInCacheRequestScope({}, () => listSecretsForOperator(services, actor, source)),
   };
 }
 
