@@ -5,6 +5,10 @@ import tseslint from 'typescript-eslint';
  * Type-aware linting (`npm run lint`, part of `npm test`): typescript-eslint's
  * recommended type-checked rules over the sources, the tests and the benchmarks.
  */
+const BACKTRACKING_GLOB_LIBRARIES = ['picomatch', 'minimatch', 'micromatch', 'anymatch', 'globrex', 'glob-to-regexp'];
+const PATTERNS_MESSAGE =
+  'User-supplied patterns compile only in src/patterns/patterns.ts (RE2, linear time, bounded): use compilePathGlob, compileNameGlob or compileRegex.';
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test/clients/go-sdk/'] },
   js.configs.recommended,
@@ -20,6 +24,40 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
       // the input rules refuse NUL and other control characters by matching them
       'no-control-regex': 'off',
+    },
+  },
+  {
+    // One module compiles user-supplied patterns (src/patterns/, RE2, bounded): no other engine, nowhere else in src/
+    files: ['src/**/*.ts'],
+    ignores: ['src/patterns/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...BACKTRACKING_GLOB_LIBRARIES.map((name) => ({ name, message: PATTERNS_MESSAGE })),
+            { name: 're2js', allowTypeImports: true, message: PATTERNS_MESSAGE },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
+        { selector: "CallExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
+        {
+          // `text.match(value)` compiles `value` as a RegExp: only a regex literal or a CONSTANT_CASE regex may be passed
+          selector:
+            "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(match|matchAll|search)$/]:not([arguments.0.regex]):not([arguments.0.name=/^[A-Z][A-Z0-9_]*$/])",
+          message: PATTERNS_MESSAGE,
+        },
+      ],
+    },
+  },
+  {
+    // not even src/patterns/ uses a backtracking glob library
+    files: ['src/patterns/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: BACKTRACKING_GLOB_LIBRARIES.map((name) => ({ name, message: PATTERNS_MESSAGE })) }],
     },
   },
   {

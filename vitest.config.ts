@@ -12,7 +12,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     // stopping the control plane gracefully takes a few seconds
     teardownTimeout: 30_000,
-    reporters: ['default'],
+    // the timing report of every run: .vitest-results/timings.md (test/support/timing-reporter.ts)
+    reporters: ['default', './test/support/timing-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
       { extends: true, test: { name: 'pglite', include: apiTests, env: { COFFER_TEST_BACKEND: 'pglite' } } },

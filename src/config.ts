@@ -97,7 +97,13 @@ const settings = {
     env: 'COFFER_LOGIN_MAX_FAILURES',
     flag: 'login-max-failures',
     group: 'login',
-    help: 'failed logins per client id or email before a lockout (default 5)',
+    help: 'failed logins of one client id or email from one source address before that pair is locked out (default 5)',
+  },
+  loginCredentialMaxFailures: {
+    env: 'COFFER_LOGIN_CREDENTIAL_MAX_FAILURES',
+    flag: 'login-credential-max-failures',
+    group: 'login',
+    help: 'failed logins of one client id or email from all addresses before it is guarded: one failure then locks an address out of it (default 20)',
   },
   loginAddressMaxFailures: {
     env: 'COFFER_LOGIN_ADDRESS_MAX_FAILURES',
@@ -178,6 +184,7 @@ const configSchema = z
     credentialsSecret: kubernetesName.default('coffer-operator-credentials'),
     loginMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(5),
     loginAddressMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(30),
+    loginCredentialMaxFailures: z.coerce.number().int().min(1).max(1_000_000).default(20),
     loginFailureWindow: duration.prefault('15m'),
     loginLockout: duration.prefault('1m'),
     loginMaxLockout: duration.prefault('1h'),
@@ -189,17 +196,20 @@ const configSchema = z
     if (config.loginMaxLockout < config.loginLockout) {
       context.addIssue({ code: 'custom', path: ['loginMaxLockout'], message: 'must be at least COFFER_LOGIN_LOCKOUT' });
     }
-    if (!config.databaseUrl) return;
-    for (const name of ['encryptionKey', 'authSecret'] as const) {
-      if (!config[name]) {
-        context.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'is required when DATABASE_URL is set (only the embedded database generates one)',
-        });
-      }
-    }
   });
+
+/** What a command needs of the configuration beyond valid values. */
+export interface ConfigNeeds {
+  /** The root key and the token secret (given, or generated in the embedded database's directory). False for `coffer migrate`, which reads neither. */
+  keys?: boolean;
+}
+
+function missingKeys(config: Config): string[] {
+  if (!config.databaseUrl) return [];
+  return (['encryptionKey', 'authSecret'] as const)
+    .filter((name) => !config[name])
+    .map((name) => `${describeSetting(name)}: is required when DATABASE_URL is set (only the embedded database generates one)`);
+}
 
 export type Config = z.output<typeof configSchema>;
 export type ConfigInput = Partial<Record<SettingName, string | number | undefined>>;
@@ -212,13 +222,17 @@ function describeSetting(name: SettingName): string {
 }
 
 /** Validates raw settings; a failure names every bad setting. */
-export function parseConfig(input: ConfigInput): Config {
+export function parseConfig(input: ConfigInput, needs: ConfigNeeds = {}): Config {
   const result = configSchema.safeParse(input);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const name = issue.path[0] as SettingName | undefined;
-    return `${name ? describeSetting(name) : 'configuration'}: ${issue.message}`;
-  });
+  const problems = result.success
+    ? needs.keys === false
+      ? []
+      : missingKeys(result.data)
+    : result.error.issues.map((issue) => {
+        const name = issue.path[0] as SettingName | undefined;
+        return `${name ? describeSetting(name) : 'configuration'}: ${issue.message}`;
+      });
+  if (result.success && problems.length === 0) return result.data;
   throw new ConfigError(`invalid configuration:\n  ${problems.join('\n  ')}`);
 }
 
@@ -235,14 +249,14 @@ export function settingsIn(groups: readonly SettingGroup[]): SettingHelp[] {
 }
 
 /** Reads settings from the environment, overridden by parsed command-line flags. */
-export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env, needs: ConfigNeeds = {}): Config {
   const input: ConfigInput = {};
   for (const [name, { env: envName, flag }] of Object.entries(settings) as [SettingName, (typeof settings)[SettingName]][]) {
     const fromFlag = flags[flag];
     const value = typeof fromFlag === 'string' ? fromFlag : env[envName];
     if (value !== undefined && value !== '') input[name] = value;
   }
-  return parseConfig(input);
+  return parseConfig(input, needs);
 }
 
 /** The login throttle's limits from the configuration. */
@@ -250,6 +264,7 @@ export function loginLimits(config: Config) {
   return {
     maxFailures: config.loginMaxFailures,
     addressMaxFailures: config.loginAddressMaxFailures,
+    credentialMaxFailures: config.loginCredentialMaxFailures,
     windowMs: config.loginFailureWindow,
     lockoutMs: config.loginLockout,
     maxLockoutMs: config.loginMaxLockout,

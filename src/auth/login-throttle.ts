@@ -11,12 +11,17 @@ import type { UnitOfWork, WriteContext } from '../services/unit-of-work.ts';
 import { deleteIdleThrottles, deleteThrottle, findThrottles, lockThrottle, type ThrottleRow, updateThrottle } from './login-throttle-store.ts';
 
 export interface LoginThrottleLimits {
-  /** Failed logins per credential (client id, email) within the window before a lockout. */
+  /** Failed logins of one credential (client id, email) from one source address within the window before that pair is locked out. */
   maxFailures: number;
-  /** Failed logins per source address within the window before a lockout. */
+  /** Failed logins from one source address, whatever the credential, within the window before the address is locked out. */
   addressMaxFailures: number;
+  /**
+   * Failed logins of one credential from all addresses within the window before it is guarded: while it is, the
+   * first failure from an address locks that address out of it. Never refuses an address that has not failed.
+   */
+  credentialMaxFailures: number;
   windowMs: number;
-  /** The first lockout; each next one of the same key lasts twice as long. */
+  /** The first lockout (or guard); each next one of the same key lasts twice as long. */
   lockoutMs: number;
   maxLockoutMs: number;
 }
@@ -24,6 +29,7 @@ export interface LoginThrottleLimits {
 export const DEFAULT_LOGIN_LIMITS: LoginThrottleLimits = {
   maxFailures: 5,
   addressMaxFailures: 30,
+  credentialMaxFailures: 20,
   windowMs: 15 * 60_000,
   lockoutMs: 60_000,
   maxLockoutMs: 60 * 60_000,
@@ -43,12 +49,30 @@ export interface LoginAttempt {
   orgsOfCredential: (db: Executor) => Promise<string[]>;
 }
 
-interface Subject {
-  key: string;
-  scope: 'credential' | 'address';
-  limit: number;
-  /** How a refusal names it: "for this client id", "from this address". */
-  label: string;
+/** The three counts one attempt touches, by their row keys (digests: no email or client id in clear). */
+export interface ThrottleKeys {
+  /** The credential from every address: its guard, which never refuses an attempt. */
+  credential: string;
+  /** The credential from this address: locked out after its failures. */
+  pair: string;
+  /** This address, whatever the credential: locked out after its failures. */
+  address: string;
+}
+
+/** The keys of an attempt: emails compared lower-cased, addresses as `addressOf` counts them. */
+export function throttleKeys(kind: LoginAttempt['credentialKind'], credential: string, ip: string | null): ThrottleKeys {
+  const name = kind === 'email' ? credential.trim().toLowerCase() : credential.trim();
+  const address = ip ? addressOf(ip) : 'unknown';
+  return {
+    credential: `${kind}:${digest(name)}`,
+    pair: `pair:${digest(`${kind}:${name}\n${address}`)}`,
+    address: `address:${digest(address)}`,
+  };
+}
+
+/** How many failures lock a pair out: one while its credential is guarded, else the limit. */
+export function pairLimit(credential: ThrottleRow | undefined, now: Date, limits: LoginThrottleLimits): number {
+  return credential?.lockedUntil && credential.lockedUntil > now ? 1 : limits.maxFailures;
 }
 
 /** Throttle state after one more failure; `lockoutMs` is set when this failure starts a lockout. */
@@ -91,13 +115,19 @@ function digest(value: string): string {
 
 /**
  * Brute-force protection for the three logins (universal auth, user, invite
- * acceptance): failures are counted per credential and per source address in
- * the database, so every replica sees the same counts. A key that reaches its
- * limit within the window is locked out, each time twice as long as the last
- * (up to the maximum); while it is, every attempt is answered 429 with
- * Retry-After before any credential is checked, the right one too. A lockout
- * is audited (`login-lockout`) and logged. A successful login clears its
- * credential's count.
+ * acceptance) that a stranger cannot turn on the credential's owner (README,
+ * Login throttling). Failures are counted in the database, so every replica
+ * sees the same counts, under three keys:
+ * - the credential from one address (the pair): locked out after
+ *   `maxFailures`, each lockout twice as long as the last;
+ * - the address, whatever the credential: locked out after `addressMaxFailures`;
+ * - the credential from every address: after `credentialMaxFailures` it is
+ *   guarded for a while, during which one failure locks a pair out.
+ * A locked pair or address is answered 429 with Retry-After before any
+ * credential is checked, the right one too, so a refusal tells nothing. The
+ * credential itself is never locked: an address that has not been failing on
+ * it is always checked, so its owner logs in while someone else guesses.
+ * Lockouts and guards are audited and logged. A success clears its pair.
  */
 export class LoginThrottle {
   readonly #db: Kysely<DB>;
@@ -119,7 +149,7 @@ export class LoginThrottle {
    * lockout check: it throws UnauthorizedError for a wrong credential (what it
    * wrote and collected is rolled back and the failure counted) or returns what
    * the caller gets. So no attempt is decided on a count another one is changing, and
-   * none succeeds once a lockout has begun.
+   * none succeeds once its pair or address is locked out.
    */
   async attempt<T, P = undefined>(
     attempt: LoginAttempt,
@@ -127,23 +157,23 @@ export class LoginThrottle {
     login: (tx: WriteContext, prepared: P) => Promise<T>,
     prepare?: () => Promise<P>,
   ): Promise<T> {
-    const subjects = this.#subjects(attempt, origin);
-    const keys = subjects.map((subject) => subject.key);
+    const keys = throttleKeys(attempt.credentialKind, attempt.credential, origin.ip);
+    const label = attempt.credentialKind === 'email' ? 'for this email' : 'for this client id';
     // refused early, without a transaction, while a lockout runs
-    this.#assertNotLocked(subjects, await findThrottles(this.#db, keys));
+    this.#assertNotLocked(keys, label, await findThrottles(this.#db, [keys.pair, keys.address]));
     const prepared = (prepare ? await prepare() : undefined) as P;
     const outcome = await this.#unitOfWork.write(origin, async (tx) => {
       tx.authorizedBy('a login: the credential it presents is checked here');
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${subjects[0]!.key}, 0))`.execute(tx.db);
-      const rows = await findThrottles(tx.db, keys);
-      this.#assertNotLocked(subjects, rows);
+      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${keys.credential}, 0))`.execute(tx.db);
+      const rows = await findThrottles(tx.db, [keys.pair, keys.address]);
+      this.#assertNotLocked(keys, label, rows);
       try {
         const value = await tx.savepoint(() => login(tx, prepared));
-        if (rows.some((row) => row.key === subjects[0]!.key)) await deleteThrottle(tx.db, subjects[0]!.key);
+        if (rows.some((row) => row.key === keys.pair)) await deleteThrottle(tx.db, keys.pair);
         return { ok: true as const, value };
       } catch (error) {
         if (!(error instanceof UnauthorizedError)) throw error;
-        await this.#recordFailure(tx, attempt, origin, subjects);
+        await this.#recordFailure(tx, attempt, origin, keys);
         return { ok: false as const, failure: error };
       }
     });
@@ -165,51 +195,68 @@ export class LoginThrottle {
     return () => clearInterval(timer);
   }
 
-  #subjects(attempt: LoginAttempt, origin: RequestOrigin): Subject[] {
-    const credential = attempt.credentialKind === 'email' ? attempt.credential.trim().toLowerCase() : attempt.credential.trim();
-    const label = attempt.credentialKind === 'email' ? 'for this email' : 'for this client id';
-    const subjects: Subject[] = [{ key: `${attempt.credentialKind}:${digest(credential)}`, scope: 'credential', limit: this.#limits.maxFailures, label }];
-    if (origin.ip) {
-      subjects.push({ key: `address:${digest(addressOf(origin.ip))}`, scope: 'address', limit: this.#limits.addressMaxFailures, label: 'from this address' });
-    }
-    return subjects;
-  }
-
-  #assertNotLocked(subjects: Subject[], rows: ThrottleRow[]): void {
+  #assertNotLocked(keys: ThrottleKeys, label: string, rows: ThrottleRow[]): void {
     const now = Date.now();
-    for (const subject of subjects) {
-      const lockedUntil = rows.find((row) => row.key === subject.key)?.lockedUntil?.getTime() ?? 0;
+    const refusals = [
+      { key: keys.pair, reason: `${label} from this address` },
+      { key: keys.address, reason: 'from this address' },
+    ];
+    for (const { key, reason } of refusals) {
+      const lockedUntil = rows.find((row) => row.key === key)?.lockedUntil?.getTime() ?? 0;
       if (lockedUntil <= now) continue;
       const seconds = Math.max(1, Math.ceil((lockedUntil - now) / 1000));
-      throw new TooManyRequestsError(`Too many failed logins ${subject.label}; try again in ${seconds} seconds`, seconds);
+      throw new TooManyRequestsError(`Too many failed logins ${reason}; try again in ${seconds} seconds`, seconds);
     }
   }
 
-  /** Counts the failure for each key, credential first (one lock order everywhere), with the lockouts' audit rows. */
-  async #recordFailure(tx: WriteContext, attempt: LoginAttempt, origin: RequestOrigin, subjects: Subject[]): Promise<void> {
+  /**
+   * Counts the failure under each key, in one lock order everywhere (credential, pair, address): the
+   * credential first, since whether it is guarded sets the pair's limit. Collects the audit rows.
+   */
+  async #recordFailure(tx: WriteContext, attempt: LoginAttempt, origin: RequestOrigin, keys: ThrottleKeys): Promise<void> {
     const now = new Date();
-    for (const subject of subjects) {
-      const { row, lockoutMs } = afterFailure(await lockThrottle(tx.db, subject.key, now), now, subject.limit, this.#limits);
-      await updateThrottle(tx.db, row);
-      if (lockoutMs !== undefined) await this.#recordLockout(tx, attempt, origin, subject, row, lockoutMs);
+    const address = origin.ip ? addressOf(origin.ip) : null;
+    const credential = afterFailure(await lockThrottle(tx.db, keys.credential, now), now, this.#limits.credentialMaxFailures, this.#limits);
+    await updateThrottle(tx.db, credential.row);
+    if (credential.lockoutMs !== undefined) {
+      await this.#audit(tx, attempt, origin, 'login-guard', { scope: 'credential', failures: this.#limits.credentialMaxFailures }, credential);
+    }
+    const limit = pairLimit(credential.row, now, this.#limits);
+    const pair = afterFailure(await lockThrottle(tx.db, keys.pair, now), now, limit, this.#limits);
+    await updateThrottle(tx.db, pair.row);
+    if (pair.lockoutMs !== undefined) await this.#audit(tx, attempt, origin, 'login-lockout', { scope: 'credential-address', address, failures: limit }, pair);
+    const addressLimit = this.#limits.addressMaxFailures;
+    const addressCount = afterFailure(await lockThrottle(tx.db, keys.address, now), now, addressLimit, this.#limits);
+    await updateThrottle(tx.db, addressCount.row);
+    if (addressCount.lockoutMs !== undefined) {
+      await this.#audit(tx, attempt, origin, 'login-lockout', { scope: 'address', address, failures: addressLimit }, addressCount);
     }
   }
 
-  async #recordLockout(tx: WriteContext, attempt: LoginAttempt, origin: RequestOrigin, subject: Subject, row: ThrottleRow, lockoutMs: number): Promise<void> {
+  /**
+   * A lockout or guard that began: logged, and audited in the credential's organizations (or in every
+   * one, for an address or an unknown credential). The entry says when it ends; nothing is written then.
+   */
+  async #audit(
+    tx: WriteContext,
+    attempt: LoginAttempt,
+    origin: RequestOrigin,
+    type: 'login-lockout' | 'login-guard',
+    what: { scope: 'credential' | 'credential-address' | 'address'; address?: string | null; failures: number },
+    { row, lockoutMs }: { row: ThrottleRow; lockoutMs?: number },
+  ): Promise<void> {
     const metadata = {
       method: attempt.method,
-      scope: subject.scope,
-      ...(subject.scope === 'credential' ? { [attempt.credentialKind]: attempt.credential } : { address: origin.ip ? addressOf(origin.ip) : null }),
-      failures: subject.limit,
+      ...what,
+      ...(what.scope === 'address' ? {} : { [attempt.credentialKind]: attempt.credential }),
       lockouts: row.lockouts,
-      lockoutSeconds: lockoutMs / 1000,
+      lockoutSeconds: lockoutMs! / 1000,
       lockedUntil: row.lockedUntil!.toISOString(),
     };
-    this.#logger?.warn({ ...metadata, ip: origin.ip }, 'login lockout');
-    // A known credential's lockout belongs to its organizations; an address or an unknown credential concerns every one.
-    const known = subject.scope === 'credential' ? await attempt.orgsOfCredential(tx.db) : [];
+    this.#logger?.warn({ ...metadata, ip: origin.ip }, type === 'login-guard' ? 'login guard' : 'login lockout');
+    const known = what.scope === 'address' ? [] : await attempt.orgsOfCredential(tx.db);
     const orgIds = known.length > 0 ? known : await listOrganizationIds(tx.db);
     // the unit's caller is the unauthenticated origin: the entries' actor type is unknownUser
-    for (const orgId of orgIds) tx.audit({ orgId, type: 'login-lockout', metadata });
+    for (const orgId of orgIds) tx.audit({ orgId, type, metadata });
   }
 }

@@ -5,6 +5,7 @@ import type { CommandSpec } from './command.ts';
 import { migrateCommand } from './migrate-command.ts';
 import { operatorCommand } from './operator-command.ts';
 import { serveCommand } from './serve-command.ts';
+import { uninstallCommand } from './uninstall-command.ts';
 import { waitCommand } from './wait-command.ts';
 
 const versionCommand: CommandSpec = {
@@ -30,4 +31,4 @@ const rotateKey: CommandSpec = {
 };
 
 /** Every `coffer` command, in the order `coffer help` lists them. A new command is one more entry. */
-export const commands: CommandSpec[] = [serveCommand, operatorCommand, migrateCommand, bootstrapCommand, waitCommand, rotateKey, versionCommand];
+export const commands: CommandSpec[] = [serveCommand, operatorCommand, migrateCommand, bootstrapCommand, waitCommand, rotateKey, uninstallCommand, versionCommand];

@@ -11,11 +11,11 @@ export const migrateCommand: CommandSpec = {
   description:
     'Applies the database migrations this release ships that the database has not applied yet, each in its own transaction, ' +
     'and exits. `coffer serve` does the same when it starts; run this before rolling out several replicas, or to check a database. ' +
-    'Progress is logged to stderr.',
+    'It needs only the database (DATABASE_URL, or the embedded data directory): no root key or token secret. Progress is logged to stderr.',
   settings: ['storage', 'logging'],
   examples: ['DATABASE_URL=postgresql://coffer:…@db:5432/coffer coffer migrate'],
   async run(flags) {
-    const config = loadConfig(flags);
+    const config = loadConfig(flags, process.env, { keys: false });
     const logger = createLogger(config, 2);
     try {
       const database = await withDatabaseExplained(config, () => openMigratedDatabase(config, logger, 'migrate'));

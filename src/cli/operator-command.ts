@@ -13,6 +13,7 @@ import { createLogger } from '../runtime.ts';
 import { VERSION } from '../version.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
+import { loadKubeConfig } from './kube-config.ts';
 import { explainListenError } from './startup-errors.ts';
 
 export const operatorCommand: CommandSpec = {
@@ -39,9 +40,7 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
   if (!config.server) throw new CliError('COFFER_SERVER (--server) is required: the URL of the Coffer server to sync from', EXIT.configuration);
   const logger = createLogger(config);
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  if (!kubeConfig.getCurrentCluster()) throw new CliError('no Kubernetes configuration found (run it in a cluster, or set KUBECONFIG)', EXIT.configuration);
+  const { kubeConfig, source } = loadKubeConfig();
   const server = new ServerConnection({
     url: config.server,
     caFile: config.serverCaFile,
@@ -50,7 +49,7 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
     clientKeyFile: config.serverClientKeyFile,
     userAgent: `k8-operator/${VERSION} (cluster ${config.clusterName})`,
   });
-  const tokens = new TokenKeeper(server, () => readCredentials(kubeConfig, config));
+  const tokens = new TokenKeeper(server, () => readCredentials(kubeConfig, source, config));
   const registry = new Registry();
   const operator = new Operator(
     {
@@ -103,8 +102,18 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
 }
 
 /** The machine identity's credentials, read from the Secret at each login (a rotated secret applies at the next one). */
-async function readCredentials(kubeConfig: KubeConfig, config: Config): Promise<UniversalAuthCredentials> {
-  const secret = await kubeConfig.makeApiClient(CoreV1Api).readNamespacedSecret({ namespace: config.operatorNamespace, name: config.credentialsSecret });
+async function readCredentials(kubeConfig: KubeConfig, source: string, config: Config): Promise<UniversalAuthCredentials> {
+  const secret = await kubeConfig
+    .makeApiClient(CoreV1Api)
+    .readNamespacedSecret({ namespace: config.operatorNamespace, name: config.credentialsSecret })
+    .catch((error: unknown) => {
+      const status = (error as { code?: number }).code;
+      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+      const reason = status ? `the apiserver answered ${status}` : error instanceof Error ? `${error.message}${cause}` : String(error);
+      throw new Error(
+        `cannot read Secret ${config.operatorNamespace}/${config.credentialsSecret} from the Kubernetes API at ${kubeConfig.getCurrentCluster()?.server} with ${source}: ${reason}`,
+      );
+    });
   const field = (key: string) => {
     const value = secret.data?.[key];
     if (!value) throw new Error(`Secret ${config.operatorNamespace}/${config.credentialsSecret} has no '${key}'`);

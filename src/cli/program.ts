@@ -47,6 +47,11 @@ function describeFailure(error: unknown): { message: string; exitCode: ExitCode 
   return { message: error instanceof Error ? error.message : String(error), exitCode: EXIT.failed };
 }
 
+/** `coffer` has no secrets commands: the clients people already use work against it. */
+const CLIENTS_NOTE =
+  "To read and write secrets, use Infisical's CLI (infisical secrets --domain http://<coffer>/api), SDKs or operator, or ESO, against this server " +
+  '(README "Infisical clients"), or its API (/api/docs).';
+
 function buildProgram(commands: CommandSpec[], output: CliOutput, onCommand: (name: string) => void): Command {
   const program = new Command('coffer')
     .description('Coffer: a Kubernetes-native secrets manager (Infisical-compatible API and operator).')
@@ -58,10 +63,10 @@ function buildProgram(commands: CommandSpec[], output: CliOutput, onCommand: (na
     .configureOutput(outputFor('coffer', output))
     .configureHelp({ subcommandTerm: (command) => command.name() })
     .showSuggestionAfterError(true)
-    .showHelpAfterError("Run 'coffer help' for the commands.")
+    .showHelpAfterError(`Run 'coffer help' for the commands. ${CLIENTS_NOTE}`)
     .addHelpText(
       'after',
-      `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network, 70 data directory lost (README "Exit codes").`,
+      `\nRun 'coffer help <command>' (or 'coffer <command> --help') for a command's flags and settings.\n${CLIENTS_NOTE}\nExit codes: 0 ok, 1 failed, 2 usage, 3 configuration, 4 database, 5 network, 70 data directory lost (README "Exit codes").`,
     );
   for (const spec of commands) program.addCommand(buildCommand(program, spec, output, onCommand));
   return program;

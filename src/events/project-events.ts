@@ -1,9 +1,9 @@
-import picomatch from 'picomatch';
 import type { Actor } from '../actor/actor.ts';
 import type { ChangeKind, ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.ts';
 import { AppError, RateLimitError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { compilePathGlob } from '../patterns/patterns.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { SecretReader } from '../secrets/secret-reader.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -200,7 +200,7 @@ class EventFilter {
       return {
         event: registration.event,
         environment: registration.conditions?.environmentSlug,
-        matchesPath: glob === undefined ? () => true : picomatch(glob, { dot: true }),
+        matchesPath: glob === undefined ? () => true : compilePathGlob(glob).matches,
       };
     });
     this.#secretEvent = SECRET_EVENTS.find((name) => registrations.some((registration) => registration.event === name));
@@ -275,14 +275,14 @@ class EventFilter {
 /** "/app/**" is /app and below; "/app" only /app; any other glob, everything below its static start. */
 function scopeOf(environment: string, secretPath: string): SubscribedScope {
   const glob = normalizeGlob(secretPath);
-  const scan = picomatch.scan(glob);
-  if (!scan.isGlob) return { environment, path: glob, recursive: false };
-  return { environment, path: normalizeSecretPath(scan.base || '/'), recursive: true };
+  const compiled = compilePathGlob(glob);
+  if (!compiled.isGlob) return { environment, path: glob, recursive: false };
+  return { environment, path: normalizeSecretPath(compiled.base || '/'), recursive: true };
 }
 
 /** "/app/**" stays a glob; a plain path is normalised as secret paths are. */
 function normalizeGlob(path: string): string {
-  if (picomatch.scan(path).isGlob) return path.startsWith('/') ? path : `/${path}`;
+  if (compilePathGlob(path).isGlob) return path.startsWith('/') || path.startsWith('!') ? path : `/${path}`;
   return normalizeSecretPath(path);
 }
 

@@ -72,7 +72,7 @@ export type TargetKind = 'Secret' | 'ConfigMap';
 
 /** Which keys of a source go on, and under which names (names only; values never matter here). */
 export interface KeySelection {
-  /** Glob patterns (picomatch, case-sensitive): a key must match one of them. All keys when unset. */
+  /** Glob patterns (patterns/name-glob.ts, case-sensitive): a key must match one of them. All keys when unset. */
   include?: string[];
   /** Glob patterns: a key matching one of them is left out (after include). */
   exclude?: string[];

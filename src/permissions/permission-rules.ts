@@ -1,5 +1,5 @@
 import { buildMongoQueryMatcher, createMongoAbility, type MongoAbility, subject as withSubject } from '@casl/ability';
-import picomatch from 'picomatch';
+import { compilePathGlob, type Matcher, PatternError } from '../patterns/patterns.ts';
 
 /** Who holds a project membership. */
 export type MemberKind = 'user' | 'identity';
@@ -44,7 +44,9 @@ export interface PermissionRule {
   inverted?: boolean;
 }
 
-// `secretPath: {$glob: "/app/**"}`, as in the reference's permission rules.
+// `secretPath: {$glob: "/app/**"}`, as in the reference's permission rules, on the one pattern compiler
+// (RE2, bounded): compiled once per rule condition, kept with it.
+const compiledGlobs = new WeakMap<object, Matcher>();
 const $glob = {
   type: 'field',
   validate(_instruction: unknown, value: unknown) {
@@ -53,14 +55,64 @@ const $glob = {
 };
 const glob = (node: { field: string; value: string }, object: unknown, context: { get: (object: unknown, field: string) => unknown }) => {
   const value = context.get(object, node.field);
-  return typeof value === 'string' && picomatch.isMatch(value, node.value, { strictSlashes: false });
+  let matcher = compiledGlobs.get(node);
+  if (!matcher) {
+    matcher = compilePathGlob(node.value);
+    compiledGlobs.set(node, matcher);
+  }
+  return typeof value === 'string' && matcher.matches(value);
 };
-const conditionsMatcher = buildMongoQueryMatcher({ $glob } as never, { glob } as never);
+// `$regex` would compile a stored condition with JavaScript's backtracking RegExp: no rule may use it (the input schema has no way to send one)
+const $regex = {
+  type: 'field',
+  validate() {
+    throw new PatternError('$regex conditions are not supported');
+  },
+};
+const conditionsMatcher = buildMongoQueryMatcher({ $glob, $regex } as never, { glob } as never);
 
 export type Ability = MongoAbility;
 
-export function buildAbility(rules: PermissionRule[]): Ability {
-  return createMongoAbility(rules as never, { conditionsMatcher });
+/** A stored rule whose pattern no longer compiles (written before the bounds): which rule, never the pattern. */
+export type UnusableRuleReport = (rule: { subject: string; inverted: boolean; field: string; reason: string }) => void;
+
+export function buildAbility(rules: PermissionRule[], onUnusable?: UnusableRuleReport): Ability {
+  return createMongoAbility(usableRules(rules, onUnusable) as never, { conditionsMatcher });
+}
+
+/**
+ * Rules stored before the pattern bounds may hold a glob that no longer
+ * compiles. Such a rule fails closed: one that grants is left out (it matches
+ * nothing), one that forbids applies whatever the value of that field.
+ */
+function usableRules(rules: PermissionRule[], onUnusable?: UnusableRuleReport): PermissionRule[] {
+  return rules.flatMap((rule) => {
+    if (!rule.conditions) return [rule];
+    let conditions: Record<string, unknown> = rule.conditions;
+    for (const [field, condition] of Object.entries(rule.conditions)) {
+      const reason = unusableReason(condition);
+      if (reason === undefined) continue;
+      onUnusable?.({ subject: rule.subject, inverted: rule.inverted === true, field, reason });
+      if (!rule.inverted) return [];
+      conditions = Object.fromEntries(Object.entries(conditions).filter(([name]) => name !== field));
+    }
+    if (conditions === rule.conditions) return [rule];
+    const { conditions: _dropped, ...unconditional } = rule;
+    return [Object.keys(conditions).length > 0 ? { ...unconditional, conditions } : unconditional];
+  });
+}
+
+function unusableReason(condition: unknown): string | undefined {
+  if (typeof condition !== 'object' || condition === null) return undefined;
+  if ('$regex' in condition) return '$regex conditions are not supported';
+  if (!('$glob' in condition) || typeof condition.$glob !== 'string') return undefined;
+  try {
+    compilePathGlob(condition.$glob);
+    return undefined;
+  } catch (error) {
+    if (error instanceof PatternError) return error.message;
+    throw error;
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { asPathGlob, PATH_GLOB_RULES } from '../patterns/pattern-schema.ts';
 import { PATH_MAX, required } from '../validation/input.ts';
 import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS } from './permission-rules.ts';
 
@@ -10,7 +11,7 @@ const conditionValue = z.union([
   z.strictObject({ $eq: conditionText().describe('Exactly this value.') }),
   z.strictObject({ $ne: conditionText().describe('Anything but this value.') }),
   z.strictObject({ $in: z.array(conditionText()).min(1).describe('One of these values.') }),
-  z.strictObject({ $glob: conditionText().describe('A glob such as `/app/**` (for `secretPath`).') }),
+  z.strictObject({ $glob: asPathGlob(conditionText()).describe(`A glob such as \`/app/**\` (for \`secretPath\`). ${PATH_GLOB_RULES}`) }),
 ]);
 
 const actionSchema = z.enum(ACTIONS);

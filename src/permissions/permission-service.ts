@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
@@ -17,6 +18,7 @@ import {
   type PermissionConditions,
   type PermissionRule,
   type ProjectSubject,
+  type UnusableRuleReport,
 } from './permission-rules.ts';
 import { findMembershipId, rulesOfMembership } from './permission-store.ts';
 import { isAtLeastAsPrivileged } from './privilege-compare.ts';
@@ -29,8 +31,8 @@ export class PermissionSet {
   /** When a temporary grant starts or ends (ms since epoch): the set is not right after it. */
   readonly validUntil: number;
 
-  constructor(rules: PermissionRule[], validUntil = Infinity) {
-    this.ability = buildAbility(rules);
+  constructor(rules: PermissionRule[], validUntil = Infinity, onUnusable?: UnusableRuleReport) {
+    this.ability = buildAbility(rules, onUnusable);
     this.validUntil = validUntil;
   }
 
@@ -81,10 +83,13 @@ export class PermissionService {
   readonly #db: Kysely<DB>;
   readonly #cache: VersionedCache<PermissionSet | null> | undefined;
   readonly #versions: CacheVersions | undefined;
+  readonly #reportUnusable: UnusableRuleReport;
 
-  constructor(db: Kysely<DB>, versions?: CacheVersions) {
+  /** `logger` hears of stored rules whose pattern no longer compiles (which rule and why, never the pattern). */
+  constructor(db: Kysely<DB>, versions?: CacheVersions, logger?: Pick<Logger, 'warn'>) {
     this.#db = db;
     this.#versions = versions;
+    this.#reportUnusable = (rule) => logger?.warn(rule, 'a stored permission rule has a pattern that no longer compiles: it grants nothing, or forbids at every path');
     this.#cache = versions && new VersionedCache(versions, 'permissions');
   }
 
@@ -111,7 +116,7 @@ export class PermissionService {
     const membershipId = await findMembershipId(db, actor.kind, actor.id, projectId);
     if (!membershipId) return { value: null };
     const { rules, changesAt } = await rulesOfMembership(db, actor.kind, membershipId, new Date());
-    return { value: new PermissionSet(rules, changesAt), expiresAt: changesAt };
+    return { value: new PermissionSet(rules, changesAt, this.#reportUnusable), expiresAt: changesAt };
   }
 
   /** The check passes or throws 403; answers the actor's permissions in the project for further checks. */

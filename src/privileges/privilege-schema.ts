@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { IdentityAdditionalPrivilege } from '../db/schema.ts';
 import { ACTIONS, type PermissionRule } from '../permissions/permission-rules.ts';
+import { asPathGlob, PATH_GLOB_RULES } from '../patterns/pattern-schema.ts';
 import { permissionRuleSchema, permissionRulesInputSchema } from '../permissions/permission-schema.ts';
 import { temporaryAccessFields, temporaryAccessResponse, temporaryAccessResponseSchema } from '../permissions/temporary-access.ts';
 import { id, PATH_MAX, required, slug } from '../validation/input.ts';
@@ -16,7 +17,7 @@ const privilegePermissionSchema = z
       .object({
         environment: required().describe('The environment slug.'),
         secretPath: z
-          .object({ $glob: required(PATH_MAX).describe('A glob such as `/app/**`.') })
+          .object({ $glob: asPathGlob(required(PATH_MAX)).describe(`A glob such as \`/app/**\`. ${PATH_GLOB_RULES}`) })
           .optional()
           .describe('The secret paths (default: all).'),
       })

@@ -66,7 +66,7 @@ export interface ServiceOptions {
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
   const { db } = database;
   const cacheVersions = CacheVersions.of(database);
-  const permissions = new PermissionService(db, cacheVersions);
+  const permissions = new PermissionService(db, cacheVersions, options.logger);
   const audit = new AuditService(options.auditRetentionDays, db);
   const changes = new ChangeFeed();
   const lookups = new Lookups(cacheVersions);

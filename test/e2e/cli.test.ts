@@ -13,6 +13,7 @@ import { VERSION } from '../../src/version.ts';
 import { COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { README_PATH } from '../support/readme.ts';
 import { freePort } from '../support/free-port.ts';
+import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
 
 /**
  * The `coffer` command line as a user meets it: help, version, and every
@@ -72,6 +73,28 @@ describe('help and version', () => {
   });
 });
 
+describe('an older Node.js', () => {
+  // the machine's own node (the README's prerequisite is Node.js 20 with npm); npm scripts use the project's Node.js 24
+  const systemNode = process.env.COFFER_SYSTEM_NODE ?? '/usr/bin/node';
+
+  test('`node bin/coffer.js` on a Node.js before 22.12 says so in one line and exits 1; a newer one runs', async () => {
+    const answer = await new Promise<Run & { version: string }>((resolve) => {
+      execFile(systemNode, ['-e', 'process.stdout.write(process.version)'], (_error, version) => {
+        execFile(systemNode, [COFFER_BIN, '--version'], { env: { ...process.env, COFFER_OPERATOR: 'false' } }, (error, stdout, stderr) => {
+          resolve({ version, code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout, stderr });
+        });
+      });
+    });
+    const [major = 0, minor = 0] = answer.version.slice(1).split('.').map(Number);
+    if (major < 22 || (major === 22 && minor < 12)) {
+      expect(answer.code).toBe(1);
+      expect(answer.stderr.trim().split('\n')).toEqual([expect.stringContaining(`coffer needs Node.js 22.12 or newer, and this is ${answer.version}`)]);
+    } else {
+      expect(answer).toMatchObject({ code: 0, stdout: expect.stringContaining(VERSION) });
+    }
+  });
+});
+
 describe('usage errors exit 2 with the message and how to get help', () => {
   test('no command', async () => {
     const run = await coffer([]);
@@ -83,6 +106,7 @@ describe('usage errors exit 2 with the message and how to get help', () => {
     const run = await coffer(['sevre']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("coffer: unknown command 'sevre'");
+    expect((await coffer(['secrets'])).stderr).toContain("To read and write secrets, use Infisical's CLI (infisical secrets --domain http://<coffer>/api)");
     expect(run.stderr).toContain('Did you mean serve?');
     expect(run.stderr).toContain("Run 'coffer help' for the commands.");
   });
@@ -144,6 +168,19 @@ describe('configuration errors exit 3 naming the setting', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('coffer serve: invalid configuration:');
     expect(run.stderr).toContain(message);
+  });
+
+  test('coffer operator and coffer uninstall without a Kubernetes configuration say so instead of blaming Coffer', async () => {
+    const home = join(scratch, 'no-kube-home');
+    mkdirSync(home, { recursive: true });
+    for (const command of [['operator', '--server', 'https://coffer.example.com'], ['uninstall']]) {
+      const none = await coffer(command, { HOME: home, KUBECONFIG: '', KUBERNETES_SERVICE_HOST: '' });
+      expect(none.code).toBe(3);
+      expect(none.stderr).toContain(`coffer ${command[0]}: no Kubernetes configuration found: set KUBECONFIG, create ~/.kube/config, or run it in a cluster`);
+      const missing = await coffer(command, { KUBECONFIG: join(scratch, 'no-such-kubeconfig') });
+      expect(missing.code).toBe(3);
+      expect(missing.stderr).toContain(`KUBECONFIG names ${join(scratch, 'no-such-kubeconfig')}, which does not exist`);
+    }
   });
 
   test('a flag is checked like its variable', async () => {
@@ -212,6 +249,22 @@ describe('database errors exit 4 naming the database (password masked) and DATAB
     expect(run.code).toBe(4);
     expect(run.stderr).toContain(`coffer migrate: cannot use the data directory '${join(file, 'data')}' for the embedded database`);
     expect(run.stderr).toContain('Set COFFER_DATA_DIR (--data-dir) to a directory this user may write');
+  });
+});
+
+describe('coffer migrate', () => {
+  test('needs only the database: the example of its help runs as written, with no root key or token secret', async () => {
+    const help = await coffer(['help', 'migrate']);
+    expect(help.stdout).toContain('DATABASE_URL=postgresql://');
+    expect(help.stdout).toContain('no root key or token secret');
+    const adminUrl = inject('postgresAdminUrl');
+    const name = `${inject('postgresRunPrefix')}_migrate_${randomBytes(4).toString('hex')}`;
+    await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+    const run = await coffer(['migrate'], { DATABASE_URL: databaseUrl(adminUrl, name), COFFER_ENCRYPTION_KEY: '', COFFER_AUTH_SECRET: '' });
+    expect(run.stderr).not.toContain('invalid configuration');
+    expect(run.code).toBe(0);
+    const { rows } = await adminQuery(databaseUrl(adminUrl, name), 'SELECT count(*)::int AS applied FROM schema_migrations');
+    expect(rows[0].applied).toBeGreaterThan(0);
   });
 });
 

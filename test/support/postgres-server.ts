@@ -27,6 +27,18 @@ function dockerEngineAnswers(): boolean {
   return Boolean(process.env.DOCKER_HOST) || existsSync('/var/run/docker.sock');
 }
 
+/** Why the tests could not get a PostgreSQL server (resolvePostgresServer's order), or null when they can. */
+export async function postgresProblem(): Promise<string | null> {
+  const given = process.env.TEST_DATABASE_URL;
+  if (given) {
+    const problem = await reachable(given);
+    return problem && `TEST_DATABASE_URL is set but unreachable: ${problem}`;
+  }
+  if (dockerEngineAnswers()) return null;
+  const problem = await reachable(LOCAL_URL);
+  return problem && `no TEST_DATABASE_URL, no Docker engine, and ${LOCAL_URL} does not answer (${problem})`;
+}
+
 /**
  * TEST_DATABASE_URL when given; else a PostgreSQL container when a Docker
  * engine answers; else the local server at 127.0.0.1:5432. None reachable

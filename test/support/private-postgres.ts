@@ -26,9 +26,13 @@ export interface PrivatePostgres {
   log(): string;
 }
 
-function binDir(): string {
+/** The directory of initdb and postgres; throws naming the package to install. */
+export function binDir(): string {
   const fromEnv = process.env.PG_BINDIR;
-  if (fromEnv) return fromEnv;
+  if (fromEnv) {
+    if (existsSync(join(fromEnv, 'initdb'))) return fromEnv;
+    throw new Error(`PG_BINDIR=${fromEnv} has no initdb: point it at PostgreSQL's bin directory (pg_config --bindir)`);
+  }
   try {
     const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
     if (existsSync(join(dir, 'initdb'))) return dir;

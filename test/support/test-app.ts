@@ -77,7 +77,7 @@ function secretValuesIn(body: unknown): string[] {
  * log in with wrong credentials on purpose, so the harness raises the failure
  * limits; test/api/login-throttling.test.ts runs with the shipped defaults.
  */
-export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS, maxFailures: 1000, addressMaxFailures: 10_000 };
+export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS, maxFailures: 1000, addressMaxFailures: 10_000, credentialMaxFailures: 10_000 };
 
 /** A fresh, empty, migrated instance of the service for one test file. */
 export async function startTestApp(options: { loginLimits?: LoginThrottleLimits; eventStreams?: Partial<EventStreamSettings> } = {}): Promise<TestApp> {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig, parseConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, loginLimits, parseConfig } from '../../src/config.ts';
+import { DEFAULT_LOGIN_LIMITS } from '../../src/auth/login-throttle.ts';
 
 const key = Buffer.alloc(32, 7).toString('base64');
 const secret = 's'.repeat(48);
@@ -21,6 +22,12 @@ describe('configuration', () => {
     expect(loadConfig({}, {})).toMatchObject({ databaseConnectTimeout: 5_000, databaseStatementTimeout: 10_000, databasePoolSize: 10 });
     const config = loadConfig({ 'db-statement-timeout': '1m' }, { COFFER_DB_CONNECT_TIMEOUT: '1500ms', COFFER_DB_STATEMENT_TIMEOUT: '30s', COFFER_DB_POOL_SIZE: '4' });
     expect(config).toMatchObject({ databaseConnectTimeout: 1_500, databaseStatementTimeout: 60_000, databasePoolSize: 4 });
+  });
+
+  test('login throttling: the defaults are the shipped limits; the credential guard has its own setting', () => {
+    expect(loginLimits(loadConfig({}, {}))).toEqual(DEFAULT_LOGIN_LIMITS);
+    const limits = loginLimits(loadConfig({ 'login-credential-max-failures': '50' }, { COFFER_LOGIN_MAX_FAILURES: '3' }));
+    expect(limits).toMatchObject({ maxFailures: 3, credentialMaxFailures: 50 });
   });
 
   test('flags override the environment', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { ThrottleRow } from '../../src/auth/login-throttle-store.ts';
-import { addressOf, afterFailure, DEFAULT_LOGIN_LIMITS } from '../../src/auth/login-throttle.ts';
+import { addressOf, afterFailure, DEFAULT_LOGIN_LIMITS, pairLimit, throttleKeys } from '../../src/auth/login-throttle.ts';
 
 const limits = DEFAULT_LOGIN_LIMITS;
 const t0 = new Date('2026-03-01T10:00:00Z');
@@ -49,6 +49,36 @@ describe('afterFailure', () => {
     const next = afterFailure(locked, at(1000), 1, limits);
     expect(next.lockoutMs).toBeUndefined();
     expect(next.row.lockedUntil).toEqual(at(60_000));
+  });
+});
+
+describe('throttleKeys', () => {
+  test('one credential from one address is one pair; the credential and the address are counted apart', () => {
+    const a = throttleKeys('clientId', 'client-1', '192.0.2.7');
+    expect(throttleKeys('clientId', ' client-1 ', '192.0.2.7')).toEqual(a);
+    const fromB = throttleKeys('clientId', 'client-1', '192.0.2.8');
+    expect(fromB.credential).toBe(a.credential);
+    expect(fromB.pair).not.toBe(a.pair);
+    expect(fromB.address).not.toBe(a.address);
+    const other = throttleKeys('clientId', 'client-2', '192.0.2.7');
+    expect(other.address).toBe(a.address);
+    expect(other.pair).not.toBe(a.pair);
+    expect(other.credential).not.toBe(a.credential);
+  });
+
+  test('emails whatever their case; a client id and an email of the same text apart; IPv6 by /64; no name in clear', () => {
+    expect(throttleKeys('email', 'Ann@Example.com', '::ffff:192.0.2.7')).toEqual(throttleKeys('email', 'ann@example.com', '192.0.2.7'));
+    expect(throttleKeys('email', 'x', '192.0.2.7').pair).not.toBe(throttleKeys('clientId', 'x', '192.0.2.7').pair);
+    expect(throttleKeys('email', 'ann@example.com', '2001:db8:aa:bb::1')).toEqual(throttleKeys('email', 'ann@example.com', '2001:db8:aa:bb:ffff::2'));
+    expect(JSON.stringify(throttleKeys('email', 'ann@example.com', '192.0.2.7'))).not.toMatch(/ann|192\.0/);
+  });
+});
+
+describe('pairLimit', () => {
+  test('the limit, or one while the credential is guarded', () => {
+    expect(pairLimit(undefined, t0, limits)).toBe(5);
+    expect(pairLimit({ ...fresh(), lockedUntil: at(-1) }, t0, limits)).toBe(5);
+    expect(pairLimit({ ...fresh(), lockedUntil: at(1) }, t0, limits)).toBe(1);
   });
 });
 

@@ -65,7 +65,7 @@ export function auditRoutes(app: ZodApp, { auditExport }: Services): void {
           ...auditQuery,
           projectId: optional(id()).describe('Only entries of this project (its id); the caller must be able to read its audit log (403 otherwise).'),
           actorType: optional(z.enum(['user', 'identity', 'service', 'unknownUser'])).describe(
-            'Only entries made by users, identities, Coffer itself (`service`), or nobody signed in (`unknownUser`: login lockouts).',
+            'Only entries made by users, identities, Coffer itself (`service`), or nobody signed in (`unknownUser`: login lockouts and guards).',
           ),
           eventMetadata: optional(text(4096)).describe('`key1=value1,key2=value2`: only entries whose metadata holds these.'),
         }),

@@ -11,7 +11,7 @@ const tags = ['Authentication'];
 const password = passwordText(8).describe('The password the user will log in with, at least 8 characters.');
 const organizationId = id().describe("The organization's id.");
 const throttled =
-  'Failed attempts are counted per credential and per source address; past the limit every attempt answers 429 `RateLimitExceeded` with `Retry-After` until the lockout ends (README, Login throttling).';
+  'Failed attempts are counted per credential and source address together and per source address: an address past its limit, for this credential or for all, answers 429 `RateLimitExceeded` with `Retry-After` until its lockout ends, whatever it sends. The credential itself is never locked: an address that has not been failing is always checked (README, Login throttling).';
 
 const userCredentials = {
   email: email().describe("The user's email."),

@@ -4,6 +4,7 @@ import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { id, optional, required, text } from '../../validation/input.ts';
+import { asPathGlob, PATH_GLOB_RULES } from '../../patterns/pattern-schema.ts';
 import { streamEvents } from '../sse.ts';
 import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
@@ -23,7 +24,7 @@ const registration = z
     conditions: z
       .object({
         environmentSlug: required().describe('The environment slug.'),
-        secretPath: optional(text(4096)).describe('A secret-path glob; `/` (the root folder only) when absent, `/**` for everything.'),
+        secretPath: asPathGlob(optional(text(4096))).describe(`A secret-path glob; \`/\` (the root folder only) when absent, \`/**\` for everything. ${PATH_GLOB_RULES}`),
       })
       .optional()
       .describe('Narrows the event to an environment and secret paths.'),

@@ -130,7 +130,7 @@ export class StatusWriter {
     const { namespace, name } = resource.metadata;
     const fields = { kind, namespace, name, reason: ready.reason };
     if (ready.status === 'True') this.#logger.info(fields, `${kind} ${namespace}/${name} is Ready (${ready.reason}): ${ready.message}`);
-    else this.#logger.info(fields, `${kind} ${namespace}/${name} is not Ready (${ready.reason}): ${ready.message}`);
+    else this.#logger.warn(fields, `${kind} ${namespace}/${name} is not Ready (${ready.reason}): ${ready.message}`);
   }
 }
 

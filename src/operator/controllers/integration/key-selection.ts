@@ -1,7 +1,7 @@
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+import { compileNameGlob, compileRegex } from '../../../patterns/patterns.ts';
 import type { KeySelection } from '../../resources.ts';
 import { NotReadyError } from '../context.ts';
-import { compileGlob } from './glob.ts';
 
 /** One secret as a source offers it: its name, value and tag slugs. */
 export interface OfferedSecret {
@@ -19,14 +19,15 @@ export interface KeyFilter {
 const EVERY_KEY: KeyFilter = { nameOf: (secret) => secret.key };
 
 /**
- * Compiles a selection once per sync. Patterns and regular expressions run on
- * RE2 (linear time): they come from namespace users. A pattern that does not
- * compile is a spec error (InvalidSpec), named with where it is.
+ * Compiles a selection once per sync. Patterns and regular expressions come
+ * from namespace users: they compile through patterns/ (RE2, linear time,
+ * bounded). One that does not compile is a spec error (InvalidSpec), named
+ * with where it is.
  */
 export function compileKeySelection(selection: KeySelection | undefined, where: string): KeyFilter {
   if (!selection) return EVERY_KEY;
-  const include = selection.include?.map((glob, index) => compile(() => compileGlob(glob), `${where}.include[${index}]`, glob));
-  const exclude = (selection.exclude ?? []).map((glob, index) => compile(() => compileGlob(glob), `${where}.exclude[${index}]`, glob));
+  const include = selection.include?.map((glob, index) => compile(() => compileNameGlob(glob), `${where}.include[${index}]`, glob));
+  const exclude = (selection.exclude ?? []).map((glob, index) => compile(() => compileNameGlob(glob), `${where}.exclude[${index}]`, glob));
   const tags = selection.tags ? new Set(selection.tags) : undefined;
   const excludeTags = new Set(selection.excludeTags ?? []);
   const rename = compileRename(selection.rename, `${where}.rename`);
@@ -49,7 +50,7 @@ function compileRename(rename: KeySelection['rename'], where: string): Rename {
   if (!rename) return (key) => key;
   const { stripPrefix, addPrefix } = rename;
   const rewrites = (rename.rewrite ?? []).map(({ regex, replacement }, index) => {
-    const pattern = compile(() => RE2JS.compile(regex), `${where}.rewrite[${index}].regex`, regex);
+    const pattern = compile(() => compileRegex(regex), `${where}.rewrite[${index}].regex`, regex);
     checkReplacement(pattern, replacement, `${where}.rewrite[${index}].replacement`);
     return (key: string) => pattern.matcher(key).replaceAll(replacement, true);
   });
