@@ -1,9 +1,8 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
-import { CACHE_POLICIES } from '../caches/cache-policies.ts';
-import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
+import type { CacheVersions } from '../caches/cache-versions.ts';
+import { VersionedCache } from '../caches/versioned-cache.ts';
 import type { TrustedIp } from '../db/schema.ts';
-import type { WriteWatch } from '../db/write-watch.ts';
 import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
 import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
 import { isIpTrusted } from '../universal-auth/trusted-ips.ts';
@@ -55,16 +54,18 @@ type SessionRow = NonNullable<Awaited<ReturnType<typeof findSessionWithUser>>>;
 export class AuthService {
   readonly #db: Executor;
   readonly #signer: TokenSigner;
-  readonly #tokens: WriteInvalidatedCache<IdentityTokenRow | undefined> | undefined;
-  readonly #sessions: WriteInvalidatedCache<SessionRow | undefined> | undefined;
+  readonly #versions: CacheVersions | undefined;
+  readonly #tokens: VersionedCache<IdentityTokenRow | undefined> | undefined;
+  readonly #sessions: VersionedCache<SessionRow | undefined> | undefined;
 
-  /** With `writes`, token and session rows are cached briefly (caches/README.md); expiry is checked on every request. */
-  constructor(db: Executor, signer: TokenSigner, writes?: WriteWatch) {
+  /** With `versions`, token and session rows are cached by version (caches/README.md); expiry is checked on every request. */
+  constructor(db: Executor, signer: TokenSigner, versions?: CacheVersions) {
     this.#db = db;
     this.#signer = signer;
-    if (writes) {
-      this.#tokens = new WriteInvalidatedCache(writes, CACHE_POLICIES.identityTokens);
-      this.#sessions = new WriteInvalidatedCache(writes, CACHE_POLICIES.userSessions);
+    this.#versions = versions;
+    if (versions) {
+      this.#tokens = new VersionedCache(versions, 'identityTokens');
+      this.#sessions = new VersionedCache(versions, 'userSessions');
     }
   }
 
@@ -133,6 +134,8 @@ export class AuthService {
     const token = BEARER.exec(authorization)?.[1];
     if (!token) throw new UnauthorizedError("The Authorization header must be 'Bearer <access token>'");
     const claims = await this.verifyToken(token);
+    // what the request reads through the caches from here on is current as of now, whichever process wrote it
+    this.#versions?.refreshRequest();
     if (claims.authTokenType === 'identityAccessToken' && claims.identityAccessTokenId) {
       return this.#identityActor(claims.identityAccessTokenId, origin);
     }

@@ -1,14 +1,12 @@
 /**
- * Every cache the process keeps across requests, with what it may serve stale
+ * Every cache the process keeps across requests, with what it is read from
  * and what ends an entry. README.md beside this file states the argument.
  */
 
-/** A cache of rows read by (almost) every request, dropped on any write in this process to the tables listed. */
-export interface WriteInvalidatedPolicy {
-  /** The tables (as the code names them) its values are read from. */
+/** A cache of rows read by (almost) every request, kept while the version the writers of its tables move is unchanged. */
+export interface VersionedPolicy {
+  /** The tables (as the code names them) its values are read from: a transaction writing one moves the cache's version. */
   readonly tables: readonly string[];
-  /** The longest an entry is used: how late a write made through another replica is seen. */
-  readonly ttlMs: number;
   readonly maxEntries: number;
 }
 
@@ -18,20 +16,15 @@ export interface RevisionPolicy {
   readonly maxWeight: number;
 }
 
-/** How late a change made through another replica shows in the lookups below; through this process it shows at once. */
-export const REPLICA_STALENESS_MS = 1_000;
-
-const lookup = (tables: string[]): WriteInvalidatedPolicy => ({ tables, ttlMs: REPLICA_STALENESS_MS, maxEntries: 10_000 });
+const lookup = (tables: string[]): VersionedPolicy => ({ tables, maxEntries: 10_000 });
 
 export const CACHE_POLICIES = {
   /** Projects by id and by organization and slug (services/lookups.ts). */
-  // Not kept (ttl 0): a project, environment or folder deleted through another replica (the API beside an
-  // operator) must not look present for a moment, or a listing of it reads empty and a synced Secret is emptied.
-  projects: { ...lookup(['projects']), ttlMs: 0 },
+  projects: lookup(['projects']),
   /** Environments by project and slug (services/lookups.ts). */
-  environments: { ...lookup(['projects', 'projectEnvironments']), ttlMs: 0 },
+  environments: lookup(['projects', 'projectEnvironments']),
   /** Folders by environment and path (services/lookups.ts). */
-  folders: { ...lookup(['projects', 'projectEnvironments', 'secretFolders']), ttlMs: 0 },
+  folders: lookup(['projects', 'projectEnvironments', 'secretFolders']),
   /**
    * What an actor may do in a project (permissions/permission-service.ts): every
    * table whose writes may change it. A temporary grant starting or ending ends
@@ -56,3 +49,7 @@ export const CACHE_POLICIES = {
   /** The same listings' JSON bodies, in bytes (http/routes/secrets.routes.ts). */
   serializedListings: { maxWeight: 16 * 1024 * 1024 } satisfies RevisionPolicy,
 } as const;
+
+/** The caches kept by version (caches/cache-versions.ts), each with a row of its own in `cache_versions`. */
+export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'permissions', 'identityTokens', 'userSessions'] as const;
+export type VersionedCacheName = (typeof VERSIONED_CACHES)[number];

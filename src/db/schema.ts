@@ -4,6 +4,12 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type Json = ColumnType<unknown, string, string>;
 
+/** The version of each in-process cache, moved by the transactions that write its tables (caches/cache-versions.ts). */
+export interface CacheVersionsTable {
+  name: string;
+  version: number;
+}
+
 export interface InstanceStateTable {
   id: number;
   bootstrappedAt: Generated<Date>;
@@ -441,6 +447,7 @@ export interface SchemaMigrationsTable {
 }
 
 export interface DB {
+  cacheVersions: CacheVersionsTable;
   instanceState: InstanceStateTable;
   installation: InstallationTable;
   loginThrottles: LoginThrottlesTable;

@@ -1,4 +1,4 @@
-import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryId, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
 /** The tables an INSERT, UPDATE or DELETE built with the query builder writes (raw SQL is not seen). */
 export function writtenTables(node: RootOperationNode): string[] {
@@ -22,26 +22,41 @@ function tableNames(node: OperationNode | undefined): string[] {
 }
 
 /**
- * Tells listeners when a statement is about to write one of their tables
- * (names as the code spells them, e.g. `projectMemberships`). In-process
- * caches use it to drop what a write may have changed.
+ * Told the tables a statement is about to write (names as the code spells them, e.g. `projectMemberships`);
+ * answers what to run once the statement has returned, if anything.
+ */
+export type WriteObserver = (tables: string[]) => (() => Promise<void>) | undefined;
+
+/**
+ * Tells an observer which tables each statement built with the query builder
+ * writes, as it is sent, and runs what the observer asked for once the
+ * statement has returned (caches/cache-versions.ts: the versions of the
+ * caches read from those tables).
  */
 export class WriteWatch implements KyselyPlugin {
-  readonly #listeners: { tables: ReadonlySet<string>; listener: () => void }[] = [];
+  #observer: WriteObserver | undefined;
+  readonly #afterwards = new WeakMap<QueryId, () => Promise<void>>();
 
-  onWrite(tables: readonly string[], listener: () => void): void {
-    this.#listeners.push({ tables: new Set(tables), listener });
+  observe(observer: WriteObserver): void {
+    if (this.#observer) throw new Error('the write watch has an observer already');
+    this.#observer = observer;
   }
 
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    if (this.#listeners.length > 0) {
+    if (this.#observer) {
       const written = writtenTables(args.node);
-      for (const { tables, listener } of this.#listeners) if (written.some((table) => tables.has(table))) listener();
+      const afterwards = written.length > 0 ? this.#observer(written) : undefined;
+      if (afterwards) this.#afterwards.set(args.queryId, afterwards);
     }
     return args.node;
   }
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const afterwards = this.#afterwards.get(args.queryId);
+    if (afterwards) {
+      this.#afterwards.delete(args.queryId);
+      await afterwards();
+    }
     return args.result;
   }
 }

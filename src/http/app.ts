@@ -1,7 +1,8 @@
 import etag from '@fastify/etag';
 import formBody from '@fastify/formbody';
-import Fastify, { type FastifyBaseLogger, type FastifySchema } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest, type FastifySchema } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { type CacheRequestScope, runInCacheRequestScope } from '../caches/cache-versions.ts';
 import { type CommittedRevisions, trackCommittedRevisions } from '../services/committed-revisions.ts';
 import type { Services } from '../services/container.ts';
 import { requireAuthentication } from './authenticate.ts';
@@ -109,12 +110,20 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // Each request compares one reading of the cache versions (caches/cache-versions.ts), made when it is authenticated:
+  // the scope opens before the authentication hooks and is entered again around the handler.
+  const cacheScopes = new WeakMap<FastifyRequest, CacheRequestScope>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    const scope: CacheRequestScope = {};
+    cacheScopes.set(request, scope);
+    runInCacheRequestScope(scope, done);
+  });
   // Each request tracks the revisions its writes commit (services/committed-revisions.ts); the answer names the newest.
   // preHandler, not onRequest: a body is parsed in the socket's own async context, which would lose the scope.
   app.addHook('preHandler', (request, _reply, done) => {
     const revisions: CommittedRevisions = {};
     committedRevisionsOf.set(request, revisions);
-    trackCommittedRevisions(revisions, done);
+    trackCommittedRevisions(revisions, () => runInCacheRequestScope(cacheScopes.get(request) ?? {}, done));
   });
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { moveVersions, recordingWrites } from '../caches/cache-versions.ts';
 import { Keyring } from '../crypto/keyring.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
@@ -67,22 +68,29 @@ export async function rotateRootKey(db: Kysely<DB>, currentKey: Buffer, nextKey:
   const current = new Keyring(currentKey);
   const next = new Keyring(nextKey);
   return db.transaction().execute(async (trx) => {
-    const installation = await requireInstallation(trx, 'update');
-    if (installation.rootKeyCheck && !current.matchesRootKeyCheck(installation.id, installation.rootKeyCheck)) {
+    // every process's cached project rows hold the keys wrapped by the old root key
+    const { result, written } = await recordingWrites(() => rewrapAll(trx, current, next));
+    await moveVersions(trx, written);
+    return result;
+  });
+}
+
+async function rewrapAll(trx: Executor, current: Keyring, next: Keyring): Promise<{ installationId: string; projects: number }> {
+  const installation = await requireInstallation(trx, 'update');
+  if (installation.rootKeyCheck && !current.matchesRootKeyCheck(installation.id, installation.rootKeyCheck)) {
+    throw new RootKeyMismatchError(installation.id, 'the current key (COFFER_ENCRYPTION_KEY)');
+  }
+  const projects = await listProjectDataKeys(trx);
+  for (const project of projects) {
+    let dataKey: Buffer;
+    try {
+      dataKey = current.projectKey(project.id, project.encryptedDataKey);
+    } catch {
       throw new RootKeyMismatchError(installation.id, 'the current key (COFFER_ENCRYPTION_KEY)');
     }
-    const projects = await listProjectDataKeys(trx);
-    for (const project of projects) {
-      let dataKey: Buffer;
-      try {
-        dataKey = current.projectKey(project.id, project.encryptedDataKey);
-      } catch {
-        throw new RootKeyMismatchError(installation.id, 'the current key (COFFER_ENCRYPTION_KEY)');
-      }
-      await setProjectDataKey(trx, project.id, next.wrapProjectKey(project.id, dataKey));
-    }
-    await resealReviewerJwts(trx, current, next);
-    await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
-    return { installationId: installation.id, projects: projects.length };
-  });
+    await setProjectDataKey(trx, project.id, next.wrapProjectKey(project.id, dataKey));
+  }
+  await resealReviewerJwts(trx, current, next);
+  await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
+  return { installationId: installation.id, projects: projects.length };
 }

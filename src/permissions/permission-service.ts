@@ -3,9 +3,8 @@ import type { Logger } from 'pino';
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { CACHE_POLICIES } from '../caches/cache-policies.ts';
-import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
-import type { WriteWatch } from '../db/write-watch.ts';
+import type { CacheVersions } from '../caches/cache-versions.ts';
+import { VersionedCache } from '../caches/versioned-cache.ts';
 import { ForbiddenError, PermissionDeniedError, ProjectNotFoundError } from '../errors.ts';
 import {
   ADMIN_PROJECT_RULES,
@@ -82,25 +81,25 @@ export interface OrgPermission {
  */
 export class PermissionService {
   readonly #db: Kysely<DB>;
-  readonly #cache: WriteInvalidatedCache<PermissionSet | null> | undefined;
+  readonly #cache: VersionedCache<PermissionSet | null> | undefined;
+  readonly #versions: CacheVersions | undefined;
   readonly #reportUnusable: UnusableRuleReport;
-  #accessVersion = 0;
 
   /** `logger` hears of stored rules whose pattern no longer compiles (which rule and why, never the pattern). */
-  constructor(db: Kysely<DB>, writes?: WriteWatch, logger?: Pick<Logger, 'warn'>) {
+  constructor(db: Kysely<DB>, versions?: CacheVersions, logger?: Pick<Logger, 'warn'>) {
     this.#db = db;
+    this.#versions = versions;
     this.#reportUnusable = (rule) => logger?.warn(rule, 'a stored permission rule has a pattern that no longer compiles: it grants nothing, or forbids at every path');
-    this.#cache = writes && new WriteInvalidatedCache(writes, CACHE_POLICIES.permissions);
-    writes?.onWrite(CACHE_POLICIES.permissions.tables, () => this.#accessVersion++);
+    this.#cache = versions && new VersionedCache(versions, 'permissions');
   }
 
   /**
-   * Counts writes made in this process that may change what someone may do:
-   * a holder of permission sets for longer than one request (an event stream)
-   * drops them when it moves.
+   * The newest version of what anyone may do that this process has committed
+   * or read (caches/cache-versions.ts): a holder of permission sets for longer
+   * than one request (an event stream) drops them when it moves.
    */
   get accessVersion(): number {
-    return this.#accessVersion;
+    return this.#versions?.known('permissions') ?? 0;
   }
 
   /** `db` lets a caller inside a transaction read through it (one connection on PGlite, no pool starvation on PostgreSQL). */

@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
-import { REPLICA_STALENESS_MS } from '../caches/cache-policies.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import type {
   Change,
@@ -207,8 +206,6 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
 
 function secretsPort(call: Call): SecretsPort {
   return {
-    // the server's look-ups of projects, environments and folders lag behind writes made through its other replicas by this much
-    structureLagMs: REPLICA_STALENESS_MS,
     list: (source, options) =>
       call<SecretListing>(
         'GET',

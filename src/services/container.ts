@@ -2,6 +2,7 @@ import { HELD_REQUEST_LIMITS, type HeldRequestKind, type HeldRequestLimit } from
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
+import { CacheVersions } from '../caches/cache-versions.ts';
 import { DEFAULT_LOGIN_LIMITS, LoginThrottle, type LoginThrottleLimits } from '../auth/login-throttle.ts';
 import { TokenService } from '../auth/token-service.ts';
 import { BootstrapService } from '../bootstrap/bootstrap-service.ts';
@@ -72,20 +73,21 @@ export interface ServiceOptions {
 /** The composition root: every service, wired once per process. */
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
   const { db } = database;
-  const permissions = new PermissionService(db, database.writes, options.logger);
+  const cacheVersions = CacheVersions.of(database);
+  const permissions = new PermissionService(db, cacheVersions, options.logger);
   const audit = new AuditService(options.auditRetentionDays, db);
   const changes = new ChangeFeed();
-  const lookups = new Lookups(database.writes);
+  const lookups = new Lookups(cacheVersions);
   const deps: ServiceDeps = {
     db,
-    unitOfWork: new UnitOfWork({ db, permissions, audit, changes, lookups }),
+    unitOfWork: new UnitOfWork({ db, permissions, audit, changes, lookups, cacheVersions }),
     permissions,
     audit,
     changes,
     keyring: new Keyring(Buffer.from(keys.encryptionKey, 'base64')),
     lookups,
   };
-  const auth = new AuthService(db, new TokenSigner(keys.authSecret), database.writes);
+  const auth = new AuthService(db, new TokenSigner(keys.authSecret), cacheVersions);
   const credentials = new CredentialDigest();
   const changeFanout = new ChangeFanout(database, deps.changes);
   const syncProgress = new SyncProgress(database);

@@ -1,28 +1,27 @@
-import { CACHE_POLICIES } from '../caches/cache-policies.ts';
-import { WriteInvalidatedCache } from '../caches/write-invalidated-cache.ts';
+import type { CacheVersions } from '../caches/cache-versions.ts';
+import { VersionedCache } from '../caches/versioned-cache.ts';
 import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project } from '../db/schema.ts';
-import type { WriteWatch } from '../db/write-watch.ts';
 import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { requireFolder } from '../folders/folder-lookup.ts';
 import { type ProjectReference, projectCacheKey, requireProject } from '../projects/project-lookup.ts';
 
 /**
  * Projects, environments and folders as every request looks them up: through
- * their owners' lookups, kept briefly outside transactions (caches/README.md).
+ * their owners' lookups, kept by version outside transactions (caches/README.md).
  * Inside a transaction they are always read from it.
  */
 export class Lookups {
-  readonly #projects: WriteInvalidatedCache<Project> | undefined;
-  readonly #environments: WriteInvalidatedCache<Environment> | undefined;
-  readonly #folders: WriteInvalidatedCache<Folder> | undefined;
+  readonly #projects: VersionedCache<Project> | undefined;
+  readonly #environments: VersionedCache<Environment> | undefined;
+  readonly #folders: VersionedCache<Folder> | undefined;
 
-  /** Without `writes` nothing is cached. */
-  constructor(writes?: WriteWatch) {
-    if (!writes) return;
-    this.#projects = new WriteInvalidatedCache(writes, CACHE_POLICIES.projects);
-    this.#environments = new WriteInvalidatedCache(writes, CACHE_POLICIES.environments);
-    this.#folders = new WriteInvalidatedCache(writes, CACHE_POLICIES.folders);
+  /** Without `versions` nothing is cached. */
+  constructor(versions?: CacheVersions) {
+    if (!versions) return;
+    this.#projects = new VersionedCache(versions, 'projects');
+    this.#environments = new VersionedCache(versions, 'environments');
+    this.#folders = new VersionedCache(versions, 'folders');
   }
 
   /** The one way to get a project (projects/project-lookup.ts); 404 when missing, `lock` only inside a transaction. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import { type AuditEvent, type AuditService, projectScope } from '../audit/audit-service.ts';
+import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project } from '../db/schema.ts';
 import type { AppError } from '../errors.ts';
@@ -153,6 +154,8 @@ export interface UnitOfWorkDeps {
   audit: AuditService;
   changes: ChangeFeed;
   lookups: Lookups;
+  /** Moves the versions of the caches read from the tables a write wrote, in its transaction (caches/README.md). */
+  cacheVersions: CacheVersions;
 }
 
 /**
@@ -187,17 +190,21 @@ export class UnitOfWork {
   }
 
   async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, quiet: boolean): Promise<T> {
-    const { result, revision, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
-      const tx = new WriteContext(trx, caller, attempt, this.#deps);
-      const result = await work(tx);
-      return { result, ...(await tx.finish(quiet)) };
-    });
+    const { result, committed } = await this.#deps.db.transaction().execute((trx) =>
+      this.#deps.cacheVersions.track(trx, async () => {
+        const tx = new WriteContext(trx, caller, attempt, this.#deps);
+        const result = await work(tx);
+        return { result, ...(await tx.finish(quiet)) };
+      }),
+    );
+    committed();
+    const { revision, afterCommit } = result;
     for (const action of afterCommit) action();
     if (revision !== undefined) {
       noteCommittedRevision(revision);
       if (!quiet) this.#deps.changes.committed();
     }
-    return result;
+    return result.result;
   }
 }
 

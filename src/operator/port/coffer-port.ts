@@ -230,10 +230,4 @@ export interface SecretsPort {
    * `fresh` (coffer.dev/force-sync) reads past the server's listings shared by revision.
    */
   list(source: SecretSource, options?: { fresh?: boolean }): Promise<SecretListing>;
-  /**
-   * How long a read may still miss a folder, environment or import that was
-   * created, renamed or deleted through another replica (Coffer keeps those
-   * rows briefly): a listing read sooner after such a change is read again.
-   */
-  readonly structureLagMs: number;
 }

@@ -1,9 +1,9 @@
 import type { Actor } from '../../actor/actor.ts';
+import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
-import { REPLICA_STALENESS_MS } from '../../caches/cache-policies.ts';
 import type { Services } from '../../services/container.ts';
 import type {
   Change,
@@ -168,8 +168,8 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
 
 function secretsPort(services: Services, actor: Actor): SecretsPort {
   return {
-    structureLagMs: REPLICA_STALENESS_MS,
-    list: (source, options) => listSecretsForOperator(services, actor, source, options),
+    // one listing is one request to the caches: the versions are read once, when it starts (caches/README.md)
+    list: (source, options) => runInCacheRequestScope({}, () => listSecretsForOperator(services, actor, source, options)),
   };
 }
 

@@ -19,7 +19,7 @@ const listing = (value: string) => async () => ({
 const logger = pino({ level: 'silent' });
 
 test('routes a change to the Integrations that read its place, grants to the caller, and remembers when the first unsynced change was committed', () => {
-  const router = new ChangeRouter({ logger, isOwnWrite: () => false, structureLagMs: 1_000 });
+  const router = new ChangeRouter({ logger, isOwnWrite: () => false });
   router.index({ namespace: 'ns', name: 'app' }, dependencies('p1', { environmentId: 'dev', path: '/', recursive: false }, []));
   const committedAt = new Date('2026-01-01T00:00:00Z');
   const routed = [
@@ -34,17 +34,12 @@ test('routes a change to the Integrations that read its place, grants to the cal
   expect(router.takeChangedAt({ namespace: 'ns', name: 'app' })).toBeUndefined();
 });
 
-test('a read right after a structural change is read again once the lag has passed; a secret change asks for nothing', async () => {
-  const router = new ChangeRouter({ logger, isOwnWrite: () => false, structureLagMs: 60_000 });
+test('a listing is read once per revision, and again after a folder change (nothing waits out a lag)', async () => {
+  const router = new ChangeRouter({ logger, isOwnWrite: () => false });
   router.startAt(1);
   void [...router.route([change({ revision: 2 })])];
-  expect(router.recheckAfterStructureChange('p1', 'k')).toBeUndefined();
   expect((await router.listing('k', 2, listing('first'))).secrets[0]!.value).toBe('first');
+  expect((await router.listing('k', 2, listing('unread'))).secrets[0]!.value).toBe('first');
   void [...router.route([change({ revision: 3, kind: 'folder', altersSecrets: true })])];
   expect((await router.listing('k', 3, listing('second'))).secrets[0]!.value).toBe('second');
-  const recheck = router.recheckAfterStructureChange('p1', 'k');
-  expect(recheck).toBeGreaterThan(59_000);
-  // the listing was dropped: the recheck reads again, at the same revision
-  expect((await router.listing('k', 3, listing('third'))).secrets[0]!.value).toBe('third');
-  expect(router.recheckAfterStructureChange('p2', 'k')).toBeUndefined();
 });

@@ -4,30 +4,23 @@ import { formatNamespacedName, type NamespacedName } from '../../runtime/object-
 import { DependencyIndex, type IntegrationDependencies } from './dependency-index.ts';
 import { type CurrentListing, ListingCache } from './listing-cache.ts';
 
-/** Changes to where secrets live (not to the secrets): reads may see them only after the port's structureLagMs. */
-const STRUCTURAL_CHANGES: ReadonlySet<string> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
-
 export interface ChangeRouterOptions {
   logger: Logger;
   /** Whether a revision is one of this operator's own integration-record writes (the port's change stream). */
   isOwnWrite: (revision: Revision) => boolean;
-  /** How long a read may miss a structural change made through another replica (the port's structureLagMs). */
-  structureLagMs: number;
 }
 
 /**
  * Which Integrations a committed change touches, and how current what they
  * read is: the dependency index (what each read), the listings by revision,
  * when a touched Integration's earliest pending change was committed
- * (change-to-Secret latency), and when a project's folders, environments or
- * imports last changed (a read right after may predate it).
+ * (change-to-Secret latency).
  */
 export class ChangeRouter {
   readonly #options: ChangeRouterOptions;
   readonly #dependencies = new DependencyIndex();
   readonly #listings: ListingCache<SecretListing>;
   readonly #changedSince = new Map<string, Date>();
-  readonly #structureChangedAt = new Map<string, number>();
 
   constructor(options: ChangeRouterOptions) {
     this.#options = options;
@@ -54,7 +47,6 @@ export class ChangeRouter {
         yield { access: change.projectId };
         continue;
       }
-      if (STRUCTURAL_CHANGES.has(change.kind)) this.#structureChangedAt.set(change.projectId, Date.now());
       this.#dependencies.observe(change);
       const affected = this.#dependencies.affected(change);
       this.#options.logger.debug(
@@ -88,24 +80,6 @@ export class ChangeRouter {
   /** The listing of `source` as of `latestRevision` (read once per source and revision; `fresh`: read again, see ListingCache.get). */
   listing(source: string, latestRevision: Revision, read: () => Promise<SecretListing>, fresh = false): Promise<CurrentListing<SecretListing>> {
     return this.#listings.get(source, latestRevision, read, fresh);
-  }
-
-  /**
-   * A structural change in the project was heard less than structureLagMs
-   * ago: a read just made may predate it (made through another replica). The
-   * listing of `source` is dropped and the delay after which to read again
-   * returned; undefined when no such change is that recent.
-   */
-  recheckAfterStructureChange(projectId: string, source: string): number | undefined {
-    const changedAt = this.#structureChangedAt.get(projectId);
-    if (changedAt === undefined) return undefined;
-    const remaining = changedAt + this.#options.structureLagMs - Date.now();
-    if (remaining <= 0) {
-      this.#structureChangedAt.delete(projectId);
-      return undefined;
-    }
-    this.#listings.drop(source);
-    return remaining + 50;
   }
 
   /** When the earliest change the Integration has not synced yet was committed (and forgets it). */

@@ -30,8 +30,7 @@ type RecordIdentity = {
 
 /**
  * A sync is done; `missed`: a change came before the index had the
- * Integration, so it runs again; `recheckInMs`: its read may not have seen a
- * folder, environment or import changed a moment ago, so it reads again then.
+ * Integration, so it runs again; `recheckInMs`: a workload reload to look at again then.
  */
 interface SyncOutcome {
   missed: boolean;
@@ -67,8 +66,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
   constructor(context: ControllerContext) {
     this.#context = context;
     this.informer = context.informers.integrations;
-    const { changes, secrets } = context.port;
-    this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision), structureLagMs: secrets.structureLagMs });
+    const { changes } = context.port;
+    this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision) });
     this.#targets = new TargetWriter(context);
   }
 
@@ -223,7 +222,6 @@ export class IntegrationController implements Controller<IntegrationResource> {
     // `revision`: the one the listings' data is current at (older than the latest when only integration records changed since)
     const listings = await Promise.all(sources.map(({ source }) => this.#listing(source, latestRevision, forced)));
     const revision = Math.max(...listings.map((listing) => listing.revision));
-    let recheckInMs = Math.max(-1, ...sources.map(({ source }) => this.#changes.recheckAfterStructureChange(projectId, JSON.stringify(source)) ?? -1));
     const places = placesRead(sources, listings);
     const missed = this.#changes.index(resource.metadata, { projectId, places }, latestRevision);
     progress.indexed = true;
@@ -276,8 +274,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       places,
     });
     if (resource.spec.reload && reload?.reloadedRevision !== undefined) await port.integrations.recordReloadResult(identity.integrationId, reload.reloadedRevision);
-    if (reload?.recheckInMs !== undefined) recheckInMs = recheckInMs < 0 ? reload.recheckInMs : Math.min(recheckInMs, reload.recheckInMs);
-    return { missed, recheckInMs: recheckInMs < 0 ? undefined : recheckInMs };
+    return { missed, recheckInMs: reload?.recheckInMs };
   }
 
   /** The data hash keyed by the installation's digest key: without the key nothing is written (the status must not hold an unkeyed hash). */

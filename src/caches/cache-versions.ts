@@ -1,0 +1,162 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { type Kysely, sql } from 'kysely';
+import type { Database, Executor } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+import { CACHE_POLICIES, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
+
+/** Each versioned cache's version, as one read (or this process) saw them. */
+export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName, number>>;
+
+/** The caches whose tables are among `tables`. */
+function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
+  return VERSIONED_CACHES.filter((name) => CACHE_POLICIES[name].tables.some((table) => tables.includes(table)));
+}
+
+/**
+ * Moves the versions of `names` by one, in `db` (the writing transaction: the
+ * new versions commit with what it wrote). Rows are taken in name order, so
+ * two writers never wait on each other crosswise; a missing row is made.
+ */
+export async function moveVersions(db: Executor, names: readonly VersionedCacheName[]): Promise<Partial<Record<VersionedCacheName, number>>> {
+  if (names.length === 0) return {};
+  const rows = await db
+    .insertInto('cacheVersions')
+    .values([...names].sort().map((name) => ({ name, version: 1 })))
+    .onConflict((conflict) => conflict.column('name').doUpdateSet({ version: sql`cache_versions.version + 1` }))
+    .returning(['name', 'version'])
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.name, row.version]));
+}
+
+/** The caches a tracked transaction writes the tables of (WriteWatch reports its statements); `open` until their versions are moved. */
+const transactions = new AsyncLocalStorage<{ written: Set<VersionedCacheName>; open: boolean }>();
+
+/**
+ * Runs `work`, the statements of one transaction, and answers the caches whose
+ * tables it wrote: the transaction moves their versions (moveVersions) before
+ * it commits. The unit of work does it for every write (CacheVersions.track); a
+ * transaction made outside it (a root key rotation) does it itself.
+ */
+export async function recordingWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: VersionedCacheName[] }> {
+  const transaction = { written: new Set<VersionedCacheName>(), open: true };
+  try {
+    const result = await transactions.run(transaction, work);
+    return { result, written: [...transaction.written] };
+  } finally {
+    transaction.open = false;
+  }
+}
+
+/** One request's versions, read once (by authentication) and compared by every cache the request reads through. */
+export interface CacheRequestScope {
+  snapshot?: Promise<CacheVersionSnapshot>;
+}
+const requests = new AsyncLocalStorage<CacheRequestScope>();
+
+/** Runs `work` as (part of) one request: the caches it reads through compare the versions the request read. */
+export function runInCacheRequestScope<T>(scope: CacheRequestScope, work: () => T): T {
+  return requests.run(scope, work);
+}
+
+const perDatabase = new WeakMap<Kysely<DB>, CacheVersions>();
+
+/**
+ * The versions of the in-process caches (README.md beside this file). A
+ * transaction that writes a table a cache is read from moves that cache's
+ * version in the database before it commits; an entry is used only while the
+ * version it was loaded under is the current one. On PostgreSQL, where other
+ * processes write too, the current versions are read once per request (at
+ * authentication) or once per look-up outside a request; PGlite is this
+ * process's alone (its data directory is locked), so the versions this
+ * process committed are all there are.
+ */
+export class CacheVersions {
+  readonly #db: Kysely<DB>;
+  /** Other processes may write the database: read the versions from it. */
+  readonly #shared: boolean;
+  /** The newest version of each cache this process committed or read. */
+  readonly #known: Record<VersionedCacheName, number> = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
+
+  /** One per database, whatever the number of service containers on it. */
+  static of(database: Database): CacheVersions {
+    let versions = perDatabase.get(database.db);
+    if (!versions) {
+      versions = new CacheVersions(database);
+      perDatabase.set(database.db, versions);
+    }
+    return versions;
+  }
+
+  private constructor(database: Database) {
+    this.#db = database.db;
+    this.#shared = database.backend === 'postgres';
+    database.writes.observe((tables) => this.#written(tables));
+  }
+
+  /**
+   * Runs `work`, the statements of one transaction (`trx`), noting the caches
+   * whose tables it writes, and then moves their versions in `trx`. `committed`
+   * is to be called once the transaction has committed.
+   */
+  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: () => void }> {
+    const { result, written } = await recordingWrites(work);
+    const moved = await moveVersions(trx, written);
+    return { result, committed: () => this.#note(moved) };
+  }
+
+  /** The versions a cache compares with now: the request's, or read afresh outside one (the same as this process's on PGlite). */
+  current(): Promise<CacheVersionSnapshot> {
+    if (!this.#shared) return Promise.resolve({ ...this.#known });
+    const scope = requests.getStore();
+    if (!scope) return this.#read();
+    scope.snapshot ??= this.#read();
+    return scope.snapshot;
+  }
+
+  /**
+   * The request under way reads the versions again (authentication does, first in every request and at each
+   * recheck of a long one): what it reads through the caches from here on was current after this moment.
+   */
+  refreshRequest(): void {
+    const scope = requests.getStore();
+    if (!scope || !this.#shared) return;
+    scope.snapshot = this.#read();
+    scope.snapshot.catch(() => {});
+  }
+
+  /** The newest version of `name` this process committed or read: an entry under an older one is not used. */
+  known(name: VersionedCacheName): number {
+    return this.#known[name];
+  }
+
+  async #read(): Promise<CacheVersionSnapshot> {
+    const rows = await this.#db.selectFrom('cacheVersions').select(['name', 'version']).execute();
+    const snapshot = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
+    for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName] = row.version;
+    this.#note(snapshot);
+    return snapshot;
+  }
+
+  #note(versions: Partial<Record<VersionedCacheName, number>>): void {
+    for (const [name, version] of Object.entries(versions) as [VersionedCacheName, number][]) {
+      if (version > this.#known[name]) this.#known[name] = version;
+    }
+  }
+
+  /**
+   * A statement is about to write `tables`. Inside a tracked transaction the
+   * caches are noted, to be moved before it commits; any other statement
+   * commits on its own, and the versions move once it has returned.
+   */
+  #written(tables: string[]): (() => Promise<void>) | undefined {
+    const names = cachesReadFrom(tables);
+    if (names.length === 0) return undefined;
+    // (a statement made later from work the transaction started, once its versions have moved, is on its own)
+    const transaction = transactions.getStore();
+    if (transaction?.open) {
+      for (const name of names) transaction.written.add(name);
+      return undefined;
+    }
+    return async () => this.#note(await moveVersions(this.#db, names));
+  }
+}

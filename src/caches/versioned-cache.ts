@@ -1,0 +1,52 @@
+import type { Executor } from '../db/database.ts';
+import type { VersionedCacheName } from './cache-policies.ts';
+import { CACHE_POLICIES } from './cache-policies.ts';
+import type { CacheVersions } from './cache-versions.ts';
+
+/**
+ * A small in-process cache for what every request looks up (projects,
+ * environments, folders, token rows, permissions). Its entries were loaded
+ * under one version of the cache (cache-versions.ts) and are used only while
+ * that is the current version, and until their own expiry. A value loaded
+ * while the version moved is not kept. Inside a transaction nothing is
+ * cached: a write decides on what it reads (and locks) itself.
+ */
+export class VersionedCache<V> {
+  readonly #entries = new Map<string, { value: V; expiresAt: number }>();
+  readonly #versions: CacheVersions;
+  readonly #name: VersionedCacheName;
+  /** The version the entries were loaded under. */
+  #version = 0;
+
+  constructor(versions: CacheVersions, name: VersionedCacheName) {
+    this.#versions = versions;
+    this.#name = name;
+  }
+
+  /** The cached value, or `load()`'s; `expiresAt` (ms since epoch) ends the entry early. `db` is where `load` reads. */
+  async get(db: Executor, key: string, load: () => Promise<{ value: V; expiresAt?: number }>): Promise<V> {
+    if (db.isTransaction) return (await load()).value;
+    const version = (await this.#versions.current())[this.#name];
+    if (version > this.#version) {
+      this.#entries.clear();
+      this.#version = version;
+    }
+    if (this.#isCurrent(version)) {
+      const hit = this.#entries.get(key);
+      if (hit && hit.expiresAt > Date.now()) return hit.value;
+    }
+    const { value, expiresAt = Infinity } = await load();
+    // not kept when the version moved during the load: what it read may predate that write
+    if (this.#isCurrent(version) && expiresAt > Date.now()) {
+      if (this.#entries.size >= CACHE_POLICIES[this.#name].maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+      this.#entries.delete(key);
+      this.#entries.set(key, { value, expiresAt });
+    }
+    return value;
+  }
+
+  /** `version` is the one the entries are under, and no newer one is known to this process. */
+  #isCurrent(version: number): boolean {
+    return version === this.#version && version >= this.#versions.known(this.#name);
+  }
+}
