@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { translateDatabaseError } from '../services/database-errors.ts';
 import { AppError, ServiceUnavailableError, TooManyRequestsError, wireErrorName } from '../errors.ts';
+import { noteErrorCode } from './request-log.ts';
 
 /** `error` is Infisical's name for the kind of failure, `code` Coffer's specific one (errors.ts). */
 interface ErrorBody {
@@ -22,6 +23,7 @@ function errorBody(statusCode: number, message: string, code = wireErrorName(sta
 }
 
 function send(reply: FastifyReply, body: Omit<ErrorBody, 'reqId'>) {
+  noteErrorCode(reply.request, body.code);
   return reply.status(body.statusCode).send({ ...body, reqId: String(reply.request.id) });
 }
 

@@ -379,6 +379,7 @@ describe('caps per organization', () => {
       expect(await ours.response.json()).toEqual({
         statusCode: 429,
         error: 'RateLimitExceeded',
+        code: 'RateLimitExceeded',
         message: 'At most 3 change streams may be under way per organization; try again once some have ended.',
         reqId: expect.any(String),
       });

@@ -169,4 +169,21 @@ describe('error logs', () => {
     expect(response.status).toBeLessThan(500);
     expect(app.logs.slice(before).join('\n')).not.toContain(marker);
   });
+
+  test("a 4xx request's log line names its error code and the caller's kind and id, never the token", async () => {
+    const before = app.logs.length;
+    const response = await app.request('GET', '/api/v3/secrets/raw/NO_SUCH_SECRET', {
+      token: fixture.token,
+      query: { workspaceId: fixture.projectId, environment: 'dev' },
+    });
+    expect(response.status).toBe(404);
+    const lines = app.logs
+      .slice(before)
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.reqId === response.body.reqId && line.statusCode === 404);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ errorCode: response.body.code, caller: { kind: 'identity', id: expect.any(String), orgId: expect.any(String) } });
+    expect(lines[0].msg).toContain(`404 ${response.body.code}`);
+    expect(JSON.stringify(lines[0])).not.toContain(fixture.token);
+  });
 });

@@ -275,6 +275,7 @@ describe('user login and invite acceptance', () => {
     expect(right.body).toEqual({
       statusCode: 429,
       error: 'RateLimitExceeded',
+      code: 'RateLimitExceeded',
       message: expect.stringMatching(/^Too many failed logins for this email from this address; try again in \d+ seconds$/),
       reqId: expect.any(String),
     });

@@ -312,6 +312,7 @@ describe('caps across projects and per organization', () => {
       expect(await fourth.response.json()).toMatchObject({
         statusCode: 429,
         error: 'RateLimitExceeded',
+        code: 'RateLimitExceeded',
         message: 'At most 3 project event streams may be under way per caller; close one before opening another.',
         reqId: expect.any(String),
       });

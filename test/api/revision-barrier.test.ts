@@ -433,6 +433,7 @@ describe('caps per organization', () => {
       expect(refused.body).toMatchObject({
         statusCode: 429,
         error: 'RateLimitExceeded',
+        code: 'RateLimitExceeded',
         message: expect.stringContaining('per organization'),
         reqId: expect.any(String),
       });
