@@ -1,18 +1,9 @@
 import type { Executor } from '../db/database.ts';
 import type { IdentityJwtAuth } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
-import type { TokenSettings } from '../workload-auth/token-settings.ts';
 
-export interface JwtAuthValues extends TokenSettings {
-  configurationType: 'jwks' | 'static';
-  jwksUrl: string;
-  jwksCaCert: string;
-  publicKeys: string[];
-  boundIssuer: string;
-  boundAudiences: string;
-  boundClaims: Record<string, string>;
-  boundSubject: string;
-}
+/** A configuration's values: its row without the keys and times the database sets. */
+export type JwtAuthValues = Omit<IdentityJwtAuth, 'id' | 'identityId' | 'createdAt' | 'updatedAt'>;
 
 /** The changes as columns: the JSON ones as text. */
 function columns(changes: Partial<JwtAuthValues>) {

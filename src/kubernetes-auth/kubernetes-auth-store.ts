@@ -1,16 +1,9 @@
 import type { Executor } from '../db/database.ts';
 import type { IdentityKubernetesAuth } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
-import type { TokenSettings } from '../workload-auth/token-settings.ts';
 
-export interface KubernetesAuthValues extends TokenSettings {
-  kubernetesHost: string;
-  caCert: string;
-  encryptedTokenReviewerJwt: Buffer | null;
-  allowedNamespaces: string;
-  allowedNames: string;
-  allowedAudience: string;
-}
+/** A configuration's values: its row without the keys and times the database sets. */
+export type KubernetesAuthValues = Omit<IdentityKubernetesAuth, 'id' | 'identityId' | 'createdAt' | 'updatedAt'>;
 
 /** The changes as columns: trusted IPs as JSON text. */
 function columns(changes: Partial<KubernetesAuthValues>) {
