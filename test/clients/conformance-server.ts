@@ -18,8 +18,12 @@ export interface ConformanceServer {
   /** The bootstrapped admin user's login. */
   email: string;
   password: string;
+  /** The machine identity (universal auth; a project member). */
+  identityId: string;
   clientId: string;
   clientSecret: string;
+  /** Calls the API as the bootstrap admin; a non-200 answer throws. */
+  admin(method: string, path: string, body?: unknown): Promise<any>;
   /** Audit event types written so far, oldest first. */
   auditEvents(): Promise<string[]>;
   stop(): Promise<void>;
@@ -73,8 +77,10 @@ export async function startConformanceServer(backend: Backend, tokenTtl = 3600):
     orgId: boot.organization.id,
     email,
     password,
+    identityId: identity.id,
     clientId: identityUniversalAuth.clientId,
     clientSecret,
+    admin,
     async auditEvents() {
       const { auditLogs } = await admin('GET', `/api/v1/organization/audit-logs?limit=1000`);
       return (auditLogs as { event: { type: string } }[]).map((entry) => entry.event.type).reverse();

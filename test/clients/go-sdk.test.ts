@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { describe, expect, inject, test } from 'vitest';
 import { type Backend, startConformanceServer } from './conformance-server.ts';
 
@@ -34,10 +35,33 @@ const SUPPORTED: Record<string, string | RegExp | undefined> = {
   'Folders().List': 'go-folder,shared',
   'Folders().Update': 'go-renamed',
   'Folders().Delete': 'go-renamed',
+  'Auth().JwtAuthLogin': /^length \d{3,}$/,
+  'Auth().JwtAuthLogin, then Secrets().List': 'BASE=base-value,GO_BATCH_A=a,GO_BATCH_B=b',
   'automatic token renewal, then Secrets().List': undefined,
   'Auth().RevokeAccessToken': undefined,
 };
-const NOT_OFFERED = ['DynamicSecrets().List', 'Kms().Keys().GetByName', 'Auth().JwtAuthLogin', 'Auth().KubernetesRawServiceAccountTokenLogin'];
+const NOT_OFFERED = ['DynamicSecrets().List', 'Kms().Keys().GetByName'];
+/** Logins the SDK makes that Coffer refuses with its 401: a malformed JWT, and Kubernetes Auth for an identity without it. */
+const REFUSED_LOGINS = ['Auth().JwtAuthLogin(a malformed JWT)', 'Auth().KubernetesRawServiceAccountTokenLogin'];
+
+/** JWT Auth on the conformance identity with a key pair of the test's own; answers the signed JWT. */
+async function jwtLogin(server: Awaited<ReturnType<typeof startConformanceServer>>): Promise<string> {
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  await server.admin('POST', `/api/v1/auth/jwt-auth/identities/${server.identityId}`, {
+    configurationType: 'static',
+    publicKeys: [await exportSPKI(publicKey)],
+    boundIssuer: 'https://issuer.example',
+    boundAudiences: 'coffer',
+    boundSubject: 'go-sdk',
+  });
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256' })
+    .setIssuer('https://issuer.example')
+    .setAudience('coffer')
+    .setSubject('go-sdk')
+    .setExpirationTime('10m')
+    .sign(privateKey);
+}
 
 describe.each<Backend>(['pglite', 'postgres'])('Go SDK v0.8.0 against coffer serve on %s', (backend) => {
   test('every call', async () => {
@@ -54,6 +78,8 @@ describe.each<Backend>(['pglite', 'postgres'])('Go SDK v0.8.0 against coffer ser
           PROJECT_ID: server.projectId,
           PROJECT_SLUG: server.projectSlug,
           RENEW_AFTER_MS: '3000',
+          JWT_IDENTITY_ID: server.identityId,
+          JWT: await jwtLogin(server),
         },
         timeout: 120_000,
       });
@@ -74,7 +100,8 @@ describe.each<Backend>(['pglite', 'postgres'])('Go SDK v0.8.0 against coffer ser
       const notModified = results.get('Secrets().ListSecrets(IfNoneMatch)');
       expect(notModified, 'an unchanged listing with its ETag is 304 (NotModifiedError)').toMatchObject({ ok: false, status: 304 });
       for (const call of NOT_OFFERED) expect(results.get(call), call).toMatchObject({ ok: false, status: 404 });
-      expect(results.size).toBe(Object.keys(SUPPORTED).length + NOT_OFFERED.length + 1);
+      for (const call of REFUSED_LOGINS) expect(results.get(call), call).toMatchObject({ ok: false, status: 401 });
+      expect(results.size).toBe(Object.keys(SUPPORTED).length + NOT_OFFERED.length + REFUSED_LOGINS.length + 1);
       const events = await server.auditEvents();
       expect(events).toContain('renew-identity-access-token');
       expect(events.at(-1)).toBe('revoke-identity-access-token');

@@ -117,8 +117,16 @@ func main() {
 	report("DynamicSecrets().List", err, "")
 	_, err = client.Kms().Keys().GetByName(infisical.KmsGetKeyByNameOptions{KeyName: "none", ProjectId: projectID})
 	report("Kms().Keys().GetByName", err, "")
-	_, err = client.Auth().JwtAuthLogin("00000000-0000-0000-0000-000000000000", "not-a-jwt")
-	report("Auth().JwtAuthLogin", err, "")
+	// JWT Auth: the identity is configured with the test's public key; JWT is signed with its private key
+	jwtToken, err := client.Auth().JwtAuthLogin(os.Getenv("JWT_IDENTITY_ID"), os.Getenv("JWT"))
+	report("Auth().JwtAuthLogin", err, fmt.Sprintf("length %d", len(jwtToken.AccessToken)))
+	if err == nil {
+		secrets, err := client.Secrets().List(infisical.ListSecretsOptions{ProjectID: projectID, Environment: "dev", SecretPath: "/"})
+		report("Auth().JwtAuthLogin, then Secrets().List", err, keys(secrets))
+	}
+	_, err = client.Auth().JwtAuthLogin(os.Getenv("JWT_IDENTITY_ID"), "not-a-jwt")
+	report("Auth().JwtAuthLogin(a malformed JWT)", err, "")
+	// Kubernetes Auth needs a cluster's TokenReview (test/cluster/workload-login.test.ts); here: an identity without it is refused
 	_, err = client.Auth().KubernetesRawServiceAccountTokenLogin("00000000-0000-0000-0000-000000000000", "not-a-token")
 	report("Auth().KubernetesRawServiceAccountTokenLogin", err, "")
 	client.Auth().SetAccessToken(token)
