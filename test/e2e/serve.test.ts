@@ -55,7 +55,7 @@ describe('coffer serve on the embedded database', () => {
     expect(output).toContain(`POST ${server.api}/api/v1/admin/bootstrap`);
   });
 
-  test('one JSON log line per request, with method, route, status and duration', async () => {
+  test('one JSON log line per request, with method, route, status, error code and duration', async () => {
     const answer = await fetch(`${server.api}/api/v1/workspace/not-a-project?token=abc123`);
     expect(answer.status).toBe(401);
     const reqId = answer.headers.get('x-request-id');
@@ -75,8 +75,9 @@ describe('coffer serve on the embedded database', () => {
       route: '/api/v1/workspace/:workspaceId',
       url: '/api/v1/workspace/not-a-project?token=[redacted]',
       statusCode: 401,
+      errorCode: 'UnauthorizedError',
       durationMs: expect.any(Number),
-      msg: expect.stringMatching(/^GET \/api\/v1\/workspace\/not-a-project 401 [\d.]+ ms$/),
+      msg: expect.stringMatching(/^GET \/api\/v1\/workspace\/not-a-project 401 UnauthorizedError [\d.]+ ms$/),
     });
   });
 
