@@ -5,7 +5,7 @@
  *
  *   baseline  nothing else
  *   patterns  a viewer's project-events subscription with a backtracking glob (`/**\/@(*|*)` × --pattern-reps,
- *             ending in `!`), and writes in that project every 200 ms (bounded: few repetitions, and the
+ *             ending in `!`) on creates and updates, and a write 29 folders deep in that project every 200 ms (bounded: few repetitions, and the
  *             scenario ends at its time whatever answers)
  *   imports   50 secret:import-mutation subscriptions of one viewer on a folder that imports another, and a
  *             write to the imported folder every 200 ms
@@ -125,8 +125,18 @@ const hostileWrite = (setup: Setup, secretPath: string) => (index: number) =>
     secretValue: 'x',
   });
 
-const folder = (setup: Setup, name: string) =>
-  request(setup, 'POST', '/api/v1/folders', setup.hostile.adminToken, { workspaceId: setup.hostile.projectId, environment: 'dev', path: '/', name });
+const folder = (setup: Setup, name: string, path = '/') =>
+  request(setup, 'POST', '/api/v1/folders', setup.hostile.adminToken, { workspaceId: setup.hostile.projectId, environment: 'dev', path, name });
+
+/** Folders /f1/f2/…/f<depth>, one inside the other; answers the deepest path. */
+async function deepFolder(setup: Setup, depth: number): Promise<string> {
+  let path = '';
+  for (let level = 1; level <= depth; level++) {
+    await folder(setup, `f${level}`, path || '/');
+    path = `${path}/f${level}`;
+  }
+  return path;
+}
 
 const loads: Record<string, (setup: Setup) => Promise<Load>> = {
   async baseline() {
@@ -137,14 +147,16 @@ const loads: Record<string, (setup: Setup) => Promise<Load>> = {
     const refused: Record<string, number> = {};
     const controller = new AbortController();
     const glob = `${'/**/@(*|*)'.repeat(Number(args['pattern-reps']))}!`;
-    const register = [{ event: 'secret:update', conditions: { environmentSlug: 'dev', secretPath: glob } }];
+    // every write is matched against the glob: the events it subscribes to are the ones the writes make, at a path
+    // deep enough for a backtracking matcher to explode (the issue's freeze)
+    const register = ['secret:create', 'secret:update'].map((event) => ({ event, conditions: { environmentSlug: 'dev', secretPath: glob } }));
     hold(setup, 'POST', '/api/v1/events/subscribe/project-events', setup.hostile.viewers[0]!, { projectId: setup.hostile.projectId, register }, refused, controller);
-    await folder(setup, 'a');
+    const deep = await deepFolder(setup, 29);
     const stop = every(200, (index) =>
       request(setup, 'POST', `/api/v3/secrets/raw/P_${index}`, setup.hostile.adminToken, {
         workspaceId: setup.hostile.projectId,
         environment: 'dev',
-        secretPath: '/a',
+        secretPath: deep,
         secretValue: 'x',
       }),
     );
