@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { openEventStream } from '../support/event-stream.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -23,33 +24,16 @@ const hostile = (repetitions: number) => `${'/**/@(*|*)'.repeat(repetitions)}!`;
 /** 29 folders deep: where a backtracking matcher of the hostile glob takes longest. */
 const DEEP = `/${Array.from({ length: 29 }, (_, index) => `folder-${index}`).join('/')}`;
 
+/** A project-events subscription over a real socket; `paths` are the secret paths of the events received so far. */
 async function subscribe(token: string, body: unknown) {
-  const controller = new AbortController();
-  const response = await fetch(`${base}/api/v1/events/subscribe/project-events`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify(body),
-    signal: controller.signal,
-  });
-  const paths: string[] = [];
-  if (response.status === 200) {
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of response.body!) {
-          buffer += decoder.decode(chunk, { stream: true });
-          for (const line of buffer.split('\n').filter((text) => text.startsWith('data: {'))) {
-            for (const item of JSON.parse(line.slice(6)).data.payload) paths.push(item.secretPath);
-          }
-          buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
-        }
-      } catch {
-        // aborted
-      }
-    })();
-  }
-  return { response, paths, close: () => controller.abort() };
+  const stream = await openEventStream(`${base}/api/v1/events/subscribe/project-events`, { method: 'POST', token, body });
+  return {
+    response: stream.response,
+    get paths(): string[] {
+      return stream.events.flatMap((event) => (event.data?.data?.payload ?? []).map((item: { secretPath: string }) => item.secretPath));
+    },
+    close: () => stream.close(),
+  };
 }
 
 async function waitFor(what: string, check: () => boolean): Promise<void> {
