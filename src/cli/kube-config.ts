@@ -38,3 +38,11 @@ export function loadKubeConfig(): LoadedKubeConfig {
   const source = existing.length > 0 ? `kubeconfig ${existing.join(', ')} (context ${kubeConfig.getCurrentContext()})` : 'the in-cluster service account';
   return { kubeConfig, source };
 }
+
+/** One line for a failed Kubernetes API call: the apiserver's status, or what stopped the request (and its cause). */
+export function kubeFailureReason(error: unknown): string {
+  const status = (error as { code?: unknown }).code;
+  if (typeof status === 'number') return `the apiserver answered ${status}`;
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+}

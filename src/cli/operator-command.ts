@@ -13,7 +13,7 @@ import { createLogger } from '../runtime.ts';
 import { VERSION } from '../version.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
-import { loadKubeConfig } from './kube-config.ts';
+import { kubeFailureReason, loadKubeConfig } from './kube-config.ts';
 import { explainListenError } from './startup-errors.ts';
 
 export const operatorCommand: CommandSpec = {
@@ -107,11 +107,8 @@ async function readCredentials(kubeConfig: KubeConfig, source: string, config: C
     .makeApiClient(CoreV1Api)
     .readNamespacedSecret({ namespace: config.operatorNamespace, name: config.credentialsSecret })
     .catch((error: unknown) => {
-      const status = (error as { code?: number }).code;
-      const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-      const reason = status ? `the apiserver answered ${status}` : error instanceof Error ? `${error.message}${cause}` : String(error);
       throw new Error(
-        `cannot read Secret ${config.operatorNamespace}/${config.credentialsSecret} from the Kubernetes API at ${kubeConfig.getCurrentCluster()?.server} with ${source}: ${reason}`,
+        `cannot read Secret ${config.operatorNamespace}/${config.credentialsSecret} from the Kubernetes API at ${kubeConfig.getCurrentCluster()?.server} with ${source}: ${kubeFailureReason(error)}`,
       );
     });
   const field = (key: string) => {

@@ -3,7 +3,7 @@ import { FINALIZER, GROUP, KINDS, type KindName, VERSION } from '../operator/res
 import { parseDuration } from '../validation/duration.ts';
 import type { CommandSpec } from './command.ts';
 import { CliError, EXIT } from './exit-codes.ts';
-import { loadKubeConfig } from './kube-config.ts';
+import { kubeFailureReason, loadKubeConfig } from './kube-config.ts';
 
 export const uninstallCommand: CommandSpec = {
   name: 'uninstall',
@@ -119,9 +119,7 @@ async function kubeCall<T>(what: string, call: Promise<T>): Promise<T | { items:
   try {
     return await call;
   } catch (error) {
-    const code = (error as { code?: number }).code;
-    if (code === 404) return { items: [] };
-    const reason = code ? `the apiserver answered ${code}` : error instanceof Error ? error.message : String(error);
-    throw new CliError(`cannot ${what}: ${reason}`, EXIT.failed);
+    if ((error as { code?: number }).code === 404) return { items: [] };
+    throw new CliError(`cannot ${what}: ${kubeFailureReason(error)}`, EXIT.failed);
   }
 }
