@@ -144,8 +144,6 @@ export class ChangeSubscription {
   #queue: ChangeRecord[] = [];
   /** The newest revision delivered (or skipped as not accepted). */
   #last: number;
-  /** The newest revision the fan-out has offered (accepted or not). */
-  #seen: number;
   /** Fell behind (or resumed from the past): the next read comes from the change log. */
   #behind: boolean;
   #closed = false;
@@ -156,7 +154,6 @@ export class ChangeSubscription {
     this.#fanout = fanout;
     this.#accept = accept;
     this.#last = after;
-    this.#seen = after;
     this.#options = options;
     this.#behind = behind;
   }
@@ -166,15 +163,6 @@ export class ChangeSubscription {
     return this.#last;
   }
 
-  /**
-   * The newest revision up to which this subscriber has been given every change it
-   * accepts: past lastRevision when nothing waits and the changes after it were not
-   * accepted (a quiet stream's resume point moves on with the feed).
-   */
-  get settledRevision(): number {
-    return this.#behind || this.#queue.length > 0 ? this.#last : Math.max(this.#last, this.#seen);
-  }
-
   get closed(): boolean {
     return this.#closed;
   }
@@ -182,7 +170,6 @@ export class ChangeSubscription {
   /** @internal Called by the fan-out with every committed change, in order. */
   offer(changes: ChangeRecord[]): void {
     if (this.#closed) return;
-    this.#seen = Math.max(this.#seen, changes.at(-1)?.revision ?? 0);
     const accepted = changes.filter((change) => change.revision > this.#last && this.#safeAccept(change));
     if (accepted.length > 0) {
       if (this.#queue.length + accepted.length > this.#options.maxQueued) {
