@@ -20,7 +20,9 @@ type Match = (path: string) => boolean;
 
 async function picomatchOrUndefined(): Promise<((glob: string) => Match) | undefined> {
   try {
-    const module = (await import('picomatch')) as { default: (glob: string, options: object) => Match };
+    // Named through a variable: picomatch is no dependency of ours (only, for now, of a dev tool), so it has no types here.
+    const moduleName = 'picomatch';
+    const module = (await import(moduleName)) as { default: (glob: string, options: object) => Match };
     return (glob) => module.default(glob, { dot: true });
   } catch {
     return undefined;
