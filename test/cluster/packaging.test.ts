@@ -358,6 +358,7 @@ describe('kustomize base deploy/', () => {
       'CustomResourceDefinition/secretsprojects.coffer.dev',
       'Deployment/coffer',
       'Namespace/coffer-system',
+      'PersistentVolumeClaim/coffer-data',
       'Role/coffer-leader-election',
       'RoleBinding/coffer-leader-election',
       'Service/coffer',
@@ -369,9 +370,13 @@ describe('kustomize base deploy/', () => {
   test('deploy/operator/ (coffer operator --server): the same namespace, CRDs and RBAC, a hardened Deployment of `coffer operator` with no database, no keys and no Service; every object passes a server-side dry run', async () => {
     const objects = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'operator')])).stdout);
     const names = (list: Manifest[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer'));
-    const pod = one(objects, 'Deployment').spec.template.spec;
+    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer' && name !== 'PersistentVolumeClaim/coffer-data'));
+    const deployment = one(objects, 'Deployment');
+    expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate' });
+    const pod = deployment.spec.template.spec;
     expectHardened(pod);
+    expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+    expect(pod.containers[0].volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
     const container = pod.containers[0];
     expect(container.args).toEqual(['operator']);
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 8081 }]);
@@ -394,10 +399,12 @@ describe('kustomize base deploy/', () => {
     await dryRunAll(objects);
   });
 
-  test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API', () => {
+  test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API, the data on a PersistentVolumeClaim', () => {
     const deployment = one(deployObjects, 'Deployment');
     expect(deployment.metadata.namespace).toBe('coffer-system');
     expect(deployment.spec.replicas).toBe(1);
+    // the old pod lets go of the embedded database before the new one opens it
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
     const pod = deployment.spec.template.spec;
     expectHardened(pod);
     const container = pod.containers[0];
@@ -420,8 +427,12 @@ describe('kustomize base deploy/', () => {
     expect(container.resources.limits.memory).toBe('512Mi');
     expect(pod.volumes.map((v: any) => [v.name, Object.keys(v).filter((k) => k !== 'name')[0]])).toEqual([
       ['tmp', 'emptyDir'],
-      ['data', 'emptyDir'],
+      ['data', 'persistentVolumeClaim'],
     ]);
+    expect(pod.volumes[1].persistentVolumeClaim).toEqual({ claimName: 'coffer-data' });
+    const claim = one(deployObjects, 'PersistentVolumeClaim', 'coffer-data');
+    expect(claim.metadata.namespace).toBe('coffer-system');
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
     expect(container.volumeMounts).toEqual([
       { name: 'tmp', mountPath: '/tmp' },
       { name: 'data', mountPath: '/data' },
@@ -435,9 +446,9 @@ describe('kustomize base deploy/', () => {
     });
   });
 
-  test('secret.example.yaml creates a Secret the Deployment can use (dry run)', async () => {
+  test('secret.example.yaml creates a Secret the Deployment can use (dry run), without a placeholder database-url (the embedded database)', async () => {
     const [secret] = parseManifests(readFileSync(join(REPO_ROOT, 'deploy', 'secret.example.yaml'), 'utf8'));
-    expect(Object.keys(secret!.stringData).sort()).toEqual(['auth-secret', 'database-url', 'encryption-key']);
+    expect(Object.keys(secret!.stringData).sort()).toEqual(['auth-secret', 'encryption-key']);
     await raw.apply(secret!, { dryRun: true });
   });
 
