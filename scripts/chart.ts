@@ -1,7 +1,7 @@
 /**
  * Packages the Helm chart (helm/coffer) for installing without a checkout:
  *
- *   npm run chart [-- --out DIR]
+ *   npm run chart [-- --out DIR] [-- --with helm|tar]
  *
  *   DIR/coffer-<version>.tgz   the chart archive (`helm install coffer ./coffer-0.1.0.tgz`, or a chart repository)
  *   DIR/oci/                   the same archive as an OCI artifact in an OCI image layout, tagged <version>
@@ -59,9 +59,10 @@ function findHelm(): string | null {
 }
 
 /** `helm package`, or the same layout with tar: `<name>/…`, symlinks followed, stable order and owner. */
-function packageChart(chart: ChartMetadata, out: string): string {
+function packageChart(chart: ChartMetadata, out: string, packager: string | undefined): string {
   const archive = path.join(out, `${chart.name}-${chart.version}.tgz`);
-  const helm = findHelm();
+  const helm = packager === 'tar' ? null : findHelm();
+  if (packager === 'helm' && !helm) throw new Error('--with helm: no helm found ($HELM, PATH, scripts/k8s-testbin.sh)');
   if (helm) {
     log(`helm package with ${helm}`);
     execFileSync(helm, ['package', CHART, '--destination', out], {
@@ -71,7 +72,7 @@ function packageChart(chart: ChartMetadata, out: string): string {
     });
     rmSync(path.join(out, '.helm'), { recursive: true, force: true });
   } else {
-    log('no helm found ($HELM, PATH, scripts/k8s-testbin.sh): writing the archive with tar in the layout helm package writes');
+    log(`${packager === 'tar' ? '--with tar' : 'no helm found ($HELM, PATH, scripts/k8s-testbin.sh)'}: writing the archive with tar in the layout helm package writes`);
     const tar = execFileSync(
       'tar',
       [
@@ -141,11 +142,12 @@ function writeOciLayout(chart: ChartMetadata, archive: string, layout: string): 
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { out: { type: 'string', default: path.join(ROOT, 'dist', 'chart') } } });
+  const { values } = parseArgs({ options: { out: { type: 'string', default: path.join(ROOT, 'dist', 'chart') }, with: { type: 'string' } } });
+  if (values.with !== undefined && values.with !== 'helm' && values.with !== 'tar') throw new Error(`--with takes helm or tar, not '${values.with}'`);
   const out = path.resolve(values.out);
   mkdirSync(out, { recursive: true });
   const chart = parse(readFileSync(path.join(CHART, 'Chart.yaml'), 'utf8')) as ChartMetadata;
-  const archive = packageChart(chart, out);
+  const archive = packageChart(chart, out, values.with);
   log(`chart archive: ${archive}`);
   const digest = writeOciLayout(chart, archive, path.join(out, 'oci'));
   log(`OCI layout: ${path.join(out, 'oci')} (tag ${chart.version}, manifest ${digest})`);

@@ -271,6 +271,22 @@ describe('Helm chart helm/coffer', () => {
     }
   });
 
+  test('npm run chart: the archive, from helm package and from tar, lints clean and renders exactly what the chart directory renders', async () => {
+    const render = async (chart: string) => (await runTool('helm', ['template', 'coffer', chart, '--namespace', 'coffer-system'])).stdout;
+    const fromDirectory = await render(CHART);
+    for (const packager of ['helm', 'tar']) {
+      const out = join(work, `chart-${packager}`);
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'chart.ts'), '--out', out, '--with', packager], { stdio: 'ignore' });
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`scripts/chart.ts --with ${packager} exited ${code}`))));
+      });
+      const archive = join(out, 'coffer-0.1.0.tgz');
+      const { stdout } = await runTool('helm', ['lint', '--strict', archive]);
+      expect(stdout, packager).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(await render(archive), packager).toBe(fromDirectory);
+    }
+  });
+
   test('the chart renders the alerts and the dashboard from deploy/monitoring itself (files/monitoring is a symlink)', () => {
     expect(readlinkSync(join(CHART, 'files', 'monitoring'))).toBe('../../../deploy/monitoring');
   });

@@ -135,10 +135,15 @@ test('the revision-barrier and grant blocks, as pasted: the wait answers once th
   const grants = readmeBlock(/namespace-grants/);
   const projectId = (await cluster.get('secretsprojects', 'shop', 'web-shop')).status.projectId as string;
   const host = new URL(api.api).host;
-  const script = [barrier, grants].map((block) => block.code.replaceAll('localhost:8080', host)).join('\necho @@block-end@@\n');
+  // the Quick start's `json` helper, which the grant block says it uses
+  const json = blocks
+    .find((block) => block.marker === 'quickstart:run' && block.code.includes('json() {'))!
+    .code.split('\n')
+    .find((line) => line.startsWith('json() {'))!;
+  const script = [json, ...[barrier, grants].map((block) => block.code.replaceAll('localhost:8080', host))].join('\necho @@block-end@@\n');
   const { code, stdout, stderr } = await bash(script, REPO_ROOT, { TOKEN: token, PROJECT_ID: projectId });
   expect(code, `bash exited ${code}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`).toBe(0);
-  const [waited, granted] = stdout.split('@@block-end@@\n');
+  const [, waited, granted] = stdout.split('@@block-end@@\n');
   expect(matchesShown(waited!.trimEnd(), outputAfter(blocks, barrier, 'readme:output')!), waited).toBe(true);
   expect(waited).toContain('reached: 1 Integration reflect it (local shop/app)');
   // when the wait answers, the Secret holds the new value (openssl rand -hex 16)

@@ -18,8 +18,8 @@ const archive = join(out, `${chart.name}-${chart.version}.tgz`);
 let stdout: string;
 
 beforeAll(() => {
-  // no helm on PATH: the tar path (the cluster tests' packaging test renders the chart with helm itself)
-  stdout = execFileSync(process.execPath, [join(ROOT, 'scripts/chart.ts'), '--out', out], { encoding: 'utf8', env: { ...process.env, PATH: '/usr/bin:/bin' } });
+  // the tar path (test/cluster/packaging.test.ts renders both paths' archives with helm)
+  stdout = execFileSync(process.execPath, [join(ROOT, 'scripts/chart.ts'), '--out', out, '--with', 'tar'], { encoding: 'utf8' });
 }, 60_000);
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -61,7 +61,7 @@ test('the OCI layout tags one manifest with the chart version: helm config and c
 test('packaging twice gives the same bytes', () => {
   const again = mkdtempSync(join(tmpdir(), 'coffer-chart-again-'));
   try {
-    execFileSync(process.execPath, [join(ROOT, 'scripts/chart.ts'), '--out', again], { env: { ...process.env, PATH: '/usr/bin:/bin' }, stdio: 'ignore' });
+    execFileSync(process.execPath, [join(ROOT, 'scripts/chart.ts'), '--out', again, '--with', 'tar'], { stdio: 'ignore' });
     expect(readFileSync(join(again, 'coffer-0.1.0.tgz')).equals(readFileSync(archive))).toBe(true);
   } finally {
     rmSync(again, { recursive: true, force: true });
