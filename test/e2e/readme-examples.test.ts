@@ -7,7 +7,7 @@ import { bash, markedBlocks, matchesShown, outputAfter } from '../support/readme
 
 /**
  * The README's examples beyond the quick start (revision barrier, project grants, a machine identity for
- * a program and the Node SDK with it, setting up a remote cluster's identity), run as a reader pastes them
+ * a program and the Node SDK with it, universal auth, setting up a remote cluster's identity), run as a reader pastes them
  * after the quick start: every `<!-- readme:run -->` block, in order, in the same bash as the quick-start
  * blocks (their variables: API, AUTH, TOKEN, PROJECT_ID, json), against a fresh `coffer serve` on the
  * embedded database. Each block's printed lines must match its `<!-- readme:output -->` block. What is
