@@ -283,6 +283,7 @@ export class Operator {
         },
         // every resource says Coffer is away (and keeps its Secret), then catches up when it is back
         onConnectionLost: (lost, reason) => {
+          if (this.#stopped) return;
           this.#health.cofferUnavailable(lost ? `the operator cannot follow Coffer's changes: ${reason ?? 'the connection was lost'}` : null);
           if (lost) this.#logger.warn({ reason }, 'lost the connection to Coffer; Secrets keep their last data');
           else this.#logger.info('connected to Coffer again; catching up by revision');

@@ -90,7 +90,8 @@ export class ChangeFollower {
       }
       if (this.#running && delay > 0) await sleep(delay);
     }
-    this.#setConnected(false, 'stopped');
+    // stopped on purpose: not a lost connection (reporting one would log a clean stop as a failure)
+    this.#connected = false;
   }
 
   /** One connection: until it ends, goes silent or fails. */

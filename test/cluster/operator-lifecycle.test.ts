@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { type CofferProcess, callCoffer, interrupt, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
@@ -65,11 +65,14 @@ afterAll(async () => {
 });
 
 describe('restart and failover', () => {
-  test('a graceful stop releases the Lease: the waiting replica leads at once', async () => {
+  test('a graceful stop (Ctrl-C) releases the Lease: the waiting replica leads at once; the stopped one logged it at INFO, exit 0', async () => {
     const [, first] = running;
     const holder = await waitFor('replica-a to lead', async () => ((await lease()).holderIdentity?.endsWith('_replica-a') ? (await lease()).holderIdentity : false));
     await operatorAs('replica-b');
-    expect(await stopCoffer(first!)).toBe(0);
+    const { code, lines } = await interrupt(first!.process, first!.output);
+    expect(code).toBe(0);
+    expect(lines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
+    expect(lines.find((line) => line.msg === 'shutting down')?.level).toBe(30);
     const released = await lease();
     // replica-b may already have taken it (it tries every 2 s)
     expect([undefined, holder].includes(released.holderIdentity) ? released.holderIdentity : 'taken by replica-b').not.toBe(holder);

@@ -271,6 +271,27 @@ describe('Helm chart helm/coffer', () => {
     }
   });
 
+  test('npm run chart: the archive, from helm package and from tar, lints clean and renders exactly what the chart directory renders', async () => {
+    // the keys and password the chart generates differ on every render
+    const render = async (chart: string) =>
+      (await runTool('helm', ['template', 'coffer', chart, '--namespace', 'coffer-system'])).stdout.replace(
+        /^(\s+[a-z-]+: )[A-Za-z0-9+/]{24,}={0,2}$/gm,
+        '$1<generated>',
+      );
+    const fromDirectory = await render(CHART);
+    for (const packager of ['helm', 'tar']) {
+      const out = join(work, `chart-${packager}`);
+      await new Promise<void>((resolve, reject) => {
+        const child = spawn(process.execPath, [join(REPO_ROOT, 'scripts', 'chart.ts'), '--out', out, '--with', packager], { stdio: 'ignore' });
+        child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`scripts/chart.ts --with ${packager} exited ${code}`))));
+      });
+      const archive = join(out, 'coffer-0.1.0.tgz');
+      const { stdout } = await runTool('helm', ['lint', '--strict', archive]);
+      expect(stdout, packager).toContain('1 chart(s) linted, 0 chart(s) failed');
+      expect(await render(archive), packager).toBe(fromDirectory);
+    }
+  });
+
   test('the chart renders the alerts and the dashboard from deploy/monitoring itself (files/monitoring is a symlink)', () => {
     expect(readlinkSync(join(CHART, 'files', 'monitoring'))).toBe('../../../deploy/monitoring');
   });
@@ -358,6 +379,7 @@ describe('kustomize base deploy/', () => {
       'CustomResourceDefinition/secretsprojects.coffer.dev',
       'Deployment/coffer',
       'Namespace/coffer-system',
+      'PersistentVolumeClaim/coffer-data',
       'Role/coffer-leader-election',
       'RoleBinding/coffer-leader-election',
       'Service/coffer',
@@ -369,9 +391,13 @@ describe('kustomize base deploy/', () => {
   test('deploy/operator/ (coffer operator --server): the same namespace, CRDs and RBAC, a hardened Deployment of `coffer operator` with no database, no keys and no Service; every object passes a server-side dry run', async () => {
     const objects = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'operator')])).stdout);
     const names = (list: Manifest[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer'));
-    const pod = one(objects, 'Deployment').spec.template.spec;
+    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer' && name !== 'PersistentVolumeClaim/coffer-data'));
+    const deployment = one(objects, 'Deployment');
+    expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate' });
+    const pod = deployment.spec.template.spec;
     expectHardened(pod);
+    expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '64Mi' } }]);
+    expect(pod.containers[0].volumeMounts).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
     const container = pod.containers[0];
     expect(container.args).toEqual(['operator']);
     expect(container.ports).toEqual([{ name: 'metrics', containerPort: 8081 }]);
@@ -394,10 +420,12 @@ describe('kustomize base deploy/', () => {
     await dryRunAll(objects);
   });
 
-  test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API', () => {
+  test('Deployment: probes on 8081, hardened, env from the Secret `coffer` (database-url optional), downward API, the data on a PersistentVolumeClaim', () => {
     const deployment = one(deployObjects, 'Deployment');
     expect(deployment.metadata.namespace).toBe('coffer-system');
     expect(deployment.spec.replicas).toBe(1);
+    // the old pod lets go of the embedded database before the new one opens it
+    expect(deployment.spec.strategy).toEqual({ type: 'Recreate' });
     const pod = deployment.spec.template.spec;
     expectHardened(pod);
     const container = pod.containers[0];
@@ -420,8 +448,12 @@ describe('kustomize base deploy/', () => {
     expect(container.resources.limits.memory).toBe('512Mi');
     expect(pod.volumes.map((v: any) => [v.name, Object.keys(v).filter((k) => k !== 'name')[0]])).toEqual([
       ['tmp', 'emptyDir'],
-      ['data', 'emptyDir'],
+      ['data', 'persistentVolumeClaim'],
     ]);
+    expect(pod.volumes[1].persistentVolumeClaim).toEqual({ claimName: 'coffer-data' });
+    const claim = one(deployObjects, 'PersistentVolumeClaim', 'coffer-data');
+    expect(claim.metadata.namespace).toBe('coffer-system');
+    expect(claim.spec).toEqual({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } });
     expect(container.volumeMounts).toEqual([
       { name: 'tmp', mountPath: '/tmp' },
       { name: 'data', mountPath: '/data' },
@@ -435,9 +467,9 @@ describe('kustomize base deploy/', () => {
     });
   });
 
-  test('secret.example.yaml creates a Secret the Deployment can use (dry run)', async () => {
+  test('secret.example.yaml creates a Secret the Deployment can use (dry run), without a placeholder database-url (the embedded database)', async () => {
     const [secret] = parseManifests(readFileSync(join(REPO_ROOT, 'deploy', 'secret.example.yaml'), 'utf8'));
-    expect(Object.keys(secret!.stringData).sort()).toEqual(['auth-secret', 'database-url', 'encryption-key']);
+    expect(Object.keys(secret!.stringData).sort()).toEqual(['auth-secret', 'encryption-key']);
     await raw.apply(secret!, { dryRun: true });
   });
 

@@ -3,7 +3,7 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, callCoffer, COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { type CofferProcess, callCoffer, COFFER_BIN, interrupt, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment } from '../support/operator-fixture.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../support/free-port.ts';
@@ -165,6 +165,18 @@ test('drift repair in cluster B: a hand edit of the Secret is put back from the 
     return events.items.some((event) => event.reason === 'DriftRepaired' && event.involvedObject.name === 'app') || undefined;
   });
 }, 60_000);
+
+test('Ctrl-C of `coffer operator` is a clean stop: exit 0, nothing above INFO from the signal on; started again, it resumes', async () => {
+  const { code, lines } = await interrupt(operatorB.process, operatorB.output);
+  expect(code).toBe(0);
+  expect(lines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
+  expect(lines.find((line) => line.msg === 'shutting down')?.level).toBe(30);
+  operatorB = await startRemoteOperator();
+  expect((await call(api, 'PATCH', '/api/v3/secrets/raw/DATABASE_PASSWORD', { workspaceId: projectId, environment: 'dev', secretValue: 'after-restart' })).status).toBe(
+    200,
+  );
+  await waitFor('the change in cluster B after the restart', async () => (await secretData())?.DATABASE_PASSWORD === 'after-restart' || undefined, { timeoutMs: 60_000 });
+}, 90_000);
 
 test('grants in cluster B: a grant for the same namespace in another cluster lets nothing in, nor project membership alone; one naming cluster-b does, at once', async () => {
   const slug = `granted-${Date.now().toString(36)}`;

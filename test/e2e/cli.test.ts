@@ -10,7 +10,7 @@ import { commands } from '../../src/cli/commands.ts';
 import { EXIT } from '../../src/cli/exit-codes.ts';
 import { settingsIn } from '../../src/config.ts';
 import { VERSION } from '../../src/version.ts';
-import { COFFER_BIN, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { COFFER_BIN, interrupt, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { README_PATH } from '../support/readme.ts';
 import { freePort } from '../support/free-port.ts';
 import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
@@ -312,6 +312,15 @@ describe('the documented exit codes', () => {
 });
 
 describe('logs', () => {
+  test('Ctrl-C of coffer serve is a clean stop: exit 0, the shutdown at INFO, nothing above INFO', async () => {
+    const server = await startCoffer({ COFFER_DATA_DIR: join(scratch, 'interrupt'), DATABASE_URL: '', COFFER_OPERATOR: 'false' });
+    expect((await fetch(`${server.api}/api/status`)).status).toBe(200);
+    const { code, lines } = await interrupt(server.process, server.output);
+    expect(code).toBe(0);
+    expect(lines.find((line) => line.msg === 'shutting down')?.level).toBe(30);
+    expect(lines.filter((line) => line.level >= 40).map((line) => line.msg)).toEqual([]);
+  });
+
   test('COFFER_LOG_FORMAT=pretty: readable lines, migration progress, the bootstrap hint, one line per request', async () => {
     const server = await startCoffer({ COFFER_DATA_DIR: join(scratch, 'pretty'), DATABASE_URL: '', COFFER_OPERATOR: 'false', COFFER_LOG_FORMAT: 'pretty' });
     try {

@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type CofferProcess, startCoffer, stopCoffer } from '../support/coffer-process.ts';
-import { markedBlocks } from '../support/readme.ts';
+import { bash, markedBlocks, outputAfter } from '../support/readme.ts';
 
 /**
  * README "Quick start", run as a reader pastes it: every block marked
@@ -47,32 +46,14 @@ test('the quick start runs top to bottom as pasted and prints what the README sh
   // "It also says that the instance is not set up yet"
   expect(server.output.join('')).toContain('this instance is not set up yet');
   const script = runs.map((block) => `${block.code.replaceAll('127.0.0.1:8080', new URL(server.api).host)}\necho ${SEPARATOR}`).join('\n');
-  const { code, stdout, stderr } = await bash(script);
+  const { code, stdout, stderr } = await bash(script, join(import.meta.dirname, '../..'));
   expect(code, `bash exited ${code}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`).toBe(0);
   const printed = stdout.split(`${SEPARATOR}\n`).slice(0, runs.length);
   expect(printed).toHaveLength(runs.length);
   runs.forEach((block, index) => {
-    const expected = expectedOutput(block);
+    const expected = outputAfter(blocks, block, 'quickstart:output');
     if (expected !== undefined) expect(printed[index]!.trimEnd(), `output of the block at README.md:${block.line}`).toBe(expected);
   });
   // what the reader did is really there: the secret's current value, read back through the API
   expect(stdout).toContain('n3w-s3cr3t');
 }, 120_000);
-
-/** The text block marked as the output of `block`, if one follows it. */
-function expectedOutput(block: { line: number }): string | undefined {
-  const next = blocks[blocks.findIndex((candidate) => candidate.line === block.line) + 1];
-  return next?.marker === 'quickstart:output' ? next.code.trimEnd() : undefined;
-}
-
-function bash(script: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    // -e and pipefail: a failing curl (-f) anywhere fails the run; a reader's shell would show the error
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: join(import.meta.dirname, '../..'), env: { ...process.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}

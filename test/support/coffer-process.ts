@@ -36,8 +36,8 @@ export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 
   throw new Error(`coffer serve was not ready within ${readyTimeoutMs} ms:\n${output.join('')}`);
 }
 
-/** SIGTERM (graceful) or SIGKILL; resolves with the exit code. */
-export async function stopCoffer(server: CofferProcess, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<number | null> {
+/** SIGTERM or SIGINT (graceful: Kubernetes stopping a pod, Ctrl-C) or SIGKILL; resolves with the exit code. */
+export async function stopCoffer(server: CofferProcess, signal: 'SIGTERM' | 'SIGINT' | 'SIGKILL' = 'SIGTERM'): Promise<number | null> {
   if (server.process.exitCode !== null || server.process.signalCode !== null) return server.process.exitCode;
   const exited = new Promise<number | null>((resolve) => server.process.once('exit', (code) => resolve(code)));
   server.process.kill(signal);
@@ -52,4 +52,23 @@ export async function callCoffer(server: CofferProcess, method: string, path: st
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined, headers: response.headers };
+}
+
+/** The JSON log lines in `output` from chunk `from` on (a non-JSON line fails the caller's JSON.parse: the log is JSON only). */
+export function logLines(output: string[], from = 0): { level: number; msg: string }[] {
+  return output
+    .slice(from)
+    .join('')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
+}
+
+/** Stops a process as Ctrl-C does; resolves with its exit code and the log lines it wrote from the signal on. */
+export async function interrupt(child: ChildProcess, output: string[]): Promise<{ code: number | null; lines: { level: number; msg: string }[] }> {
+  const from = output.length;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGINT');
+  const code = await exited;
+  return { code, lines: logLines(output, from) };
 }

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -7,6 +8,12 @@ import { join } from 'node:path';
  *   <!-- quickstart:run -->        a shell block the quick-start test runs, in order
  *   <!-- quickstart:output -->     the output the run block before it must print
  *   <!-- walkthrough:apply -->     a YAML block the cluster test applies
+ *   <!-- walkthrough:import -->    the SecretImport YAML block the cluster test applies after it
+ *   <!-- readme:run -->            a shell block the examples test runs after the quick start, in order
+ *   <!-- readme:output -->         the output of the run block before it (`…` stands for any text)
+ *   <!-- readme:node -->           a JavaScript block saved as the `app.mjs` a run block starts
+ *
+ * A marked block may be indented (inside a list item); the indentation is taken off its code.
  */
 export interface MarkedBlock {
   marker: string;
@@ -25,12 +32,41 @@ export function markedBlocks(text = readFileSync(README_PATH, 'utf8')): MarkedBl
     const marker = /^<!--\s*([a-z]+:[a-z]+)\s*-->$/.exec(lines[index]!.trim())?.[1];
     if (!marker) continue;
     const fence = index + 1;
-    const opening = /^```(\S*)\s*$/.exec(lines[fence] ?? '');
+    const opening = /^(\s*)```(\S*)\s*$/.exec(lines[fence] ?? '');
     if (!opening) throw new Error(`README.md:${index + 1}: <!-- ${marker} --> must stand right before a fenced block`);
     const end = lines.findIndex((line, at) => at > fence && line.trim() === '```');
     if (end < 0) throw new Error(`README.md:${fence + 1}: the block marked ${marker} is not closed`);
-    blocks.push({ marker, language: opening[1]!, code: lines.slice(fence + 1, end).join('\n'), line: fence + 1 });
+    const indent = opening[1]!.length;
+    const code = lines.slice(fence + 1, end).map((line) => line.slice(Math.min(indent, line.length - line.trimStart().length)));
+    blocks.push({ marker, language: opening[2]!, code: code.join('\n'), line: fence + 1 });
     index = end;
   }
   return blocks;
+}
+
+/** The text block marked `<marker>` right after `block` in `blocks`, if there is one. */
+export function outputAfter(blocks: MarkedBlock[], block: MarkedBlock, marker: string): string | undefined {
+  const next = blocks[blocks.indexOf(block) + 1];
+  return next?.marker === marker ? next.code.trimEnd() : undefined;
+}
+
+/** Whether `printed` is what the README shows, where `…` in the README stands for any text on its line. */
+export function matchesShown(printed: string, shown: string): boolean {
+  const pattern = shown
+    .split('…')
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^\n]*');
+  return new RegExp(`^${pattern}$`).test(printed);
+}
+
+/** Runs `script` as a reader's shell would, with -e and pipefail: a failing command fails the run. */
+export function bash(script: string, cwd: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
