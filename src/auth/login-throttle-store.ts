@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 
 export interface ThrottleRow {
@@ -10,6 +11,11 @@ export interface ThrottleRow {
 }
 
 /** The rows of these keys (absent keys have no failures). */
+/** Serialises attempts on one credential until the transaction ends. */
+export async function lockCredential(db: Executor, credential: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${credential}, 0))`.execute(db);
+}
+
 export async function findThrottles(db: Executor, keys: string[]): Promise<ThrottleRow[]> {
   if (keys.length === 0) return [];
   return db.selectFrom('loginThrottles').selectAll().where('key', 'in', keys).execute();
