@@ -1,14 +1,8 @@
-import { sql } from 'kysely';
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import type { LoginThrottlesTable } from '../db/schema.ts';
 
-export interface ThrottleRow {
-  key: string;
-  failures: number;
-  windowStartedAt: Date;
-  lockouts: number;
-  lockedUntil: Date | null;
-  lastFailureAt: Date;
-}
+export type ThrottleRow = Selectable<LoginThrottlesTable>;
 
 /** The rows of these keys (absent keys have no failures). */
 /** Serialises attempts on one credential until the transaction ends. */
