@@ -28,6 +28,13 @@ type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
 const writeSecret = (key: string, value: string) => putSecret(api, token, { projectId, environment: 'dev', secretPath: '/app' }, key, value);
 
+/** The Integration's status.lastRollout once it is of `revision` or later (written after that reconcile's rollouts). */
+const rolledAt = (revision: number) =>
+  waitFor(`the rollout of revision ${revision} in the status`, async () => {
+    const lastRollout = (await cluster.get('integrations', namespace.name, 'app')).status?.lastRollout;
+    return lastRollout?.revision >= revision ? lastRollout : false;
+  });
+
 const container = (extra: Partial<V1PodSpec['containers'][number]> = {}) => ({ name: 'app', image: 'example.com/app:1', ...extra });
 
 async function createWorkload(kind: Kind, name: string, pod: Partial<V1PodSpec>, annotations: Record<string, string> = {}) {
@@ -196,8 +203,8 @@ describe('keys-aware rollouts', () => {
     // web reads DB_PASSWORD (named), db reads every key (opted in); agent reads only CERT
     await waitForRollouts('Deployment', 'web', 1);
     await waitForRollouts('StatefulSet', 'db', 1);
-    await waitFor('the rollout in the status', async () => (await cluster.get('integrations', namespace.name, 'app')).status?.lastRollout?.revision >= revision);
-    await pause(1_500);
+    // the status names what the reconcile of this revision rolled, after it rolled it: what rolls later is another reconcile's
+    await rolledAt(revision);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('StatefulSet', 'db')).toBe(1);
     expect(await rollouts('DaemonSet', 'agent')).toBe(0);
@@ -212,17 +219,17 @@ describe('keys-aware rollouts', () => {
   });
 
   test('a change to a key nobody reads rolls nothing; a projected item rolls only the workload reading it', async () => {
-    await writeSecret('LOG_LEVEL', 'debug');
+    const logLevel = await writeSecret('LOG_LEVEL', 'debug');
     await waitFor('the Secret to change', async () => (await cluster.secretData(namespace.name, 'app-secrets'))?.LOG_LEVEL === 'debug');
     // db reads everything (envFrom), the others do not read LOG_LEVEL
-    await waitForRollouts('StatefulSet', 'db', 2);
-    await pause(1_500);
+    expect((await rolledAt(logLevel)).workloads).toEqual(['StatefulSet/db']);
+    expect(await rollouts('StatefulSet', 'db')).toBe(2);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('DaemonSet', 'agent')).toBe(0);
-    await writeSecret('CERT', 'c2');
-    await waitForRollouts('DaemonSet', 'agent', 1);
-    await waitForRollouts('StatefulSet', 'db', 3);
-    await pause(1_500);
+    const cert = await writeSecret('CERT', 'c2');
+    expect((await rolledAt(cert)).workloads.sort()).toEqual(['DaemonSet/agent', 'StatefulSet/db']);
+    expect(await rollouts('DaemonSet', 'agent')).toBe(1);
+    expect(await rollouts('StatefulSet', 'db')).toBe(3);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('Deployment', 'bystander')).toBe(0);
   });
