@@ -9,6 +9,39 @@ const BACKTRACKING_GLOB_LIBRARIES = ['picomatch', 'minimatch', 'micromatch', 'an
 const PATTERNS_MESSAGE =
   'User-supplied patterns compile only in src/patterns/patterns.ts (RE2, linear time, bounded): use compilePathGlob, compileNameGlob or compileRegex.';
 
+const PATTERN_SYNTAX = [
+  { selector: "NewExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
+  { selector: "CallExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
+  {
+    // `text.match(value)` compiles `value` as a RegExp: only a regex literal or a CONSTANT_CASE regex may be passed
+    selector:
+      "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(match|matchAll|search)$/]:not([arguments.0.regex]):not([arguments.0.name=/^[A-Z][A-Z0-9_]*$/])",
+    message: PATTERNS_MESSAGE,
+  },
+];
+
+/** SQL lives in stores (`*-store.ts`) and in db/ (connections, migrations, transaction statements): design.md "Layers". */
+const SQL_HOMES = ['src/**/*-store.ts', 'src/db/**'];
+const SQL_MESSAGE = "SQL only in a store (*-store.ts) or in src/db/: move this query into the domain's store and call it from here.";
+const SQL_SYNTAX = [
+  {
+    // Kysely's query builders: every statement starts with one of these
+    selector:
+      "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|executeQuery)$/]",
+    message: SQL_MESSAGE,
+  },
+  { selector: "ImportDeclaration[source.value='kysely'][importKind!='type'] > ImportSpecifier[imported.name='sql'][importKind!='type']", message: SQL_MESSAGE },
+  { selector: "TaggedTemplateExpression[tag.name='sql']", message: SQL_MESSAGE },
+];
+
+/** Another domain's store is read, never written, from outside: its write functions are called through its service (and unit of work). */
+const FOREIGN_STORE_READS = {
+  group: ['../*/*-store.ts'],
+  allowImportNamePattern: '^((find|list|require|count|is|to|latest|active|accepted)[A-Z]|[A-Z])',
+  allowTypeImports: true,
+  message: "Only reads (find*, list*, require*, count*, is*, to*, …) of another domain's store: write through its service.",
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'test/clients/go-sdk/'] },
   js.configs.recommended,
@@ -38,25 +71,23 @@ export default tseslint.config(
             ...BACKTRACKING_GLOB_LIBRARIES.map((name) => ({ name, message: PATTERNS_MESSAGE })),
             { name: 're2js', allowTypeImports: true, message: PATTERNS_MESSAGE },
           ],
+          patterns: [FOREIGN_STORE_READS],
         },
       ],
-      'no-restricted-syntax': [
-        'error',
-        { selector: "NewExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
-        { selector: "CallExpression[callee.name='RegExp']", message: PATTERNS_MESSAGE },
-        {
-          // `text.match(value)` compiles `value` as a RegExp: only a regex literal or a CONSTANT_CASE regex may be passed
-          selector:
-            "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(match|matchAll|search)$/]:not([arguments.0.regex]):not([arguments.0.name=/^[A-Z][A-Z0-9_]*$/])",
-          message: PATTERNS_MESSAGE,
-        },
-      ],
+      'no-restricted-syntax': ['error', ...PATTERN_SYNTAX],
     },
+  },
+  {
+    // SQL only in stores and db/ (a later block's no-restricted-syntax replaces the one above, so it repeats PATTERN_SYNTAX)
+    files: ['src/**/*.ts'],
+    ignores: ['src/patterns/**', ...SQL_HOMES],
+    rules: { 'no-restricted-syntax': ['error', ...PATTERN_SYNTAX, ...SQL_SYNTAX] },
   },
   {
     // not even src/patterns/ uses a backtracking glob library
     files: ['src/patterns/**/*.ts'],
     rules: {
+      'no-restricted-syntax': ['error', ...SQL_SYNTAX],
       '@typescript-eslint/no-restricted-imports': ['error', { paths: BACKTRACKING_GLOB_LIBRARIES.map((name) => ({ name, message: PATTERNS_MESSAGE })) }],
     },
   },

@@ -1,15 +1,15 @@
+import { type Selectable, sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
+import type { LoginThrottlesTable } from '../db/schema.ts';
 
-export interface ThrottleRow {
-  key: string;
-  failures: number;
-  windowStartedAt: Date;
-  lockouts: number;
-  lockedUntil: Date | null;
-  lastFailureAt: Date;
-}
+export type ThrottleRow = Selectable<LoginThrottlesTable>;
 
 /** The rows of these keys (absent keys have no failures). */
+/** Serialises attempts on one credential until the transaction ends. */
+export async function lockCredential(db: Executor, credential: string): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtextextended(${credential}, 0))`.execute(db);
+}
+
 export async function findThrottles(db: Executor, keys: string[]): Promise<ThrottleRow[]> {
   if (keys.length === 0) return [];
   return db.selectFrom('loginThrottles').selectAll().where('key', 'in', keys).execute();

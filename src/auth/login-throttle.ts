@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { RequestOrigin } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { TooManyRequestsError, UnauthorizedError } from '../errors.ts';
-import { listOrganizationIds } from '../orgs/org-lookup.ts';
+import { listOrganizationIds } from '../orgs/org-store.ts';
 import type { UnitOfWork, WriteContext } from '../services/unit-of-work.ts';
-import { deleteIdleThrottles, deleteThrottle, findThrottles, lockThrottle, type ThrottleRow, updateThrottle } from './login-throttle-store.ts';
+import { deleteIdleThrottles, deleteThrottle, findThrottles, lockCredential, lockThrottle, type ThrottleRow, updateThrottle } from './login-throttle-store.ts';
 
 export interface LoginThrottleLimits {
   /** Failed logins of one credential (client id, email) from one source address within the window before that pair is locked out. */
@@ -164,7 +164,7 @@ export class LoginThrottle {
     const prepared = (prepare ? await prepare() : undefined) as P;
     const outcome = await this.#unitOfWork.write(origin, async (tx) => {
       tx.authorizedBy('a login: the credential it presents is checked here');
-      await sql`SELECT pg_advisory_xact_lock(hashtextextended(${keys.credential}, 0))`.execute(tx.db);
+      await lockCredential(tx.db, keys.credential);
       const rows = await findThrottles(tx.db, [keys.pair, keys.address]);
       this.#assertNotLocked(keys, label, rows);
       try {

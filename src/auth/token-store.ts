@@ -2,15 +2,8 @@ import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { IdentityAccessToken } from '../db/schema.ts';
 
-export interface NewIdentityToken {
-  identityId: string;
-  authMethod: string;
-  name: string | null;
-  accessTokenTtl: number;
-  accessTokenMaxTtl: number;
-  accessTokenNumUsesLimit: number;
-  identityUaClientSecretId?: string | null;
-}
+export type NewIdentityToken = Pick<IdentityAccessToken, 'identityId' | 'authMethod' | 'name' | 'accessTokenTtl' | 'accessTokenMaxTtl' | 'accessTokenNumUsesLimit'> &
+  Partial<Pick<IdentityAccessToken, 'identityUaClientSecretId'>>;
 
 export async function insertIdentityToken(db: Executor, values: NewIdentityToken): Promise<IdentityAccessToken> {
   return db.insertInto('identityAccessTokens').values(values).returningAll().executeTakeFirstOrThrow();

@@ -8,6 +8,7 @@ import { BadRequestError } from '../errors.ts';
 import { createIdentity } from '../identities/identity-service.ts';
 import { addIdentityToOrg, addUserToOrg, createOrganization } from '../orgs/org-membership-service.ts';
 import { createUser, publicUser } from '../users/user-accounts.ts';
+import { claimInstance, isInstanceClaimed } from './bootstrap-store.ts';
 
 export interface BootstrapInput {
   email: string;
@@ -34,7 +35,7 @@ export class BootstrapService {
 
   /** True once the one-time bootstrap has run. */
   async isBootstrapped(): Promise<boolean> {
-    return (await this.#db.selectFrom('instanceState').select('id').executeTakeFirst()) !== undefined;
+    return isInstanceClaimed(this.#db);
   }
 
   async bootstrap(input: BootstrapInput) {
@@ -42,13 +43,7 @@ export class BootstrapService {
     return this.#unitOfWork.write(null, async (tx) => {
       tx.authorizedBy('the one-time set-up of an instance with no organization');
       const trx = tx.db;
-      const claimed = await trx
-        .insertInto('instanceState')
-        .values({ id: 1 })
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
-      if (!claimed) throw new BadRequestError('This instance has already been set up', 'BootstrapError');
+      if (!(await claimInstance(trx))) throw new BadRequestError('This instance has already been set up', 'BootstrapError');
 
       const organization = await createOrganization(trx, { name: input.organization, slug: slugify(input.organization) || 'org' });
       const user = await createUser(trx, { email: input.email, username: input.email, firstName: null, lastName: null, passwordHash });

@@ -1,8 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { CACHE_POLICIES, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
+import { bumpCacheVersions, listCacheVersions } from './cache-version-store.ts';
 
 /** Each versioned cache's version, as one read (or this process) saw them. */
 export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName, number>>;
@@ -19,12 +20,7 @@ function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
  */
 export async function moveVersions(db: Executor, names: readonly VersionedCacheName[]): Promise<Partial<Record<VersionedCacheName, number>>> {
   if (names.length === 0) return {};
-  const rows = await db
-    .insertInto('cacheVersions')
-    .values([...names].sort().map((name) => ({ name, version: 1 })))
-    .onConflict((conflict) => conflict.column('name').doUpdateSet({ version: sql`cache_versions.version + 1` }))
-    .returning(['name', 'version'])
-    .execute();
+  const rows = await bumpCacheVersions(db, names);
   return Object.fromEntries(rows.map((row) => [row.name, row.version]));
 }
 
@@ -130,7 +126,7 @@ export class CacheVersions {
   }
 
   async #read(): Promise<CacheVersionSnapshot> {
-    const rows = await this.#db.selectFrom('cacheVersions').select(['name', 'version']).execute();
+    const rows = await listCacheVersions(this.#db);
     const snapshot = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
     for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName] = row.version;
     this.#note(snapshot);

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
-import { changesCommittedWith, latestRevision, latestRevisionOf } from './change-store.ts';
+import { changesCommittedWith, insertChanges, latestRevision, latestRevisionOf, lockChangeLog } from './change-store.ts';
 
 export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
@@ -28,9 +27,8 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
     if (changes.length === 0) return undefined;
     // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
     // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
-    if (options.quiet) await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
-    else await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
-    const rows = await db.insertInto('changeLog').values(changes).returning('revision').execute();
+    await lockChangeLog(db, CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL);
+    const rows = await insertChanges(db, changes);
     if (options.quiet) {
       for (const { revision } of rows) this.#quiet.add(revision);
       // rolled-back transactions leave revisions nobody asks about

@@ -1,5 +1,16 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
-import type { ChangeRecord } from './change.ts';
+import type { Change, ChangeRecord } from './change.ts';
+
+/** Takes the change log's transaction lock (held to commit) and, with `notifyChannel`, sends the NOTIFY in the same round trip. */
+export async function lockChangeLog(db: Executor, lockKey: number, notifyChannel: string | null): Promise<void> {
+  if (notifyChannel === null) await sql`SELECT pg_advisory_xact_lock(${lockKey})`.execute(db);
+  else await sql`SELECT pg_advisory_xact_lock(${lockKey}), pg_notify(${notifyChannel}, '')`.execute(db);
+}
+
+export async function insertChanges(db: Executor, changes: Change[]): Promise<{ revision: number }[]> {
+  return db.insertInto('changeLog').values(changes).returning('revision').execute();
+}
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {
   const rows = await db

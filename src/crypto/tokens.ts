@@ -20,23 +20,27 @@ export class TokenSigner {
   readonly #key: Uint8Array;
   /** Tokens whose signature already verified, with their claims (a signature never stops verifying); oldest first. */
   readonly #verified = new Map<string, AccessTokenClaims>();
+  /** Milliseconds since the epoch: the system's, or a test's clock (expiry without waiting). */
+  readonly #now: () => number;
 
-  constructor(secret: string) {
+  constructor(secret: string, now: () => number = Date.now) {
     this.#key = new TextEncoder().encode(secret);
+    this.#now = now;
   }
 
   async sign(claims: AccessTokenClaims, expiresInSeconds: number): Promise<string> {
-    const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt();
-    if (expiresInSeconds > 0) jwt.setExpirationTime(Math.floor(Date.now() / 1000) + expiresInSeconds);
+    const nowSeconds = Math.floor(this.#now() / 1000);
+    const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt(nowSeconds);
+    if (expiresInSeconds > 0) jwt.setExpirationTime(nowSeconds + expiresInSeconds);
     return jwt.sign(this.#key);
   }
 
   async verify(token: string): Promise<TokenVerdict> {
     const known = this.#verified.get(token);
     // An expired one goes through jwtVerify again, which says so.
-    if (known && (known.exp === undefined || known.exp > Date.now() / 1000)) return { ok: true, claims: known };
+    if (known && (known.exp === undefined || known.exp > this.#now() / 1000)) return { ok: true, claims: known };
     try {
-      const { payload } = await jwtVerify<AccessTokenClaims>(token, this.#key, { algorithms: ['HS256'] });
+      const { payload } = await jwtVerify<AccessTokenClaims>(token, this.#key, { algorithms: ['HS256'], currentDate: new Date(this.#now()) });
       if (payload.authTokenType !== 'identityAccessToken' && payload.authTokenType !== 'accessToken') {
         return { ok: false, reason: 'invalid' };
       }

@@ -11,6 +11,7 @@ import {
   findEnvironmentById,
   findEnvironmentBySlug,
   insertEnvironment,
+  isEnvironmentPositionTaken,
   maxEnvironmentPosition,
   shiftEnvironmentPositions,
   updateEnvironment,
@@ -85,13 +86,7 @@ export class EnvironmentService {
 
   /** Moving to an occupied position shifts the environments in between by one, keeping order stable. */
   async #makeRoomForMove(db: Executor, environment: Environment, target: number): Promise<void> {
-    const occupant = await db
-      .selectFrom('projectEnvironments')
-      .select('id')
-      .where('projectId', '=', environment.projectId)
-      .where('position', '=', target)
-      .executeTakeFirst();
-    if (!occupant) return;
+    if (!(await isEnvironmentPositionTaken(db, environment.projectId, target))) return;
     if (target < environment.position) {
       await shiftEnvironmentPositions(db, environment.projectId, target, environment.position - 1, 1);
     } else {

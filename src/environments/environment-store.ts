@@ -38,6 +38,11 @@ export async function maxEnvironmentPosition(db: Executor, projectId: string): P
 }
 
 /** Adds `delta` to the positions in [from, to] (inclusive; `to` open-ended when null). */
+export async function isEnvironmentPositionTaken(db: Executor, projectId: string, position: number): Promise<boolean> {
+  const row = await db.selectFrom('projectEnvironments').select('id').where('projectId', '=', projectId).where('position', '=', position).executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function shiftEnvironmentPositions(db: Executor, projectId: string, from: number, to: number | null, delta: 1 | -1): Promise<void> {
   let query = db
     .updateTable('projectEnvironments')

@@ -1,9 +1,8 @@
 import type { Executor } from '../db/database.ts';
+import type { Selectable } from 'kysely';
+import type { InstallationTable } from '../db/schema.ts';
 
-export interface InstallationRow {
-  id: string;
-  rootKeyCheck: Buffer | null;
-}
+export type InstallationRow = Pick<Selectable<InstallationTable>, 'id' | 'rootKeyCheck'>;
 
 /** The database's one installation row (the migration makes it). */
 export async function requireInstallation(db: Executor, lock?: 'update' | 'share'): Promise<InstallationRow> {

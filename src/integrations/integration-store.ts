@@ -7,23 +7,24 @@ import type { Environment, Integration } from '../db/schema.ts';
 export type IntegrationRow = Integration & { envSlug: string; envName: string; projectId: string };
 
 /** The columns a create or an update may set. */
-export interface IntegrationValues {
-  envId: string;
-  isActive: boolean;
-  secretPath: string;
-  url: string | null;
-  app: string | null;
-  appId: string | null;
-  targetEnvironment: string | null;
-  targetEnvironmentId: string | null;
-  targetService: string | null;
-  targetServiceId: string | null;
-  owner: string | null;
-  path: string | null;
-  region: string | null;
-  scope: string | null;
-  metadata: unknown;
-}
+export type IntegrationValues = Pick<
+  Integration,
+  | 'envId'
+  | 'isActive'
+  | 'secretPath'
+  | 'url'
+  | 'app'
+  | 'appId'
+  | 'targetEnvironment'
+  | 'targetEnvironmentId'
+  | 'targetService'
+  | 'targetServiceId'
+  | 'owner'
+  | 'path'
+  | 'region'
+  | 'scope'
+  | 'metadata'
+>;
 
 function selectIntegrationRows(db: Executor) {
   return db

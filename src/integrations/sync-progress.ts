@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { sql } from 'kysely';
 import type { Database, Executor } from '../db/database.ts';
+import { notifyAtCommit } from '../db/statements.ts';
 
 /** The NOTIFY channel of operators' sync and reload results (not the change feed's: nothing there is a change). */
 const PROGRESS_CHANNEL = 'coffer_sync_progress';
@@ -23,7 +23,7 @@ export class SyncProgress {
 
   /** Inside the transaction that recorded a result. */
   async notify(db: Executor): Promise<void> {
-    await sql`SELECT pg_notify(${PROGRESS_CHANNEL}, '')`.execute(db);
+    await notifyAtCommit(db, PROGRESS_CHANNEL);
   }
 
   /** After that transaction committed: waiters in this process hear it at once. */

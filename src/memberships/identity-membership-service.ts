@@ -2,7 +2,7 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { findOrgIdentity } from '../identities/identity-lookup.ts';
+import { findOrgIdentity } from '../identities/identity-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';

@@ -4,7 +4,7 @@ import type { Project } from '../db/schema.ts';
 import type { UnitOfWork, WriteContext, WriteOptions } from '../services/unit-of-work.ts';
 import type { Action, PermissionRule } from '../permissions/permission-rules.ts';
 import type { PermissionService, PermissionSet } from '../permissions/permission-service.ts';
-import { activeRulesOfMembership } from '../permissions/permission-lookup.ts';
+import { activeRulesOfMembership } from '../permissions/permission-store.ts';
 import type { MemberKind } from '../permissions/permission-rules.ts';
 import { PERMANENT, temporaryAccess } from '../permissions/temporary-access.ts';
 import { resolveRoleSlugs } from '../roles/role-lookup.ts';

@@ -3,7 +3,7 @@ import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { findOrgUsers } from '../users/user-lookup.ts';
+import { findOrgUsers } from '../users/user-store.ts';
 import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
 import { deleteUserMembership, findUserMembership, insertUserMembership, listUserMemberships, replaceMembershipRoles, rolesOfMemberships } from './membership-store.ts';

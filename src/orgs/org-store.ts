@@ -10,6 +10,13 @@ export async function listOrganizationIds(db: Executor): Promise<string[]> {
   return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((org) => org.id);
 }
 
+/** The first `limit` organizations (oldest first), of this slug when one is given. */
+export async function listOrganizations(db: Executor, options: { slug?: string; limit: number }): Promise<Organization[]> {
+  let query = db.selectFrom('organizations').selectAll().orderBy('createdAt').limit(options.limit);
+  if (options.slug) query = query.where('slug', '=', options.slug);
+  return query.execute();
+}
+
 export async function findOrganization(db: Executor, id: string): Promise<Organization | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();

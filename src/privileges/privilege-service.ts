@@ -4,7 +4,7 @@ import type { Executor } from '../db/database.ts';
 import type { IdentityAdditionalPrivilege, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { assertCanManage } from '../memberships/membership-roles.ts';
-import { findIdentityMembership } from '../memberships/membership-lookup.ts';
+import { findIdentityMembership } from '../memberships/membership-store.ts';
 import type { PermissionRule } from '../permissions/permission-rules.ts';
 import { PERMANENT, type TemporaryAccess, temporaryAccess } from '../permissions/temporary-access.ts';
 import type { ServiceDeps } from '../services/deps.ts';

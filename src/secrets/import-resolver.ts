@@ -2,7 +2,7 @@ import type { Executor } from '../db/database.ts';
 import type { Secret } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { MAX_IMPORT_DEPTH } from '../imports/import-schema.ts';
-import { listImportsOfFolders } from '../imports/import-lookup.ts';
+import { listImportsOfFolders } from '../imports/import-store.ts';
 import type { SharedSecretsCache } from './shared-secrets-cache.ts';
 
 /**

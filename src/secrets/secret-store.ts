@@ -1,22 +1,14 @@
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { Executor } from '../db/database.ts';
-import type { Secret, SecretVersion } from '../db/schema.ts';
+import type { Secret, SecretTag, SecretVersion } from '../db/schema.ts';
 
 export type SecretType = 'shared' | 'personal';
 
-export interface NewSecret {
-  id: string;
-  folderId: string;
-  type: SecretType;
-  userId: string | null;
-  key: string;
-  encryptedValue: Buffer;
-  encryptedComment: Buffer | null;
-  skipMultilineEncoding: boolean;
-  reminderNote: string | null;
-  reminderRepeatDays: number | null;
-}
+export type NewSecret = Pick<
+  Secret,
+  'id' | 'folderId' | 'type' | 'userId' | 'key' | 'encryptedValue' | 'encryptedComment' | 'skipMultilineEncoding' | 'reminderNote' | 'reminderRepeatDays'
+>;
 
 export type SecretChanges = Partial<Pick<Secret, 'key' | 'encryptedValue' | 'encryptedComment' | 'skipMultilineEncoding' | 'reminderNote' | 'reminderRepeatDays'>>;
 
@@ -64,11 +56,7 @@ export async function listSecretsOfFolders(db: Executor, folderIds: string[], us
 }
 
 /** A tag as listed with a secret. */
-export interface LinkedTag {
-  id: string;
-  slug: string;
-  color: string | null;
-}
+export type LinkedTag = Pick<SecretTag, 'id' | 'slug' | 'color'>;
 
 /** listSecretsOfFolders, each secret with its tags (slug order) in the same statement. */
 export async function listSecretsWithTagsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<(Secret & { tags: LinkedTag[] })[]> {

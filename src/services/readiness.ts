@@ -1,13 +1,13 @@
-import { sql } from 'kysely';
 import type { Executor } from '../db/database.ts';
 import { listMigrations, pendingMigrations } from '../db/migrate.ts';
+import { ping } from '../db/statements.ts';
 
 export { listMigrations };
 
 /** Why the instance cannot serve (database unreachable, migrations pending), or null. */
 export async function readinessProblem(db: Executor, shipped: ReturnType<typeof listMigrations>): Promise<string | null> {
   try {
-    await sql`SELECT 1`.execute(db);
+    await ping(db);
     const pending = await pendingMigrations(db, shipped);
     return pending.length > 0 ? `pending migrations: ${pending.join(', ')}` : null;
   } catch {

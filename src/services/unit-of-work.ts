@@ -1,9 +1,10 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import { type AuditEvent, type AuditService, projectScope } from '../audit/audit-service.ts';
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project } from '../db/schema.ts';
+import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
@@ -117,13 +118,13 @@ export class WriteContext {
    */
   async savepoint<T>(work: () => Promise<T>): Promise<T> {
     const collected = { audit: this.#audit.length, changes: this.#changes.length, afterCommit: this.#afterCommit.length };
-    await sql`SAVEPOINT unit_of_work`.execute(this.db);
+    await savepoint(this.db, 'unit_of_work');
     try {
       const result = await work();
-      await sql`RELEASE SAVEPOINT unit_of_work`.execute(this.db);
+      await releaseSavepoint(this.db, 'unit_of_work');
       return result;
     } catch (error) {
-      await sql`ROLLBACK TO SAVEPOINT unit_of_work`.execute(this.db);
+      await rollbackToSavepoint(this.db, 'unit_of_work');
       this.#audit.length = collected.audit;
       this.#changes.length = collected.changes;
       this.#afterCommit.length = collected.afterCommit;

@@ -5,7 +5,7 @@ import type { Executor } from '../db/database.ts';
 import type { IdentityUniversalAuth } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { authorizeIdentityAccess, setIdentityAuthMethod } from '../identities/identity-service.ts';
-import type { OrgIdentity } from '../identities/identity-lookup.ts';
+import type { OrgIdentity } from '../identities/identity-store.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';

@@ -1,14 +1,11 @@
 import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
-import type { IdentityUaClientSecret, IdentityUniversalAuth, TrustedIp } from '../db/schema.ts';
+import type { IdentityUaClientSecret, IdentityUniversalAuth } from '../db/schema.ts';
 
-export interface UniversalAuthValues {
-  accessTokenTtl: number;
-  accessTokenMaxTtl: number;
-  accessTokenNumUsesLimit: number;
-  clientSecretTrustedIps: TrustedIp[];
-  accessTokenTrustedIps: TrustedIp[];
-}
+export type UniversalAuthValues = Pick<
+  IdentityUniversalAuth,
+  'accessTokenTtl' | 'accessTokenMaxTtl' | 'accessTokenNumUsesLimit' | 'clientSecretTrustedIps' | 'accessTokenTrustedIps'
+>;
 
 function serialized(values: Partial<UniversalAuthValues>) {
   const { clientSecretTrustedIps, accessTokenTrustedIps, ...rest } = values;
@@ -44,14 +41,10 @@ export async function deleteUniversalAuth(db: Executor, id: string): Promise<voi
   await db.deleteFrom('identityUniversalAuths').where('id', '=', id).execute();
 }
 
-export interface NewClientSecret {
-  identityUaId: string;
-  description: string;
-  clientSecretPrefix: string;
-  clientSecretDigest: Buffer;
-  clientSecretNumUsesLimit: number;
-  clientSecretTtl: number;
-}
+export type NewClientSecret = Pick<
+  IdentityUaClientSecret,
+  'identityUaId' | 'description' | 'clientSecretPrefix' | 'clientSecretDigest' | 'clientSecretNumUsesLimit' | 'clientSecretTtl'
+>;
 
 export async function insertClientSecret(db: Executor, values: NewClientSecret): Promise<IdentityUaClientSecret> {
   return db.insertInto('identityUaClientSecrets').values(values).returningAll().executeTakeFirstOrThrow();

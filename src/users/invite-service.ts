@@ -4,7 +4,7 @@ import type { CredentialDigest } from '../crypto/credential-digest.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
-import { findInviteByDigest, findUserOrgMembership } from '../orgs/org-lookup.ts';
+import { findInviteByDigest, findUserOrgMembership } from '../orgs/org-store.ts';
 import { acceptInvite, inviteUserToOrg } from '../orgs/org-membership-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';

@@ -4,7 +4,7 @@ import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
 import { hashPassword, verifyPassword } from '../crypto/passwords.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.ts';
-import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findUserOrgMembership } from '../orgs/org-lookup.ts';
+import { acceptedOrgIdsOfUser, acceptedOrgsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { findUserByEmail, findUserById, orgIdsOfEmail } from './user-store.ts';

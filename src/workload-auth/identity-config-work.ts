@@ -1,6 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
 import { authorizeIdentityAccess } from '../identities/identity-service.ts';
-import type { OrgIdentity } from '../identities/identity-lookup.ts';
+import type { OrgIdentity } from '../identities/identity-store.ts';
 import type { Action } from '../permissions/permission-rules.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';

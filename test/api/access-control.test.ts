@@ -176,6 +176,7 @@ describe('memberships and temporary roles', () => {
       }),
     ]);
     expect((await listSecrets(target.token)).status).toBe(200);
+    // fixed sleep: the 2-s temporary role must end on the server's clock, with the permission it cached
     await sleep(1700);
     expect((await listSecrets(target.token)).status).toBe(403);
   });
@@ -268,6 +269,7 @@ describe('additional privileges', () => {
     expect(response.status).toBe(200);
     expect(response.body.privilege.slug).toMatch(/^[a-z0-9]{12}$/);
     expect((await listSecrets(target.token)).status).toBe(200);
+    // fixed sleep: the 1-s temporary privilege must end on the server's clock, with the permission it cached
     await sleep(1100);
     expect((await listSecrets(target.token)).status).toBe(403);
   });

@@ -99,12 +99,16 @@ describe.each(operations)('$key', ({ key, method, path, operation }) => {
     }
   });
 
-  test.runIf(operation.requestBody !== undefined)('describes every body field and gives an example body its route accepts', () => {
-    const media = operation.requestBody!.content['application/json']!;
-    expect(undescribedFields(media.schema), 'undescribed body fields').toEqual([]);
-    expect(media.example, 'request example').toBeDefined();
-    expect(accepts(routeSchema?.body, media.example), `body example ${JSON.stringify(media.example)}`).toBe(true);
-  });
+  // only operations that take a body get this test (not a skipped one for each that does not)
+  const { requestBody } = operation;
+  if (requestBody) {
+    test('describes every body field and gives an example body its route accepts', () => {
+      const media = requestBody.content['application/json']!;
+      expect(undescribedFields(media.schema), 'undescribed body fields').toEqual([]);
+      expect(media.example, 'request example').toBeDefined();
+      expect(accepts(routeSchema?.body, media.example), `body example ${JSON.stringify(media.example)}`).toBe(true);
+    });
+  }
 
   test('gives an example of its answer that its response schema accepts', () => {
     const success = Object.entries(operation.responses).filter(([status]) => status.startsWith('2'));

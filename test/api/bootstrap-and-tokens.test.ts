@@ -105,6 +105,7 @@ describe('access tokens', () => {
       accessTokenNumUsesLimit: 0,
     });
     expect(row.id).toBeTruthy();
+    // fixed sleep: a JWT's exp is whole seconds checked against the real clock: 2.1 s is past a 1-s max TTL however it rounded
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const response = await app.request('GET', '/api/v1/workspace', { token: issued.accessToken });
     expect(response.status).toBe(403);
@@ -121,6 +122,7 @@ describe('access tokens', () => {
       accessTokenNumUsesLimit: 0,
     });
     expect((await app.request('GET', '/api/v1/workspace', { token: issued.accessToken })).status).toBe(200);
+    // fixed sleep: the same token, already used (and cached), must lapse when its 1-s TTL passes on the server's clock
     await new Promise((resolve) => setTimeout(resolve, 1100));
     const response = await app.request('GET', '/api/v1/workspace', { token: issued.accessToken });
     expect(response.status).toBe(401);

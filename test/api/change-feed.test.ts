@@ -5,7 +5,7 @@ import { ChangeSubscriber } from '../../src/changes/change-subscriber.ts';
 import { latestRevision } from '../../src/changes/change-store.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { secretsFixture } from '../support/secrets-fixture.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { currentBackend, startTestApp, type TestApp } from '../support/test-app.ts';
 
 let app: TestApp;
 let fx: Awaited<ReturnType<typeof secretsFixture>>;
@@ -90,29 +90,28 @@ test('a failing consumer does not advance; the next wake-up delivers the same ch
   await subscriber.stop();
 });
 
-test('on PostgreSQL, a subscriber on another connection (another replica) hears writes through NOTIFY', async () => {
-  if (app.backend === 'pglite') {
-    // PGlite is one in-process database: the in-process event is the only path, covered above.
-    expect(app.database.backend).toBe('pglite');
-    return;
-  }
-  const url = (await sql<{ db: string }>`SELECT current_database() AS db`.execute(app.database.db)).rows[0]!.db;
-  const { inject } = await import('vitest');
-  const { databaseUrl } = await import('../support/postgres-server.ts');
-  const replica = await openDatabase({ databaseUrl: databaseUrl(inject('postgresAdminUrl'), url), dataDir: '' });
-  const { ChangeFeed } = await import('../../src/changes/change-feed.ts');
-  const start = await latestRevision(replica.db);
-  const heard: number[] = [];
-  // A separate feed object: this replica gets no in-process events, only NOTIFY (and a slow poll).
-  const subscriber = new ChangeSubscriber(replica, new ChangeFeed(), {
-    after: start,
-    pollIntervalMs: 600_000,
-    onChanges: async (changes) => void heard.push(...changes.map((change) => change.revision)),
-  });
-  await subscriber.start();
-  await fx.createSecret('FROM_OTHER_REPLICA', { secretValue: 'n' });
-  await waitUntil(() => heard.length === 1, 'the NOTIFY to reach the other connection');
-  expect(heard).toEqual((await allRevisions()).filter((revision) => revision > start));
-  await subscriber.stop();
-  await replica.close();
-});
+// PGlite is one in-process database: the in-process event is the only path there, covered above.
+test.skipIf(currentBackend() === 'pglite')(
+  'on PostgreSQL only (PGlite has no other connection): a subscriber on another connection (another replica) hears writes through NOTIFY',
+  async () => {
+    const url = (await sql<{ db: string }>`SELECT current_database() AS db`.execute(app.database.db)).rows[0]!.db;
+    const { inject } = await import('vitest');
+    const { databaseUrl } = await import('../support/postgres-server.ts');
+    const replica = await openDatabase({ databaseUrl: databaseUrl(inject('postgresAdminUrl'), url), dataDir: '' });
+    const { ChangeFeed } = await import('../../src/changes/change-feed.ts');
+    const start = await latestRevision(replica.db);
+    const heard: number[] = [];
+    // A separate feed object: this replica gets no in-process events, only NOTIFY (and a slow poll).
+    const subscriber = new ChangeSubscriber(replica, new ChangeFeed(), {
+      after: start,
+      pollIntervalMs: 600_000,
+      onChanges: async (changes) => void heard.push(...changes.map((change) => change.revision)),
+    });
+    await subscriber.start();
+    await fx.createSecret('FROM_OTHER_REPLICA', { secretValue: 'n' });
+    await waitUntil(() => heard.length === 1, 'the NOTIFY to reach the other connection');
+    expect(heard).toEqual((await allRevisions()).filter((revision) => revision > start));
+    await subscriber.stop();
+    await replica.close();
+  },
+);

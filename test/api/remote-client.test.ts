@@ -122,6 +122,7 @@ describe('universal auth', () => {
         const answer = await keeper.withToken((token) => connection.call<any>('GET', `/api/v1/workspace/${fx.projectId}`, { token }));
         expect(answer.workspace.id).toBe(fx.projectId);
         calls++;
+        // fixed sleep: paces calls across 8 s so a 2-s token must be renewed, and logged in again past its 5-s max TTL
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect(calls).toBeGreaterThan(10);

@@ -328,6 +328,7 @@ describe('GET /api/v1/changes/wait', () => {
     const id = await record('crowded', { secretPath: '/crowded' });
     const revision = await writeSecret('CROWDED', 'v', '/crowded');
     const held = Array.from({ length: 20 }, () => wait(revision, '20s'));
+    // fixed sleep: the 20 held waits take their places before the 21st asks; no answer tells a client when they have
     await new Promise((resolve) => setTimeout(resolve, 500));
     const refused = await wait(revision, '20s');
     expect(refused.status).toBe(429);

@@ -122,6 +122,7 @@ describe('login', () => {
   test('a client secret with a ttl stops working when it has passed', async () => {
     const identity = await uaIdentity('ua-ttl', {}, { ttl: 1 });
     expect((await fx.login(identity.clientId, identity.clientSecret)).status).toBe(200);
+    // fixed sleep: the client secret's 1-s TTL must pass on the server's clock
     await sleep(1100);
     const late = await fx.login(identity.clientId, identity.clientSecret);
     expect(late.status).toBe(401);
@@ -235,10 +236,12 @@ describe('trusted IPs and access tokens', () => {
   test('renew restarts the TTL within the max TTL; revoke ends the token', async () => {
     const identity = await uaIdentity('ua-renew', { accessTokenTTL: 2, accessTokenMaxTTL: 60 });
     const { accessToken } = (await fx.login(identity.clientId, identity.clientSecret)).body;
+    // fixed sleep: past half the 2-s TTL, so the renewal is what keeps the token alive
     await sleep(1200);
     const renewed = await app.request('POST', '/api/v1/auth/token/renew', { token: accessToken, body: { accessToken } });
     expect(renewed.status).toBe(200);
     expect(renewed.body).toMatchObject({ accessToken, expiresIn: 2, accessTokenMaxTTL: 60, tokenType: 'Bearer' });
+    // fixed sleep: past the first 2 s since login: only the renewal's restart of the TTL lets this through
     await sleep(1200);
     expect((await app.request('GET', '/api/v1/workspace', { token: accessToken })).status).toBe(200);
     const revoked = await app.request('POST', '/api/v1/auth/token/revoke', { token: fx.token, body: { accessToken } });

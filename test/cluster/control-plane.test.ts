@@ -2,11 +2,11 @@
  * Proves the test control plane is a real one: behaviour a fake API server would not give us.
  * Cluster: test/k8s/global-setup.ts; fixture CRD: test/k8s/fixtures/widgets.fixtures.coffer.dev.yaml.
  */
+import { randomUUID } from 'node:crypto';
 import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { apiError, apiStatus, createTestNamespace, kubeClients, waitFor, type TestNamespace } from '../k8s/helpers.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const W = { group: 'fixtures.coffer.dev', version: 'v1', plural: 'widgets' } as const;
 
 interface Widget {
@@ -149,6 +149,21 @@ describe('garbage collection by kube-controller-manager', () => {
     }
   };
 
+  /**
+   * A Secret whose owner never existed, created after the dependent under test: the collector looks up
+   * each new dependent's owner, so once it deleted this one it has looked at the one created before.
+   */
+  const collectedWitness = async (name: string) => {
+    await admin.core.createNamespacedSecret({
+      namespace,
+      body: {
+        metadata: { name, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-owner`, uid: randomUUID() }] },
+        stringData: { k: 'v' },
+      },
+    });
+    await waitFor(`the ownerless ${name} to be garbage-collected`, gone(name), { timeoutMs: 120_000, intervalMs: 250 });
+  };
+
   test('a Secret owned by a ConfigMap is deleted after its owner', { timeout: 150_000 }, async () => {
     const owner = await admin.core.createNamespacedConfigMap({
       namespace,
@@ -164,8 +179,8 @@ describe('garbage collection by kube-controller-manager', () => {
         stringData: { k: 'v' },
       },
     });
-    // the owner exists, so the garbage collector keeps the dependent
-    await sleep(2000);
+    // the owner exists, so the garbage collector keeps the dependent: shown once it collected one created after it
+    await collectedWitness('gc-witness');
     const kept = await admin.core.readNamespacedSecret({ name: 'gc-dependent', namespace });
     expect(kept.metadata?.ownerReferences?.[0]?.uid).toBe(owner.metadata!.uid);
 
@@ -185,7 +200,7 @@ describe('garbage collection by kube-controller-manager', () => {
         stringData: { k: 'v' },
       },
     });
-    await sleep(2000);
+    await collectedWitness('gc-cr-witness');
     await admin.core.readNamespacedSecret({ name: 'gc-cr-dependent', namespace });
 
     await admin.custom.deleteNamespacedCustomObject({ ...W, namespace, name: 'gc-widget' });

@@ -178,6 +178,7 @@ describe('every refusal visible; the last good Secret kept', () => {
     // another sync with the same keys left out: no second Event
     await createSecret('GOOD_TOO', 'also-good', '/keys');
     await waitForData(namespace.name, 'keys-secret', { GOOD: 'good-value', GOOD_TOO: 'also-good' }, 'the next change');
+    // fixed sleep: Events are sent after the sync (record() queues): time for a wrong second one to arrive
     await pause(1_000);
     expect(await events(namespace.name, 'keys', 'KeysSkipped')).toHaveLength(1);
   });
@@ -205,6 +206,7 @@ describe('every refusal visible; the last good Secret kept', () => {
       (await metric('coffer_operator_kube_requests_total', { verb: 'patch', resource: 'secrets' }));
     const writesBefore = await secretWrites();
     expect(await metric('coffer_operator_reconcile_errors_total', { kind: 'Integration', reason: 'SecretTooLarge' })).toBeGreaterThanOrEqual(1);
+    // fixed sleep: a refusal waits for a change, with no retry scheduled: 5 s spans a wrong retry's first backoff steps
     await pause(5_000);
     expect(await secretWrites()).toBe(writesBefore);
     expect(await events(namespace.name, 'big', 'SecretTooLarge')).toHaveLength(1);
@@ -246,6 +248,7 @@ describe('ownership is exact', () => {
     const refused = await waitForCondition('integrations', namespace.name, 'taker', 'Ready', 'False', 'SecretConflict');
     expect(condition(refused, 'Ready').message).toContain(`Integration ${namespace.name}/owner`);
     await waitFor('a SecretConflict Warning', async () => (await events(namespace.name, 'taker', 'SecretConflict')).length > 0);
+    // fixed sleep: the refused Integration writes nothing when it is right: time for a wrong write to land
     await pause(2_000);
     const after = (await cluster.secret(namespace.name, 'owned'))!;
     expect(await cluster.secretData(namespace.name, 'owned')).toEqual(ownersData);
@@ -367,6 +370,7 @@ describe('access revoked means the copy goes; a vanished source keeps the last g
     expect(condition(project, 'Ready').message).toContain('not recreated');
     await waitForCondition('integrations', namespace.name, 'doomed-keep', 'Synced', 'False', 'ProjectDeleted');
     await waitFor('the Delete Integration’s Secret to go', async () => (await cluster.secret(namespace.name, 'doomed-drop')) === undefined);
+    // fixed sleep: the Retain Integration's Secret stays: time for a wrong deletion to land
     await pause(2_000);
     expect(await cluster.secretData(namespace.name, 'doomed-keep')).toEqual({ KEEP: 'last-good' });
     expect((await call('GET', `/api/v1/workspace/slug/${doomedSlug}`)).status).toBe(404);
@@ -405,6 +409,7 @@ describe('force-sync, metrics and debug lines', () => {
     const environments = async () => (await call('GET', `/api/v1/workspace/${projectId}`)).body.workspace.environments as { slug: string; id: string }[];
     const qa = (await environments()).find((environment) => environment.slug === 'qa')!;
     expect((await call('DELETE', `/api/v1/workspace/${projectId}/environments/${qa.id}`)).status).toBe(200);
+    // fixed sleep: no recreation before force-sync: time for a wrong one to land
     await pause(2_000);
     expect((await environments()).map((environment) => environment.slug)).not.toContain('qa');
     await patchSpec('secretsprojects', namespace.name, 'edges', {}, { annotations: { 'coffer.dev/force-sync': '1' } });

@@ -68,6 +68,7 @@ test('a 10 s PostgreSQL outage: no restart, and a change committed as it returns
   await postgres.stop('fast');
   const during = await write('DURING', 'refused');
   expect(during.status).toBe(503);
+  // fixed sleep: the outage is the subject: long enough for the operator's connections, polls and retries to fail
   await new Promise((resolve) => setTimeout(resolve, 10_000));
   await postgres.start();
   // the first write that gets through, as soon as the API has a connection again

@@ -127,9 +127,13 @@ describe('SecretsProject, SecretImport and Integration', () => {
       const status = (await cluster.get('integrations', namespace.name, 'app')).status;
       return status.conditions.find((condition: { type: string }) => condition.type === 'Synced')?.reason === 'Paused';
     });
+    // a witness reading the same place: its sync of the change is the positive event after the one the paused Integration must not make
+    await cluster.apply('integrations', namespace.name, integration('witness', { name: 'witness-secrets' }));
+    await waitFor('the witness to sync', async () => (await cluster.secretData(namespace.name, 'witness-secrets'))?.NEW_FLAG === 'on');
     await updateSecret('NEW_FLAG', 'off');
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await waitFor('the witness to sync the change', async () => (await cluster.secretData(namespace.name, 'witness-secrets'))?.NEW_FLAG === 'off');
     expect((await cluster.secretData(namespace.name, 'app-secrets'))!.NEW_FLAG).toBe('on');
+    await cluster.remove('integrations', namespace.name, 'witness');
     const record = await call('GET', `/api/v1/integration/${integrationId}`);
     expect(record.body.integration).toMatchObject({ isActive: false, integration: 'kubernetes', app: 'app-secrets', owner: namespace.name, secretPath: '/' });
 

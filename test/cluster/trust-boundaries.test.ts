@@ -146,6 +146,7 @@ describe('project grants', () => {
       spec: { projectSlug: victimSlug, environment: 'prod', target: { name: 'by-slug' } },
     });
     await waitFor('the by-slug Integration to be refused', async () => (await condition('integrations', attacker.name, 'by-slug'))?.status === 'False');
+    // fixed sleep: a refused Integration leaves no trace when it is right: 3 s for a wrong Secret to land
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(await cluster.secret(attacker.name, 'loot')).toBeUndefined();
     expect(await cluster.secret(attacker.name, 'by-slug')).toBeUndefined();
@@ -175,6 +176,7 @@ describe('project grants', () => {
     expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: victimId, environment: 'prod', secretValue: 'rotated-after-revoke' })).status).toBe(
       200,
     );
+    // fixed sleep: after the revocation nothing of the victim's is read: 5 s for a wrong read of the change to show
     await new Promise((resolve) => setTimeout(resolve, 5_000));
     expect(await cluster.secret(attacker.name, 'loot')).toBeUndefined();
     expect(await operatorReads()).toBe(reads);
@@ -303,6 +305,7 @@ describe('installations', () => {
       await waitFor('the first installation to sync', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'still-the-first');
       await cluster.core.deleteNamespacedSecret({ namespace: home.name, name: 'app-secrets' });
       await waitFor('the first installation to repair drift', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'still-the-first');
+      // fixed sleep: the second installation's metrics would count a wrong write made while the first worked: 3 s more for one
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const writes = await writesOf(laptop);
       const forbidden = Object.entries(writes).filter(([key, count]) => count > 0 && !key.endsWith(' events'));

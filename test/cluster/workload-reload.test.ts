@@ -28,6 +28,13 @@ type Kind = 'Deployment' | 'StatefulSet' | 'DaemonSet';
 
 const writeSecret = (key: string, value: string) => putSecret(api, token, { projectId, environment: 'dev', secretPath: '/app' }, key, value);
 
+/** The Integration's status.lastRollout once it is of `revision` or later (written after that reconcile's rollouts). */
+const rolledAt = (revision: number) =>
+  waitFor(`the rollout of revision ${revision} in the status`, async () => {
+    const lastRollout = (await cluster.get('integrations', namespace.name, 'app')).status?.lastRollout;
+    return lastRollout?.revision >= revision ? lastRollout : false;
+  });
+
 const container = (extra: Partial<V1PodSpec['containers'][number]> = {}) => ({ name: 'app', image: 'example.com/app:1', ...extra });
 
 async function createWorkload(kind: Kind, name: string, pod: Partial<V1PodSpec>, annotations: Record<string, string> = {}) {
@@ -116,8 +123,6 @@ function patchIntegrationSpec(name: string, spec: Record<string, unknown>) {
   );
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 beforeAll(async () => {
   cluster = clusterClients();
   namespace = await createTestNamespace('reload');
@@ -196,8 +201,8 @@ describe('keys-aware rollouts', () => {
     // web reads DB_PASSWORD (named), db reads every key (opted in); agent reads only CERT
     await waitForRollouts('Deployment', 'web', 1);
     await waitForRollouts('StatefulSet', 'db', 1);
-    await waitFor('the rollout in the status', async () => (await cluster.get('integrations', namespace.name, 'app')).status?.lastRollout?.revision >= revision);
-    await pause(1_500);
+    // the status names what the reconcile of this revision rolled, after it rolled it: what rolls later is another reconcile's
+    await rolledAt(revision);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('StatefulSet', 'db')).toBe(1);
     expect(await rollouts('DaemonSet', 'agent')).toBe(0);
@@ -212,17 +217,17 @@ describe('keys-aware rollouts', () => {
   });
 
   test('a change to a key nobody reads rolls nothing; a projected item rolls only the workload reading it', async () => {
-    await writeSecret('LOG_LEVEL', 'debug');
+    const logLevel = await writeSecret('LOG_LEVEL', 'debug');
     await waitFor('the Secret to change', async () => (await cluster.secretData(namespace.name, 'app-secrets'))?.LOG_LEVEL === 'debug');
     // db reads everything (envFrom), the others do not read LOG_LEVEL
-    await waitForRollouts('StatefulSet', 'db', 2);
-    await pause(1_500);
+    expect((await rolledAt(logLevel)).workloads).toEqual(['StatefulSet/db']);
+    expect(await rollouts('StatefulSet', 'db')).toBe(2);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('DaemonSet', 'agent')).toBe(0);
-    await writeSecret('CERT', 'c2');
-    await waitForRollouts('DaemonSet', 'agent', 1);
-    await waitForRollouts('StatefulSet', 'db', 3);
-    await pause(1_500);
+    const cert = await writeSecret('CERT', 'c2');
+    expect((await rolledAt(cert)).workloads.sort()).toEqual(['DaemonSet/agent', 'StatefulSet/db']);
+    expect(await rollouts('DaemonSet', 'agent')).toBe(1);
+    expect(await rollouts('StatefulSet', 'db')).toBe(3);
     expect(await rollouts('Deployment', 'web')).toBe(1);
     expect(await rollouts('Deployment', 'bystander')).toBe(0);
   });
@@ -231,14 +236,15 @@ describe('keys-aware rollouts', () => {
     await patchIntegrationSpec('app', { reload: { debounce: '4s' } });
     await waitForReloaded('app', 'UpToDate');
     const before = await rollouts('Deployment', 'web');
-    for (let round = 0; round < 5; round++) await writeSecret('DB_PASSWORD', `burst-${round}`);
+    let last = 0;
+    for (let round = 0; round < 5; round++) last = await writeSecret('DB_PASSWORD', `burst-${round}`);
     await waitForReloaded('app', 'RolloutPending');
-    await waitForRollouts('Deployment', 'web', before + 1);
-    await pause(5_000);
+    await rolledAt(last);
     expect(await rollouts('Deployment', 'web')).toBe(before + 1);
-    // a second burst in a later window rolls again (a checksum, not a timestamp: no rollout is lost)
-    await writeSecret('DB_PASSWORD', 'after-burst');
-    await waitForRollouts('Deployment', 'web', before + 2);
+    // a second burst in a later window rolls again (a checksum, not a timestamp: no rollout is lost), and only once more:
+    // a second rollout of the first burst would show here as before + 3
+    await rolledAt(await writeSecret('DB_PASSWORD', 'after-burst'));
+    expect(await rollouts('Deployment', 'web')).toBe(before + 2);
   });
 
   test('a named workload that does not exist, and one that reads nothing of the target, are named in the condition', async () => {
@@ -266,19 +272,19 @@ describe('restarts and the barrier', () => {
   test('an operator restart rolls nothing when nothing changed, and rolls once what changed while it was down', async () => {
     const counts = async () => [await rollouts('Deployment', 'web'), await rollouts('StatefulSet', 'db'), await rollouts('DaemonSet', 'agent')];
     const before = await counts();
+    // a later change only db reads, rolled by the restarted operator: whatever the restart rolled came before it
+    const onlyDb = async (value: string) => expect((await rolledAt(await writeSecret('LOG_LEVEL', value))).workloads).toEqual(['StatefulSet/db']);
     await stopCoffer(operator);
     operator = await startOperatorProcess(environment);
-    await waitForReloaded('app', 'UpToDate');
-    await pause(2_000);
-    expect(await counts()).toEqual(before);
+    await onlyDb('after-restart');
+    expect(await counts()).toEqual([before[0], before[1]! + 1, before[2]]);
 
     await stopCoffer(operator);
-    await writeSecret('DB_PASSWORD', 'while-down');
+    const whileDown = await writeSecret('DB_PASSWORD', 'while-down');
     operator = await startOperatorProcess(environment);
-    await waitForRollouts('Deployment', 'web', before[0]! + 1);
-    await waitForRollouts('StatefulSet', 'db', before[1]! + 1);
-    await pause(2_000);
-    expect(await counts()).toEqual([before[0]! + 1, before[1]! + 1, before[2]]);
+    expect((await rolledAt(whileDown)).workloads).toEqual(['Deployment/web', 'StatefulSet/db']);
+    await onlyDb('after-catching-up');
+    expect(await counts()).toEqual([before[0]! + 1, before[1]! + 3, before[2]]);
   });
 
   test('the revision barrier of an Integration with reload answers once the consumers are rolled', async () => {

@@ -17,7 +17,8 @@ interface Run {
   stderr: string;
 }
 
-function bootstrap(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** Runs `coffer bootstrap`; `onStderr` hears its standard error as it comes (to act on a line it printed). */
+function bootstrap(args: string[], env: Record<string, string> = {}, onStderr?: (stderr: string) => void): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [COFFER_BIN, 'bootstrap', ...args], {
       env: {
@@ -33,7 +34,10 @@ function bootstrap(args: string[], env: Record<string, string> = {}): Promise<Ru
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+      onStderr?.(stderr);
+    });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
@@ -50,12 +54,10 @@ afterAll(async () => {
 describe('coffer bootstrap --server', () => {
   test('a server that never answers: gives up after --timeout with the reason', async () => {
     const port = await freePort();
-    const started = Date.now();
     const run = await bootstrap(['--server', `http://127.0.0.1:${port}`, '--timeout', '2s']);
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`http://127.0.0.1:${port} did not answer the bootstrap within 2 s \\(\\d+ attempts; last: ECONNREFUSED\\)`));
     expect(run.stderr).toContain('retrying in');
-    expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   test('bad flags are refused before anything is sent', async () => {
@@ -70,8 +72,13 @@ describe('coffer bootstrap --server', () => {
   test('started before the server: waits for it, then bootstraps once; --if-needed makes a rerun a no-op', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const pending = bootstrap(['--server', `${url}/`, '--timeout', '60s', '--json']);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    let refusedOnce!: () => void;
+    const waiting = new Promise<void>((resolve) => (refusedOnce = resolve));
+    const pending = bootstrap(['--server', `${url}/`, '--timeout', '60s', '--json'], {}, (stderr) => {
+      if (stderr.includes(`waiting for ${url} (ECONNREFUSED)`)) refusedOnce();
+    });
+    // the server starts only once the command has found it absent
+    await waiting;
     server = await startCoffer({ COFFER_DATA_DIR: join(work, 'data'), DATABASE_URL: '', COFFER_OPERATOR: 'false', COFFER_PORT: String(port) });
     const run = await pending;
     expect(run.code, run.stderr).toBe(0);

@@ -1,3 +1,4 @@
+import { TokenSigner } from '../../src/crypto/tokens.ts';
 import { insertIdentity } from '../../src/identities/identity-store.ts';
 import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
 import { accessFixture } from './access-fixture.ts';
@@ -150,12 +151,25 @@ export async function matrixFixture(app: TestApp) {
   return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken };
 }
 
+/** A token of a real token row (max TTL 1 s), signed by the instance's key a minute ago: expired now, without waiting for it. */
+async function expiredToken(app: TestApp, identityId: string): Promise<string> {
+  const row = await app.services.auth.issueIdentityToken(app.database.db, {
+    identityId,
+    authMethod: 'token-auth',
+    name: null,
+    accessTokenTtl: 0,
+    accessTokenMaxTtl: 1,
+    accessTokenNumUsesLimit: 0,
+  });
+  const aMinuteAgo = new TokenSigner(app.keys.authSecret, () => Date.now() - 60_000);
+  return aMinuteAgo.sign({ authTokenType: 'identityAccessToken', identityId, identityAccessTokenId: row.tokenId }, 1);
+}
+
 async function personaTokens(app: TestApp, fx: Awaited<ReturnType<typeof accessFixture>>, personas: Record<RolePersona, { id: string; token: string }>) {
   const revoked = await fx.issueToken(personas.viewer.id);
   await fx.call('POST', '/api/v1/auth/token/revoke', { accessToken: revoked });
-  const expired = await fx.issueToken(personas.orgAdmin.id, { maxTtl: 1 });
+  const expired = await expiredToken(app, personas.orgAdmin.id);
   const other = await otherOrganization(app, fx.issueToken);
-  await new Promise((resolve) => setTimeout(resolve, 1100));
   const tokens = {
     viewer: personas.viewer.token,
     member: personas.member.token,

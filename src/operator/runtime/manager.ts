@@ -9,7 +9,7 @@ import { describeError } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { keyOf, type ObjectKey, queueId } from './object-key.ts';
 import type { StatusWriter } from './status.ts';
-import { type Requeue, WorkQueue } from './work-queue.ts';
+import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
@@ -19,6 +19,10 @@ export interface ManagerOptions {
   concurrency: number;
   /** An annotation whose new value asks for a reconcile (as a new generation does). */
   reconcileOnAnnotation?: string;
+  /** The work queue's time (retries, requeues); default the system's. */
+  clock?: Clock;
+  /** The jitter of the work queue's backoff (default Math.random). */
+  random?: () => number;
 }
 
 /** What the runtime remembers of a resource to tell our own writes (status, finalizer) from changes that need a reconcile. */
@@ -55,6 +59,8 @@ export class Manager {
       handler: (key) => this.#reconcile(key),
       isUrgent: (key) => this.#controllers.get(key.kind)?.urgent === true,
       onError: (key, error, retryInMs, failures) => this.#unexpected(key, error, retryInMs, failures),
+      clock: options.clock,
+      random: options.random,
     });
     options.metrics?.observeQueue({ length: () => this.#queue.pending, oldestWaitMs: () => this.#queue.oldestWaitMs });
   }

@@ -12,6 +12,22 @@ export interface Backoff {
   readonly maxMs?: number;
 }
 
+/** Time as the queue sees it: the system's, or a test's that moves only when told (no test waits on a real delay). */
+export interface Clock {
+  now(): number;
+  /** Calls `run` after `delayMs`; the answer cancels it. Never keeps the process alive. */
+  after(delayMs: number, run: () => void): () => void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  after: (delayMs, run) => {
+    const timer = setTimeout(run, delayMs);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
+
 export interface WorkQueueOptions<K> {
   /** Keys processed at the same time. */
   concurrency: number;
@@ -26,6 +42,10 @@ export interface WorkQueueOptions<K> {
   onError?: (key: K, error: unknown, retryInMs: number, failures: number) => void;
   /** Keys for which this is true are taken before all others (e.g. what other keys depend on). */
   isUrgent?: (key: K) => boolean;
+  /** Default: systemClock. */
+  clock?: Clock;
+  /** The jitter of a backoff, in [0, 1) (default Math.random). */
+  random?: () => number;
 }
 
 /**
@@ -36,6 +56,7 @@ export interface WorkQueueOptions<K> {
  */
 export class WorkQueue<K> {
   readonly #options: Required<Omit<WorkQueueOptions<K>, 'onError' | 'isUrgent'>> & Pick<WorkQueueOptions<K>, 'onError' | 'isUrgent'>;
+  readonly #clock: Clock;
   /** Waiting keys (with when they were added): urgent ones, then the others, each first in first out. */
   readonly #urgent = new Fifo<Waiting<K>>();
   readonly #queue = new Fifo<Waiting<K>>();
@@ -44,12 +65,15 @@ export class WorkQueue<K> {
   readonly #processing = new Set<string>();
   readonly #dirty = new Map<string, K>();
   readonly #failures = new Map<string, number>();
-  readonly #timers = new Map<string, NodeJS.Timeout>();
+  /** Cancels of the delayed adds, by identity. */
+  readonly #timers = new Map<string, () => void>();
   readonly #idleWaiters: (() => void)[] = [];
   #running = false;
 
   constructor(options: WorkQueueOptions<K>) {
-    this.#options = { baseDelayMs: 200, maxDelayMs: 60_000, ...options };
+    // `?? default` after the spread: a caller passing `clock: undefined` gets the default too
+    this.#options = { baseDelayMs: 200, maxDelayMs: 60_000, ...options, clock: options.clock ?? systemClock, random: options.random ?? Math.random };
+    this.#clock = this.#options.clock;
   }
 
   start(): void {
@@ -60,7 +84,7 @@ export class WorkQueue<K> {
   /** Stops taking new work and waits for the keys being processed. */
   async stop(): Promise<void> {
     this.#running = false;
-    for (const timer of this.#timers.values()) clearTimeout(timer);
+    for (const cancel of this.#timers.values()) cancel();
     this.#timers.clear();
     while (this.#processing.size > 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -73,7 +97,7 @@ export class WorkQueue<K> {
     }
     if (this.#queued.has(id)) return;
     this.#queued.add(id);
-    (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push({ key, addedAt: Date.now() });
+    (this.#options.isUrgent?.(key) ? this.#urgent : this.#queue).push({ key, addedAt: this.#clock.now() });
     this.#pump();
   }
 
@@ -81,12 +105,11 @@ export class WorkQueue<K> {
   addAfter(key: K, delayMs: number): void {
     const id = this.#options.identify(key);
     if (this.#timers.has(id)) return;
-    const timer = setTimeout(() => {
+    const cancel = this.#clock.after(delayMs, () => {
       this.#timers.delete(id);
       this.add(key);
-    }, delayMs);
-    timer.unref();
-    this.#timers.set(id, timer);
+    });
+    this.#timers.set(id, cancel);
   }
 
   get length(): number {
@@ -101,7 +124,7 @@ export class WorkQueue<K> {
   /** How long the oldest waiting key has waited (0 when none waits). */
   get oldestWaitMs(): number {
     const oldest = Math.min(this.#urgent.peek()?.addedAt ?? Infinity, this.#queue.peek()?.addedAt ?? Infinity);
-    return oldest === Infinity ? 0 : Date.now() - oldest;
+    return oldest === Infinity ? 0 : this.#clock.now() - oldest;
   }
 
   /** Resolves when nothing is queued or processing (timers aside). */
@@ -153,7 +176,7 @@ export class WorkQueue<K> {
     const failures = (this.#failures.get(id) ?? 0) + 1;
     this.#failures.set(id, failures);
     const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(failures - 1, 30));
-    return Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    return Math.round(ceiling / 2 + this.#options.random() * (ceiling / 2));
   }
 }
 

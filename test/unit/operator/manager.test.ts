@@ -6,6 +6,7 @@ import { done, failed, requeueAfter } from '../../../src/operator/runtime/contro
 import type { CachedInformer } from '../../../src/operator/runtime/informers.ts';
 import { Manager } from '../../../src/operator/runtime/manager.ts';
 import { objectKey } from '../../../src/operator/runtime/object-key.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
 
 /** An informer holding fixed objects (no watch): the manager reads the cache and registers handlers. */
 function fixedInformer(objects: Reconciled[]): CachedInformer<Reconciled> {
@@ -22,13 +23,14 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   const events: string[] = [];
   const counted: string[] = [];
   const runs: number[] = [];
+  const clock = new ManualClock();
   const controller: Controller = {
     kind: 'Integration',
     failureConditions: ['Ready', 'Synced'],
     informer: fixedInformer([resource]),
     setup: () => {},
     reconcile: async () => {
-      runs.push(Date.now());
+      runs.push(clock.now());
       const outcome = outcomes.shift() ?? done();
       if (outcome instanceof Error) throw outcome;
       return outcome;
@@ -37,6 +39,8 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   const manager = new Manager({
     logger: pino({ level: 'silent' }),
     concurrency: 1,
+    clock,
+    random: () => 0, // the least jitter: half of each backoff's ceiling
     status: {
       // as the informer would show it after the write
       write: async (_kind, written, fields, conditions) => {
@@ -56,7 +60,7 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   });
   manager.add(controller);
   manager.start();
-  return { manager, statusWrites, events, counted, runs, key: objectKey('Integration', resource.metadata) };
+  return { manager, clock, statusWrites, events, counted, runs, key: objectKey('Integration', resource.metadata) };
 }
 
 test('a failed reconcile goes through the one failure path: its conditions False with the reason, one Warning Event, an error counted', async () => {
@@ -78,12 +82,14 @@ test('a failed reconcile goes through the one failure path: its conditions False
 });
 
 test('done is counted ok and not run again; requeue-after runs again after the delay without the failure path', async () => {
-  const { manager, statusWrites, counted, runs, key } = harness([requeueAfter(30), done()]);
+  const { manager, clock, statusWrites, counted, runs, key } = harness([requeueAfter(30), done()]);
   manager.enqueue(key);
   await manager.idle();
-  while (runs.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  expect(clock.pending).toEqual([30]);
+  clock.advance(30);
   await manager.idle();
-  expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(25);
+  expect(runs).toEqual([0, 30]);
+  expect(clock.pending).toEqual([]);
   expect(counted).toEqual(['Integration requeue', 'Integration ok']);
   expect(statusWrites).toEqual([]);
   await manager.stop();
@@ -91,12 +97,16 @@ test('done is counted ok and not run again; requeue-after runs again after the d
 
 test('a failure with retry backoff runs again with growing delays, its Event posted once while it stands; a thrown error is counted and retried the same way', async () => {
   const failure = failed({ reason: 'Refused', message: 'no', retry: 'backoff' });
-  const { manager, counted, runs, key, statusWrites, events } = harness([failure, new Error('the apiserver is away'), failure]);
+  const { manager, clock, counted, runs, key, statusWrites, events } = harness([failure, new Error('the apiserver is away'), failure]);
   manager.enqueue(key);
-  while (runs.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
+  for (let retry = 0; retry < 3; retry++) {
+    await manager.idle();
+    clock.advance(clock.pending[0]!);
+  }
   await manager.idle();
-  const gaps = runs.slice(1).map((time, index) => time - runs[index]!);
-  expect(gaps[2]!).toBeGreaterThan(gaps[0]!);
+  // from 200 ms, doubling per consecutive failure (the thrown error counts as one)
+  expect(runs).toEqual([0, 100, 300, 700]);
+  expect(clock.pending).toEqual([]);
   expect(counted.filter((entry) => !entry.includes(' failed '))).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
   expect(counted.filter((entry) => entry.includes(' failed '))).toEqual(['Integration failed Refused', 'Integration failed Error', 'Integration failed Refused']);
   // the thrown error did not go through the failure path (no condition says what is unknown)

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { WorkQueue } from '../../../src/operator/runtime/work-queue.ts';
+import { type Requeue, WorkQueue } from '../../../src/operator/runtime/work-queue.ts';
+import { ManualClock } from '../../support/manual-clock.ts';
 
 describe('work queue', () => {
   test('dedupes waiting keys, reruns a key added while it runs, bounds concurrency', async () => {
@@ -27,31 +28,58 @@ describe('work queue', () => {
     queue.add('c');
     queue.add('a'); // while 'a' runs: once more afterwards
     release();
-    await new Promise((resolve) => setTimeout(resolve, 20));
     await queue.idle();
     expect(runs.sort()).toEqual(['a', 'a', 'b', 'c']);
     expect(peak).toBeLessThanOrEqual(2);
     await queue.stop();
   });
 
-  test('failures retry with growing delays', async () => {
-    const times: number[] = [];
+  test('failures retry with delays doubling from baseDelayMs (jitter: between half and all of it), and a success forgets them', async () => {
+    const clock = new ManualClock();
+    let calls = 0;
     const queue = new WorkQueue<string>({
       concurrency: 1,
       identify: (key) => key,
       baseDelayMs: 20,
+      clock,
+      random: () => 0, // the least jitter: half the ceiling
       handler: async () => {
-        times.push(Date.now());
-        if (times.length < 4) throw new Error('not yet');
+        calls++;
+        if (calls < 4) throw new Error('not yet');
         return undefined;
       },
     });
     queue.start();
     queue.add('k');
-    while (times.length < 4) await new Promise((resolve) => setTimeout(resolve, 10));
-    const gaps = times.slice(1).map((time, index) => time - times[index]!);
-    expect(gaps[0]).toBeGreaterThanOrEqual(10);
-    expect(gaps[2]).toBeGreaterThanOrEqual(40);
+    const retries: number[][] = [];
+    for (let attempt = 1; attempt < 4; attempt++) {
+      await queue.idle();
+      retries.push(clock.pending);
+      clock.advance(clock.pending[0]!);
+    }
+    await queue.idle();
+    expect(retries).toEqual([[10], [20], [40]]);
+    expect(calls).toBe(4);
+    expect(clock.pending).toEqual([]);
+    await queue.stop();
+  });
+
+  test('a requeue after a delay is not a failure: nothing runs before it falls due, then the key runs once', async () => {
+    const clock = new ManualClock();
+    const outcomes: Requeue[] = [{ afterMs: 5_000 }, undefined];
+    let calls = 0;
+    const queue = new WorkQueue<string>({ concurrency: 1, identify: (key) => key, clock, handler: async () => (calls++, outcomes.shift()) });
+    queue.start();
+    queue.add('k');
+    await queue.idle();
+    expect(clock.pending).toEqual([5_000]);
+    clock.advance(4_999);
+    await queue.idle();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await queue.idle();
+    expect(calls).toBe(2);
+    expect(clock.pending).toEqual([]);
     await queue.stop();
   });
 });

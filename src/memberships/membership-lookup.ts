@@ -1,4 +1,0 @@
-import { findIdentityMembership } from './membership-store.ts';
-
-/** Reads of memberships for other domains: an identity's membership of a project (undefined when it is none). */
-export { findIdentityMembership };
