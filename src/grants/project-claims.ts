@@ -199,7 +199,11 @@ export class ProjectClaims {
   async #maySeeClaim(actor: Actor, claim: ProjectClaim): Promise<boolean> {
     if (actor.cluster === claim.cluster) return true;
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: claim.projectId });
-    return (await this.#deps.permissions.forProject(actor, project)).can('create', 'namespace-grants');
+    const permissions = await this.#deps.permissions.forProject(actor, project).catch((error: unknown) => {
+      if (error instanceof AppError && (error.statusCode === 403 || error.statusCode === 404)) return undefined;
+      throw error;
+    });
+    return permissions?.can('create', 'namespace-grants') ?? false;
   }
 }
 

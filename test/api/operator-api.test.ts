@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
-import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
  * /api/v1/operator/*: what an operator in another cluster calls beyond the public API, as its

@@ -146,8 +146,10 @@ export async function matrixFixture(app: TestApp) {
     integrationId: await fresh.integration(),
   };
 
+  // the org admin persona is also the operator of the registered cluster `matrix` (the operator routes' only allowed caller)
+  await fx.bindToCluster(personaIdentities.orgAdmin.id, 'matrix');
   const { tokens, otherOrgIdentityId } = await personaTokens(app, fx, personaIdentities);
-  return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken };
+  return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken, request: app.request.bind(app) };
 }
 
 async function personaTokens(app: TestApp, fx: Awaited<ReturnType<typeof accessFixture>>, personas: Record<RolePersona, { id: string; token: string }>) {
