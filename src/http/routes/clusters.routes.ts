@@ -8,7 +8,13 @@ import { changes, describeRoute, orgPermission, reads } from '../docs/operation-
 
 const tags = ['Clusters'];
 const base = '/api/v1/clusters';
-const clusterParams = z.object({ clusterId: id().describe("The cluster's id.") });
+const CLUSTER_ID = '3b9d1f7a-6c2e-4a8b-9d1f-7a6c2e4a8b9d';
+const IDENTITY_ID = '8a4c2e6f-1b3d-4f5a-8c7e-9d1b3f5a7c9e';
+const clusterParams = z.object({
+  clusterId: id()
+    .describe("The cluster's id.")
+    .meta({ examples: [CLUSTER_ID] }),
+});
 const clusterResponse = { 200: z.object({ cluster: clusterSchema }) };
 
 const about =
@@ -18,10 +24,10 @@ const about =
   "The server's own cluster (its in-process operator's, `COFFER_CLUSTER_NAME`) is never registered, so no credential acts for it over HTTP.";
 
 const EXAMPLE = {
-  id: '3b9d1f7a-6c2e-4a8b-9d1f-7a6c2e4a8b9d',
+  id: CLUSTER_ID,
   name: 'cluster-b',
   description: 'Staging, eu-west',
-  identities: [{ id: '8a4c2e6f-1b3d-4f5a-8c7e-9d1b3f5a7c9e', name: 'cluster-b-operator', authMethod: 'kubernetes-auth' }],
+  identities: [{ id: IDENTITY_ID, name: 'cluster-b-operator', authMethod: 'kubernetes-auth' }],
   createdAt: '2026-01-05T10:00:00.000Z',
 };
 
@@ -40,8 +46,12 @@ export function clusterRoutes(app: ZodApp, { clusters }: Services): void {
         }),
         body: z
           .object({
-            name: clusterNameSchema.describe('The name, unique in the organization: the one its operator is configured with (`COFFER_CLUSTER_NAME`).'),
-            description: optional(text(500)).describe('What the cluster is, for people.'),
+            name: clusterNameSchema
+              .describe('The name, unique in the organization: the one its operator is configured with (`COFFER_CLUSTER_NAME`).')
+              .meta({ examples: ['cluster-b'] }),
+            description: optional(text(500))
+              .describe('What the cluster is, for people.')
+              .meta({ examples: ['Staging, eu-west'] }),
           })
           .meta({ examples: [{ name: 'cluster-b', description: 'Staging, eu-west' }] }),
         response: { 200: z.object({ cluster: clusterSchema }).meta({ examples: [{ cluster: { ...EXAMPLE, identities: [] } }] }) },
@@ -111,7 +121,13 @@ export function clusterRoutes(app: ZodApp, { clusters }: Services): void {
           errors: [409],
         }),
         params: clusterParams,
-        body: z.object({ identityId: id().describe("The identity's id.") }).meta({ examples: [{ identityId: EXAMPLE.identities[0]!.id }] }),
+        body: z
+          .object({
+            identityId: id()
+              .describe("The identity's id.")
+              .meta({ examples: [IDENTITY_ID] }),
+          })
+          .meta({ examples: [{ identityId: IDENTITY_ID }] }),
         response: clusterResponse,
       },
     },
@@ -129,7 +145,11 @@ export function clusterRoutes(app: ZodApp, { clusters }: Services): void {
           permission: orgPermission('edit', 'settings'),
           effects: changes('Removes the binding.', 'unbind-cluster-identity'),
         }),
-        params: clusterParams.extend({ identityId: id().describe("The identity's id.") }),
+        params: clusterParams.extend({
+          identityId: id()
+            .describe("The identity's id.")
+            .meta({ examples: [IDENTITY_ID] }),
+        }),
         response: clusterResponse,
       },
     },

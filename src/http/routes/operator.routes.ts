@@ -22,7 +22,10 @@ const who =
 /** The rule every cluster-keyed route follows (src/clusters/acting-cluster.ts). */
 const acting =
   'The cluster is the one the credential is bound to (a registered cluster, `POST /api/v1/clusters/{clusterId}/identities`), never a request field: a caller bound to no cluster is refused (403 `ClusterNotBound`), and a `cluster` field naming another cluster is refused (403 `ClusterMismatch`); it may be left out.';
-const clusterField = optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.');
+const clusterField = clusterNameSchema
+  .optional()
+  .describe('The cluster the credential acts for (checked, never trusted); may be left out.')
+  .meta({ examples: ['cluster-b'] });
 
 const place = {
   cluster: clusterField,
@@ -245,7 +248,10 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: `An operator credential bound to a registered cluster, with ${projectPermission('delete', 'integrations')}`,
           effects: changes('Deletes the integration record.', 'delete-integration'),
         }),
-        querystring: z.object({ cluster: clusterField, managedBy }),
+        querystring: z.object({
+          cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
+          managedBy,
+        }),
         response: { 200: z.object({ message: z.string().describe('What happened.') }) },
       },
     },
