@@ -166,6 +166,11 @@ describe('cluster B cannot act as cluster A through any request field', () => {
     expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);
   });
 
+  test('the installation answer names the cluster the credential acts for (the remote operator checks it at start)', async () => {
+    expect((await as(operatorA.token)('GET', '/api/v1/operator/installation')).body).toMatchObject({ cluster: 'cluster-a' });
+    expect((await as(developer.token)('GET', '/api/v1/operator/installation')).body).toMatchObject({ cluster: null });
+  });
+
   test('the audit log names the cluster of the credential that acted', async () => {
     const audit = await as(fx.token)('GET', `/api/v1/workspace/${fx.projectId}/audit-logs`, undefined, { eventType: 'create-integration' });
     const entry = audit.body.auditLogs.find((log: { event: { metadata: { integrationId?: string } } }) => log.event.metadata.integrationId === recordA);

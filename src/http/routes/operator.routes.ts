@@ -73,12 +73,16 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
             .object({
               installationId: z.string().describe('The installation id.'),
               revision: z.number().describe('The newest committed change-log revision of the projects the caller may read (0 before any).'),
+              cluster: z
+                .string()
+                .nullable()
+                .describe('The registered cluster the credential acts for (null: none); an operator checks it against its own configuration at start.'),
             })
-            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42 }] }),
+            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42, cluster: 'cluster-b' }] }),
         },
       },
     },
-    async (request) => installationSeenBy(services, request.actor),
+    async (request) => ({ ...(await installationSeenBy(services, request.actor)), cluster: request.actor.cluster ?? null }),
   );
 
   app.post(
