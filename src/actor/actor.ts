@@ -17,11 +17,17 @@ export interface Actor extends RequestOrigin {
   orgRole: string;
   tokenId: string | null;
   authMethod: string | null;
+  /**
+   * The cluster this caller acts for: the registered cluster its identity is bound to, or the in-process
+   * operator's own. Never taken from a request; undefined for every other caller.
+   */
+  cluster?: string;
 }
 
 /** The audit log's `actor.metadata` for an actor. */
 export function actorMetadata(actor: Actor): Record<string, string> {
-  return actor.kind === 'identity' ? { identityId: actor.id, name: actor.name } : { userId: actor.id, email: actor.name, username: actor.name };
+  if (actor.kind === 'user') return { userId: actor.id, email: actor.name, username: actor.name };
+  return actor.cluster === undefined ? { identityId: actor.id, name: actor.name } : { identityId: actor.id, name: actor.name, cluster: actor.cluster };
 }
 
 /**

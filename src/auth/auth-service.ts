@@ -209,6 +209,7 @@ export class AuthService {
       orgRole: row.orgRole,
       tokenId: row.id,
       authMethod: row.authMethod,
+      ...(row.boundCluster ? { cluster: row.boundCluster } : {}),
       ...origin,
     };
   }

@@ -19,6 +19,8 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
     .leftJoin('identityUniversalAuths as ua', 'ua.identityId', 'i.id')
     .leftJoin('identityKubernetesAuths as ka', 'ka.identityId', 'i.id')
     .leftJoin('identityJwtAuths as ja', 'ja.identityId', 'i.id')
+    .leftJoin('clusterIdentities as ci', 'ci.identityId', 'i.id')
+    .leftJoin('clusters as cl', (join) => join.onRef('cl.id', '=', 'ci.clusterId').onRef('cl.orgId', '=', 'm.orgId'))
     .select([
       't.id',
       't.identityId',
@@ -36,6 +38,7 @@ export async function findIdentityTokenWithOwner(db: Executor, tokenId: string) 
       'ua.accessTokenTrustedIps',
       'ka.accessTokenTrustedIps as kubernetesAuthTrustedIps',
       'ja.accessTokenTrustedIps as jwtAuthTrustedIps',
+      'cl.name as boundCluster',
     ])
     .where('t.id', '=', tokenId)
     .executeTakeFirst();

@@ -41,7 +41,16 @@ export const CACHE_POLICIES = {
     'identityProjectAdditionalPrivileges',
   ]),
   /** Identity access token rows and their owners (auth/auth-service.ts); a token with a use limit is never reused. */
-  identityTokens: lookup(['identityAccessTokens', 'identities', 'identityOrgMemberships', 'identityUniversalAuths']),
+  identityTokens: lookup([
+    'identityAccessTokens',
+    'identities',
+    'identityOrgMemberships',
+    'identityUniversalAuths',
+    'identityKubernetesAuths',
+    'identityJwtAuths',
+    'clusters',
+    'clusterIdentities',
+  ]),
   /** User sessions and their owners (auth/auth-service.ts). */
   userSessions: lookup(['userSessions', 'users', 'orgMemberships']),
   /** Plain secret listings for machine callers, in secrets (secrets/secret-reader.ts). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import Fastify from 'fastify';
@@ -8,7 +9,7 @@ import { Operator } from '../operator/operator.ts';
 import { OperatorMetrics } from '../operator/runtime/metrics.ts';
 import { connectHttp } from '../remote/http-port.ts';
 import { ServerConnection } from '../remote/server-connection.ts';
-import { TokenKeeper, type UniversalAuthCredentials } from '../remote/token-keeper.ts';
+import { type KubernetesAuthCredentials, TokenKeeper, type UniversalAuthCredentials } from '../remote/token-keeper.ts';
 import { createLogger } from '../runtime.ts';
 import { VERSION } from '../version.ts';
 import type { CommandSpec } from './command.ts';
@@ -21,7 +22,8 @@ export const operatorCommand: CommandSpec = {
   summary: 'run only the operator, syncing from a Coffer server over HTTP(S)',
   description:
     'Runs the controllers for SecretsProject, SecretImport and Integration in this cluster without a database: it acts as a machine identity ' +
-    'of the Coffer server COFFER_SERVER (universal auth, credentials from the Secret COFFER_CREDENTIALS_SECRET in the operator namespace), follows ' +
+    'of the Coffer server COFFER_SERVER bound to this cluster (Kubernetes Auth with its own service-account token from COFFER_SERVICE_ACCOUNT_TOKEN_FILE ' +
+    'as COFFER_IDENTITY_ID by default, no stored secret; or COFFER_AUTH_METHOD=universal with the Secret COFFER_CREDENTIALS_SECRET in the operator namespace), follows ' +
     "the server's change stream and catches up by revision after any disconnect. Its reads are audited as k8-operator with the cluster's name. " +
     'Serves /healthz, /readyz and /metrics on COFFER_PROBE_PORT.',
   settings: ['remote', 'operator', 'logging'],
@@ -30,7 +32,8 @@ export const operatorCommand: CommandSpec = {
     { flags: '--host <address>', description: 'address the probes listen on (default 127.0.0.1; the container image sets 0.0.0.0) [COFFER_HOST]' },
   ],
   examples: [
-    'coffer operator --server https://coffer.example.com --cluster-name eu-west-1',
+    'coffer operator --server https://coffer.example.com --cluster-name eu-west-1 --identity-id 8a4c2e6f-1b3d-4f5a-8c7e-9d1b3f5a7c9e',
+    'coffer operator --server https://coffer.example.com --cluster-name eu-west-1 --auth-method universal',
     'COFFER_SERVER=https://coffer.internal:8443 COFFER_SERVER_CA_FILE=/etc/coffer/ca.crt coffer operator --cluster-name edge-7',
   ],
   run: runOperator,
@@ -49,12 +52,23 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
     clientKeyFile: config.serverClientKeyFile,
     userAgent: `k8-operator/${VERSION} (cluster ${config.clusterName})`,
   });
-  const tokens = new TokenKeeper(server, () => readCredentials(kubeConfig, source, config));
+  if (config.authMethod === 'kubernetes' && !config.identityId) {
+    throw new CliError(
+      'COFFER_IDENTITY_ID (--identity-id) is required with Kubernetes Auth (the default): the machine identity this operator logs in as; or set COFFER_AUTH_METHOD=universal',
+      EXIT.configuration,
+    );
+  }
+  const tokens = new TokenKeeper(server, () =>
+    config.authMethod === 'kubernetes' ? readServiceAccountToken(config.identityId!, config.serviceAccountTokenFile) : readCredentials(kubeConfig, source, config),
+  );
   const registry = new Registry();
   const operator = new Operator(
     {
       connect: () => connectHttp(server, tokens, { clusterName: config.clusterName }),
-      waitingFor: `the Coffer server at ${server.url.origin} and the credentials in Secret ${config.operatorNamespace}/${config.credentialsSecret}`,
+      waitingFor:
+        config.authMethod === 'kubernetes'
+          ? `the Coffer server at ${server.url.origin} and a Kubernetes Auth login as identity ${config.identityId} with the token in ${config.serviceAccountTokenFile}`
+          : `the Coffer server at ${server.url.origin} and the credentials in Secret ${config.operatorNamespace}/${config.credentialsSecret}`,
     },
     logger,
     {
@@ -99,6 +113,17 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The pod's service-account token, read at each login (the kubelet rotates a projected token in place). */
+async function readServiceAccountToken(identityId: string, file: string): Promise<KubernetesAuthCredentials> {
+  const jwt = (
+    await readFile(file, 'utf8').catch((error: unknown) => {
+      throw new Error(`cannot read the service-account token at ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    })
+  ).trim();
+  if (!jwt) throw new Error(`the service-account token file ${file} is empty`);
+  return { identityId, jwt };
 }
 
 /** The machine identity's credentials, read from the Secret at each login (a rotated secret applies at the next one). */

@@ -46,15 +46,36 @@ export interface NamespaceGrantsTable {
 export type NamespaceGrant = Selectable<NamespaceGrantsTable>;
 
 export interface ProjectClaimsTable {
+  id: Generated<string>;
   projectId: string;
+  orgId: string;
   cluster: string;
   namespace: string;
   name: string;
   resourceUid: string;
   createdProject: boolean;
+  /** The identity (acting for `cluster`) that declared it. */
+  claimedByIdentityId: string | null;
   claimedAt: Timestamp;
 }
 export type ProjectClaim = Selectable<ProjectClaimsTable>;
+
+/** A Kubernetes cluster an organization admin registered; its bound identities act for it. */
+export interface ClustersTable {
+  id: Generated<string>;
+  orgId: string;
+  name: string;
+  description: Generated<string>;
+  createdAt: Timestamp;
+}
+export type Cluster = Selectable<ClustersTable>;
+
+/** An identity that acts for a cluster (at most one). */
+export interface ClusterIdentitiesTable {
+  identityId: string;
+  clusterId: string;
+  createdAt: Timestamp;
+}
 
 export interface OrganizationsTable {
   id: Generated<string>;
@@ -428,6 +449,8 @@ export interface IntegrationsTable {
   managedBy: string | null;
   /** The cluster of the Integration resource that keeps this record (with managedBy). */
   cluster: string | null;
+  /** The organization of that cluster (with managedBy). */
+  clusterOrgId: string | null;
   isSynced: boolean | null;
   syncMessage: string | null;
   syncedRevision: number | null;
@@ -453,6 +476,8 @@ export interface DB {
   loginThrottles: LoginThrottlesTable;
   namespaceGrants: NamespaceGrantsTable;
   projectClaims: ProjectClaimsTable;
+  clusters: ClustersTable;
+  clusterIdentities: ClusterIdentitiesTable;
   organizations: OrganizationsTable;
   users: UsersTable;
   orgMemberships: OrgMembershipsTable;

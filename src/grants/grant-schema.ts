@@ -19,7 +19,7 @@ export const clusterNameSchema = z
 export const namespaceGrantSchema = z.object({
   id: z.string(),
   projectId: z.string(),
-  cluster: z.string().describe('the cluster, as its operator names itself (COFFER_CLUSTER_NAME)'),
+  cluster: z.string().describe("the cluster: a registered cluster's name (only credentials bound to it use the grant) or this server's own (COFFER_CLUSTER_NAME)"),
   namespace: z.string(),
   origin: z.enum(['api', 'created']).describe("'api': given through this API; 'created': the namespace's SecretsProject created the project"),
   grantedBy: z.object({ type: z.enum(['user', 'identity']), id: z.string(), name: z.string() }),

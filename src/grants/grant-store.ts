@@ -37,11 +37,12 @@ export async function deleteGrant(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('namespaceGrants').where('id', '=', id).execute();
 }
 
-/** The claim a SecretsProject (by cluster, namespace and name) holds, locked for the rest of the transaction. */
-export async function lockClaimOf(db: Executor, place: Place, name: string): Promise<ProjectClaim | undefined> {
+/** The claim a SecretsProject (by organization, cluster, namespace and name) holds, locked for the rest of the transaction. */
+export async function lockClaimOf(db: Executor, orgId: string, place: Place, name: string): Promise<ProjectClaim | undefined> {
   return db
     .selectFrom('projectClaims')
     .selectAll()
+    .where('orgId', '=', orgId)
     .where('cluster', '=', place.cluster)
     .where('namespace', '=', place.namespace)
     .where('name', '=', name)
@@ -49,16 +50,17 @@ export async function lockClaimOf(db: Executor, place: Place, name: string): Pro
     .executeTakeFirst();
 }
 
-export async function findClaimOfProject(db: Executor, projectId: string): Promise<ProjectClaim | undefined> {
-  return db.selectFrom('projectClaims').selectAll().where('projectId', '=', projectId).executeTakeFirst();
+/** The claim on the project by a SecretsProject of `cluster` (one per cluster). */
+export async function findClaimOfProject(db: Executor, projectId: string, cluster: string): Promise<ProjectClaim | undefined> {
+  return db.selectFrom('projectClaims').selectAll().where('projectId', '=', projectId).where('cluster', '=', cluster).executeTakeFirst();
 }
 
-export async function insertClaim(db: Executor, values: Omit<ProjectClaim, 'claimedAt'>): Promise<void> {
+export async function insertClaim(db: Executor, values: Omit<ProjectClaim, 'id' | 'claimedAt'>): Promise<void> {
   await db.insertInto('projectClaims').values(values).execute();
 }
 
-export async function deleteClaim(db: Executor, projectId: string): Promise<void> {
-  await db.deleteFrom('projectClaims').where('projectId', '=', projectId).execute();
+export async function deleteClaim(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('projectClaims').where('id', '=', id).execute();
 }
 
 /**
@@ -66,7 +68,7 @@ export async function deleteClaim(db: Executor, projectId: string): Promise<void
  * declares: its claim (matched by uid), the grant of the declaring namespace,
  * and the grant of the using namespace. One statement.
  */
-export async function findClaimWithGrants(db: Executor, declaring: Place & { name: string; uid: string }, using: Place) {
+export async function findClaimWithGrants(db: Executor, orgId: string, declaring: Place & { name: string; uid: string }, using: Place) {
   return db
     .selectFrom('projectClaims as c')
     .leftJoin('namespaceGrants as own', (join) =>
@@ -77,6 +79,7 @@ export async function findClaimWithGrants(db: Executor, declaring: Place & { nam
     )
     .innerJoin('projects as p', 'p.id', 'c.projectId')
     .select(['c.projectId', 'p.slug', 'c.createdProject', 'own.id as ownGrantId', 'used.id as usedGrantId'])
+    .where('c.orgId', '=', orgId)
     .where('c.cluster', '=', declaring.cluster)
     .where('c.namespace', '=', declaring.namespace)
     .where('c.name', '=', declaring.name)
@@ -90,6 +93,7 @@ export async function findClaimByProjectSlug(db: Executor, orgId: string, cluste
     .selectFrom('projectClaims as c')
     .innerJoin('projects as p', 'p.id', 'c.projectId')
     .selectAll('c')
+    .where('c.orgId', '=', orgId)
     .where('p.orgId', '=', orgId)
     .where('p.slug', '=', slug)
     .where('c.cluster', '=', cluster)

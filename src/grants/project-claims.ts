@@ -1,6 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { ProjectClaim } from '../db/schema.ts';
+import { actingCluster } from '../clusters/acting-cluster.ts';
 import { AppError } from '../errors.ts';
 import type { ProjectService } from '../projects/project-service.ts';
 import { findProject } from '../projects/project-lookup.ts';
@@ -26,6 +26,9 @@ export interface Claimant extends Place {
   uid: string;
 }
 
+/** A SecretsProject as a caller names it: the cluster, when named at all, must be the one the caller acts for. */
+export type NamedClaimant = Omit<Claimant, 'cluster'> & { cluster?: string | undefined };
+
 /** Why a SecretsProject or Integration may not use a project; `code` is the condition reason the operator reports. */
 export class AccessRefusedError extends AppError {
   constructor(code: 'GrantMissing' | 'GrantRevoked' | 'ProjectClaimed' | 'Forbidden' | 'ProjectNotReady', message: string) {
@@ -38,11 +41,14 @@ const describe = (claimant: Place & { name: string }) => `SecretsProject '${clai
 /**
  * The Kubernetes side of namespace grants: which SecretsProject declares which
  * project (a claim, recorded in the database, never taken from a resource's
- * status), and what the resources of a namespace may use. A SecretsProject
- * creates a project (its namespace then holds a grant of origin `created`) or
- * claims an existing one only with a grant for its namespace; one project has
- * at most one claimant; only a project the claimant created may be deleted
- * with it.
+ * status), and what the resources of a namespace may use. A claim is named by
+ * organization, cluster, namespace and name, and its cluster is always the one
+ * the caller's credential acts for (`actingCluster`), never a request field.
+ * A SecretsProject creates a project (its namespace then holds a grant of
+ * origin `created`) or claims an existing one only with a grant for its
+ * namespace; a project has at most one claimant per cluster, so one project
+ * syncs into any number of clusters; a claim is never taken over by another
+ * uid; only a project the claimant created may be deleted with it.
  */
 export class ProjectClaims {
   readonly #deps: ServiceDeps;
@@ -53,17 +59,21 @@ export class ProjectClaims {
     this.#projects = projects;
   }
 
-  /** The project `claimant` declares: its claim, a new project, or an existing one its namespace has a grant for. */
-  async declare(actor: Actor, claimant: Claimant, wanted: { slug: string; name: string }): Promise<{ projectId: string; created: boolean }> {
+  /**
+   * The project `named` declares: its claim, a new project, or an existing one its namespace has a grant for.
+   * A refused declaration takes nothing (its transaction is rolled back).
+   */
+  async declare(actor: Actor, named: NamedClaimant, wanted: { slug: string; name: string }): Promise<{ projectId: string; created: boolean }> {
+    const claimant = { ...named, cluster: actingCluster(actor, named.cluster) };
     // two claimants at once: the loser tries again and finds what the winner made
     const raced = () => new AccessRefusedError('ProjectClaimed', `project '${wanted.slug}' was declared at the same time by another SecretsProject; trying again`);
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
         await tx.authorizeOrg({ action: 'create', subject: 'workspace' });
-        const held = await lockClaimOf(tx.db, claimant, claimant.name);
-        if (held) await this.#assertSameOrg(tx.db, actor, held);
-        if (held?.resourceUid === claimant.uid) {
+        const held = await lockClaimOf(tx.db, actor.orgId, claimant, claimant.name);
+        if (held && held.resourceUid !== claimant.uid) throw heldByAnotherUid(claimant);
+        if (held) {
           if (!(await findGrantFor(tx.db, held.projectId, claimant))) {
             throw new AccessRefusedError(
               'GrantRevoked',
@@ -72,8 +82,6 @@ export class ProjectClaims {
           }
           return { projectId: held.projectId, created: held.createdProject };
         }
-        // the resource was deleted and made again: its former claim no longer stands for it
-        if (held) await deleteClaim(tx.db, held.projectId);
         const existing = await findProject(tx.db, { orgId: actor.orgId, slug: wanted.slug });
         if (!existing) return this.#create(tx, claimant, wanted);
         if (!(await findGrantFor(tx.db, existing.id, claimant))) {
@@ -82,20 +90,20 @@ export class ProjectClaims {
             `project '${wanted.slug}' exists and namespace '${claimant.namespace}' of cluster '${claimant.cluster}' has no grant for it; nothing is read or changed. A project admin can give one: ${grantCall(wanted.slug, claimant.cluster, claimant.namespace)}`,
           );
         }
-        const other = await findClaimOfProject(tx.db, existing.id);
+        const other = await findClaimOfProject(tx.db, existing.id, claimant.cluster);
         if (other) throw claimedBy(wanted.slug, other);
-        await insertClaim(tx.db, { projectId: existing.id, ...claimantRow(claimant), createdProject: false });
+        await insertClaim(tx.db, { ...claimRow(tx.actor, claimant), projectId: existing.id, createdProject: false });
         tx.audit({ project: existing, type: 'create-project-claim', metadata: { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name } });
         return { projectId: existing.id, created: false };
       },
-      { conflicts: { projects_slug_key: raced, project_claims_pkey: raced, project_claims_resource_key: raced } },
+      { conflicts: { projects_slug_key: raced, project_claims_resource_key: raced, project_claims_project_cluster_key: raced } },
     );
   }
 
   /** A new project for the claimant, its claim, and its namespace's grant (origin `created`). */
   async #create(tx: WriteContext, claimant: Claimant, wanted: { slug: string; name: string }) {
     const project = await this.#projects.createInTransaction(tx, wanted.name, wanted.slug);
-    await insertClaim(tx.db, { projectId: project.id, ...claimantRow(claimant), createdProject: true });
+    await insertClaim(tx.db, { ...claimRow(tx.actor, claimant), projectId: project.id, createdProject: true });
     const grant = await insertGrant(tx.db, {
       projectId: project.id,
       cluster: claimant.cluster,
@@ -108,21 +116,21 @@ export class ProjectClaims {
   }
 
   /**
-   * `claimant` is deleted: its claim ends. With deletionPolicy Delete the
+   * `named` is deleted: its claim ends. With deletionPolicy Delete the
    * project is deleted too, but only if this very claimant created it.
    */
-  async release(actor: Actor, claimant: Claimant, deleteProject: boolean): Promise<'deleted' | 'released' | 'none'> {
+  async release(actor: Actor, named: NamedClaimant, deleteProject: boolean): Promise<'deleted' | 'released' | 'none'> {
+    const claimant = { ...named, cluster: actingCluster(actor, named.cluster) };
     const claim = await this.#deps.unitOfWork.write(actor, async (tx) => {
-      const held = await lockClaimOf(tx.db, claimant, claimant.name);
+      const held = await lockClaimOf(tx.db, actor.orgId, claimant, claimant.name);
       if (!held || held.resourceUid !== claimant.uid) {
         tx.authorizedBy('nothing to end: only the SecretsProject that holds the claim (same uid) ends it');
         return undefined;
       }
-      await this.#assertSameOrg(tx.db, actor, held);
       const project = await this.#deps.lookups.requireProject(tx.db, { id: held.projectId });
       await tx.authorize({ project, action: 'delete', subject: 'namespace-grants' });
       if (deleteProject && held.createdProject) return held;
-      await deleteClaim(tx.db, held.projectId);
+      await deleteClaim(tx.db, held.id);
       tx.audit({
         orgId: actor.orgId,
         projectId: held.projectId,
@@ -139,15 +147,30 @@ export class ProjectClaims {
 
   /**
    * The project a resource in `using` may read through the SecretsProject
-   * `declaring`: the declaration must be recorded, and `using` must hold a
-   * grant, or be the declaring namespace (with its grant), or be listed in
-   * `allowedNamespaces` of a SecretsProject that created the project.
+   * `declaring`, both in the cluster the actor acts for: the declaration must
+   * be recorded, `using` must hold a grant, or be the declaring namespace (with
+   * its grant), or be listed in `allowedNamespaces` of a SecretsProject that
+   * created the project; and the actor must be allowed to read its secrets.
    */
-  async authorizeUse(declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
-    const found = await findClaimWithGrants(this.#deps.db, declaring, using);
+  async authorizeUse(
+    actor: Actor,
+    named: NamedClaimant & { allowedNamespaces: string[] },
+    usingNamed: { cluster?: string | undefined; namespace: string },
+  ): Promise<{ projectId: string; slug: string }> {
+    const cluster = actingCluster(actor, named.cluster);
+    const declaring = { ...named, cluster };
+    const using = { namespace: usingNamed.namespace, cluster: actingCluster(actor, usingNamed.cluster) };
+    const granted = await this.#granted(actor.orgId, declaring, using);
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: granted.projectId });
+    (await this.#deps.permissions.forProject(actor, project)).assert('read', 'secrets');
+    return granted;
+  }
+
+  async #granted(orgId: string, declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
+    const found = await findClaimWithGrants(this.#deps.db, orgId, declaring, using);
     if (!found) throw new AccessRefusedError('ProjectNotReady', `${describe(declaring)} has not declared its project yet`);
     const granted = { projectId: found.projectId, slug: found.slug };
-    if (using.namespace === declaring.namespace && using.cluster === declaring.cluster) {
+    if (using.namespace === declaring.namespace) {
       if (found.ownGrantId) return granted;
       throw new AccessRefusedError(
         'GrantRevoked',
@@ -163,38 +186,48 @@ export class ProjectClaims {
   }
 
   /**
-   * Claims are named by cluster, namespace and name, which another organization's operator may
-   * name too: one organization never reads or ends another's claim.
+   * Which SecretsProject of a cluster declares the project with this slug (from the database, not from any
+   * resource's status). The claimant (its uid above all) is shown to the operator of that cluster and to the
+   * project's admins; anyone else is told there is none.
    */
-  async #assertSameOrg(trx: Executor, actor: Actor, claim: ProjectClaim): Promise<void> {
-    const project = await this.#deps.lookups.requireProject(trx, { id: claim.projectId });
-    if (project.orgId !== actor.orgId) {
-      throw new AccessRefusedError(
-        'ProjectClaimed',
-        `SecretsProject '${claim.namespace}/${claim.name}' of cluster '${claim.cluster}' is declared in another organization`,
-      );
-    }
+  async claimantOfSlug(actor: Actor, cluster: string, slug: string): Promise<Claimant | undefined> {
+    const claim = await findClaimByProjectSlug(this.#deps.db, actor.orgId, cluster, slug);
+    if (!claim || !(await this.#maySeeClaim(actor, claim))) return undefined;
+    return { cluster: claim.cluster, namespace: claim.namespace, name: claim.name, uid: claim.resourceUid };
   }
 
-  /** authorizeUse for an operator in another cluster: the project must also be one the caller may read secrets of. */
-  async authorizeUseAs(actor: Actor, declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
-    const granted = await this.authorizeUse(declaring, using);
-    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: granted.projectId });
-    (await this.#deps.permissions.forProject(actor, project)).assert('read', 'secrets');
-    return granted;
-  }
-
-  /** Which SecretsProject of `cluster` declares the project with this slug (from the database, not from any resource's status). */
-  async claimantOfSlug(orgId: string, cluster: string, slug: string): Promise<Claimant | undefined> {
-    const claim = await findClaimByProjectSlug(this.#deps.db, orgId, cluster, slug);
-    return claim && { cluster: claim.cluster, namespace: claim.namespace, name: claim.name, uid: claim.resourceUid };
+  async #maySeeClaim(actor: Actor, claim: ProjectClaim): Promise<boolean> {
+    if (actor.cluster === claim.cluster) return true;
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: claim.projectId });
+    const permissions = await this.#deps.permissions.forProject(actor, project).catch((error: unknown) => {
+      if (error instanceof AppError && (error.statusCode === 403 || error.statusCode === 404)) return undefined;
+      throw error;
+    });
+    return permissions?.can('create', 'namespace-grants') ?? false;
   }
 }
 
-function claimantRow(claimant: Claimant): Omit<ProjectClaim, 'projectId' | 'createdProject' | 'claimedAt'> {
-  return { cluster: claimant.cluster, namespace: claimant.namespace, name: claimant.name, resourceUid: claimant.uid };
+function claimRow(actor: Actor, claimant: Claimant): Omit<ProjectClaim, 'id' | 'projectId' | 'createdProject' | 'claimedAt'> {
+  return {
+    orgId: actor.orgId,
+    cluster: claimant.cluster,
+    namespace: claimant.namespace,
+    name: claimant.name,
+    resourceUid: claimant.uid,
+    claimedByIdentityId: actor.kind === 'identity' ? actor.id : null,
+  };
 }
 
 function claimedBy(slug: string, other: ProjectClaim): AccessRefusedError {
-  return new AccessRefusedError('ProjectClaimed', `project '${slug}' is already declared by ${describe(other)}; other namespaces use it through that SecretsProject`);
+  return new AccessRefusedError(
+    'ProjectClaimed',
+    `project '${slug}' is already declared by ${describe(other)}; other namespaces of that cluster use it through that SecretsProject`,
+  );
+}
+
+function heldByAnotherUid(claimant: Claimant): AccessRefusedError {
+  return new AccessRefusedError(
+    'ProjectClaimed',
+    `${describe(claimant)} holds its claim under another uid (a resource of that name that was never released); nothing was taken. Its claim ends when that SecretsProject is deleted with its finalizer`,
+  );
 }

@@ -23,6 +23,7 @@ import { integrationRoutes } from './routes/integrations.routes.ts';
 import { membershipRoutes } from './routes/memberships.routes.ts';
 import { operatorRoutes } from './routes/operator.routes.ts';
 import { namespaceGrantRoutes } from './routes/namespace-grants.routes.ts';
+import { clusterRoutes } from './routes/clusters.routes.ts';
 import { privilegeRoutes } from './routes/privileges.routes.ts';
 import { projectRoutes } from './routes/projects.routes.ts';
 import { roleRoutes } from './routes/roles.routes.ts';
@@ -90,6 +91,7 @@ const protectedRouteGroups = [
   importRoutes,
   integrationRoutes,
   operatorRoutes,
+  clusterRoutes,
 ];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {

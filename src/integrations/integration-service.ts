@@ -4,7 +4,10 @@ import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
-import { NotFoundError } from '../errors.ts';
+import { actingCluster } from '../clusters/acting-cluster.ts';
+import type { ReadPlace } from '../changes/read-places.ts';
+import { listEnvironments as listEnvironmentsOf } from '../environments/environment-lookup.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -29,6 +32,9 @@ import { mayKnowProject } from '../services/project-visibility.ts';
 
 export type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
 
+/** A managed call with the cluster its actor acts for. */
+type ActingInput = ManagedIntegrationInput & { cluster: string };
+
 interface Source {
   environment: Environment;
   path: string;
@@ -39,14 +45,10 @@ const SYNC_MESSAGE_MAX = 1024;
 /** Integrations: where a project's secrets at one environment and path are synced to. */
 export class IntegrationService {
   readonly #deps: ServiceDeps;
-  /** The in-process operator's cluster: the one a managed call names when it names none. */
-  readonly #clusterName: string;
-
   readonly #progress: SyncProgress;
 
-  constructor(deps: ServiceDeps, clusterName: string, progress: SyncProgress) {
+  constructor(deps: ServiceDeps, progress: SyncProgress) {
     this.#deps = deps;
-    this.#clusterName = clusterName;
     this.#progress = progress;
   }
 
@@ -125,26 +127,28 @@ export class IntegrationService {
    * nothing (no audit entry, no change row), so reconciling never wakes the
    * operator again.
    */
-  async upsertManaged(actor: Actor, input: ManagedIntegrationInput): Promise<IntegrationResponse> {
+  async upsertManaged(actor: Actor, named: ManagedIntegrationInput): Promise<IntegrationResponse> {
+    const input = { ...named, cluster: actingCluster(actor, named.cluster) };
     const { existing, unchanged } = await this.#unchangedManaged(actor, input);
     if (unchanged) return unchanged;
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
         // first attempt: what the unlocked check found; after a lost race (two first reconciles inserting the same managed_by): read again
-        const seen = tx.attempt === 1 ? existing : await findIntegrationByManagedBy(tx.db, this.#clusterOf(input), input.managedBy);
+        const seen = tx.attempt === 1 ? existing : await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
         return this.#upsertManaged(tx, input, seen);
       },
       { quiet: true, retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
     );
   }
 
-  /** For the operator: deletes the integration owned by `managedBy` in `cluster`, if any. */
-  async deleteManaged(actor: Actor, managedBy: string, cluster = this.#clusterName): Promise<void> {
+  /** For the operator: deletes the integration owned by `managedBy` in the cluster it acts for, if any. */
+  async deleteManaged(actor: Actor, managedBy: string, named?: string): Promise<void> {
+    const cluster = actingCluster(actor, named);
     await this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
-        const found = await findIntegrationByManagedBy(tx.db, cluster, managedBy);
+        const found = await findIntegrationByManagedBy(tx.db, actor.orgId, cluster, managedBy);
         if (!found) return tx.authorizedBy('nothing to delete: the integration is gone');
         const { project, row } = await this.#locked(tx, found.id, 'delete');
         await this.#deleted(tx, project, row, {});
@@ -171,9 +175,15 @@ export class IntegrationService {
     );
   }
 
-  /** recordSyncResult for an operator in another cluster: the caller must be allowed to edit the project's integrations (404 for an unknown id). */
+  /**
+   * recordSyncResult for an operator in another cluster: only the operator of the record's cluster writes it
+   * (a capability of its credential's binding, not a project role), and only a result the server can
+   * believe: a revision it committed, places its operator may read (the revision barrier counts these).
+   */
   async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
-    await this.#requireEditable(actor, integrationId);
+    const row = await this.#requireOwnRecord(actor, integrationId);
+    if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
+    if (result.places) await this.#assertReadable(actor, row, result.places);
     await this.recordSyncResult(integrationId, result);
   }
 
@@ -185,14 +195,46 @@ export class IntegrationService {
 
   /** recordReloadResult for an operator in another cluster (as recordSyncResultAs). */
   async recordReloadResultAs(actor: Actor, integrationId: string, reloadedRevision: number): Promise<void> {
-    await this.#requireEditable(actor, integrationId);
+    await this.#requireOwnRecord(actor, integrationId);
+    await this.#assertCommitted(reloadedRevision);
     await this.recordReloadResult(integrationId, reloadedRevision);
   }
 
-  async #requireEditable(actor: Actor, integrationId: string): Promise<void> {
+  /** The record of an Integration resource of the cluster the actor acts for (404 when it may not know the project, 403 otherwise). */
+  async #requireOwnRecord(actor: Actor, integrationId: string): Promise<IntegrationRow> {
     const row = await this.#require(this.#deps.db, integrationId, actor);
-    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
-    await this.#deps.permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
+    const cluster = actingCluster(actor);
+    if (row.managedBy === null || row.cluster !== cluster || row.clusterOrgId !== actor.orgId) {
+      throw new ForbiddenError(
+        `Integration '${integrationId}' is not kept by an Integration resource of cluster '${cluster}': only the operator of its own cluster records its syncs`,
+        'OperatorOnly',
+      );
+    }
+    return row;
+  }
+
+  async #assertCommitted(revision: number): Promise<void> {
+    const latest = await this.#deps.changes.latestRevision(this.#deps.db);
+    if (revision > latest) {
+      throw new BadRequestError(`Revision ${revision} has not been committed (the newest is ${latest}): a sync cannot reflect it`, 'RevisionNotCommitted');
+    }
+  }
+
+  /** Every place a result names is a folder of the record's project that its operator may read. */
+  async #assertReadable(actor: Actor, row: IntegrationRow, places: readonly ReadPlace[]): Promise<void> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: row.projectId });
+    const allowed = await permissions.forProject(actor, project);
+    const slugs = new Map((await listEnvironmentsOf(db, project.id)).map((environment) => [environment.id, environment.slug]));
+    for (const place of places) {
+      const environment = slugs.get(place.environmentId);
+      if (environment === undefined || !allowed.can('read', 'secrets', { environment, secretPath: place.path })) {
+        throw new ForbiddenError(
+          `A sync result may name only places its operator may read in the integration's project; ${place.environmentId}:${place.path} is not one`,
+          'PlaceNotReadable',
+        );
+      }
+    }
   }
 
   /** An operator's bookkeeping write; when it changed anything, the barrier's waiters hear of it. */
@@ -210,9 +252,9 @@ export class IntegrationService {
    * for: checked without a transaction or lock (the operator's every resync
    * comes here). Anything else goes the locked way.
    */
-  async #unchangedManaged(actor: Actor, input: ManagedIntegrationInput): Promise<{ existing?: IntegrationRow; unchanged?: IntegrationResponse }> {
+  async #unchangedManaged(actor: Actor, input: ActingInput): Promise<{ existing?: IntegrationRow; unchanged?: IntegrationResponse }> {
     const { db, lookups, permissions } = this.#deps;
-    const existing = await findIntegrationByManagedBy(db, this.#clusterOf(input), input.managedBy);
+    const existing = await findIntegrationByManagedBy(db, actor.orgId, input.cluster, input.managedBy);
     if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing };
     const project = await lookups.requireProject(db, { id: input.projectId });
     await permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
@@ -235,10 +277,10 @@ export class IntegrationService {
   }
 
   /** `seen`: the integration read before the transaction; a new one's insert fails on a concurrent insert (unique managed_by). */
-  async #upsertManaged(tx: WriteContext, input: ManagedIntegrationInput, seen: IntegrationRow | undefined): Promise<IntegrationResponse> {
+  async #upsertManaged(tx: WriteContext, input: ActingInput, seen: IntegrationRow | undefined): Promise<IntegrationResponse> {
     const project = await lockIntegrationsOf(tx, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
-    const existing = seen && (await findIntegrationByManagedBy(tx.db, this.#clusterOf(input), input.managedBy));
+    const existing = seen && (await findIntegrationByManagedBy(tx.db, tx.actor.orgId, input.cluster, input.managedBy));
     if (existing && existing.projectId !== project.id) {
       await tx.authorize({ project: await tx.project({ id: existing.projectId }), action: 'delete', subject: 'integrations' });
     }
@@ -252,7 +294,8 @@ export class IntegrationService {
         integrationAuthId: auth.id,
         integration: KUBERNETES_INTEGRATION,
         managedBy: input.managedBy,
-        cluster: this.#clusterOf(input),
+        cluster: input.cluster,
+        clusterOrgId: tx.actor.orgId,
         isActive: input.isActive ?? true,
         reloads: input.reloads ?? false,
         metadata: input.metadata ?? {},
@@ -271,10 +314,6 @@ export class IntegrationService {
     if (!differs) return toIntegrationResponse(existing);
     await updateIntegration(tx.db, existing.id, { ...wanted, metadata: input.metadata ?? {} });
     return this.#updated(tx, project, existing);
-  }
-
-  #clusterOf(input: ManagedIntegrationInput): string {
-    return input.cluster ?? this.#clusterName;
   }
 
   #created(tx: WriteContext, project: Project, row: IntegrationRow): IntegrationResponse {
@@ -313,6 +352,11 @@ export class IntegrationService {
   /** The integration and its project, locked, after the permission check. */
   async #locked(tx: WriteContext, integrationId: string, action: Exclude<Action, 'read'>): Promise<{ project: Project; row: IntegrationRow }> {
     const found = await this.#require(tx.db, integrationId, tx.actor);
+    const acting = tx.actor.cluster;
+    if (found.managedBy !== null && acting !== undefined && (found.cluster !== acting || found.clusterOrgId !== tx.actor.orgId)) {
+      // an operator credential changes only its own cluster's records, through any route
+      throw new ForbiddenError(`This credential acts for cluster '${acting}'; integration '${integrationId}' is kept by another cluster's operator`, 'ClusterMismatch');
+    }
     const project = await lockIntegrationsOf(tx, found.projectId, action);
     // read again under the project lock: a concurrent write may have changed or deleted it
     return { project, row: await this.#require(tx.db, integrationId) };

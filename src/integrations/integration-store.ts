@@ -40,8 +40,12 @@ export async function findIntegrationById(db: Executor, id: string): Promise<Int
 }
 
 /** The record an Integration resource keeps: by its cluster and `<namespace>/<name>`. */
-export async function findIntegrationByManagedBy(db: Executor, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
-  return selectIntegrationRows(db).where('integrations.cluster', '=', cluster).where('integrations.managedBy', '=', managedBy).executeTakeFirst();
+export async function findIntegrationByManagedBy(db: Executor, orgId: string, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
+  return selectIntegrationRows(db)
+    .where('integrations.clusterOrgId', '=', orgId)
+    .where('integrations.cluster', '=', cluster)
+    .where('integrations.managedBy', '=', managedBy)
+    .executeTakeFirst();
 }
 
 export async function listIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
@@ -57,7 +61,14 @@ export async function listIntegrationsOfAuths(db: Executor, authIds: string[]): 
 export async function insertIntegration(
   db: Executor,
   environment: Environment,
-  values: Omit<IntegrationValues, 'envId'> & { integrationAuthId: string; integration: string; managedBy?: string | null; cluster?: string | null; reloads?: boolean },
+  values: Omit<IntegrationValues, 'envId'> & {
+    integrationAuthId: string;
+    integration: string;
+    managedBy?: string | null;
+    cluster?: string | null;
+    clusterOrgId?: string | null;
+    reloads?: boolean;
+  },
 ): Promise<IntegrationRow> {
   const { metadata, ...rest } = values;
   const row = await db

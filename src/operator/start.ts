@@ -62,7 +62,7 @@ export function startOperator(config: Config, services: Services, logger: Logger
     return null;
   }
   const connector = {
-    connect: () => connectInProcess(services, { organization: config.operatorOrganization, version }),
+    connect: () => connectInProcess(services, { organization: config.operatorOrganization, version, clusterName: config.clusterName }),
     waitingFor: 'the instance to be bootstrapped (or COFFER_OPERATOR_ORG to name one organization)',
   };
   const operator = new Operator(connector, logger, {

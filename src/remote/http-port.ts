@@ -49,7 +49,17 @@ export interface HttpPortOptions {
  */
 export async function connectHttp(server: ServerConnection, tokens: TokenKeeper, options: HttpPortOptions): Promise<CofferPort> {
   const call: Call = (method, path, callOptions = {}) => tokens.withToken((token) => server.call(method, path, { ...callOptions, token }));
-  const { installationId } = await call<{ installationId: string }>('GET', '/api/v1/operator/installation');
+  const { installationId, cluster } = await call<{ installationId: string; cluster?: string | null }>('GET', '/api/v1/operator/installation');
+  if (cluster !== options.clusterName) {
+    // the server keys everything by the cluster the credential is bound to: a different name here would only be refused call by call
+    throw new AppError(
+      403,
+      'ClusterMismatch',
+      cluster
+        ? `this operator is configured as cluster '${options.clusterName}' (COFFER_CLUSTER_NAME), but its credential acts for cluster '${cluster}'`
+        : `this operator's credential acts for no registered cluster: an organization admin registers '${options.clusterName}' and binds its identity (POST /api/v1/clusters, POST /api/v1/clusters/{clusterId}/identities)`,
+    );
+  }
   return {
     installationId,
     changes: changeStream(server, tokens, call),

@@ -7,6 +7,20 @@ export interface UniversalAuthCredentials {
   clientSecret: string;
 }
 
+/** Kubernetes Auth: the identity and the pod's own (projected) service-account token, read again at each login. */
+export interface KubernetesAuthCredentials {
+  identityId: string;
+  jwt: string;
+}
+
+export type LoginCredentials = UniversalAuthCredentials | KubernetesAuthCredentials;
+
+/** The login call of a kind of credentials. */
+function loginCall(credentials: LoginCredentials): { path: string; body: Record<string, string> } {
+  if ('jwt' in credentials) return { path: '/api/v1/auth/kubernetes-auth/login', body: { identityId: credentials.identityId, jwt: credentials.jwt } };
+  return { path: '/api/v1/auth/universal-auth/login', body: { clientId: credentials.clientId, clientSecret: credentials.clientSecret } };
+}
+
 interface TokenAnswer {
   accessToken: string;
   /** Seconds the token lives from now (0: no TTL). */
@@ -28,14 +42,14 @@ interface HeldToken {
 const RENEW_AT_REMAINING = 1 / 3;
 
 /**
- * Holds the operator's access token: logs in with universal auth, renews the
+ * Holds the operator's access token: logs in (Kubernetes Auth with its service-account token, or universal auth), renews the
  * token before it expires (logs in again once renewing cannot extend it past
  * its max TTL), and logs in again when the server says the token is no longer
  * valid (revoked, deleted). Concurrent callers share one login.
  */
 export class TokenKeeper {
   readonly #server: ServerConnection;
-  readonly #credentials: () => Promise<UniversalAuthCredentials>;
+  readonly #credentials: () => Promise<LoginCredentials>;
   #token: HeldToken | null = null;
   #pending: Promise<HeldToken> | null = null;
   #timer: NodeJS.Timeout | null = null;
@@ -43,7 +57,7 @@ export class TokenKeeper {
   /** Logins made (for the operator's metrics and tests). */
   logins = 0;
 
-  constructor(server: ServerConnection, credentials: () => Promise<UniversalAuthCredentials>) {
+  constructor(server: ServerConnection, credentials: () => Promise<LoginCredentials>) {
     this.#server = server;
     this.#credentials = credentials;
   }
@@ -93,8 +107,8 @@ export class TokenKeeper {
   }
 
   async #login(): Promise<HeldToken> {
-    const { clientId, clientSecret } = await this.#credentials();
-    const answer = await this.#server.call<TokenAnswer>('POST', '/api/v1/auth/universal-auth/login', { body: { clientId, clientSecret } });
+    const { path, body } = loginCall(await this.#credentials());
+    const answer = await this.#server.call<TokenAnswer>('POST', path, { body });
     this.logins++;
     return held(answer, Date.now());
   }

@@ -20,6 +20,7 @@ import { Lookups } from './lookups.ts';
 import { UnitOfWork } from './unit-of-work.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
+import { ClusterService } from '../clusters/cluster-service.ts';
 import { NamespaceGrantService } from '../grants/grant-service.ts';
 import { ProjectClaims } from '../grants/project-claims.ts';
 import { IdentityService } from '../identities/identity-service.ts';
@@ -117,7 +118,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
-    integrations: new IntegrationService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME, syncProgress),
+    integrations: new IntegrationService(deps, syncProgress),
+    clusters: new ClusterService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     syncBarrier: new SyncBarrier(deps, syncProgress, held.revisionWaits),
     changeFanout,
     projectEvents: new ProjectEventService(deps, changeFanout, secretReader, held.projectEventStreams),

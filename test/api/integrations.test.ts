@@ -37,6 +37,8 @@ beforeAll(async () => {
     orgRole: 'admin',
     tokenId: null,
     authMethod: null,
+    // the in-process operator acts for this server's own cluster
+    cluster: 'local',
     ip: null,
     userAgent: 'k8-operator',
     userAgentType: 'k8-operator',
@@ -545,7 +547,10 @@ describe('in-process operator calls', () => {
   test('each record says where its Secret lives; one namespace and name in two clusters are two records', async () => {
     const local = await app.services.integrations.upsertManaged(actor, managed('shop/app'));
     expect(local.kubernetes).toEqual({ cluster: 'local', namespace: 'shop', name: 'app', secretName: 'app-secret', syncedRevision: null });
-    const remote = await app.services.integrations.upsertManaged(actor, managed('shop/app', { cluster: 'cluster-b', app: 'remote-secret' }));
+    // the same resource in cluster-b, as that cluster's operator keeps it; naming another cluster is refused
+    const clusterB = { ...actor, cluster: 'cluster-b' };
+    await expect(app.services.integrations.upsertManaged(actor, managed('shop/app', { cluster: 'cluster-b' }))).rejects.toMatchObject({ code: 'ClusterMismatch' });
+    const remote = await app.services.integrations.upsertManaged(clusterB, managed('shop/app', { app: 'remote-secret' }));
     expect(remote.id).not.toBe(local.id);
     expect(remote.kubernetes).toEqual({ cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'remote-secret', syncedRevision: null });
     await app.services.integrations.recordSyncResult(remote.id, { isSynced: true, syncMessage: null, syncedRevision: 7 });
@@ -566,7 +571,7 @@ describe('in-process operator calls', () => {
         .every((record: { kubernetes: unknown }) => record.kubernetes === null),
     ).toBe(true);
 
-    await app.services.integrations.deleteManaged(actor, 'shop/app', 'cluster-b');
+    await app.services.integrations.deleteManaged(clusterB, 'shop/app');
     expect((await getIntegration(remote.id)).status).toBe(404);
     expect((await getIntegration(local.id)).status).toBe(200);
   });

@@ -135,6 +135,7 @@ describe('claims (what the operator does with grants)', () => {
       orgRole: 'admin',
       tokenId: null,
       authMethod: 'service',
+      cluster: 'local',
       ip: null,
       userAgent: 'k8-operator/test',
       userAgentType: 'k8-operator',
@@ -175,8 +176,11 @@ describe('claims (what the operator does with grants)', () => {
     expect(grants.body.grants).toEqual([
       expect.objectContaining({ cluster: 'local', namespace: 'fresh-ns', origin: 'created', grantedBy: expect.objectContaining({ name: 'claims-operator' }) }),
     ]);
-    // the same resource made again (another uid) re-claims it through its namespace's grant, but did not create it
+    // another resource of the same name (another uid) takes nothing while the claim stands; once released it claims through its namespace's grant, but did not create it
     const remade = { ...own, uid: 'uid-4' };
+    await expect(app.services.projectClaims.declare(operator, remade, { slug: 'made-by-cluster', name: 'Made' })).rejects.toMatchObject({ code: 'ProjectClaimed' });
+    expect(await app.services.projectClaims.release(operator, remade, true)).toBe('none');
+    expect(await app.services.projectClaims.release(operator, own, false)).toBe('released');
     expect(await app.services.projectClaims.declare(operator, remade, { slug: 'made-by-cluster', name: 'Made' })).toEqual({ projectId, created: false });
     expect(await app.services.projectClaims.release(operator, remade, true)).toBe('released');
     expect((await app.request('GET', `/api/v1/workspace/${projectId}`, { token: fx.token })).status).toBe(200);
@@ -192,22 +196,26 @@ describe('claims (what the operator does with grants)', () => {
     const { projectId } = await app.services.projectClaims.declare(operator, owner, { slug: 'shared-by-cluster', name: 'Shared' });
     const declaring = { ...owner, allowedNamespaces: ['friend-ns'] };
     const granted = { projectId, slug: 'shared-by-cluster' };
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).toEqual(granted);
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).toEqual(granted);
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({ code: 'Forbidden' });
+    expect(await app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'owner-ns' })).toEqual(granted);
+    expect(await app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'friend-ns' })).toEqual(granted);
+    await expect(app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'stranger-ns' })).rejects.toMatchObject({
+      code: 'Forbidden',
+    });
     // a forged declaration (another uid, as a status written by hand would claim) reads nothing
-    await expect(app.services.projectClaims.authorizeUse({ ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({
+    await expect(app.services.projectClaims.authorizeUse(operator, { ...declaring, uid: 'forged' }, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({
       code: 'ProjectNotReady',
     });
     expect((await app.request('POST', url(projectId), { token: fx.token, body: { namespace: 'stranger-ns' } })).status).toBe(200);
-    expect(await app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'stranger-ns' })).toEqual(granted);
-    expect(await app.services.projectClaims.claimantOfSlug(fx.orgId, 'local', 'shared-by-cluster')).toEqual(owner);
-    expect(await app.services.projectClaims.claimantOfSlug(fx.orgId, 'other-cluster', 'shared-by-cluster')).toBeUndefined();
+    expect(await app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'stranger-ns' })).toEqual(granted);
+    expect(await app.services.projectClaims.claimantOfSlug(operator, 'local', 'shared-by-cluster')).toEqual(owner);
+    expect(await app.services.projectClaims.claimantOfSlug(operator, 'other-cluster', 'shared-by-cluster')).toBeUndefined();
 
     const own = (await app.request('GET', url(projectId), { token: fx.token })).body.grants.find((grant: { namespace: string }) => grant.namespace === 'owner-ns');
     expect((await app.request('DELETE', `${url(projectId)}/${own.id}`, { token: fx.token })).status).toBe(200);
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({ code: 'GrantRevoked' });
-    await expect(app.services.projectClaims.authorizeUse(declaring, { cluster: 'local', namespace: 'friend-ns' })).rejects.toMatchObject({ code: 'Forbidden' });
+    await expect(app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'owner-ns' })).rejects.toMatchObject({
+      code: 'GrantRevoked',
+    });
+    await expect(app.services.projectClaims.authorizeUse(operator, declaring, { cluster: 'local', namespace: 'friend-ns' })).rejects.toMatchObject({ code: 'Forbidden' });
     await expect(app.services.projectClaims.declare(operator, owner, { slug: 'shared-by-cluster', name: 'Shared' })).rejects.toMatchObject({ code: 'GrantRevoked' });
   });
 });

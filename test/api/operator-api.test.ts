@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
-import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
  * /api/v1/operator/*: what an operator in another cluster calls beyond the public API, as its
@@ -17,6 +17,7 @@ const claimant = { cluster: 'cluster-b', namespace: 'shop', name: 'web-shop', ui
 beforeAll(async () => {
   fx = await accessFixture(app, 'operator-api');
   operator = await fx.identity('cluster-b-operator', 'member', 'admin');
+  await fx.bindToCluster(operator.id, 'cluster-b');
 });
 afterAll(async () => app?.close());
 
@@ -47,18 +48,20 @@ test('a SecretsProject declares a new project; its namespace may use it, another
   expect((await call('GET', '/api/v1/operator/project-claims', undefined, { cluster: 'cluster-b', slug: 'remote-shop' })).status).toBe(404);
 });
 
-test("another organization's operator naming the same cluster, namespace and name neither takes nor ends the claim", async () => {
+test("another organization's operator of a cluster of the same name keeps claims of its own: it neither takes nor ends ours", async () => {
   const theirs = { ...claimant, name: 'contested', uid: 'uid-ours' };
   expect((await as(operator.token)('POST', '/api/v1/operator/project-claims', { claimant: theirs, slug: 'contested-shop', name: 'Contested' })).status).toBe(200);
-  // a second organization on the same server, with its own admin identity
+  // a second organization on the same server, with its own admin identity, bound to its own cluster-b
   const { sibling } = await otherOrganization();
-  const before = await snapshotDatabase(app.database, ['login_throttles']);
-  const takeOver = await as(sibling)('POST', '/api/v1/operator/project-claims', { claimant: { ...theirs, uid: 'uid-theirs' }, slug: 'their-shop', name: 'Theirs' });
-  expect(takeOver.status).toBe(403);
-  expect(takeOver.body).toMatchObject({ error: 'ForbiddenError', code: 'ProjectClaimed' });
+  const siblingId = JSON.parse(Buffer.from(sibling.split('.')[1]!, 'base64url').toString()).identityId as string;
+  await fx.bindToCluster(siblingId, 'cluster-b', sibling);
+  const ours = await app.database.db.selectFrom('projectClaims').selectAll().where('orgId', '=', fx.orgId).execute();
   const release = await as(sibling)('POST', '/api/v1/operator/project-claims/release', { claimant: theirs, deleteProject: true });
-  expect(release.status).toBe(403);
-  expect(await snapshotDatabase(app.database, ['login_throttles'])).toEqual(before);
+  expect(release.body).toEqual({ outcome: 'none' });
+  const own = await as(sibling)('POST', '/api/v1/operator/project-claims', { claimant: { ...theirs, uid: 'uid-theirs' }, slug: 'their-shop', name: 'Theirs' });
+  expect(own.body).toEqual({ projectId: expect.any(String), created: true });
+  expect(await app.database.db.selectFrom('projectClaims').selectAll().where('orgId', '=', fx.orgId).execute()).toEqual(ours);
+  expect((await as(sibling)('GET', '/api/v1/operator/project-claims', undefined, { slug: 'contested-shop' })).status).toBe(404);
 });
 
 test('the record of an Integration of cluster-b: kept, placed, its sync recorded, dropped', async () => {
@@ -69,9 +72,17 @@ test('the record of an Integration of cluster-b: kept, placed, its sync recorded
   expect(kept.body.integration.kubernetes).toEqual({ cluster: 'cluster-b', namespace: 'shop', name: 'app', secretName: 'app-secrets', syncedRevision: null });
   const id = kept.body.integration.id;
   expect((await call('PUT', '/api/v1/operator/integrations', body)).body.integration.id).toBe(id);
-  expect((await call('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: true, syncMessage: null, syncedRevision: 5 })).status).toBe(200);
+  const revision = Number(
+    (
+      await app.database.db
+        .selectFrom('changeLog')
+        .select((eb) => eb.fn.max('revision').as('revision'))
+        .executeTakeFirstOrThrow()
+    ).revision,
+  );
+  expect((await call('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: true, syncMessage: null, syncedRevision: revision })).status).toBe(200);
   const listed = (await call('GET', `/api/v1/workspace/${fx.projectId}/integrations`)).body.integrations;
-  expect(listed.find((record: { id: string }) => record.id === id)).toMatchObject({ isSynced: true, kubernetes: { cluster: 'cluster-b', syncedRevision: 5 } });
+  expect(listed.find((record: { id: string }) => record.id === id)).toMatchObject({ isSynced: true, kubernetes: { cluster: 'cluster-b', syncedRevision: revision } });
   const viewer = await fx.identity('operator-api-viewer', 'member', 'viewer');
   expect((await as(viewer.token)('POST', `/api/v1/operator/integrations/${id}/sync-result`, { isSynced: false, syncMessage: 'x', syncedRevision: null })).status).toBe(
     403,

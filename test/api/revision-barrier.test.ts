@@ -19,6 +19,7 @@ let environmentIds: Record<string, string>;
 beforeAll(async () => {
   fx = await accessFixture(app, 'barrier-project');
   operator = await fx.identity('barrier-operator', 'member', 'admin');
+  await fx.bindToCluster(operator.id, 'cluster-b');
   const environments = (await fx.call('GET', `/api/v1/workspace/${fx.projectId}`)).workspace.environments as { id: string; slug: string }[];
   environmentIds = Object.fromEntries(environments.map((environment) => [environment.slug, environment.id]));
 });
@@ -426,6 +427,7 @@ describe('caps per organization', () => {
       const [first, second] = await Promise.all([sx.identity('capped-a', 'member', 'admin'), sx.identity('capped-b', 'member', 'admin')]);
       const waitOn = (revision: number, timeout: string, token: string) =>
         small.request('GET', '/api/v1/changes/wait', { token, query: { revision: String(revision), timeout } });
+      await sx.bindToCluster(sx.identityId, 'c');
       const operatorRecord = await small.request('PUT', '/api/v1/operator/integrations', {
         token: sx.token,
         body: { cluster: 'c', managedBy: 'ns/capped', projectId: sx.projectId, environment: 'dev', secretPath: '/', app: 'capped', owner: 'ns', targetEnvironment: 'ns' },

@@ -47,16 +47,16 @@ describe('GET /api/v1/operator/installation', () => {
     const viewed = await app.request('GET', '/api/v1/operator/installation', { token: tokens.viewer });
     expect(viewed.status).toBe(200);
     expect(await projectLatest(fx.projectId)).toBeLessThan(await globalLatest());
-    expect(viewed.body).toEqual({ installationId: expect.any(String), revision: await projectLatest(fx.projectId) });
+    expect(viewed.body).toEqual({ installationId: expect.any(String), revision: await projectLatest(fx.projectId), cluster: null });
     // the org admin reads every project: the installation's newest is its own
     const admin = await app.request('GET', '/api/v1/operator/installation', { token: fx.token });
-    expect(admin.body).toEqual({ installationId: viewed.body.installationId, revision: await globalLatest() });
+    expect(admin.body).toEqual({ installationId: viewed.body.installationId, revision: await globalLatest(), cluster: null });
   });
 
   test('an organization member in no project is told the installation id (an operator before its first project), and revision 0', async () => {
     const outsider = await app.request('GET', '/api/v1/operator/installation', { token: tokens.outsider });
     expect(outsider.status).toBe(200);
-    expect(outsider.body).toEqual({ installationId: expect.any(String), revision: 0 });
+    expect(outsider.body).toEqual({ installationId: expect.any(String), revision: 0, cluster: null });
   });
 
   test('another organization is told nothing of this one’s writes; the no-access organization role is refused (403), nothing written', async () => {

@@ -101,7 +101,14 @@ interface ValueSet {
 const valueSets: Record<string, ValueSet> = {
   'operator-only (remote)': {
     values: {
-      remote: { enabled: true, server: 'https://coffer.example.com', clusterName: 'edge-1', caSecret: 'coffer-server-ca', tlsServerName: 'coffer.internal' },
+      remote: {
+        enabled: true,
+        server: 'https://coffer.example.com',
+        clusterName: 'edge-1',
+        identityId: '8a4c2e6f-1b3d-4f5a-8c7e-9d1b3f5a7c9e',
+        caSecret: 'coffer-server-ca',
+        tlsServerName: 'coffer.internal',
+      },
       replicaCount: 2,
     },
     check(objects) {
@@ -116,6 +123,8 @@ const valueSets: Record<string, ValueSet> = {
       expect(env).toMatchObject({
         COFFER_SERVER: 'https://coffer.example.com',
         COFFER_CLUSTER_NAME: 'edge-1',
+        COFFER_AUTH_METHOD: 'kubernetes',
+        COFFER_IDENTITY_ID: '8a4c2e6f-1b3d-4f5a-8c7e-9d1b3f5a7c9e',
         COFFER_CREDENTIALS_SECRET: 'coffer-operator-credentials',
         COFFER_SERVER_CA_FILE: '/etc/coffer/server-ca/ca.crt',
         COFFER_SERVER_TLS_SERVER_NAME: 'coffer.internal',
@@ -126,6 +135,7 @@ const valueSets: Record<string, ValueSet> = {
       // no database, no keys, no API, no bootstrap
       for (const kind of ['Service', 'Secret', 'Job', 'PersistentVolumeClaim']) expect(find(objects, kind), kind).toEqual([]);
       expect(find(objects, 'ClusterRole')).toHaveLength(1);
+      expect(one(objects, 'ClusterRoleBinding', 'coffer-auth-delegator').roleRef).toMatchObject({ name: 'system:auth-delegator' });
     },
   },
   default: {
@@ -391,7 +401,14 @@ describe('kustomize base deploy/', () => {
   test('deploy/operator/ (coffer operator --server): the same namespace, CRDs and RBAC, a hardened Deployment of `coffer operator` with no database, no keys and no Service; every object passes a server-side dry run', async () => {
     const objects = parseManifests((await runTool('kustomize', ['build', join(REPO_ROOT, 'deploy', 'operator')])).stdout);
     const names = (list: Manifest[]) => list.map((o) => `${o.kind}/${o.metadata.name}`).sort();
-    expect(names(objects)).toEqual(names(deployObjects).filter((name) => name !== 'Service/coffer' && name !== 'PersistentVolumeClaim/coffer-data'));
+    expect(names(objects)).toEqual(
+      [
+        ...names(deployObjects).filter((name) => name !== 'Service/coffer' && name !== 'PersistentVolumeClaim/coffer-data'),
+        'ClusterRoleBinding/coffer-auth-delegator',
+      ].sort(),
+    );
+    // Kubernetes Auth: its own token is reviewed with itself
+    expect(one(objects, 'ClusterRoleBinding', 'coffer-auth-delegator').roleRef).toMatchObject({ kind: 'ClusterRole', name: 'system:auth-delegator' });
     const deployment = one(objects, 'Deployment');
     expect(deployment.spec.strategy).toEqual({ type: 'RollingUpdate' });
     const pod = deployment.spec.template.spec;
@@ -406,6 +423,7 @@ describe('kustomize base deploy/', () => {
     expect(env.get('COFFER_SERVER').valueFrom.configMapKeyRef).toEqual({ name: 'coffer-operator', key: 'server' });
     expect(env.get('COFFER_CLUSTER_NAME').valueFrom.configMapKeyRef).toEqual({ name: 'coffer-operator', key: 'cluster-name' });
     expect(env.get('COFFER_CREDENTIALS_SECRET').value).toBe('coffer-operator-credentials');
+    expect(env.get('COFFER_IDENTITY_ID').valueFrom.configMapKeyRef).toEqual({ name: 'coffer-operator', key: 'identity-id', optional: true });
     expect(one(objects, 'ClusterRole')).toEqual(one(deployObjects, 'ClusterRole'));
     await dryRunAll(objects);
   });

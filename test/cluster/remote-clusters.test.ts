@@ -1,5 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
-import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
@@ -11,7 +14,8 @@ import { freePort } from '../support/free-port.ts';
 /**
  * Many clusters, one Coffer: a second real control plane (cluster B: its own etcd and
  * kube-apiserver) whose operator runs as `coffer operator --server`, a machine identity of a
- * Coffer server on PostgreSQL, with no database of its own. The server is stopped for 30 s while
+ * Coffer server on PostgreSQL bound to the registered cluster cluster-b, logged in with Kubernetes
+ * Auth and its own service-account token (no stored credential), with no database of its own. The server is stopped for 30 s while
  * another replica takes writes; a revoked identity stops syncing with a clear condition.
  */
 
@@ -24,7 +28,9 @@ let replica: CofferProcess;
 let apiPort: string;
 let token: string;
 let operatorB: { process: ChildProcess; output: string[]; probes: string };
-let identity: { id: string; clientId: string; clientSecret: string };
+let identity: { id: string };
+/** The remote operator's service-account token, as the kubelet would project it into its pod. */
+let tokenFile: string;
 let projectId: string;
 
 const call = (server: CofferProcess, method: string, path: string, body?: unknown) => callCoffer(server, method, path, token, body);
@@ -44,16 +50,25 @@ beforeAll(async () => {
   token = boot.body.identity.credentials.token;
   replica = await startCoffer({ ...environment, COFFER_OPERATOR: 'false' });
 
-  // the operator's machine identity: an organization member, with universal auth
+  // the operator's machine identity: an organization member with Kubernetes Auth against cluster B's own TokenReview API,
+  // bound to the registered cluster cluster-b; the operator logs in with its service account's token, no stored secret
   const orgId = await organizationId();
   const created = await call(api, 'POST', '/api/v1/identities', { name: 'cluster-b-operator', organizationId: orgId, role: 'member' });
-  const ua = await call(api, 'POST', `/api/v1/auth/universal-auth/identities/${created.body.identity.id}`, { accessTokenTTL: 60, accessTokenMaxTTL: 3600 });
-  const secret = await call(api, 'POST', `/api/v1/auth/universal-auth/identities/${created.body.identity.id}/client-secrets`, {});
-  identity = { id: created.body.identity.id, clientId: ua.body.identityUniversalAuth.clientId, clientSecret: secret.body.clientSecret };
-  await clusterB.core.createNamespacedSecret({
-    namespace: namespace.name,
-    body: { metadata: { name: 'coffer-operator-credentials' }, stringData: { clientId: identity.clientId, clientSecret: identity.clientSecret } },
+  identity = { id: created.body.identity.id };
+  await operatorServiceAccount();
+  const k8sAuth = await call(api, 'POST', `/api/v1/auth/kubernetes-auth/identities/${identity.id}`, {
+    kubernetesHost: planeB.server,
+    caCert: planeB.caPem,
+    allowedNamespaces: namespace.name,
+    allowedNames: 'coffer-operator',
+    accessTokenTTL: 60,
+    accessTokenMaxTTL: 3600,
   });
+  expect(k8sAuth.status, JSON.stringify(k8sAuth.body)).toBe(200);
+  const registered = await call(api, 'POST', '/api/v1/clusters', { name: 'cluster-b' });
+  expect((await call(api, 'POST', `/api/v1/clusters/${registered.body.cluster.id}/identities`, { identityId: identity.id })).status).toBe(200);
+  tokenFile = join(mkdtempSync(join(tmpdir(), 'coffer-sa-')), 'token');
+  writeFileSync(tokenFile, await serviceAccountToken());
   operatorB = await startRemoteOperator();
 }, 300_000);
 
@@ -74,6 +89,30 @@ function onApiPort(server: CofferProcess): CofferProcess {
   return { ...server, api: `http://127.0.0.1:${apiPort}` };
 }
 
+/** The operator's service account in cluster B, allowed to review its own token (system:auth-delegator). */
+async function operatorServiceAccount(): Promise<void> {
+  await clusterB.core.createNamespacedServiceAccount({ namespace: namespace.name, body: { metadata: { name: 'coffer-operator' } } });
+  const kc = new KubeConfig();
+  kc.loadFromFile(planeB.kubeconfigPath);
+  await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+    body: {
+      metadata: { name: 'coffer-operator-auth-delegator' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'system:auth-delegator' },
+      subjects: [{ kind: 'ServiceAccount', name: 'coffer-operator', namespace: namespace.name }],
+    },
+  });
+}
+
+/** A token of that service account from cluster B's own issuer (TokenRequest). */
+async function serviceAccountToken(): Promise<string> {
+  const requested = await clusterB.core.createNamespacedServiceAccountToken({
+    namespace: namespace.name,
+    name: 'coffer-operator',
+    body: { spec: { expirationSeconds: 3600 } },
+  });
+  return requested.status!.token!;
+}
+
 async function organizationId(): Promise<string> {
   const project = await call(api, 'POST', '/api/v2/workspace', { projectName: 'Probe org' });
   return project.body.project.orgId as string;
@@ -88,6 +127,8 @@ async function startRemoteOperator(): Promise<{ process: ChildProcess; output: s
       KUBECONFIG: planeB.kubeconfigPath,
       COFFER_SERVER: `http://127.0.0.1:${apiPort}`,
       COFFER_CLUSTER_NAME: 'cluster-b',
+      COFFER_IDENTITY_ID: identity.id,
+      COFFER_SERVICE_ACCOUNT_TOKEN_FILE: tokenFile,
       COFFER_OPERATOR_NAMESPACE: namespace.name,
       COFFER_WATCH_NAMESPACE: namespace.name,
       // instant sync must not depend on the safety-net resync
@@ -220,6 +261,38 @@ test('grants in cluster B: a grant for the same namespace in another cluster let
   expect((await call(api, 'GET', `/api/v1/workspace/${created.body.project.id}`)).status).toBe(200);
 }, 120_000);
 
+test("cluster B's own credential cannot act for another cluster through any request field; a forged sync result is refused", async () => {
+  const login = await callCoffer(api, 'POST', '/api/v1/auth/kubernetes-auth/login', undefined, { identityId: identity.id, jwt: await serviceAccountToken() });
+  expect(login.status, JSON.stringify(login.body)).toBe(200);
+  const asB = (method: string, path: string, body?: unknown) => callCoffer(api, method, path, login.body.accessToken, body);
+  const claimant = { cluster: 'local', namespace: namespace.name, name: 'shop', uid: 'forged' };
+  for (const [method, path, body] of [
+    ['POST', '/api/v1/operator/project-claims', { claimant, slug: 'anything', name: 'Anything' }],
+    ['POST', '/api/v1/operator/project-claims/release', { claimant, deleteProject: true }],
+    [
+      'PUT',
+      '/api/v1/operator/integrations',
+      { cluster: 'local', managedBy: `${namespace.name}/app`, projectId, environment: 'dev', secretPath: '/', app: 'x', owner: 'x', targetEnvironment: 'x' },
+    ],
+    ['DELETE', `/api/v1/operator/integrations?cluster=local&managedBy=${namespace.name}/app`, undefined],
+  ] as const) {
+    const refused = await asB(method, path, body);
+    expect(refused.body, `${method} ${path}`).toMatchObject({ statusCode: 403, code: 'ClusterMismatch' });
+  }
+  // its own record, but a revision the server never committed: refused, the barrier unmoved
+  const [record] = (await call(api, 'GET', `/api/v1/workspace/${projectId}/integrations`)).body.integrations;
+  const forged = await asB('POST', `/api/v1/operator/integrations/${record.id}/sync-result`, {
+    isSynced: true,
+    syncMessage: null,
+    syncedRevision: Number.MAX_SAFE_INTEGER,
+  });
+  expect(forged.body).toMatchObject({ statusCode: 400, code: 'RevisionNotCommitted' });
+  // a project admin who is no operator may not record a sync at all
+  const byAdmin = await call(api, 'POST', `/api/v1/operator/integrations/${record.id}/sync-result`, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+  expect(byAdmin.body).toMatchObject({ statusCode: 403, code: 'ClusterNotBound' });
+  expect((await call(api, 'GET', `/api/v1/integration/${record.id}`)).body.integration.kubernetes.syncedRevision).toBe(record.kubernetes.syncedRevision);
+}, 60_000);
+
 test('the server stopped for 30 s while another replica takes 20 writes: cluster B keeps its Secret, says why, then converges with 0 missing keys', async () => {
   const before = await secretData();
   await stopCoffer(api);
@@ -248,9 +321,9 @@ test('the server stopped for 30 s while another replica takes 20 writes: cluster
   await waitFor('/readyz 200 once the server is back', async () => (await readiness()).status === 200, { timeoutMs: 30_000 });
 }, 240_000);
 
-test('a revoked identity stops syncing with a clear condition; the Secret keeps its last data', async () => {
+test('an identity whose Kubernetes Auth is removed stops syncing with a clear condition; the Secret keeps its last data', async () => {
   const before = await secretData();
-  expect((await call(api, 'DELETE', `/api/v1/auth/universal-auth/identities/${identity.id}`)).status).toBe(200);
+  expect((await call(api, 'DELETE', `/api/v1/auth/kubernetes-auth/identities/${identity.id}`)).status).toBe(200);
   expect((await write(api, 'AFTER_REVOCATION', 'never-synced')).status).toBe(200);
   const refused = await waitFor(
     'the Integration to say the credentials were refused',
@@ -258,6 +331,6 @@ test('a revoked identity stops syncing with a clear condition; the Secret keeps 
     { timeoutMs: 120_000 },
   );
   expect(refused).toMatchObject({ status: 'False', message: expect.stringContaining('credentials') });
-  expect(refused.message).not.toContain(identity.clientSecret);
+  expect(refused.message).not.toMatch(/eyJ[\w-]+\./);
   expect(await secretData()).toEqual(before);
 }, 180_000);

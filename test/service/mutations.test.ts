@@ -52,7 +52,8 @@ const READS = new Set([
   'namespaceGrants.list',
   'projectClaims.authorizeUse',
   'projectClaims.claimantOfSlug',
-  'projectClaims.authorizeUseAs',
+  'clusters.list',
+  'clusters.get',
   'environments.get',
   'folders.list',
   'folders.get',
@@ -881,11 +882,12 @@ const WRITES: Record<string, WriteCase> = {
     },
   },
   'integrations.recordSyncResultAs': {
-    // recordSyncResult for an operator in another cluster, after its permission check: the same bookkeeping
+    // recordSyncResult for the operator of the record's cluster, after its checks: the same bookkeeping
     audit: [],
     prepare: async (world) => {
-      const { integration } = await withIntegration(world);
-      return () => world.services.integrations.recordSyncResultAs(world.admin, integration.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
+      const project = await world.project();
+      const record = await world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/synced-${next()}`));
+      return () => world.services.integrations.recordSyncResultAs(world.admin, record.id, { isSynced: true, syncMessage: null, syncedRevision: 1 });
     },
   },
   'integrations.recordReloadResult': {
@@ -899,8 +901,37 @@ const WRITES: Record<string, WriteCase> = {
   'integrations.recordReloadResultAs': {
     audit: [],
     prepare: async (world) => {
-      const { integration } = await withIntegration(world);
-      return () => world.services.integrations.recordReloadResultAs(world.admin, integration.id, 1);
+      const project = await world.project();
+      const record = await world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/reloaded-${next()}`));
+      return () => world.services.integrations.recordReloadResultAs(world.admin, record.id, 1);
+    },
+  },
+  'clusters.register': {
+    audit: ['create-cluster'],
+    prepare: async (world) => () => world.services.clusters.register(world.admin, { name: `cluster-${next()}` }),
+  },
+  'clusters.delete': {
+    audit: ['delete-cluster'],
+    prepare: async (world) => {
+      const cluster = await world.services.clusters.register(world.admin, { name: `cluster-${next()}` });
+      return () => world.services.clusters.delete(world.admin, cluster.id);
+    },
+  },
+  'clusters.bindIdentity': {
+    audit: ['bind-cluster-identity'],
+    prepare: async (world) => {
+      const cluster = await world.services.clusters.register(world.admin, { name: `cluster-${next()}` });
+      const identityId = await world.identity();
+      return () => world.services.clusters.bindIdentity(world.admin, cluster.id, identityId);
+    },
+  },
+  'clusters.unbindIdentity': {
+    audit: ['unbind-cluster-identity'],
+    prepare: async (world) => {
+      const cluster = await world.services.clusters.register(world.admin, { name: `cluster-${next()}` });
+      const identityId = await world.identity();
+      await world.services.clusters.bindIdentity(world.admin, cluster.id, identityId);
+      return () => world.services.clusters.unbindIdentity(world.admin, cluster.id, identityId);
     },
   },
 };
@@ -916,7 +947,8 @@ beforeAll(async () => {
   const { token } = await bootstrap(app);
   const origin = { ip: '127.0.0.1', userAgent: 'mutations test', userAgentType: 'other' as const };
   const services = app.services;
-  const admin = await services.auth.authenticate(`Bearer ${token}`, origin);
+  // the admin acts for this server's own cluster too, as the in-process operator does (its claims, records and sync results)
+  const admin = { ...(await services.auth.authenticate(`Bearer ${token}`, origin)), cluster: 'local' };
   world = {
     services,
     admin,

@@ -91,7 +91,16 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
     return issueToken(created.id);
   }
 
-  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login, foreignAdmin };
+  /** Registers the cluster `name` (once) and binds the identity to it: its tokens act for that cluster. */
+  async function bindToCluster(identityId: string, name: string, token = admin.token): Promise<string> {
+    const { clusters } = await call('GET', '/api/v1/clusters', undefined, token);
+    const found = clusters.find((cluster: { name: string }) => cluster.name === name);
+    const clusterId: string = found ? found.id : (await call('POST', '/api/v1/clusters', { name }, token)).cluster.id;
+    await call('POST', `/api/v1/clusters/${clusterId}/identities`, { identityId }, token);
+    return clusterId;
+  }
+
+  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login, foreignAdmin, bindToCluster };
 }
 
 export type AccessFixture = Awaited<ReturnType<typeof accessFixture>>;

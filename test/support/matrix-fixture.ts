@@ -147,8 +147,10 @@ export async function matrixFixture(app: TestApp) {
     integrationId: await fresh.integration(),
   };
 
+  // the org admin persona is also the operator of the registered cluster `matrix` (the operator routes' only allowed caller)
+  await fx.bindToCluster(personaIdentities.orgAdmin.id, 'matrix');
   const { tokens, otherOrgIdentityId } = await personaTokens(app, fx, personaIdentities);
-  return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken };
+  return { ids, fresh, personaIdentities, tokens, otherOrgIdentityId, issueToken: fx.issueToken, request: app.request.bind(app) };
 }
 
 /** A token of a real token row (max TTL 1 s), signed by the instance's key a minute ago: expired now, without waiting for it. */

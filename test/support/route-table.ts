@@ -42,19 +42,24 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   /** A fresh token of the calling persona's own identity (a rejected caller gets the viewer's). */
   const ownToken = (persona: Persona) => fx.issueToken(fx.personaIdentities[persona in fx.personaIdentities ? (persona as RolePersona) : 'viewer'].id);
 
-  /** A SecretsProject's claim and the project slug it asks for, fresh per call. */
+  /** A call as the org admin persona, whose identity acts for the registered cluster `matrix` (the operator of the table). */
+  const asOperator = async (method: string, url: string, body?: unknown) => {
+    const response = await fx.request(method, url, { token: fx.tokens.orgAdmin, body });
+    if (response.status !== 200) throw new Error(`${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  };
+  /** A SecretsProject's claim and the project slug it asks for, fresh per call (the cluster is the caller's own). */
   const claimBody = () => {
     const slug = unique('claimed').slice(0, 36);
-    return { claimant: { cluster: 'matrix', namespace: unique('ns'), name: 'project', uid: unique('uid') }, slug, name: 'Matrix claimed' };
+    return { claimant: { namespace: unique('ns'), name: 'project', uid: unique('uid') }, slug, name: 'Matrix claimed' };
   };
-  /** A claim the org admin declared (creating its project, which no persona but the org admin is a member of). */
+  /** A claim the operator declared (creating its project, which no persona but the org admin is a member of). */
   const declared = async () => {
     const body = claimBody();
-    await ids.call('POST', '/api/v1/operator/project-claims', body);
+    await asOperator('POST', '/api/v1/operator/project-claims', body);
     return body;
   };
   const managedBody = (namespace: string) => ({
-    cluster: 'matrix',
     managedBy: `${namespace}/app`,
     projectId: p,
     environment: 'dev',
@@ -62,6 +67,9 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     owner: namespace,
     targetEnvironment: namespace,
   });
+  /** The record of an Integration of cluster `matrix`, as its operator keeps it. */
+  const managedRecord = async () => (await asOperator('PUT', '/api/v1/operator/integrations', managedBody(unique('ns')))).integration.id as string;
+  const cluster = async () => (await ids.call('POST', '/api/v1/clusters', { name: unique('c') })).cluster.id as string;
 
   return {
     // projects
@@ -250,46 +258,64 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
     // the operator of another cluster (test/api/operator-api.test.ts follows the calls through)
     'GET /api/v1/operator/installation': { allow: ALL, ownOrg: true, build: at('/api/v1/operator/installation') },
-    'POST /api/v1/operator/project-claims': { allow: ALL, ownOrg: true, build: async () => ({ url: '/api/v1/operator/project-claims', body: claimBody() }) },
+    // an operator's writes and claims: only a credential bound to a registered cluster (test/api/registered-clusters.test.ts)
+    'POST /api/v1/operator/project-claims': { allow: ORG_ADMIN, build: async () => ({ url: '/api/v1/operator/project-claims', body: claimBody() }) },
     'POST /api/v1/operator/project-claims/release': {
       allow: ORG_ADMIN,
-      notMember: true,
       build: async () => ({ url: '/api/v1/operator/project-claims/release', body: { claimant: (await declared()).claimant, deleteProject: false } }),
     },
     'POST /api/v1/operator/project-claims/authorize-use': {
       allow: ORG_ADMIN,
-      notMember: true,
       build: async () => {
         const { claimant } = await declared();
         return {
           url: '/api/v1/operator/project-claims/authorize-use',
-          body: { declaring: { ...claimant, allowedNamespaces: [] }, using: { cluster: claimant.cluster, namespace: claimant.namespace } },
+          body: { declaring: { ...claimant, allowedNamespaces: [] }, using: { namespace: claimant.namespace } },
         };
       },
     },
+    // who claimed what: the claim's own operator and project admins; anyone else is told there is none
     'GET /api/v1/operator/project-claims': {
-      allow: ALL,
+      allow: ORG_ADMIN,
+      notMember: true,
       build: async () => {
-        const { claimant, slug } = await declared();
-        return { url: '/api/v1/operator/project-claims', query: { cluster: claimant.cluster, slug } };
+        const { slug } = await declared();
+        return { url: '/api/v1/operator/project-claims', query: { cluster: 'matrix', slug } };
       },
     },
-    'PUT /api/v1/operator/integrations': { allow: WRITERS, build: async () => ({ url: '/api/v1/operator/integrations', body: managedBody(unique('ns')) }) },
+    'PUT /api/v1/operator/integrations': { allow: ORG_ADMIN, build: async () => ({ url: '/api/v1/operator/integrations', body: managedBody(unique('ns')) }) },
     'DELETE /api/v1/operator/integrations': {
-      allow: WRITERS,
+      allow: ORG_ADMIN,
       build: async () => {
         const namespace = unique('ns');
-        await ids.call('PUT', '/api/v1/operator/integrations', managedBody(namespace));
-        return { url: '/api/v1/operator/integrations', query: { cluster: 'matrix', managedBy: `${namespace}/app` } };
+        await asOperator('PUT', '/api/v1/operator/integrations', managedBody(namespace));
+        return { url: '/api/v1/operator/integrations', query: { managedBy: `${namespace}/app` } };
       },
     },
     'POST /api/v1/operator/integrations/:integrationId/sync-result': {
-      allow: WRITERS,
-      build: at(`/api/v1/operator/integrations/${ids.integrationId}/sync-result`, { body: { isSynced: true, syncMessage: null, syncedRevision: 1 } }),
+      allow: ORG_ADMIN,
+      build: async () => ({ url: `/api/v1/operator/integrations/${await managedRecord()}/sync-result`, body: { isSynced: true, syncMessage: null, syncedRevision: 1 } }),
     },
     'POST /api/v1/operator/integrations/:integrationId/reload-result': {
-      allow: WRITERS,
-      build: at(`/api/v1/operator/integrations/${ids.integrationId}/reload-result`, { body: { reloadedRevision: 1 } }),
+      allow: ORG_ADMIN,
+      build: async () => ({ url: `/api/v1/operator/integrations/${await managedRecord()}/reload-result`, body: { reloadedRevision: 1 } }),
+    },
+    // registered clusters
+    'POST /api/v1/clusters': { allow: ORG_ADMIN, ownOrg: true, build: async () => ({ url: '/api/v1/clusters', body: { name: unique('c') } }) },
+    'GET /api/v1/clusters': { allow: ALL, ownOrg: true, build: at('/api/v1/clusters') },
+    'GET /api/v1/clusters/:clusterId': { allow: ALL, build: async () => ({ url: `/api/v1/clusters/${await cluster()}` }) },
+    'DELETE /api/v1/clusters/:clusterId': { allow: ORG_ADMIN, build: async () => ({ url: `/api/v1/clusters/${await cluster()}` }) },
+    'POST /api/v1/clusters/:clusterId/identities': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: `/api/v1/clusters/${await cluster()}/identities`, body: { identityId: await fresh.identity() } }),
+    },
+    'DELETE /api/v1/clusters/:clusterId/identities/:identityId': {
+      allow: ORG_ADMIN,
+      build: async () => {
+        const [clusterId, identityId] = [await cluster(), await fresh.identity()];
+        await ids.call('POST', `/api/v1/clusters/${clusterId}/identities`, { identityId });
+        return { url: `/api/v1/clusters/${clusterId}/identities/${identityId}` };
+      },
     },
     'GET /api/v1/operator/secrets': { allow: ALL, build: at('/api/v1/operator/secrets', { query: { projectId: p, environment: 'dev' } }) },
     // audit log

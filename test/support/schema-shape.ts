@@ -28,6 +28,8 @@ export const SCHEMA_SHAPE = {
     updatedAt: 'not null',
   },
   cacheVersions: { name: 'not null', version: 'not null' },
+  clusters: { id: 'not null', orgId: 'not null', name: 'not null', description: 'not null', createdAt: 'not null' },
+  clusterIdentities: { identityId: 'not null', clusterId: 'not null', createdAt: 'not null' },
   changeLog: {
     revision: 'not null',
     projectId: 'not null',
@@ -179,6 +181,7 @@ export const SCHEMA_SHAPE = {
     readPlaces: 'nullable',
     reloads: 'not null',
     reloadedRevision: 'nullable',
+    clusterOrgId: 'nullable',
   },
   loginThrottles: { key: 'not null', failures: 'not null', windowStartedAt: 'not null', lockouts: 'not null', lockedUntil: 'nullable', lastFailureAt: 'not null' },
   namespaceGrants: {
@@ -206,7 +209,10 @@ export const SCHEMA_SHAPE = {
   },
   organizations: { id: 'not null', name: 'not null', slug: 'not null', createdAt: 'not null', updatedAt: 'not null' },
   projectClaims: {
+    id: 'not null',
     projectId: 'not null',
+    orgId: 'not null',
+    claimedByIdentityId: 'nullable',
     cluster: 'not null',
     namespace: 'not null',
     name: 'not null',

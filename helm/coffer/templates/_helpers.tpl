@@ -76,6 +76,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.remote.enabled }}
 {{- if not .Values.remote.server }}{{ fail "remote.enabled needs remote.server: the URL of the Coffer server to sync from" }}{{ end }}
 {{- if not .Values.remote.clusterName }}{{ fail "remote.enabled needs remote.clusterName: this cluster's name, what namespace grants and integration records name" }}{{ end }}
+{{- if and (eq .Values.remote.authMethod "kubernetes") (not .Values.remote.identityId) }}{{ fail "remote.enabled with remote.authMethod=kubernetes needs remote.identityId: the machine identity (with Kubernetes Auth) the operator logs in as; or set remote.authMethod=universal" }}{{ end }}
 {{- end }}
 {{- if and (gt (int .Values.replicaCount) 1) (not (include "coffer.externalDatabase" .)) (not .Values.remote.enabled) }}
 {{- fail (printf "replicaCount=%d needs an external PostgreSQL: set database.url or database.existingSecret (the embedded database serves one replica only)" (int .Values.replicaCount)) }}

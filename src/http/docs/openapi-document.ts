@@ -31,6 +31,7 @@ const TAGS = [
   { name: 'Roles', description: 'Custom project roles: CASL rules that may name environments and secret paths.' },
   { name: 'Additional privileges', description: "Extra rules for one identity in one project, permanent or temporary." },
   { name: 'Namespace grants', description: 'Which namespaces of which clusters may use a project through the operator.' },
+  { name: 'Clusters', description: 'Registered Kubernetes clusters and the identities that act for each (their operators).' },
   { name: 'Audit logs', description: 'Every mutation and every audited read, for a project or a whole organization.' },
   { name: 'Events', description: 'A server-sent event stream of a project\'s changes.' },
 ];

@@ -32,7 +32,9 @@ export function namespaceGrantRoutes(app: ZodApp, { namespaceGrants }: Services)
         body: z.object({
           namespace: namespaceNameSchema.describe('The Kubernetes namespace.').meta({ examples: ['shop'] }),
           cluster: optional(clusterNameSchema)
-            .describe("The cluster as its operator names itself (`COFFER_CLUSTER_NAME`); this server's own operator's cluster when absent.")
+            .describe(
+              "The cluster: a registered cluster's name (`POST /api/v1/clusters`; only the credentials bound to it use the grant, and it may be given before the cluster is registered), or this server's own (`COFFER_CLUSTER_NAME`), the default.",
+            )
             .meta({ examples: ['local'] }),
         }),
         response: grantResponse,

@@ -3,10 +3,10 @@ import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schem
 import { integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
-import { NotFoundError } from '../../errors.ts';
+import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { installationSeenBy } from '../../installation/installation-view.ts';
 import { listSecretsForOperator } from '../../operator/port/in-process.ts';
-import { bigInteger, environmentSlug, flag, id, path, required, stringRecord, text } from '../../validation/input.ts';
+import { bigInteger, environmentSlug, flag, id, optional, path, required, stringRecord, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 /**
@@ -19,9 +19,16 @@ import { changes, describeRoute, orgPermission, projectPermission, reads } from 
 const tags = ['Operator'];
 const who =
   'Meant for the operator of another cluster (`coffer operator --server`), acting as its machine identity; its calls are audited as `k8-operator` when it sends `User-Agent: k8-operator/…`.';
+/** The rule every cluster-keyed route follows (src/clusters/acting-cluster.ts). */
+const acting =
+  'The cluster is the one the credential is bound to (a registered cluster, `POST /api/v1/clusters/{clusterId}/identities`), never a request field: a caller bound to no cluster is refused (403 `ClusterNotBound`), and a `cluster` field naming another cluster is refused (403 `ClusterMismatch`); it may be left out.';
+const clusterField = clusterNameSchema
+  .optional()
+  .describe('The cluster the credential acts for (checked, never trusted); may be left out.')
+  .meta({ examples: ['cluster-b'] });
 
 const place = {
-  cluster: clusterNameSchema.describe('The cluster, as its operator names itself (`COFFER_CLUSTER_NAME`).'),
+  cluster: clusterField,
   namespace: namespaceNameSchema.describe('A namespace of that cluster.'),
 };
 const claimant = z
@@ -66,12 +73,16 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
             .object({
               installationId: z.string().describe('The installation id.'),
               revision: z.number().describe('The newest committed change-log revision of the projects the caller may read (0 before any).'),
+              cluster: z
+                .string()
+                .nullable()
+                .describe('The registered cluster the credential acts for (null: none); an operator checks it against its own configuration at start.'),
             })
-            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42 }] }),
+            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42, cluster: 'cluster-b' }] }),
         },
       },
     },
-    async (request) => installationSeenBy(services, request.actor),
+    async (request) => ({ ...(await installationSeenBy(services, request.actor)), cluster: request.actor.cluster ?? null }),
   );
 
   app.post(
@@ -81,7 +92,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Declare a SecretsProject's project",
-          description: `The project a SecretsProject declares: the one it declared before, a new project, or an existing one its namespace holds a grant for (403 \`GrantMissing\`, \`ProjectClaimed\` otherwise). ${who}`,
+          description: `The project a SecretsProject declares: the one it declared before, a new project, or an existing one its namespace holds a grant for (403 \`GrantMissing\`, \`ProjectClaimed\` otherwise). A project has one claimant per cluster; a claim is never taken over by another uid (403 \`ProjectClaimed\`), and a refused declaration takes nothing. ${acting} ${who}`,
           permission: orgPermission('create', 'workspace'),
           effects: changes('Creates the project (and the namespace grant of origin `created`) or records the claim.', 'create-project'),
           errors: [400],
@@ -110,7 +121,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Release a SecretsProject's claim",
-          description: `Ends the claim of a deleted SecretsProject; with \`deleteProject\` also deletes the project, but only one this SecretsProject created. ${who}`,
+          description: `Ends the claim of a deleted SecretsProject; with \`deleteProject\` also deletes the project, but only one this SecretsProject created. ${acting} ${who}`,
           permission: orgPermission('create', 'workspace'),
           effects: changes('Deletes the claim (and the project when asked and allowed).', 'delete-project'),
         }),
@@ -132,7 +143,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'May a namespace use a declared project',
-          description: `The project a resource of \`using\` may read through the SecretsProject \`declaring\`: 403 with \`ProjectNotReady\`, \`GrantRevoked\` or \`Forbidden\` (and the call that grants it) when it may not. ${who}`,
+          description: `The project a resource of \`using\` may read through the SecretsProject \`declaring\`: 403 with \`ProjectNotReady\`, \`GrantRevoked\` or \`Forbidden\` (and the call that grants it) when it may not. ${acting} ${who}`,
           permission: projectPermission('read', 'secrets'),
           effects: reads(),
         }),
@@ -151,7 +162,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         },
       },
     },
-    async (request) => projectClaims.authorizeUseAs(request.actor, request.body.declaring, request.body.using),
+    async (request) => projectClaims.authorizeUse(request.actor, request.body.declaring, request.body.using),
   );
 
   app.get(
@@ -161,20 +172,22 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: 'Who declares a project',
-          description: `The SecretsProject of a cluster that declares the project with this slug in the caller's organization, as the database records it (404 when none does). ${who}`,
-          permission: 'Any member of the organization.',
+          description: `The SecretsProject of a cluster that declares the project with this slug in the caller's organization, as the database records it (404 when none does). Who claimed what (the claimant's uid above all) is answered only to the operator of that cluster and to the project's admins; anyone else is told there is none (404). ${who}`,
+          permission: 'The operator credential of that cluster, or a project admin (`create` on `namespace-grants`); 404 for anyone else.',
           effects: reads(),
         }),
         querystring: z.object({
-          cluster: clusterNameSchema.describe('The cluster.'),
+          cluster: optional(clusterNameSchema).describe('The cluster; the one the credential acts for when absent (400 when it acts for none).'),
           slug: required(36).describe("The project's slug."),
         }),
         response: { 200: z.object({ claimant: claimantResponse.describe('The declaring SecretsProject.') }).meta({ examples: [{ claimant: CLAIMANT }] }) },
       },
     },
     async (request) => {
-      const found = await projectClaims.claimantOfSlug(request.actor.orgId, request.query.cluster, request.query.slug);
-      if (!found) throw new NotFoundError(`No SecretsProject of cluster '${request.query.cluster}' declares project '${request.query.slug}'`);
+      const cluster = request.query.cluster ?? request.actor.cluster;
+      if (cluster === undefined) throw new BadRequestError('Name the cluster: this credential acts for none', 'ClusterRequired');
+      const found = await projectClaims.claimantOfSlug(request.actor, cluster, request.query.slug);
+      if (!found) throw new NotFoundError(`No SecretsProject of cluster '${cluster}' declares project '${request.query.slug}'`);
       return { claimant: found };
     },
   );
@@ -186,13 +199,13 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Keep an Integration resource's record",
-          description: `Creates or updates the \`kubernetes\` integration record of an Integration resource, named by its cluster and \`<namespace>/<name>\`. A call that changes nothing writes nothing. ${who}`,
-          permission: `${projectPermission('edit', 'integrations')} (\`create\` for a new record), and \`read\` on \`secrets\` at its environment and path.`,
+          description: `Creates or updates the \`kubernetes\` integration record of an Integration resource, named by its cluster and \`<namespace>/<name>\`. A call that changes nothing writes nothing. ${acting} ${who}`,
+          permission: `An operator credential bound to a registered cluster, with ${projectPermission('edit', 'integrations')} (\`create\` for a new record), and \`read\` on \`secrets\` at its environment and path.`,
           effects: changes('Creates or updates the integration record.', 'create-integration'),
         }),
         body: z
           .object({
-            cluster: clusterNameSchema.describe('The cluster of the Integration resource.'),
+            cluster: clusterField,
             managedBy,
             projectId: id().describe("The project's id."),
             environment: environmentSlug(),
@@ -235,11 +248,14 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Drop an Integration resource's record",
-          description: `Deletes the integration record of a deleted Integration resource; nothing when there is none. ${who}`,
-          permission: projectPermission('delete', 'integrations'),
+          description: `Deletes the integration record of a deleted Integration resource of the caller's cluster; nothing when there is none. ${acting} ${who}`,
+          permission: `An operator credential bound to a registered cluster, with ${projectPermission('delete', 'integrations')}`,
           effects: changes('Deletes the integration record.', 'delete-integration'),
         }),
-        querystring: z.object({ cluster: clusterNameSchema.describe('The cluster of the Integration resource.'), managedBy }),
+        querystring: z.object({
+          cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
+          managedBy,
+        }),
         response: { 200: z.object({ message: z.string().describe('What happened.') }) },
       },
     },
@@ -256,8 +272,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Record a sync's outcome",
-          description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects). Status text only, never a value. ${who}`,
-          permission: projectPermission('edit', 'integrations'),
+          description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects). Status text only, never a value. Only the operator of the cluster that keeps the record writes it (403 \`OperatorOnly\`: a project role is not enough), a revision above the newest committed one is refused (400 \`RevisionNotCommitted\`), and so is a place outside the integration's project or one the operator may not read (403 \`PlaceNotReadable\`); the revision barrier believes nothing else. ${who}`,
+          permission: 'The operator credential of the cluster whose Integration resource keeps the record (a capability of its cluster binding, not a project role).',
           effects: "Stores the outcome; no audit entry and no change (the record's settings did not change).",
         }),
         params: z.object({ integrationId: id().describe("The integration's id.") }),
@@ -294,8 +310,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Record a workload reload's progress",
-          description: `Stores the newest revision whose changes the workload reload of an integration has dealt with (the workloads that consume what changed were rolled, or found current). ${who}`,
-          permission: projectPermission('edit', 'integrations'),
+          description: `Stores the newest revision whose changes the workload reload of an integration has dealt with (the workloads that consume what changed were rolled, or found current). As sync-result: only the operator of the record's cluster (403 \`OperatorOnly\`), only a committed revision (400 \`RevisionNotCommitted\`). ${who}`,
+          permission: 'The operator credential of the cluster whose Integration resource keeps the record.',
           effects: "Stores the revision; no audit entry and no change (the record's settings did not change).",
         }),
         params: z.object({ integrationId: id().describe("The integration's id.") }),

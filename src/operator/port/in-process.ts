@@ -30,6 +30,8 @@ export interface InProcessOptions {
   organization?: string;
   /** Coffer's version, for the User-Agent of the audit entries. */
   version: string;
+  /** This installation's own cluster (COFFER_CLUSTER_NAME): the one the in-process operator acts for. */
+  clusterName: string;
 }
 
 /**
@@ -63,6 +65,7 @@ async function operatorActor(services: Services, options: InProcessOptions): Pro
     orgRole: identity.role,
     tokenId: null,
     authMethod: 'service',
+    cluster: options.clusterName,
     ip: null,
     userAgent: `k8-operator/${options.version}`,
     userAgentType: 'k8-operator',
@@ -108,8 +111,8 @@ function projectsPort(services: Services, actor: Actor): ProjectsPort {
     async release(claimant, deleteProject) {
       await projectClaims.release(actor, claimant, deleteProject);
     },
-    authorizeUse: (declaring, using) => projectClaims.authorizeUse(declaring, using),
-    claimantOfSlug: (cluster, slug) => projectClaims.claimantOfSlug(actor.orgId, cluster, slug),
+    authorizeUse: (declaring, using) => projectClaims.authorizeUse(actor, declaring, using),
+    claimantOfSlug: (cluster, slug) => projectClaims.claimantOfSlug(actor, cluster, slug),
     get,
     async update(projectId, changes) {
       await projects.update(actor, projectId, changes);
