@@ -25,7 +25,12 @@ function tableNames(node: OperationNode | undefined): string[] {
  * Told the tables a statement is about to write (names as the code spells them, e.g. `projectMemberships`);
  * answers what to run once the statement has returned, if anything.
  */
-export type WriteObserver = (tables: string[]) => (() => Promise<void>) | undefined;
+export type WriteObserver = (tables: string[], statement: WriteStatement) => (() => Promise<void>) | undefined;
+
+/** What kind of write a statement is. */
+export type WriteStatement = 'insert' | 'update' | 'delete';
+
+const STATEMENTS: Partial<Record<RootOperationNode['kind'], WriteStatement>> = { InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete' };
 
 /**
  * Tells an observer which tables each statement built with the query builder
@@ -45,7 +50,7 @@ export class WriteWatch implements KyselyPlugin {
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     if (this.#observer) {
       const written = writtenTables(args.node);
-      const afterwards = written.length > 0 ? this.#observer(written) : undefined;
+      const afterwards = written.length > 0 ? this.#observer(written, STATEMENTS[args.node.kind]!) : undefined;
       if (afterwards) this.#afterwards.set(args.queryId, afterwards);
     }
     return args.node;

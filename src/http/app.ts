@@ -138,7 +138,10 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   await app.register(etag);
   await registerDocs(app);
   // open event streams end (and let the server close) when the app closes
-  app.addHook('preClose', async () => services.changeFanout.close());
+  app.addHook('preClose', async () => {
+    await services.changeFanout.close();
+    await services.accessWatch.close();
+  });
 
   systemRoutes(app, services);
   publicAuthRoutes(app, services);

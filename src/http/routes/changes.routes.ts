@@ -6,6 +6,7 @@ import { requestOrigin } from '../authenticate.ts';
 import { parseDuration } from '../../validation/duration.ts';
 import { digitsInteger, duration, id, optional, optionalInteger } from '../../validation/input.ts';
 import { clientGone } from '../client-gone.ts';
+import { watchAccess } from '../access-ended.ts';
 import { streamEvents } from '../sse.ts';
 import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import { REVISION_HEADER } from '../revision-header.ts';
@@ -41,7 +42,8 @@ through another replica shows within a minute. A client that stops reading is dr
 
     curl -N -H "Authorization: Bearer $TOKEN" "$API/api/v1/changes/stream?since=41"`;
 
-export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: Services, settings: EventStreamSettings): void {
+export function changeRoutes(app: ZodApp, services: Services, settings: EventStreamSettings): void {
+  const { changeStreams, auth, syncBarrier, accessWatch } = services;
   app.get(
     '/api/v1/changes/stream',
     {
@@ -79,6 +81,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),
+          wakeOn: (listener) => accessWatch.subscribe(listener),
         },
       });
     },
@@ -92,7 +95,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         ...describeRoute({
           summary: 'Wait until a write reached the clusters',
           description: waitDescription,
-          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${HELD_REQUEST_LIMITS.revisionWaits.perCaller} waits under way at once, its organization ${HELD_REQUEST_LIMITS.revisionWaits.perOrganization} (429 \`RateLimitExceeded\` beyond, with \`Retry-After\`: the seconds until the first of those waits times out); a wait whose client disconnects ends at once and frees its place.`,
+          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${HELD_REQUEST_LIMITS.revisionWaits.perCaller} waits under way at once, its organization ${HELD_REQUEST_LIMITS.revisionWaits.perOrganization} (429 \`RateLimitExceeded\` beyond, with \`Retry-After\`: the seconds until the first of those waits times out); a wait whose client disconnects ends at once and frees its place. A wait whose caller loses access (its token revoked, its identity deleted, its membership removed) ends at once with the answer its next request would get (401, or 404).`,
           effects: reads(),
           errors: [429],
         }),
@@ -107,7 +110,15 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
     },
     async (request, reply) => {
       const timeoutMs = request.query.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(request.query.timeout)!;
-      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs, clientGone(request, reply));
+      const access = await watchAccess(request, services, (actor) => syncBarrier.assertMayWait(actor, request.query.revision));
+      try {
+        const answer = await syncBarrier.wait(request.actor, request.query.revision, timeoutMs, AbortSignal.any([clientGone(request, reply), access.signal]));
+        // the caller's access ended while it waited: it is answered as its next request would be
+        if (access.signal.aborted) throw access.signal.reason;
+        return answer;
+      } finally {
+        access.stop();
+      }
     },
   );
 }
