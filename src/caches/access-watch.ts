@@ -29,17 +29,29 @@ export class AccessWatch {
   #relistenDelay = 0;
   #wakeQueued = false;
   #closed = false;
+  /** Moves with every wake-up (and when listening starts): a held request that saw another one at its authentication may have missed one. */
+  #generation = 0;
 
   constructor(database: Database) {
     this.#database = database;
     this.#versions = CacheVersions.of(database);
   }
 
-  /** Calls `listener` after access may have ended; answers the function that stops it. */
-  async subscribe(listener: () => void): Promise<() => void> {
+  /** Read before a request authenticates its caller; passed to subscribe() by a request that is then held open. */
+  get generation(): number {
+    return this.#generation;
+  }
+
+  /**
+   * Calls `listener` after access may have ended; answers the function that stops it. `seen`: the generation
+   * read before the caller was authenticated; when a wake-up came since (a revocation may have committed after
+   * that check, before this subscription), `listener` is called once at once.
+   */
+  async subscribe(listener: () => void, seen?: number): Promise<() => void> {
     this.#listeners.add(listener);
     this.#stopLocal ??= this.#versions.onAccessMayEnd(this.#wake);
     if (this.#database.backend === 'postgres') await (this.#listening ??= this.#listen());
+    if (seen !== undefined && seen !== this.#generation) setImmediate(listener);
     return () => this.#listeners.delete(listener);
   }
 
@@ -52,6 +64,7 @@ export class AccessWatch {
   }
 
   readonly #wake = (): void => {
+    this.#generation++;
     if (this.#wakeQueued || this.#closed) return;
     this.#wakeQueued = true;
     setImmediate(() => {
@@ -65,6 +78,8 @@ export class AccessWatch {
     try {
       this.#unlisten = await this.#database.listen(ACCESS_CHANNEL, this.#wake, () => this.#relisten());
       this.#relistenDelay = 0;
+      // what was announced before this process listened was not heard
+      this.#generation++;
     } catch {
       this.#relisten();
     }

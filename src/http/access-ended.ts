@@ -47,8 +47,7 @@ export async function watchAccess(
       checking = null;
     });
   };
-  const stop = await deps.accessWatch.subscribe(AsyncResource.bind(wake));
-  // a revocation committed after the caller was checked and before it was listened for
-  wake();
+  // woken at once when access may have ended since the caller was authenticated
+  const stop = await deps.accessWatch.subscribe(AsyncResource.bind(wake), request.accessSeen);
   return { signal: controller.signal, stop };
 }

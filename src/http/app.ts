@@ -150,7 +150,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   const streams = { heartbeatMs: 15_000, recheckMs: 60_000, stallTimeoutMs: 60_000, ...options.eventStreams };
   await app.register(async (scope) => {
     const zodScope = scope.withTypeProvider<ZodTypeProvider>();
-    requireAuthentication(zodScope, services.auth);
+    requireAuthentication(zodScope, services.auth, services.accessWatch);
     for (const routes of [...protectedRouteGroups, ...accessControlRouteGroups]) routes(zodScope, services);
     eventRoutes(zodScope, services, streams);
     changeRoutes(zodScope, services, streams);

@@ -22,8 +22,8 @@ export interface StreamOptions {
   /** A `ping` event this often, so clients and proxies know the stream is alive. */
   heartbeatMs: number;
   /**
-   * Called this often, and whenever `wakeOn` calls (access may have ended: caches/access-watch.ts); a rejection
-   * ends the stream with an `error` event (e.g. the token was revoked).
+   * Called this often, and whenever `wakeOn` calls (access may have ended, also since the caller was authenticated:
+   * caches/access-watch.ts); a rejection ends the stream with an `error` event (e.g. the token was revoked).
    */
   recheck?: { everyMs: number; run: () => Promise<void>; wakeOn?: (listener: () => void) => Promise<() => void> };
   /** A client that reads nothing of what waits for it for this long is dropped (default 60 s). */
@@ -145,8 +145,6 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
     const stop = await wakeOn(AsyncResource.bind(runRecheck));
     if (ended) stop();
     else stopWaking = stop;
-    // a revocation committed after the caller was checked and before it was listened for
-    runRecheck();
   }
   heartbeat.unref();
   try {

@@ -81,7 +81,7 @@ export function changeRoutes(app: ZodApp, services: Services, settings: EventStr
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),
-          wakeOn: (listener) => accessWatch.subscribe(listener),
+          wakeOn: (listener) => accessWatch.subscribe(listener, request.accessSeen),
         },
       });
     },

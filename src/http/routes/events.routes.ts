@@ -77,7 +77,7 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth, accessWatch }: S
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),
-          wakeOn: (listener) => accessWatch.subscribe(listener),
+          wakeOn: (listener) => accessWatch.subscribe(listener, request.accessSeen),
         },
       });
     },
