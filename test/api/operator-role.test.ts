@@ -21,7 +21,16 @@ const effective = (token: string, projectId = fx.projectId) => app.request('GET'
 const record = (token: string, name: string) =>
   app.request('PUT', '/api/v1/operator/integrations', {
     token,
-    body: { cluster: 'role-cluster', managedBy: `shop/${name}`, projectId: fx.projectId, environment: 'dev', secretPath: '/', app: name, owner: 'shop', targetEnvironment: 'shop' },
+    body: {
+      cluster: 'role-cluster',
+      managedBy: `shop/${name}`,
+      projectId: fx.projectId,
+      environment: 'dev',
+      secretPath: '/',
+      app: name,
+      owner: 'shop',
+      targetEnvironment: 'shop',
+    },
   });
 
 describe(`the built-in project role ${OPERATOR_ROLE_SLUG}`, () => {

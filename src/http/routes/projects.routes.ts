@@ -85,7 +85,7 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
           summary: 'What the caller may do in a project',
           description: `The caller's own permissions in the project: each subject with the actions its roles and additional privileges allow now, and the rules they come from. \`coffer operator\` asks it at start to say which permissions its identity lacks (the built-in role \`${OPERATOR_ROLE_SLUG}\` has exactly those it needs). It answers only for the caller: nobody learns another member's permissions here.`,
           permission:
-            'Any member of the project (any role, \`no-access\` included: it then lists nothing); 404 for a project of which the caller is no member, as for a missing one.',
+            'Any member of the project (any role, `no-access` included: it then lists nothing); 404 for a project of which the caller is no member, as for a missing one.',
           effects: reads(),
         }),
         params: workspaceParams,

@@ -8,7 +8,6 @@ import type { OperatorMetrics } from '../runtime/metrics.ts';
 import type { StatusWriter } from '../runtime/status.ts';
 import type { ConflictReports } from './conflict-reports.ts';
 import type { InstallationKey } from './installation-key.ts';
-import type { OperatorPermissions } from './operator-permissions.ts';
 import type { WorkloadReloader } from './reload/workload-reloader.ts';
 
 /** Who this operator is: the installation whose resources it manages, and the cluster as it names itself. */
@@ -37,8 +36,8 @@ export interface ControllerContext {
   /** Rolls the workloads that consume what an Integration wrote (off without its RBAC). */
   reloader: WorkloadReloader;
   metrics?: Pick<OperatorMetrics, 'changeReachedSecret'>;
-  /** Whether the operator's identity holds what a sync needs in a project (checked before its first sync). */
-  permissions: Pick<OperatorPermissions, 'assertHeld'>;
+  /** Whether the operator's identity holds what a sync needs in a project (checked before its first sync: operator-permissions.ts). */
+  permissions: { assertHeld(projectId: string): Promise<void> };
 }
 
 /**
