@@ -54,17 +54,36 @@ export const permissionRuleSchema = z.object({
   inverted: z.boolean().optional(),
 });
 
-export const effectivePermissionsSchema = z.object({
-  permissions: z
-    .array(
-      z.object({
-        subject: z.enum(PROJECT_SUBJECTS).describe('What the caller may act on.'),
-        actions: z.array(actionSchema).describe('What it may do there, somewhere in the project (`rules` tells where, for subjects narrowed to environments and paths).'),
-      }),
-    )
-    .describe('Each subject the caller may take an action on, with those actions; a subject it may do nothing with is left out.'),
-  rules: z.array(permissionRuleSchema).describe('The rules those come from: its roles and additional privileges that are active now, as stored.'),
-});
+export const effectivePermissionsSchema = z
+  .object({
+    permissions: z
+      .array(
+        z.object({
+          subject: z.enum(PROJECT_SUBJECTS).describe('What the caller may act on.'),
+          actions: z
+            .array(actionSchema)
+            .describe('What it may do there, somewhere in the project (`rules` tells where, for subjects narrowed to environments and paths).'),
+        }),
+      )
+      .describe('Each subject the caller may take an action on, with those actions; a subject it may do nothing with is left out.'),
+    rules: z.array(permissionRuleSchema).describe('The rules those come from: its roles and additional privileges that are active now, as stored.'),
+  })
+  .meta({
+    examples: [
+      {
+        permissions: [
+          { subject: 'workspace', actions: ['read'] },
+          { subject: 'secrets', actions: ['read'] },
+          { subject: 'integrations', actions: ['read', 'create', 'edit', 'delete'] },
+        ],
+        rules: [
+          { subject: 'workspace', action: ['read'] },
+          { subject: 'secrets', action: ['read'], conditions: { environment: 'prod', secretPath: { $glob: '/app/**' } } },
+          { subject: 'integrations', action: ['read', 'create', 'edit', 'delete'] },
+        ],
+      },
+    ],
+  });
 export type EffectivePermissions = z.infer<typeof effectivePermissionsSchema>;
 
 /** What a permission set allows, by subject, and the rules it was built from. */
