@@ -33,12 +33,13 @@ Events (each \`id\` is a revision; a client resumes after the last one it receiv
 - \`reset\` instead of \`ready\` when the revision to resume after is not in this server's change log (a database
   restored from a backup, another installation): \`data: {revision, reason: "unknown-revision", message}\`; list again,
   then follow from R.
-- \`error\`, \`data: {message}\`, then the end: the caller's token or access ended.
+- \`error\`, \`data: {message, statusCode, error, code}\`, then the end: the caller's token was revoked or expired (401), or,
+  for a stream of one project, its access there ended (404).
 
 To resume after a disconnect, send the last \`id\` received as the \`Last-Event-ID\` header (browsers' EventSource
 does) or as \`since\`; \`Last-Event-ID\` wins when both are given. Nothing is missed and nothing repeated. Which
-projects the caller sees follows its project permissions (environment and secret path too); a change in access made
-through another replica shows within a minute. A client that stops reading is dropped after a minute. For example:
+projects the caller sees follows its project permissions (environment and secret path too); a revocation made through
+any replica applies at once. A client that stops reading is dropped after a minute. For example:
 
     curl -N -H "Authorization: Bearer $TOKEN" "$API/api/v1/changes/stream?since=41"`;
 
