@@ -61,7 +61,14 @@ export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'permiss
 export type VersionedCacheName = (typeof VERSIONED_CACHES)[number];
 
 /**
- * Inserts that only add a credential (a login's token row, a session): they end nobody's access, so they wake
- * no held request (every login would otherwise make every open stream check its caller again).
+ * Statements that only add a credential or count its use (a login's token row or session, a token's use count or
+ * renewal): they end nobody's access, so they wake no held request (every login or counted use would otherwise make
+ * every open stream check its caller again). Which tables a login inserts into; which columns a use or renewal sets.
  */
-export const LOGIN_TABLES: ReadonlySet<string> = new Set(['identityAccessTokens', 'userSessions']);
+export const CREDENTIAL_BOOKKEEPING = {
+  inserts: new Set(['identityAccessTokens', 'userSessions']),
+  updates: { identityAccessTokens: new Set(['accessTokenNumUses', 'accessTokenLastUsedAt', 'accessTokenLastRenewedAt', 'updatedAt']) } as Record<
+    string,
+    ReadonlySet<string>
+  >,
+} as const;

@@ -4,7 +4,7 @@ import { type Kysely, sql } from 'kysely';
 import type { Database, Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { WriteStatement } from '../db/write-watch.ts';
-import { CACHE_POLICIES, LOGIN_TABLES, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
+import { CACHE_POLICIES, CREDENTIAL_BOOKKEEPING, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
 
 /** NOTIFY channel: a committed write may have ended someone's access (caches/access-watch.ts listens). */
 export const ACCESS_CHANNEL = 'coffer_access';
@@ -35,11 +35,15 @@ export async function moveVersions(db: Executor, names: readonly VersionedCacheN
 
 /**
  * Whether a statement on `tables` may end someone's access: it writes a table a cache that decides access is read
- * from, and is not a login adding its credential.
+ * from, and is not the bookkeeping of a login or of a token's use (CREDENTIAL_BOOKKEEPING).
  */
 function mayEndAccess(tables: readonly string[], statement: WriteStatement, names: readonly VersionedCacheName[]): boolean {
   if (!names.some((name) => CACHE_POLICIES[name].decidesAccess)) return false;
-  return !(statement === 'insert' && tables.every((table) => LOGIN_TABLES.has(table)));
+  if (statement.kind === 'insert') return !tables.every((table) => CREDENTIAL_BOOKKEEPING.inserts.has(table));
+  if (statement.kind === 'update') {
+    return !tables.every((table) => statement.columns.every((column) => CREDENTIAL_BOOKKEEPING.updates[table]?.has(column) === true));
+  }
+  return true;
 }
 
 /** Tells every process (at commit, when sent in a transaction) that access may have ended. */

@@ -27,10 +27,15 @@ function tableNames(node: OperationNode | undefined): string[] {
  */
 export type WriteObserver = (tables: string[], statement: WriteStatement) => (() => Promise<void>) | undefined;
 
-/** What kind of write a statement is. */
-export type WriteStatement = 'insert' | 'update' | 'delete';
+/** What kind of write a statement is; for an UPDATE, the columns it sets. */
+export type WriteStatement = { kind: 'insert' } | { kind: 'update'; columns: string[] } | { kind: 'delete' };
 
-const STATEMENTS: Partial<Record<RootOperationNode['kind'], WriteStatement>> = { InsertQueryNode: 'insert', UpdateQueryNode: 'update', DeleteQueryNode: 'delete' };
+function statementOf(node: RootOperationNode): WriteStatement {
+  if (node.kind === 'InsertQueryNode') return { kind: 'insert' };
+  if (node.kind !== 'UpdateQueryNode') return { kind: 'delete' };
+  const updates = (node.updates ?? []) as unknown as { column: { kind: string; column?: { name: string } } }[];
+  return { kind: 'update', columns: updates.map((update) => update.column.column?.name ?? '') };
+}
 
 /**
  * Tells an observer which tables each statement built with the query builder
@@ -50,7 +55,7 @@ export class WriteWatch implements KyselyPlugin {
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     if (this.#observer) {
       const written = writtenTables(args.node);
-      const afterwards = written.length > 0 ? this.#observer(written, STATEMENTS[args.node.kind]!) : undefined;
+      const afterwards = written.length > 0 ? this.#observer(written, statementOf(args.node)) : undefined;
       if (afterwards) this.#afterwards.set(args.queryId, afterwards);
     }
     return args.node;
