@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { type AuthService, isTokenExpired } from './auth-service.ts';
 import { revokeUserSession } from './session-store.ts';
-import { deleteIdentityTokensByMethod, findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken } from './token-store.ts';
+import { deleteIdentityTokensByMethod, findIdentityTokenWithOwner, renewIdentityToken, revokeIdentityToken, revokeTokensOfClientSecret } from './token-store.ts';
 
 type TokenRow = NonNullable<Awaited<ReturnType<typeof findIdentityTokenWithOwner>>>;
 
@@ -20,6 +20,14 @@ function secondsLeft(row: TokenRow, now: number): number {
 /** Deletes the identity's access tokens issued by one auth method (it was removed), in the caller's write. */
 export function revokeTokensIssuedBy(db: Executor, identityId: string, authMethod: string): Promise<void> {
   return deleteIdentityTokensByMethod(db, identityId, authMethod);
+}
+
+/**
+ * Revokes the access tokens a client secret logged in, in the caller's write (the secret was revoked): a
+ * revoked credential leaves nothing behind that still works.
+ */
+export function revokeTokensLoggedInWith(db: Executor, clientSecretId: string): Promise<void> {
+  return revokeTokensOfClientSecret(db, clientSecretId);
 }
 
 /** Renewing and revoking identity access tokens, and signing out. */

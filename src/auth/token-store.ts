@@ -81,3 +81,13 @@ export async function renewIdentityToken(db: Executor, tokenId: string, at: Date
 export async function deleteIdentityTokensByMethod(db: Executor, identityId: string, authMethod: string): Promise<void> {
   await db.deleteFrom('identityAccessTokens').where('identityId', '=', identityId).where('authMethod', '=', authMethod).execute();
 }
+
+/** Revokes the access tokens a universal-auth client secret logged in (it was revoked). */
+export async function revokeTokensOfClientSecret(db: Executor, clientSecretId: string): Promise<void> {
+  await db
+    .updateTable('identityAccessTokens')
+    .set({ isAccessTokenRevoked: true, updatedAt: new Date() })
+    .where('identityUaClientSecretId', '=', clientSecretId)
+    .where('isAccessTokenRevoked', '=', false)
+    .execute();
+}

@@ -8,6 +8,11 @@ export interface VersionedPolicy {
   /** The tables (as the code names them) its values are read from: a transaction writing one moves the cache's version. */
   readonly tables: readonly string[];
   readonly maxEntries: number;
+  /**
+   * It decides who may call at all or what they may do: a write to its tables may end someone's access, so
+   * the streams and waits held open wake and check their caller again (caches/access-watch.ts).
+   */
+  readonly decidesAccess?: true;
 }
 
 /** A cache of values derived from one project's data, each reused only while the project's change-feed revision is the one it was read at. */
@@ -17,6 +22,7 @@ export interface RevisionPolicy {
 }
 
 const lookup = (tables: string[]): VersionedPolicy => ({ tables, maxEntries: 10_000 });
+const accessLookup = (tables: string[]): VersionedPolicy => ({ ...lookup(tables), decidesAccess: true });
 
 export const CACHE_POLICIES = {
   /** Projects by id and by organization and slug (services/lookups.ts). */
@@ -30,7 +36,7 @@ export const CACHE_POLICIES = {
    * table whose writes may change it. A temporary grant starting or ending ends
    * the entry at that moment.
    */
-  permissions: lookup([
+  permissions: accessLookup([
     'projects',
     'identities',
     'users',
@@ -41,7 +47,7 @@ export const CACHE_POLICIES = {
     'identityProjectAdditionalPrivileges',
   ]),
   /** Identity access token rows and their owners (auth/auth-service.ts); a token with a use limit is never reused. */
-  identityTokens: lookup([
+  identityTokens: accessLookup([
     'identityAccessTokens',
     'identities',
     'identityOrgMemberships',
@@ -52,7 +58,7 @@ export const CACHE_POLICIES = {
     'clusterIdentities',
   ]),
   /** User sessions and their owners (auth/auth-service.ts). */
-  userSessions: lookup(['userSessions', 'users', 'orgMemberships']),
+  userSessions: accessLookup(['userSessions', 'users', 'orgMemberships']),
   /** Plain secret listings for machine callers, in secrets (secrets/secret-reader.ts). */
   listings: { maxWeight: 20_000 } satisfies RevisionPolicy,
   /** The same listings' JSON bodies, in bytes (http/routes/secrets.routes.ts). */
@@ -62,3 +68,16 @@ export const CACHE_POLICIES = {
 /** The caches kept by version (caches/cache-versions.ts), each with a row of its own in `cache_versions`. */
 export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'permissions', 'identityTokens', 'userSessions'] as const;
 export type VersionedCacheName = (typeof VERSIONED_CACHES)[number];
+
+/**
+ * Statements that only add a credential or count its use (a login's token row or session, a token's use count or
+ * renewal): they end nobody's access, so they wake no held request (every login or counted use would otherwise make
+ * every open stream check its caller again). Which tables a login inserts into; which columns a use or renewal sets.
+ */
+export const CREDENTIAL_BOOKKEEPING = {
+  inserts: new Set(['identityAccessTokens', 'userSessions']),
+  updates: { identityAccessTokens: new Set(['accessTokenNumUses', 'accessTokenLastUsedAt', 'accessTokenLastRenewedAt', 'updatedAt']) } as Record<
+    string,
+    ReadonlySet<string>
+  >,
+} as const;

@@ -1,9 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
 import type { Database, Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
-import { CACHE_POLICIES, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
+import { notifyAtCommit } from '../db/statements.ts';
+import type { WriteStatement } from '../db/write-watch.ts';
+import { CACHE_POLICIES, CREDENTIAL_BOOKKEEPING, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
 import { bumpCacheVersions, listCacheVersions } from './cache-version-store.ts';
+
+/** NOTIFY channel: a committed write may have ended someone's access (caches/access-watch.ts listens). */
+export const ACCESS_CHANNEL = 'coffer_access';
 
 /** Each versioned cache's version, as one read (or this process) saw them. */
 export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName, number>>;
@@ -24,8 +30,32 @@ export async function moveVersions(db: Executor, names: readonly VersionedCacheN
   return Object.fromEntries(rows.map((row) => [row.name, row.version]));
 }
 
-/** The caches a tracked transaction writes the tables of (WriteWatch reports its statements); `open` until their versions are moved. */
-const transactions = new AsyncLocalStorage<{ written: Set<VersionedCacheName>; open: boolean }>();
+/**
+ * Whether a statement on `tables` may end someone's access: it writes a table a cache that decides access is read
+ * from, and is not the bookkeeping of a login or of a token's use (CREDENTIAL_BOOKKEEPING).
+ */
+function mayEndAccess(tables: readonly string[], statement: WriteStatement, names: readonly VersionedCacheName[]): boolean {
+  if (!names.some((name) => CACHE_POLICIES[name].decidesAccess)) return false;
+  if (statement.kind === 'insert') return !tables.every((table) => CREDENTIAL_BOOKKEEPING.inserts.has(table));
+  if (statement.kind === 'update') {
+    return !tables.every((table) => statement.columns.every((column) => CREDENTIAL_BOOKKEEPING.updates[table]?.has(column) === true));
+  }
+  return true;
+}
+
+/** Tells every process (at commit, when sent in a transaction) that access may have ended. */
+async function announceAccessEnding(db: Executor): Promise<void> {
+  await notifyAtCommit(db, ACCESS_CHANNEL);
+}
+
+/** What a tracked transaction writes (WriteWatch reports its statements); `open` until their versions are moved. */
+interface TrackedTransaction {
+  written: Set<VersionedCacheName>;
+  /** One of its statements may end someone's access (mayEndAccess). */
+  endsAccess: boolean;
+  open: boolean;
+}
+const transactions = new AsyncLocalStorage<TrackedTransaction>();
 
 /**
  * Runs `work`, the statements of one transaction, and answers the caches whose
@@ -33,11 +63,11 @@ const transactions = new AsyncLocalStorage<{ written: Set<VersionedCacheName>; o
  * it commits. The unit of work does it for every write (CacheVersions.track); a
  * transaction made outside it (a root key rotation) does it itself.
  */
-export async function recordingWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: VersionedCacheName[] }> {
-  const transaction = { written: new Set<VersionedCacheName>(), open: true };
+export async function recordingWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: VersionedCacheName[]; endsAccess: boolean }> {
+  const transaction: TrackedTransaction = { written: new Set(), endsAccess: false, open: true };
   try {
     const result = await transactions.run(transaction, work);
-    return { result, written: [...transaction.written] };
+    return { result, written: [...transaction.written], endsAccess: transaction.endsAccess };
   } finally {
     transaction.open = false;
   }
@@ -68,6 +98,8 @@ const perDatabase = new WeakMap<Kysely<DB>, CacheVersions>();
  */
 export class CacheVersions {
   readonly #db: Kysely<DB>;
+  /** `access-may-end`: a write that may end someone's access committed in this process. */
+  readonly #events = new EventEmitter<{ 'access-may-end': [] }>();
   /** Other processes may write the database: read the versions from it. */
   readonly #shared: boolean;
   /** The newest version of each cache this process committed or read. */
@@ -86,7 +118,7 @@ export class CacheVersions {
   private constructor(database: Database) {
     this.#db = database.db;
     this.#shared = database.backend === 'postgres';
-    database.writes.observe((tables) => this.#written(tables));
+    database.writes.observe((tables, statement) => this.#written(tables, statement));
   }
 
   /**
@@ -95,9 +127,26 @@ export class CacheVersions {
    * is to be called once the transaction has committed.
    */
   async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: () => void }> {
-    const { result, written } = await recordingWrites(work);
+    const { result, written, endsAccess } = await recordingWrites(work);
     const moved = await moveVersions(trx, written);
-    return { result, committed: () => this.#note(moved) };
+    if (endsAccess) await announceAccessEnding(trx);
+    return {
+      result,
+      committed: () => {
+        this.#note(moved);
+        if (endsAccess) this.#events.emit('access-may-end');
+      },
+    };
+  }
+
+  /**
+   * Calls `listener` after each write committed in this process that may have ended someone's access (a
+   * revocation, a removed membership, a changed role); other processes hear it on ACCESS_CHANNEL. Answers the
+   * function that stops it.
+   */
+  onAccessMayEnd(listener: () => void): () => void {
+    this.#events.on('access-may-end', listener);
+    return () => this.#events.off('access-may-end', listener);
   }
 
   /** The versions a cache compares with now: the request's, or read afresh outside one (the same as this process's on PGlite). */
@@ -144,15 +193,22 @@ export class CacheVersions {
    * caches are noted, to be moved before it commits; any other statement
    * commits on its own, and the versions move once it has returned.
    */
-  #written(tables: string[]): (() => Promise<void>) | undefined {
+  #written(tables: string[], statement: WriteStatement): (() => Promise<void>) | undefined {
     const names = cachesReadFrom(tables);
     if (names.length === 0) return undefined;
+    const endsAccess = mayEndAccess(tables, statement, names);
     // (a statement made later from work the transaction started, once its versions have moved, is on its own)
     const transaction = transactions.getStore();
     if (transaction?.open) {
       for (const name of names) transaction.written.add(name);
+      transaction.endsAccess ||= endsAccess;
       return undefined;
     }
-    return async () => this.#note(await moveVersions(this.#db, names));
+    return async () => {
+      this.#note(await moveVersions(this.#db, names));
+      if (!endsAccess) return;
+      await announceAccessEnding(this.#db);
+      this.#events.emit('access-may-end');
+    };
   }
 }

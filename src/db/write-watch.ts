@@ -25,7 +25,17 @@ function tableNames(node: OperationNode | undefined): string[] {
  * Told the tables a statement is about to write (names as the code spells them, e.g. `projectMemberships`);
  * answers what to run once the statement has returned, if anything.
  */
-export type WriteObserver = (tables: string[]) => (() => Promise<void>) | undefined;
+export type WriteObserver = (tables: string[], statement: WriteStatement) => (() => Promise<void>) | undefined;
+
+/** What kind of write a statement is; for an UPDATE, the columns it sets. */
+export type WriteStatement = { kind: 'insert' } | { kind: 'update'; columns: string[] } | { kind: 'delete' };
+
+function statementOf(node: RootOperationNode): WriteStatement {
+  if (node.kind === 'InsertQueryNode') return { kind: 'insert' };
+  if (node.kind !== 'UpdateQueryNode') return { kind: 'delete' };
+  const updates = (node.updates ?? []) as unknown as { column: { kind: string; column?: { name: string } } }[];
+  return { kind: 'update', columns: updates.map((update) => update.column.column?.name ?? '') };
+}
 
 /**
  * Tells an observer which tables each statement built with the query builder
@@ -45,7 +55,7 @@ export class WriteWatch implements KyselyPlugin {
   transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
     if (this.#observer) {
       const written = writtenTables(args.node);
-      const afterwards = written.length > 0 ? this.#observer(written) : undefined;
+      const afterwards = written.length > 0 ? this.#observer(written, statementOf(args.node)) : undefined;
       if (afterwards) this.#afterwards.set(args.queryId, afterwards);
     }
     return args.node;

@@ -71,6 +71,11 @@ export class CallerScope {
     for (const [projectId, known] of this.#projects) if (known.loadedAt <= before) this.#projects.delete(projectId);
   }
 
+  /** Whether the caller may still read anything in the project (403/404 otherwise). */
+  assertReadable(actor: Actor, projectId: string): Promise<void> {
+    return CallerScope.assertReadable(this.#deps, actor, projectId);
+  }
+
   /** Whether the caller may read anything in the project (403 otherwise); for a stream narrowed to one project. */
   static async assertReadable(deps: ServiceDeps, actor: Actor, projectId: string): Promise<void> {
     const project = await deps.lookups.requireProject(deps.db, { id: projectId });

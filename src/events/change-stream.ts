@@ -149,9 +149,13 @@ export class ChangeStream {
     return { id: String(this.#shownThrough), event: 'ping', data: JSON.stringify({ revision: this.#shownThrough }) };
   }
 
-  /** Re-reads the caller's permissions (after its token was checked again). */
-  refresh(actor: Actor): void {
+  /**
+   * Re-reads the caller's permissions (after its token was checked again); a stream of one project throws
+   * (404/403) once the caller may read nothing there, which ends it.
+   */
+  async refresh(actor: Actor): Promise<void> {
     this.#scope.refresh(actor);
+    if (this.#only !== undefined) await this.#scope.assertReadable(actor, this.#only);
   }
 
   close(): void {

@@ -140,7 +140,10 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   await app.register(etag);
   await registerDocs(app);
   // open event streams end (and let the server close) when the app closes
-  app.addHook('preClose', async () => services.changeFanout.close());
+  app.addHook('preClose', async () => {
+    await services.changeFanout.close();
+    await services.accessWatch.close();
+  });
 
   systemRoutes(app, services);
   publicAuthRoutes(app, services);
@@ -149,7 +152,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
   const streams = { heartbeatMs: 15_000, recheckMs: 60_000, stallTimeoutMs: 60_000, ...options.eventStreams };
   await app.register(async (scope) => {
     const zodScope = scope.withTypeProvider<ZodTypeProvider>();
-    requireAuthentication(zodScope, services.auth);
+    requireAuthentication(zodScope, services.auth, services.accessWatch);
     for (const routes of [...protectedRouteGroups, ...accessControlRouteGroups]) routes(zodScope, services);
     eventRoutes(zodScope, services, streams);
     changeRoutes(zodScope, services, streams);

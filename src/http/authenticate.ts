@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Actor, detectUserAgentType, type RequestOrigin } from '../actor/actor.ts';
 import type { AuthService } from '../auth/auth-service.ts';
+import type { AccessWatch } from '../caches/access-watch.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication hook on every protected route. */
     actor: Actor;
+    /** AccessWatch's generation, read just before the caller was authenticated (a held request compares it). */
+    accessSeen: number;
     /** Set by `loginTokenHook` on the routes that choose an organization: the user who logged in (undefined: not a user). */
     loginUserId: string | undefined;
   }
@@ -17,8 +20,9 @@ export function requestOrigin(request: FastifyRequest): RequestOrigin {
 }
 
 /** Adds a hook to this plugin scope that resolves the bearer token into `request.actor`. */
-export function requireAuthentication(app: FastifyInstance, auth: AuthService): void {
+export function requireAuthentication(app: FastifyInstance, auth: AuthService, accessWatch: AccessWatch): void {
   app.addHook('onRequest', async (request) => {
+    request.accessSeen = accessWatch.generation;
     request.actor = await auth.authenticate(request.headers.authorization, requestOrigin(request));
   });
 }

@@ -1,5 +1,7 @@
 import { once } from 'node:events';
+import { AsyncResource } from 'node:async_hooks';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
 
 /** One server-sent event. */
 export interface ServerSentEvent {
@@ -19,8 +21,11 @@ export interface EventSource {
 export interface StreamOptions {
   /** A `ping` event this often, so clients and proxies know the stream is alive. */
   heartbeatMs: number;
-  /** Called this often; a rejection ends the stream with an `error` event (e.g. the token was revoked). */
-  recheck?: { everyMs: number; run: () => Promise<void> };
+  /**
+   * Called this often, and whenever `wakeOn` calls (access may have ended, also since the caller was authenticated:
+   * caches/access-watch.ts); a rejection ends the stream with an `error` event (e.g. the token was revoked).
+   */
+  recheck?: { everyMs: number; run: () => Promise<void>; wakeOn?: (listener: () => void) => Promise<() => void> };
   /** A client that reads nothing of what waits for it for this long is dropped (default 60 s). */
   stallTimeoutMs?: number;
 }
@@ -50,6 +55,13 @@ async function drained(raw: FastifyReply['raw'], timeoutMs: number): Promise<boo
   }
 }
 
+/** The `error` event that ends a stream: why, with the status and code a request would have been refused with. */
+export function errorEvent(error: unknown): ServerSentEvent {
+  const message = error instanceof Error ? error.message : 'The subscription is no longer allowed';
+  const refusal = error instanceof AppError ? { statusCode: error.statusCode, error: error.error, code: error.code } : {};
+  return { event: 'error', data: JSON.stringify({ message, ...refusal }) };
+}
+
 export function formatEvent(event: ServerSentEvent): string {
   let text = '';
   if (event.id !== undefined) text += `id: ${event.id}\n`;
@@ -76,6 +88,7 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
     ended = true;
     clearInterval(heartbeat);
     clearTimeout(recheck);
+    stopWaking?.();
     source.close();
     if (!raw.destroyed) raw.end();
   };
@@ -96,20 +109,43 @@ export async function streamEvents(request: FastifyRequest, reply: FastifyReply,
   }, options.heartbeatMs);
   // each stream rechecks at its own moment (±25 %), so streams opened together do not recheck together
   const nextRecheck = () => setTimeout(runRecheck, (options.recheck?.everyMs ?? 60_000) * (0.75 + Math.random() * 0.5)).unref();
+  let rechecking = false;
+  /** A wake-up came while a recheck ran: one more follows it (what it saw may predate that write). */
+  let recheckAgain = false;
   const runRecheck = () => {
     if (ended || !options.recheck) return;
+    if (rechecking) {
+      recheckAgain = true;
+      return;
+    }
+    rechecking = true;
+    clearTimeout(recheck);
     options.recheck.run().then(
       () => {
-        if (!ended) recheck = nextRecheck();
+        rechecking = false;
+        if (ended) return;
+        recheck = nextRecheck();
+        if (recheckAgain) {
+          recheckAgain = false;
+          runRecheck();
+        }
       },
       (error: unknown) => {
-        const message = error instanceof Error ? error.message : 'The subscription is no longer allowed';
-        write(formatEvent({ event: 'error', data: JSON.stringify({ message }) }));
+        rechecking = false;
+        write(formatEvent(errorEvent(error)));
         end();
       },
     );
   };
   let recheck: NodeJS.Timeout | undefined = options.recheck ? nextRecheck() : undefined;
+  // in this request's async context: the recheck reads the cache versions as a request of its own
+  let stopWaking: (() => void) | undefined;
+  const wakeOn = options.recheck?.wakeOn;
+  if (wakeOn) {
+    const stop = await wakeOn(AsyncResource.bind(runRecheck));
+    if (ended) stop();
+    else stopWaking = stop;
+  }
   heartbeat.unref();
   try {
     for (;;) {

@@ -77,6 +77,11 @@ export class SyncBarrier {
     return answerOf(await listManagedIntegrationsOfProject(this.#deps.db, written.projectId), written, revision);
   }
 
+  /** 404 unless the caller may (still) wait for `revision`: a held wait checks it again when access may have ended. */
+  async assertMayWait(actor: Actor, revision: number): Promise<void> {
+    await this.#readableWrite(actor, revision);
+  }
+
   /** The changes of the write that committed `revision`, if the caller may read its project's integrations; 404 alike when there is none and when it may not. */
   async #readableWrite(actor: Actor, revision: number): Promise<WrittenChanges> {
     const { db, changes, lookups, permissions } = this.#deps;

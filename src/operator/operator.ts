@@ -1,3 +1,4 @@
+import { OperatorPermissions } from './controllers/operator-permissions.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerContext } from './controllers/context.ts';
@@ -204,6 +205,7 @@ export class Operator {
       installationKey: this.#installationKey,
       reloader: new WorkloadReloader({ kube: this.#kube, informers, events: this.#events, logger: this.#logger, metrics }, reload),
       metrics,
+      permissions: new OperatorPermissions(port.projects, this.#logger),
     };
     const manager = new Manager({
       logger: this.#logger,

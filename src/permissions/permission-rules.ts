@@ -128,7 +128,33 @@ const all = (subjects: readonly string[]): PermissionRule[] => subjects.map((sub
 const crud = (subject: string): PermissionRule => ({ subject, action: [...ACTIONS] });
 const only = (subject: string, ...action: Action[]): PermissionRule => ({ subject, action });
 
-/** The reference's built-in project roles (§1.5). */
+/** The built-in project role for a Kubernetes operator's machine identity (Infisical has none by that name). */
+export const OPERATOR_ROLE_SLUG = 'k8s-operator';
+
+/** One subject and the actions on it. */
+export interface PermissionNeed {
+  subject: ProjectSubject;
+  actions: readonly Action[];
+}
+
+/**
+ * What an operator does in a project it syncs, and nothing more: resolve the
+ * project and its environments, read secrets (folders and imports are read
+ * with them), and keep its Integration resources' records and sync results.
+ * The role OPERATOR_ROLE_SLUG grants exactly this, and the operator checks at
+ * start that it holds it (permissions/operator-role.ts). The one list to
+ * change when what the operator does changes.
+ */
+export const OPERATOR_NEEDS: readonly PermissionNeed[] = [
+  { subject: 'workspace', actions: ['read'] },
+  { subject: 'environments', actions: ['read'] },
+  { subject: 'secret-folders', actions: ['read'] },
+  { subject: 'secrets', actions: ['read'] },
+  { subject: 'secret-imports', actions: ['read'] },
+  { subject: 'integrations', actions: ['read', 'create', 'edit', 'delete'] },
+];
+
+/** The reference's built-in project roles (§1.5), and Coffer's role for operators. */
 export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description: string; rules: PermissionRule[] }> = {
   admin: { name: 'Admin', description: 'Full administrative access over a project', rules: all(PROJECT_SUBJECTS) },
   member: {
@@ -149,6 +175,11 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
     rules: PROJECT_SUBJECTS.map((subject) => only(subject, 'read')),
   },
   'no-access': { name: 'No Access', description: 'No access to any resources in the project', rules: [] },
+  [OPERATOR_ROLE_SLUG]: {
+    name: 'Kubernetes Operator',
+    description: "What Coffer's operator needs to sync the project into a cluster: read secrets, keep its integration records",
+    rules: OPERATOR_NEEDS.map(({ subject, actions }) => ({ subject, action: [...actions] })),
+  },
 };
 
 export function isBuiltInProjectRole(slug: string): boolean {

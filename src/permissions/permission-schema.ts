@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { asPathGlob, PATH_GLOB_RULES } from '../patterns/pattern-schema.ts';
 import { PATH_MAX, required } from '../validation/input.ts';
-import { ACTIONS, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS } from './permission-rules.ts';
+import { ACTIONS, type Action, CONDITIONAL_SUBJECTS, type PermissionRule, PROJECT_SUBJECTS, type ProjectSubject } from './permission-rules.ts';
 
 /** An environment slug or a secret path (glob). */
 const conditionText = () => required(PATH_MAX);
@@ -53,3 +53,41 @@ export const permissionRuleSchema = z.object({
   conditions: z.record(z.string(), z.unknown()).optional(),
   inverted: z.boolean().optional(),
 });
+
+export const effectivePermissionsSchema = z
+  .object({
+    permissions: z
+      .array(
+        z.object({
+          subject: z.enum(PROJECT_SUBJECTS).describe('What the caller may act on.'),
+          actions: z
+            .array(actionSchema)
+            .describe('What it may do there, somewhere in the project (`rules` tells where, for subjects narrowed to environments and paths).'),
+        }),
+      )
+      .describe('Each subject the caller may take an action on, with those actions; a subject it may do nothing with is left out.'),
+    rules: z.array(permissionRuleSchema).describe('The rules those come from: its roles and additional privileges that are active now, as stored.'),
+  })
+  .meta({
+    examples: [
+      {
+        permissions: [
+          { subject: 'workspace', actions: ['read'] },
+          { subject: 'secrets', actions: ['read'] },
+          { subject: 'integrations', actions: ['read', 'create', 'edit', 'delete'] },
+        ],
+        rules: [
+          { subject: 'workspace', action: ['read'] },
+          { subject: 'secrets', action: ['read'], conditions: { environment: 'prod', secretPath: { $glob: '/app/**' } } },
+          { subject: 'integrations', action: ['read', 'create', 'edit', 'delete'] },
+        ],
+      },
+    ],
+  });
+export type EffectivePermissions = z.infer<typeof effectivePermissionsSchema>;
+
+/** What a permission set allows, by subject, and the rules it was built from. */
+export function toEffectivePermissions(set: { can(action: Action, subject: ProjectSubject): boolean; rules: readonly PermissionRule[] }): EffectivePermissions {
+  const permissions = PROJECT_SUBJECTS.map((subject) => ({ subject, actions: ACTIONS.filter((action) => set.can(action, subject)) }));
+  return { permissions: permissions.filter((permission) => permission.actions.length > 0), rules: [...set.rules] };
+}

@@ -28,11 +28,14 @@ export type { Action, OrgSubject, PermissionConditions, ProjectSubject };
 /** What an actor may do in one project (or organization), computed once. */
 export class PermissionSet {
   readonly ability: Ability;
+  /** The rules it was built from (roles and privileges active now), as stored. */
+  readonly rules: readonly PermissionRule[];
   /** When a temporary grant starts or ends (ms since epoch): the set is not right after it. */
   readonly validUntil: number;
 
   constructor(rules: PermissionRule[], validUntil = Infinity, onUnusable?: UnusableRuleReport) {
     this.ability = buildAbility(rules, onUnusable);
+    this.rules = rules;
     this.validUntil = validUntil;
   }
 

@@ -1,3 +1,4 @@
+import { type EffectivePermissions, toEffectivePermissions } from '../permissions/permission-schema.ts';
 import { randomInt } from 'node:crypto';
 import slugify from '@sindresorhus/slugify';
 import type { Actor } from '../actor/actor.ts';
@@ -126,6 +127,13 @@ export class ProjectService {
       tx.afterCommit(() => keyring.forgetProject(project.id));
       return toProjectResponse(project);
     });
+  }
+
+  /** What the caller itself may do in the project (404 for a project it is no member of, as every project route answers). */
+  async effectivePermissions(actor: Actor, projectId: string): Promise<EffectivePermissions> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await lookups.requireProject(db, { id: projectId });
+    return toEffectivePermissions(await permissions.forProject(actor, project));
   }
 
   async #read(actor: Actor, reference: ProjectReference) {

@@ -152,7 +152,7 @@ export class ChangeFollower {
         await this.#deliver(changes.splice(0));
         // the token was revoked or expired: log in again before reconnecting
         await this.#tokens.renewAfterRejection(token).catch(() => undefined);
-        return new Error(`the server ended the change stream: ${(JSON.parse(event.data) as { message?: string }).message ?? 'error'}`);
+        return new Error(streamEndedReason(JSON.parse(event.data) as { message?: string; statusCode?: number }));
       }
     }
     await this.#deliver(changes);
@@ -170,6 +170,15 @@ export class ChangeFollower {
     this.#connected = connected;
     this.#handlers.onConnection?.(connected, reason);
   }
+}
+
+/** Why the server ended the stream, as its `error` event says (its message names no credential). */
+function streamEndedReason({ message = 'error', statusCode }: { message?: string; statusCode?: number }): string {
+  if (statusCode === 401)
+    return `Coffer ended the operator's access (401: ${message}): its token or credentials were revoked; nothing is synced until they are valid again`;
+  if (statusCode === 403 || statusCode === 404)
+    return `Coffer ended the change stream (${statusCode}: ${message}): the operator's identity may no longer read what it followed`;
+  return `the server ended the change stream: ${message}`;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+import type { PermissionNeed } from '../permissions/operator-role.ts';
 import type { Dispatcher } from 'undici';
 import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { AppError, NotFoundError } from '../errors.ts';
@@ -154,6 +155,8 @@ function projectsPort(call: Call): ProjectsPort {
     async updateEnvironment(projectId, environmentId, changes) {
       await call('PATCH', `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`, { body: changes });
     },
+    permissions: async (projectId) =>
+      (await call<{ permissions: PermissionNeed[] }>('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}/effective-permissions`)).permissions,
     async environmentBySlug(projectId, slug) {
       const found = (await get(projectId)).environments.find((environment) => environment.slug === slug);
       if (!found) throw new NotFoundError(`Environment with slug '${slug}' in project '${projectId}' not found`);

@@ -2,6 +2,7 @@ import { HELD_REQUEST_LIMITS, type HeldRequestKind, type HeldRequestLimit } from
 import { AuditExportService } from '../audit/audit-export-service.ts';
 import { AuditService } from '../audit/audit-service.ts';
 import { AuthService } from '../auth/auth-service.ts';
+import { AccessWatch } from '../caches/access-watch.ts';
 import { CacheVersions } from '../caches/cache-versions.ts';
 import { DEFAULT_LOGIN_LIMITS, LoginThrottle, type LoginThrottleLimits } from '../auth/login-throttle.ts';
 import { TokenService } from '../auth/token-service.ts';
@@ -122,6 +123,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     clusters: new ClusterService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     syncBarrier: new SyncBarrier(deps, syncProgress, held.revisionWaits),
     changeFanout,
+    accessWatch: new AccessWatch(database),
     projectEvents: new ProjectEventService(deps, changeFanout, secretReader, held.projectEventStreams),
     changeStreams: new ChangeStreamService(deps, changeFanout, held.changeStreams),
   };

@@ -1,5 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
-import { revokeTokensIssuedBy } from '../auth/token-service.ts';
+import { revokeTokensIssuedBy, revokeTokensLoggedInWith } from '../auth/token-service.ts';
 import type { CredentialDigest } from '../crypto/credential-digest.ts';
 import type { Executor } from '../db/database.ts';
 import type { IdentityUniversalAuth } from '../db/schema.ts';
@@ -127,6 +127,7 @@ export class UniversalAuthService {
       const trx = tx.db;
       const secret = await this.#requireClientSecret(trx, identity.id, clientSecretId);
       const revoked = await revokeClientSecret(trx, secret.id);
+      await revokeTokensLoggedInWith(trx, secret.id);
       return { result: toClientSecretData(revoked), event: 'revoke-identity-universal-auth-client-secret', metadata: { clientSecretId: secret.id } };
     });
   }

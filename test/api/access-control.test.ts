@@ -126,7 +126,7 @@ describe('custom roles with conditions', () => {
 
   test('roles are listed with the built-in ones, found by slug, updated and deleted only when unassigned', async () => {
     const listed = await app.request('GET', `/api/v1/workspace/${fx.projectId}/roles`, { token: fx.token });
-    expect(listed.body.roles.map((role: { slug: string }) => role.slug)).toEqual(['admin', 'member', 'viewer', 'no-access', 'app-reader']);
+    expect(listed.body.roles.map((role: { slug: string }) => role.slug)).toEqual(['admin', 'member', 'viewer', 'no-access', 'k8s-operator', 'app-reader']);
     const bySlug = await app.request('GET', `/api/v1/workspace/${fx.projectSlug}/roles/slug/app-reader`, { token: fx.token });
     const roleId = bySlug.body.role.id;
     const renamed = await app.request('PATCH', `/api/v1/workspace/${fx.projectId}/roles/${roleId}`, { token: fx.token, body: { name: 'Readers' } });

@@ -30,11 +30,13 @@ const INFRASTRUCTURE: Record<string, string> = {
   auth: "authentication: its only writes are a limited token's use count and an expired token's removal, bookkeeping of the request, not audited",
   loginThrottle: 'the login throttle: its attempt() runs the logins below in their unit; pruneIdle() deletes idle counters',
   changeFanout: 'the change stream of server-sent events',
+  accessWatch: 'wakes held requests when a write that may end access commits; it writes nothing',
 };
 
 /** Methods that only read (reads' audit entries are written after the read, by recordRead). */
 const READS = new Set([
   'tokens.callerOf',
+  'syncBarrier.assertMayWait',
   'identities.list',
   'identities.get',
   'orgMemberships.listUsers',
@@ -49,6 +51,7 @@ const READS = new Set([
   'projects.list',
   'projects.get',
   'projects.getBySlug',
+  'projects.effectivePermissions',
   'namespaceGrants.list',
   'projectClaims.authorizeUse',
   'projectClaims.claimantOfSlug',

@@ -76,6 +76,7 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'POST /api/v2/workspace': { allow: ALL, ownOrg: true, build: at('/api/v2/workspace', { body: { projectName: 'Matrix made' } }) },
     'GET /api/v1/workspace': { allow: ALL, ownOrg: true, build: at('/api/v1/workspace') },
     'GET /api/v1/workspace/:workspaceId': { allow: ALL, build: at(`/api/v1/workspace/${p}`) },
+    'GET /api/v1/workspace/:workspaceId/effective-permissions': { allow: ALL, build: at(`/api/v1/workspace/${p}/effective-permissions`) },
     'GET /api/v2/workspace/:slug': { allow: ALL, build: at(`/api/v2/workspace/${ids.projectSlug}`) },
     'GET /api/v1/projects/slug/:slug': { allow: ALL, build: at(`/api/v1/projects/slug/${ids.projectSlug}`) },
     'GET /api/v1/workspace/slug/:slug': { allow: ALL, build: at(`/api/v1/workspace/slug/${ids.projectSlug}`) },

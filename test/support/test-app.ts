@@ -98,18 +98,24 @@ export async function startTestApp(
  * Another replica of `app`: its own process state (caches, connection pool)
  * over the same PostgreSQL database, with the same keys.
  */
-export async function startReplica(app: TestApp): Promise<TestApp> {
+/** What a second server may be started with besides the first's settings. */
+export interface OtherServerOptions {
+  eventStreams?: Partial<EventStreamSettings>;
+  heldRequestLimits?: ServiceOptions['heldRequestLimits'];
+}
+
+export async function startReplica(app: TestApp, options: OtherServerOptions = {}): Promise<TestApp> {
   if (!app.databaseUrl) throw new Error('replicas share a PostgreSQL database; this app runs on PGlite');
   const database = await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '', poolSize: 5 });
-  return serveTestApp(app.backend, database, app.keys, app.databaseUrl, { loginLimits: app.loginLimits });
+  return serveTestApp(app.backend, database, app.keys, app.databaseUrl, { loginLimits: app.loginLimits, ...options });
 }
 
 /**
  * Another server process over the same database (PGlite or PostgreSQL, the
  * same Database object) with other keys; closing it leaves the database open.
  */
-export async function startSibling(app: TestApp, keys: TestApp['keys']): Promise<TestApp> {
-  return serveTestApp(app.backend, app.database, keys, app.databaseUrl, { loginLimits: app.loginLimits, ownsDatabase: false });
+export async function startSibling(app: TestApp, keys: TestApp['keys'], options: OtherServerOptions = {}): Promise<TestApp> {
+  return serveTestApp(app.backend, app.database, keys, app.databaseUrl, { loginLimits: app.loginLimits, ownsDatabase: false, ...options });
 }
 
 async function serveTestApp(

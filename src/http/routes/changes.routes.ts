@@ -6,6 +6,7 @@ import { requestOrigin } from '../authenticate.ts';
 import { parseDuration } from '../../validation/duration.ts';
 import { digitsInteger, duration, id, optional, optionalInteger } from '../../validation/input.ts';
 import { clientGone } from '../client-gone.ts';
+import { watchAccess } from '../access-ended.ts';
 import { streamEvents } from '../sse.ts';
 import { describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import { REVISION_HEADER } from '../revision-header.ts';
@@ -32,16 +33,18 @@ Events (each \`id\` is a revision; a client resumes after the last one it receiv
 - \`reset\` instead of \`ready\` when the revision to resume after is not in this server's change log (a database
   restored from a backup, another installation): \`data: {revision, reason: "unknown-revision", message}\`; list again,
   then follow from R.
-- \`error\`, \`data: {message}\`, then the end: the caller's token or access ended.
+- \`error\`, \`data: {message, statusCode, error, code}\`, then the end: the caller's token was revoked or expired (401), or,
+  for a stream of one project, its access there ended (404).
 
 To resume after a disconnect, send the last \`id\` received as the \`Last-Event-ID\` header (browsers' EventSource
 does) or as \`since\`; \`Last-Event-ID\` wins when both are given. Nothing is missed and nothing repeated. Which
-projects the caller sees follows its project permissions (environment and secret path too); a change in access made
-through another replica shows within a minute. A client that stops reading is dropped after a minute. For example:
+projects the caller sees follows its project permissions (environment and secret path too); a revocation made through
+any replica applies at once. A client that stops reading is dropped after a minute. For example:
 
     curl -N -H "Authorization: Bearer $TOKEN" "$API/api/v1/changes/stream?since=41"`;
 
-export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: Services, settings: EventStreamSettings): void {
+export function changeRoutes(app: ZodApp, services: Services, settings: EventStreamSettings): void {
+  const { changeStreams, auth, syncBarrier, accessWatch } = services;
   app.get(
     '/api/v1/changes/stream',
     {
@@ -79,6 +82,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),
+          wakeOn: (listener) => accessWatch.subscribe(listener, request.accessSeen),
         },
       });
     },
@@ -92,7 +96,7 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
         ...describeRoute({
           summary: 'Wait until a write reached the clusters',
           description: waitDescription,
-          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${HELD_REQUEST_LIMITS.revisionWaits.perCaller} waits under way at once, its organization ${HELD_REQUEST_LIMITS.revisionWaits.perOrganization} (429 \`RateLimitExceeded\` beyond, with \`Retry-After\`: the seconds until the first of those waits times out); a wait whose client disconnects ends at once and frees its place.`,
+          permission: `${projectPermission('read', 'integrations')} Without it, or for a revision that does not exist, the answer is 404 alike. A caller may have ${HELD_REQUEST_LIMITS.revisionWaits.perCaller} waits under way at once, its organization ${HELD_REQUEST_LIMITS.revisionWaits.perOrganization} (429 \`RateLimitExceeded\` beyond, with \`Retry-After\`: the seconds until the first of those waits times out); a wait whose client disconnects ends at once and frees its place. A wait whose caller loses access (its token revoked, its identity deleted, its membership removed) ends at once with the answer its next request would get (401, or 404).`,
           effects: reads(),
           errors: [429],
         }),
@@ -107,7 +111,15 @@ export function changeRoutes(app: ZodApp, { changeStreams, auth, syncBarrier }: 
     },
     async (request, reply) => {
       const timeoutMs = request.query.timeout === undefined ? DEFAULT_WAIT_MS : parseDuration(request.query.timeout)!;
-      return syncBarrier.wait(request.actor, request.query.revision, timeoutMs, clientGone(request, reply));
+      const access = await watchAccess(request, services, (actor) => syncBarrier.assertMayWait(actor, request.query.revision));
+      try {
+        const answer = await syncBarrier.wait(request.actor, request.query.revision, timeoutMs, AbortSignal.any([clientGone(request, reply), access.signal]));
+        // the caller's access ended while it waited: it is answered as its next request would be
+        if (access.signal.aborted) throw access.signal.reason;
+        return answer;
+      } finally {
+        access.stop();
+      }
     },
   );
 }

@@ -43,7 +43,7 @@ Each change arrives as \`id: <revision>\`, \`event: secret-manager\` and \`data\
 subscriber registered (secret:update when it registered several); folder, import and environment changes as
 secret:import-mutation. The stream ends with an \`error\` event when the caller's token or access ends.`;
 
-export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, settings: EventStreamSettings): void {
+export function eventRoutes(app: ZodApp, { projectEvents, auth, accessWatch }: Services, settings: EventStreamSettings): void {
   app.post(
     '/api/v1/events/subscribe/project-events',
     {
@@ -77,6 +77,7 @@ export function eventRoutes(app: ZodApp, { projectEvents, auth }: Services, sett
         recheck: {
           everyMs: settings.recheckMs,
           run: async () => stream.refresh(await auth.authenticate(request.headers.authorization, requestOrigin(request))),
+          wakeOn: (listener) => accessWatch.subscribe(listener, request.accessSeen),
         },
       });
     },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { projectNameSchema, projectSchema, projectSlugSchema, projectWithEnvironmentsSchema } from '../../projects/project-schema.ts';
+import { effectivePermissionsSchema } from '../../permissions/permission-schema.ts';
+import { OPERATOR_ROLE_SLUG } from '../../permissions/permission-rules.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';
@@ -72,6 +74,25 @@ export function projectRoutes(app: ZodApp, { projects }: Services): void {
       },
     },
     async (request) => ({ workspace: await projects.get(request.actor, request.params.workspaceId) }),
+  );
+
+  app.get(
+    '/api/v1/workspace/:workspaceId/effective-permissions',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'What the caller may do in a project',
+          description: `The caller's own permissions in the project: each subject with the actions its roles and additional privileges allow now, and the rules they come from. \`coffer operator\` asks it at start to say which permissions its identity lacks (the built-in role \`${OPERATOR_ROLE_SLUG}\` has exactly those it needs). It answers only for the caller: nobody learns another member's permissions here.`,
+          permission:
+            'Any member of the project (any role, `no-access` included: it then lists nothing); 404 for a project of which the caller is no member, as for a missing one.',
+          effects: reads(),
+        }),
+        params: workspaceParams,
+        response: { 200: effectivePermissionsSchema },
+      },
+    },
+    async (request) => projects.effectivePermissions(request.actor, request.params.workspaceId),
   );
 
   for (const url of SLUG_LOOKUPS) {

@@ -175,7 +175,7 @@ export function universalAuthRoutes(app: ZodApp, { universalAuth }: Services): v
         tags,
         ...describeRoute({
           summary: 'Revoke a client secret',
-          description: `Revokes a client secret: logins with it fail from now on (access tokens it already gave live on until they expire or are revoked). ${escalation}`,
+          description: `Revokes a client secret: logins with it fail from now on, and the access tokens it gave are revoked with it: their next request answers 401, and their open event streams and revision waits end at once, on every replica. ${escalation}`,
           permission: orgPermission('delete', 'identity'),
           effects: audited('Revokes the client secret.', 'revoke-identity-universal-auth-client-secret'),
         }),

@@ -36,6 +36,8 @@ export interface ControllerContext {
   /** Rolls the workloads that consume what an Integration wrote (off without its RBAC). */
   reloader: WorkloadReloader;
   metrics?: Pick<OperatorMetrics, 'changeReachedSecret'>;
+  /** Whether the operator's identity holds what a sync needs in a project (checked before its first sync: operator-permissions.ts). */
+  permissions: { assertHeld(projectId: string): Promise<void> };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PermissionNeed } from '../../permissions/operator-role.ts';
 import type { ChangeKind } from '../../changes/change-feed.ts';
 import type { ReadPlace } from '../../changes/read-places.ts';
 
@@ -114,6 +115,8 @@ export interface ProjectsPort {
   updateEnvironment(projectId: string, environmentId: string, changes: { name: string; position?: number }): Promise<void>;
   /** The environment of this slug (404 when the project has none). */
   environmentBySlug(projectId: string, slug: string): Promise<ProjectEnvironment>;
+  /** GET /api/v1/workspace/{id}/effective-permissions: what the operator's own identity may do in the project. */
+  permissions(projectId: string): Promise<PermissionNeed[]>;
 }
 
 /** Where an import lives: a folder of a project's environment. */

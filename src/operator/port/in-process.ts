@@ -117,6 +117,7 @@ function projectsPort(services: Services, actor: Actor): ProjectsPort {
     async update(projectId, changes) {
       await projects.update(actor, projectId, changes);
     },
+    permissions: async (projectId) => (await projects.effectivePermissions(actor, projectId)).permissions,
     async environment(projectId, environmentId) {
       const { id, slug, name, position } = await environments.get(actor, environmentId, projectId);
       return { id, slug, name, position };

@@ -109,6 +109,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       // everything read below is at least this current; changes after it reach the Integration once it is indexed
       readAt = await context.port.changes.latestRevision();
       const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
+      await context.permissions.assertHeld(project.projectId);
       const record = await this.#upsertRecord(resource, project.projectId);
       integrationId = record.id;
       const identity = { integrationId: record.id, projectId: project.projectId, projectSlug: project.slug };
