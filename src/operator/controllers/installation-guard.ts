@@ -21,18 +21,14 @@ interface GuardedResource extends KubernetesObject {
  */
 export async function mayReconcile(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
   const { installationId } = context.identity;
-  const holder = resource.status?.installationId;
+  const holder = context.status.current(kind, resource).installationId as string | undefined;
   if (holder === installationId) return true;
   if (holder) return refuse(context, kind, resource, holder);
   if (await namesAnotherDatabase(context, kind, resource)) return refuse(context, kind, resource, 'an installation from before installation ids');
-  const { namespace, name, resourceVersion } = resource.metadata;
-  const claimed = await context.kube.claimStatus(kind, namespace, name, installationId, resourceVersion!);
-  if (claimed.status?.installationId !== installationId) {
+  if ((await context.status.claim(kind, resource, installationId)) !== installationId) {
     // an older CRD prunes the field: without it no installation could tell the resource is taken
     throw new Error(`the ${kind} CRD has no status.installationId: apply the CRDs of this Coffer version (crds/) before running its operator`);
   }
-  resource.status = { ...resource.status, installationId };
-  resource.metadata.resourceVersion = claimed.metadata?.resourceVersion;
   return true;
 }
 

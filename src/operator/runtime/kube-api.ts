@@ -82,6 +82,9 @@ export const ABSENT = '9223372036854775807';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
+/** A SecretsProject, SecretImport or Integration as the apiserver answers it: what the status writer reads of one. */
+export type CustomResource = KubernetesObject & { status?: Record<string, unknown> };
+
 /** What an Integration writes, as the apiserver holds it. */
 export type TargetObject = V1Secret | V1ConfigMap;
 
@@ -170,9 +173,28 @@ export class KubeApi {
     );
   }
 
-  async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
+  /**
+   * Replaces the status with `status` on condition that the resource is still
+   * at `resourceVersion` (409 Conflict otherwise): a merge patch whose base is
+   * exactly the status the caller read. Answers the resource as written.
+   */
+  async patchStatus(kind: KindName, namespace: string, name: string, status: object, resourceVersion: string | undefined): Promise<CustomResource> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    await this.custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } }, mergePatch);
+    return (await this.custom.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status } },
+      mergePatch,
+    )) as CustomResource;
+  }
+
+  /** One resource as the apiserver holds it now (undefined when gone): the status writer's re-read after a conflict. */
+  async readResource(kind: KindName, namespace: string, name: string): Promise<CustomResource | undefined> {
+    this.#onRequest('get', KINDS[kind].plural);
+    try {
+      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name })) as CustomResource;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   /**
@@ -180,26 +202,20 @@ export class KubeApi {
    * condition that the resource is still at `resourceVersion` (409 otherwise):
    * of two installations claiming it at once, one wins.
    */
-  async claimStatus(
-    kind: KindName,
-    namespace: string,
-    name: string,
-    installationId: string,
-    resourceVersion: string,
-  ): Promise<KubernetesObject & { status?: { installationId?: string } }> {
+  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<CustomResource> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
     return (await this.custom.patchNamespacedCustomObjectStatus(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
       mergePatch,
-    )) as KubernetesObject & { status?: { installationId?: string } };
+    )) as CustomResource;
   }
 
-  async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
+  async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<CustomResource> {
     this.#onRequest('patch', KINDS[kind].plural);
-    await this.custom.patchNamespacedCustomObject(
+    return (await this.custom.patchNamespacedCustomObject(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { finalizers, resourceVersion } } },
       mergePatch,
-    );
+    )) as CustomResource;
   }
 
   /**

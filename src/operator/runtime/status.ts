@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import { type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
-import { isNotFound, type KubeApi } from './kube-api.ts';
+import { type CustomResource, isConflict, isNotFound, type KubeApi } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 
 /** What the status writer needs of a resource. */
 export interface StatusResource {
-  metadata: { name: string; namespace: string; finalizers?: string[]; resourceVersion?: string; generation?: number };
+  metadata: { name: string; namespace: string; uid?: string; finalizers?: string[]; resourceVersion?: string; generation?: number };
   status?: { conditions?: Condition[] } & Record<string, unknown>;
 }
 
@@ -21,21 +21,44 @@ export interface ConditionUpdate {
   message: string;
 }
 
+/** The status fields a write sets (null removes one), or how to derive them from the status as it stands. */
+export type StatusFields = Record<string, unknown> | ((current: Status) => Record<string, unknown>);
+
+type Status = NonNullable<StatusResource['status']>;
+
+/** A resource's status as the apiserver held it at one resourceVersion. */
+interface StatusAt {
+  uid?: string;
+  resourceVersion?: string;
+  status: Status;
+}
+
+/** Tries of one status write: the first, and re-reads after conflicts (each a GET and a PATCH). */
+const STATUS_WRITE_ATTEMPTS = 3;
+
 /**
  * Writes the status subresource and the finalizer of the resources the
  * controllers reconcile: a write only when something would change, each
  * condition stamped with the observed generation, and one log line when a
  * resource becomes Ready or stops being Ready (never one per retry).
+ *
+ * A status write is computed from the status as the apiserver holds it and
+ * sent on condition that it still holds it (the resourceVersion; a 409 is
+ * answered by a re-read and a new try). Its base is the newer of the
+ * informer's copy and the resource as this writer's own last write answered
+ * it: the informer lags behind our writes, and a patch built from its copy
+ * once put back the revision and time of an earlier sync beside a new key
+ * count (issue 29). Optimistic concurrency rather than a server-side apply of
+ * the status: the write must be compared with the previous status anyway (no
+ * request when nothing changes; lastTransitionTime and lastSyncTime kept
+ * while their condition or revision stands), so the previous status has to
+ * be exact, and the precondition is what makes it exact.
  */
 export class StatusWriter {
   readonly #kube: KubeApi;
   readonly #logger: Logger;
-  /**
-   * The conditions last written per resource. The informer's copy of a
-   * resource lags behind our own writes; a reconcile that runs before the
-   * watch delivers them would otherwise take its Ready state for news.
-   */
-  readonly #written = new Map<string, Map<string, ConditionUpdate>>();
+  /** Per resource, what the apiserver answered to this writer's last write, until the informer's copy is as new. */
+  readonly #written = new Map<string, StatusAt>();
   readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
 
   constructor(kube: KubeApi, logger: Logger, metrics?: Pick<OperatorMetrics, 'condition'>) {
@@ -47,21 +70,21 @@ export class StatusWriter {
   async ensureFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
     const finalizers = resource.metadata.finalizers ?? [];
     if (finalizers.includes(FINALIZER)) return;
-    const { namespace, name, resourceVersion } = resource.metadata;
-    await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], resourceVersion);
+    const { namespace, name } = resource.metadata;
+    this.#note(kind, resource, await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], this.#freshest(kind, resource).resourceVersion));
   }
 
   async removeFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
     const finalizers = resource.metadata.finalizers ?? [];
     if (!finalizers.includes(FINALIZER)) return;
-    const { namespace, name, resourceVersion } = resource.metadata;
+    const { namespace, name } = resource.metadata;
     try {
       await this.#kube.setFinalizers(
         kind,
         namespace,
         name,
         finalizers.filter((finalizer) => finalizer !== FINALIZER),
-        resourceVersion,
+        this.#freshest(kind, resource).resourceVersion,
       );
     } catch (error) {
       if (!isNotFound(error)) throw error;
@@ -69,46 +92,72 @@ export class StatusWriter {
   }
 
   /**
-   * Patches the status with these fields (null removes one) and conditions,
-   * without the condition types in `remove`; skips the write when nothing
-   * would change. The condition metric follows either way.
+   * Records in the status which installation manages the resource, on
+   * condition that the resource is still as read (409 otherwise: of two
+   * installations claiming it at once, one wins). Answers the installation the
+   * status names afterwards.
+   */
+  async claim(kind: KindName, resource: StatusResource, installationId: string): Promise<string | undefined> {
+    const { namespace, name } = resource.metadata;
+    const claimed = await this.#kube.claimStatus(kind, namespace, name, installationId, this.#freshest(kind, resource).resourceVersion!);
+    this.#note(kind, resource, claimed);
+    return claimed.status?.installationId as string | undefined;
+  }
+
+  /** The status as it stands: as this writer last wrote it, else as the informer's copy shows it. */
+  current(kind: KindName, resource: StatusResource): Readonly<Status> {
+    return this.#freshest(kind, resource).status;
+  }
+
+  /**
+   * Sets these fields (null removes one) and conditions, without the
+   * condition types in `remove`, conditionally on the status it was computed
+   * from; skips the write when nothing would change. The condition metric
+   * follows either way.
    */
   async write(
     kind: KindName,
     resource: StatusResource,
-    fields: Record<string, unknown>,
+    fields: StatusFields,
     conditions: readonly ConditionUpdate[],
     remove: readonly ConditionType[] = [],
   ): Promise<void> {
-    const observedGeneration = resource.metadata.generation;
-    let nextConditions = resource.status?.conditions?.filter((condition) => !remove.includes(condition.type as ConditionType));
     for (const condition of conditions) {
-      nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
       this.#metrics?.condition({ kind, namespace: resource.metadata.namespace, name: resource.metadata.name }, condition.type, condition.status);
     }
-    const next = { ...resource.status, ...fields, conditions: nextConditions, observedGeneration };
-    if (isDeepStrictEqual(stripVolatile(next), stripVolatile(resource.status ?? {}))) {
-      this.#remember(kind, resource, conditions);
-      return;
-    }
-    const { namespace, name } = resource.metadata;
-    try {
-      await this.#kube.patchStatus(kind, namespace, name, next);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return;
+    let base = this.#freshest(kind, resource);
+    const readyBefore = base.status.conditions?.find((condition) => condition.type === 'Ready');
+    for (let attempt = 1; ; attempt++) {
+      const next = nextStatus(base.status, typeof fields === 'function' ? fields(base.status) : fields, conditions, remove, resource.metadata.generation);
+      if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
+      try {
+        const { namespace, name } = resource.metadata;
+        this.#note(kind, resource, await this.#kube.patchStatus(kind, namespace, name, next, base.resourceVersion));
+        break;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        if (!isConflict(error) || attempt === STATUS_WRITE_ATTEMPTS) throw error;
+        const live = await this.#kube.readResource(kind, resource.metadata.namespace, resource.metadata.name);
+        if (!live) return;
+        base = statusAt(live);
+      }
     }
     this.#logReadyChange(
       kind,
       resource,
+      readyBefore,
       conditions.find((condition) => condition.type === 'Ready'),
     );
-    this.#remember(kind, resource, conditions);
   }
 
   /** A condition as it stands: as this process last wrote it, else as the cached resource shows it. */
   condition(kind: KindName, resource: StatusResource, type: ConditionType): Pick<ConditionUpdate, 'status' | 'reason' | 'message'> | undefined {
-    return this.#written.get(writtenKey(kind, resource.metadata))?.get(type) ?? resource.status?.conditions?.find((condition) => condition.type === type);
+    return this.current(kind, resource).conditions?.find((condition) => condition.type === type);
+  }
+
+  /** The informer has a copy of the resource: what this writer kept of it goes once that copy is as new. */
+  observe(kind: KindName, resource: StatusResource): void {
+    this.#freshest(kind, resource);
   }
 
   /** The resource is gone. */
@@ -116,16 +165,23 @@ export class StatusWriter {
     this.#written.delete(writtenKey(kind, resource));
   }
 
-  #remember(kind: KindName, resource: StatusResource, conditions: readonly ConditionUpdate[]): void {
-    const key = writtenKey(kind, resource.metadata);
-    const written = this.#written.get(key) ?? new Map<string, ConditionUpdate>();
-    for (const condition of conditions) written.set(condition.type, condition);
-    this.#written.set(key, written);
+  /** Keeps what the apiserver answered to a write: the base of the next one. */
+  #note(kind: KindName, resource: StatusResource, answer: CustomResource): void {
+    this.#written.set(writtenKey(kind, resource.metadata), statusAt(answer));
   }
 
-  #logReadyChange(kind: KindName, resource: StatusResource, ready: ConditionUpdate | undefined): void {
+  /** The newer of the informer's copy and this writer's last answer (the older one is dropped). */
+  #freshest(kind: KindName, resource: StatusResource): StatusAt {
+    const key = writtenKey(kind, resource.metadata);
+    const cached: StatusAt = { uid: resource.metadata.uid, resourceVersion: resource.metadata.resourceVersion, status: resource.status ?? {} };
+    const written = this.#written.get(key);
+    if (written && written.uid === cached.uid && isNewer(written.resourceVersion, cached.resourceVersion)) return written;
+    if (written) this.#written.delete(key);
+    return cached;
+  }
+
+  #logReadyChange(kind: KindName, resource: StatusResource, before: ConditionUpdate | Condition | undefined, ready: ConditionUpdate | undefined): void {
     if (!ready) return;
-    const before = this.condition(kind, resource, 'Ready');
     if (before?.status === ready.status && before.reason === ready.reason) return;
     const { namespace, name } = resource.metadata;
     const fields = { kind, namespace, name, reason: ready.reason };
@@ -134,12 +190,43 @@ export class StatusWriter {
   }
 }
 
+/** The status a write asks for: `base` with these fields and conditions, each condition stamped with the generation observed. */
+function nextStatus(
+  base: Status,
+  fields: Record<string, unknown>,
+  conditions: readonly ConditionUpdate[],
+  remove: readonly ConditionType[],
+  observedGeneration: number | undefined,
+): Status {
+  let nextConditions = base.conditions?.filter((condition) => !remove.includes(condition.type as ConditionType));
+  for (const condition of conditions) nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
+  return { ...base, ...fields, conditions: nextConditions, observedGeneration };
+}
+
+function statusAt(object: CustomResource): StatusAt {
+  return { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion, status: object.status ?? {} };
+}
+
+/**
+ * Whether resourceVersion `a` is later than `b`. Kubernetes calls them
+ * opaque; they are etcd revisions, and this only chooses which copy to
+ * build a write on: a wrong guess costs a 409 and a re-read, never a wrong status.
+ */
+function isNewer(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined) return false;
+  if (b === undefined) return true;
+  try {
+    return BigInt(a) > BigInt(b);
+  } catch {
+    return false;
+  }
+}
+
 function writtenKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;
 }
 
-/** Sync timestamps alone do not warrant a write; a field set to null (removed) is one that is absent. */
-function stripVolatile(status: Record<string, unknown>): Record<string, unknown> {
-  const { lastSyncTime: _ignored, ...rest } = status;
-  return JSON.parse(JSON.stringify(rest, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
+/** A status as compared: a field set to null (removed) is one that is absent. */
+function comparable(status: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
 }
