@@ -14,7 +14,7 @@ import {
   type V1ConfigMap,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
+import { ANNOTATION_INSTALLATION, FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
 import { TargetObjectApi } from './target-object-api.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
@@ -198,14 +198,22 @@ export class KubeApi {
   }
 
   /**
-   * Records in the status which installation manages the resource, on
-   * condition that the resource is still at `resourceVersion` (409 otherwise):
-   * of two installations claiming it at once, one wins.
+   * Claims the resource for an installation, on condition that it is still at
+   * `resourceVersion` (409 otherwise: of two installations claiming it at
+   * once, one wins): one merge patch of its metadata setting the
+   * installation annotation and, unless undefined, the finalizers.
    */
-  async claimStatus(kind: KindName, namespace: string, name: string, installationId: string, resourceVersion: string): Promise<CustomResource> {
-    this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    return (await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
+  async claim(
+    kind: KindName,
+    namespace: string,
+    name: string,
+    claim: { installationId: string; finalizers?: string[]; resourceVersion: string },
+  ): Promise<CustomResource> {
+    this.#onRequest('patch', KINDS[kind].plural);
+    const { installationId, finalizers, resourceVersion } = claim;
+    const metadata = { resourceVersion, annotations: { [ANNOTATION_INSTALLATION]: installationId }, ...(finalizers ? { finalizers } : {}) };
+    return (await this.custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata } },
       mergePatch,
     )) as CustomResource;
   }

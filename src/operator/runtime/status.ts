@@ -1,12 +1,21 @@
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
-import { type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ANNOTATION_INSTALLATION, type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
 import { type CustomResource, isConflict, isNotFound, type KubeApi } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 
 /** What the status writer needs of a resource. */
 export interface StatusResource {
-  metadata: { name: string; namespace: string; uid?: string; finalizers?: string[]; resourceVersion?: string; generation?: number };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+    generation?: number;
+  };
   status?: { conditions?: Condition[] } & Record<string, unknown>;
 }
 
@@ -26,10 +35,13 @@ export type StatusFields = Record<string, unknown> | ((current: Status) => Recor
 
 type Status = NonNullable<StatusResource['status']>;
 
-/** A resource's status as the apiserver held it at one resourceVersion. */
+/** A resource's status, finalizers and claim as the apiserver held them at one resourceVersion. */
 interface StatusAt {
   uid?: string;
   resourceVersion?: string;
+  finalizers?: string[];
+  /** The installation the claim annotation names. */
+  installation?: string;
   status: Status;
 }
 
@@ -59,19 +71,22 @@ export class StatusWriter {
   readonly #logger: Logger;
   /** Per resource, what the apiserver answered to this writer's last write, until the informer's copy is as new. */
   readonly #written = new Map<string, StatusAt>();
+  readonly #installationId: string;
   readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
 
-  constructor(kube: KubeApi, logger: Logger, metrics?: Pick<OperatorMetrics, 'condition'>) {
+  /** `installationId`: this installation, which every status written names (status.installationId). */
+  constructor(kube: KubeApi, logger: Logger, installationId: string, metrics?: Pick<OperatorMetrics, 'condition'>) {
     this.#kube = kube;
     this.#logger = logger;
+    this.#installationId = installationId;
     this.#metrics = metrics;
   }
 
   async ensureFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
-    const finalizers = resource.metadata.finalizers ?? [];
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
     if (finalizers.includes(FINALIZER)) return;
     const { namespace, name } = resource.metadata;
-    this.#note(kind, resource, await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], this.#freshest(kind, resource).resourceVersion));
+    this.#note(kind, resource, await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], resourceVersion));
   }
 
   async removeFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
@@ -92,16 +107,29 @@ export class StatusWriter {
   }
 
   /**
-   * Records in the status which installation manages the resource, on
-   * condition that the resource is still as read (409 otherwise: of two
-   * installations claiming it at once, one wins). Answers the installation the
-   * status names afterwards.
+   * Claims the resource for this installation, with our finalizer (unless it
+   * is being deleted: none may be added then), in one write of its metadata
+   * conditional on the resourceVersion read: of two installations claiming it
+   * at once, one wins, before either writes anything else.
    */
-  async claim(kind: KindName, resource: StatusResource, installationId: string): Promise<string | undefined> {
-    const { namespace, name } = resource.metadata;
-    const claimed = await this.#kube.claimStatus(kind, namespace, name, installationId, this.#freshest(kind, resource).resourceVersion!);
-    this.#note(kind, resource, claimed);
-    return claimed.status?.installationId as string | undefined;
+  async claim(kind: KindName, resource: StatusResource & { metadata: { deletionTimestamp?: unknown } }): Promise<void> {
+    const { namespace, name, deletionTimestamp } = resource.metadata;
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
+    const withOurs = deletionTimestamp || finalizers.includes(FINALIZER) ? undefined : [...finalizers, FINALIZER];
+    this.#note(
+      kind,
+      resource,
+      await this.#kube.claim(kind, namespace, name, { installationId: this.#installationId, finalizers: withOurs, resourceVersion: resourceVersion! }),
+    );
+  }
+
+  /**
+   * The installation that manages the resource: the one its claim annotation
+   * names, else (resources claimed before the annotation) the one its status names.
+   */
+  holder(kind: KindName, resource: StatusResource): string | undefined {
+    const { installation, status } = this.#freshest(kind, resource);
+    return installation ?? (typeof status.installationId === 'string' ? status.installationId : undefined);
   }
 
   /** The status as it stands: as this writer last wrote it, else as the informer's copy shows it. */
@@ -128,7 +156,8 @@ export class StatusWriter {
     let base = this.#freshest(kind, resource);
     const readyBefore = base.status.conditions?.find((condition) => condition.type === 'Ready');
     for (let attempt = 1; ; attempt++) {
-      const next = nextStatus(base.status, typeof fields === 'function' ? fields(base.status) : fields, conditions, remove, resource.metadata.generation);
+      const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), installationId: this.#installationId };
+      const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
       if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
       try {
         const { namespace, name } = resource.metadata;
@@ -173,7 +202,7 @@ export class StatusWriter {
   /** The newer of the informer's copy and this writer's last answer (the older one is dropped). */
   #freshest(kind: KindName, resource: StatusResource): StatusAt {
     const key = writtenKey(kind, resource.metadata);
-    const cached: StatusAt = { uid: resource.metadata.uid, resourceVersion: resource.metadata.resourceVersion, status: resource.status ?? {} };
+    const cached = statusAt(resource);
     const written = this.#written.get(key);
     if (written && written.uid === cached.uid && isNewer(written.resourceVersion, cached.resourceVersion)) return written;
     if (written) this.#written.delete(key);
@@ -203,8 +232,15 @@ function nextStatus(
   return { ...base, ...fields, conditions: nextConditions, observedGeneration };
 }
 
-function statusAt(object: CustomResource): StatusAt {
-  return { uid: object.metadata?.uid, resourceVersion: object.metadata?.resourceVersion, status: object.status ?? {} };
+function statusAt(object: CustomResource | StatusResource): StatusAt {
+  const metadata: KubernetesObject['metadata'] = object.metadata;
+  return {
+    uid: metadata?.uid,
+    resourceVersion: metadata?.resourceVersion,
+    finalizers: metadata?.finalizers,
+    installation: metadata?.annotations?.[ANNOTATION_INSTALLATION],
+    status: object.status ?? {},
+  };
 }
 
 /**
