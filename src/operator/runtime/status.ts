@@ -69,8 +69,12 @@ const STATUS_WRITE_ATTEMPTS = 3;
 export class StatusWriter {
   readonly #kube: KubeApi;
   readonly #logger: Logger;
-  /** Per resource, what the apiserver answered to this writer's last write, until the informer's copy is as new. */
-  readonly #written = new Map<string, StatusAt>();
+  /**
+   * Per resource this writer wrote, the newest copy known: its own last
+   * answer, or the informer's copy once that is newer (the status object is
+   * the cache's own, not a copy).
+   */
+  readonly #latest = new Map<string, StatusAt>();
   readonly #installationId: string;
   readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
 
@@ -184,29 +188,32 @@ export class StatusWriter {
     return this.current(kind, resource).conditions?.find((condition) => condition.type === type);
   }
 
-  /** The informer has a copy of the resource: what this writer kept of it goes once that copy is as new. */
+  /**
+   * The informer has a newer copy of the resource: it replaces what this
+   * writer kept (the copy a reconcile started from may be older than both).
+   */
   observe(kind: KindName, resource: StatusResource): void {
-    this.#freshest(kind, resource);
+    const key = latestKey(kind, resource.metadata);
+    const latest = this.#latest.get(key);
+    if (latest && (latest.uid !== resource.metadata.uid || !isNewer(latest.resourceVersion, resource.metadata.resourceVersion)))
+      this.#latest.set(key, statusAt(resource));
   }
 
   /** The resource is gone. */
   forget(kind: KindName, resource: { namespace: string; name: string }): void {
-    this.#written.delete(writtenKey(kind, resource));
+    this.#latest.delete(latestKey(kind, resource));
   }
 
   /** Keeps what the apiserver answered to a write: the base of the next one. */
   #note(kind: KindName, resource: StatusResource, answer: CustomResource): void {
-    this.#written.set(writtenKey(kind, resource.metadata), statusAt(answer));
+    this.#latest.set(latestKey(kind, resource.metadata), statusAt(answer));
   }
 
-  /** The newer of the informer's copy and this writer's last answer (the older one is dropped). */
+  /** The newer of the reconciled copy and the latest this writer knows (its own last answer, or a newer informer copy since). */
   #freshest(kind: KindName, resource: StatusResource): StatusAt {
-    const key = writtenKey(kind, resource.metadata);
-    const cached = statusAt(resource);
-    const written = this.#written.get(key);
-    if (written && written.uid === cached.uid && isNewer(written.resourceVersion, cached.resourceVersion)) return written;
-    if (written) this.#written.delete(key);
-    return cached;
+    const reconciled = statusAt(resource);
+    const latest = this.#latest.get(latestKey(kind, resource.metadata));
+    return latest && latest.uid === reconciled.uid && isNewer(latest.resourceVersion, reconciled.resourceVersion) ? latest : reconciled;
   }
 
   #logReadyChange(kind: KindName, resource: StatusResource, before: ConditionUpdate | Condition | undefined, ready: ConditionUpdate | undefined): void {
@@ -258,7 +265,7 @@ function isNewer(a: string | undefined, b: string | undefined): boolean {
   }
 }
 
-function writtenKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
+function latestKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;
 }
 
