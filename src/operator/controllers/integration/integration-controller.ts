@@ -14,9 +14,9 @@ import { ChangeRouter } from './change-router.ts';
 import { type PlannedSource, sourcesOf } from './integration-sources.ts';
 import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
-import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
+import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedFields, syncedMessage } from './sync-report.ts';
 import { targetDataOf } from './target-data.ts';
-import { TargetWriter, type WriteOutcome } from './target-object.ts';
+import { TargetWriter } from './target-object.ts';
 import { TemplateRenderer } from './template/template-renderer.ts';
 import { RELOAD_KEY_SECRET } from '../reload/reload-key.ts';
 import type { ReloadReport } from '../reload/workload-reloader.ts';
@@ -372,25 +372,6 @@ function placesRead(sources: readonly PlannedSource[], listings: readonly Secret
     const own = { environmentId: listing.environmentId, path: source.path, recursive: source.recursive };
     return [own, ...listing.reads.map((read) => ({ ...read, recursive: false }))];
   });
-}
-
-/**
- * The revision the status names, and when the target was last written. A
- * sync that wrote the target names the revision it read at (the data is
- * current at it, as the integration record and the revision barrier say); so
- * does one after a change to its sources newer than what the status and the
- * target's annotation name (the data was already current: read after the
- * change committed). Any other sync (a resync, a retry) keeps the newer of
- * those two: the status lags the target when a write went through and its
- * status write did not, and a resync after a restart must not move it (it
- * reads at the newest revision of the whole installation).
- */
-function syncedFields(current: IntegrationResource['status'] & object, outcome: WriteOutcome, revision: Revision, lastChange: Revision): Record<string, unknown> {
-  const written = outcome.kind !== 'unchanged';
-  const kept = Math.max(current.syncedRevision ?? 0, outcome.heldRevision ?? 0);
-  const syncedRevision = written || kept === 0 || lastChange > kept ? revision : kept;
-  const moved = written || syncedRevision !== current.syncedRevision || current.lastSyncTime === undefined;
-  return { syncedRevision, ...(moved ? { lastSyncTime: new Date().toISOString() } : {}) };
 }
 
 /** The status fields a reload check sets: how far it got, and the last rollout. */
