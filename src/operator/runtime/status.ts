@@ -94,7 +94,7 @@ export class StatusWriter {
   }
 
   async removeFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
-    const finalizers = resource.metadata.finalizers ?? [];
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
     if (!finalizers.includes(FINALIZER)) return;
     const { namespace, name } = resource.metadata;
     try {
@@ -103,7 +103,7 @@ export class StatusWriter {
         namespace,
         name,
         finalizers.filter((finalizer) => finalizer !== FINALIZER),
-        this.#freshest(kind, resource).resourceVersion,
+        resourceVersion,
       );
     } catch (error) {
       if (!isNotFound(error)) throw error;
