@@ -7,7 +7,7 @@ import { IntegrationController } from './controllers/integration/integration-con
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
 import type { ChangeSubscription, CofferPort } from './port/coffer-port.ts';
-import { ANNOTATION_FORCE_SYNC, type WorkloadKind } from './resources.ts';
+import { ANNOTATION_FORCE_SYNC, ANNOTATION_INSTALLATION, type WorkloadKind } from './resources.ts';
 import { InstallationKey } from './controllers/installation-key.ts';
 import { loadReloadKey } from './controllers/reload/reload-key.ts';
 import { type ReloadState, WorkloadReloader } from './controllers/reload/workload-reloader.ts';
@@ -192,7 +192,7 @@ export class Operator {
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
   #createManager(port: CofferPort, informers: OperatorInformers, reload: ReloadState): Manager {
     const { metrics } = this.#options;
-    const status = new StatusWriter(this.#kube, this.#logger, metrics);
+    const status = new StatusWriter(this.#kube, this.#logger, port.installationId, metrics);
     const context: ControllerContext = {
       port,
       kube: this.#kube,
@@ -243,8 +243,8 @@ export class Operator {
   #reportForeignResources(informers: OperatorInformers, installationId: string): void {
     const others = new Map<string, number>();
     for (const informer of [informers.projects, informers.imports, informers.integrations] as const) {
-      for (const resource of informer.list() as readonly { status?: { installationId?: string } }[]) {
-        const other = resource.status?.installationId;
+      for (const resource of informer.list() as readonly { metadata?: { annotations?: Record<string, string> }; status?: { installationId?: string } }[]) {
+        const other = resource.metadata?.annotations?.[ANNOTATION_INSTALLATION] ?? resource.status?.installationId;
         if (other && other !== installationId) others.set(other, (others.get(other) ?? 0) + 1);
       }
     }

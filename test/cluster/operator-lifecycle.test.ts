@@ -136,7 +136,7 @@ describe('readiness follows whether the operator can work', () => {
         const body = (await response.json()) as { reason?: string };
         return response.status === 503 && body.reason?.includes('lacks Kubernetes permissions') ? body : false;
       });
-      expect(notReady.reason).toContain(`list, watch, patch coffer.dev/integrations in namespace ${watched.name}`);
+      expect(notReady.reason).toContain(`get, list, watch, patch coffer.dev/integrations in namespace ${watched.name}`);
       expect(notReady.reason).toContain(`patch coffer.dev/integrations/status in namespace ${watched.name}`);
       expect(await (await fetch(`${process.probes}/metrics`)).text()).toMatch(/^coffer_operator_ready 0$/m);
       await new Promise((resolve) => setTimeout(resolve, 8_000));

@@ -581,6 +581,8 @@ function operatorNeeds(ns: string, watchScope: string, leaseNamespace: string): 
       { verb: 'watch', group: 'coffer.dev', resource, namespace: watchScope },
       { verb: 'patch', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'patch', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
+      // the status writer's re-read after a conflicting write
+      { verb: 'get', group: 'coffer.dev', resource, namespace: ns },
     ]),
     ...['secrets', 'configmaps'].flatMap((resource) => [
       { verb: 'list', resource, namespace: watchScope },
@@ -607,7 +609,6 @@ function operatorDoesNotNeed(ns: string, leaseNamespace: string): Access[] {
       { verb: 'create', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'delete', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'update', group: 'coffer.dev', resource, namespace: ns },
-      { verb: 'get', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'update', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
     ]),
     { verb: 'delete', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },

@@ -273,7 +273,11 @@ describe('installations', () => {
   test('managed Secrets, CR status and integration records carry the installation', async () => {
     const secret = await cluster.secret(home.name, 'app-secrets');
     expect(secret!.metadata!.annotations!['coffer.dev/installation']).toBe(firstInstallation);
-    expect((await cluster.get('integrations', home.name, 'app')).status.installationId).toBe(firstInstallation);
+    const integration = await cluster.get('integrations', home.name, 'app');
+    expect(integration.status.installationId).toBe(firstInstallation);
+    // claimed with the finalizer in one conditional write, before anything else was written
+    expect(integration.metadata.annotations['coffer.dev/installation']).toBe(firstInstallation);
+    expect(integration.metadata.finalizers).toEqual(['coffer.dev/finalizer']);
     const records = (await call('GET', `/api/v1/workspace/${homeProjectId}/integrations`)).body.integrations;
     expect(records[0].metadata).toMatchObject({ installationId: firstInstallation, cluster: 'local', namespace: home.name, name: 'app' });
     const lease = await cluster.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: home.name, name: 'coffer-operator' });

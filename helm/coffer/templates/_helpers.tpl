@@ -94,10 +94,10 @@ The operator's permissions: exactly the Kubernetes calls it makes (src/operator/
 informers.ts). Shared by the ClusterRole (rbac.scope=cluster) and the Role (namespace).
 */}}
 {{- define "coffer.operatorRules" -}}
-# The three kinds: informers (list/watch), finalizers (merge patch of metadata).
+# The three kinds: informers (list/watch), finalizers (merge patch of metadata), a re-read when a status write conflicts (get).
 - apiGroups: [coffer.dev]
   resources: [secretsprojects, secretimports, integrations]
-  verbs: [list, watch, patch]
+  verbs: [get, list, watch, patch]
 # Conditions and observedGeneration (merge patch of the status subresource).
 - apiGroups: [coffer.dev]
   resources: [secretsprojects/status, secretimports/status, integrations/status]

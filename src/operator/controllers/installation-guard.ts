@@ -11,9 +11,11 @@ interface GuardedResource extends KubernetesObject {
 
 /**
  * One installation, one owner: a resource is reconciled only by the
- * installation (database) whose id its status carries. The first installation
- * to reconcile a resource records its id, conditionally on the resourceVersion
- * it read; another installation then leaves the resource alone (no write to
+ * installation (database) whose id its annotation coffer.dev/installation
+ * carries (its status, for resources claimed before the annotation). The
+ * first installation to reconcile a resource claims it, with its finalizer,
+ * in one write conditional on the resourceVersion it read (its status names
+ * it too, from its first status write); another installation then leaves the resource alone (no write to
  * it, its Secret or its database), reports the conflict with one Warning
  * Event per resource and a log line per installation, and returns false.
  * A resource from before installation ids that names a project, import or
@@ -21,18 +23,11 @@ interface GuardedResource extends KubernetesObject {
  */
 export async function mayReconcile(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
   const { installationId } = context.identity;
-  const holder = resource.status?.installationId;
+  const holder = context.status.holder(kind, resource);
   if (holder === installationId) return true;
   if (holder) return refuse(context, kind, resource, holder);
   if (await namesAnotherDatabase(context, kind, resource)) return refuse(context, kind, resource, 'an installation from before installation ids');
-  const { namespace, name, resourceVersion } = resource.metadata;
-  const claimed = await context.kube.claimStatus(kind, namespace, name, installationId, resourceVersion!);
-  if (claimed.status?.installationId !== installationId) {
-    // an older CRD prunes the field: without it no installation could tell the resource is taken
-    throw new Error(`the ${kind} CRD has no status.installationId: apply the CRDs of this Coffer version (crds/) before running its operator`);
-  }
-  resource.status = { ...resource.status, installationId };
-  resource.metadata.resourceVersion = claimed.metadata?.resourceVersion;
+  await context.status.claim(kind, resource);
   return true;
 }
 

@@ -14,7 +14,7 @@ import {
   type V1ConfigMap,
   type V1Secret,
 } from '@kubernetes/client-node';
-import { FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
+import { ANNOTATION_INSTALLATION, FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
 import { TargetObjectApi } from './target-object-api.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
@@ -81,6 +81,9 @@ export function describeError(error: unknown): Record<string, unknown> {
 export const ABSENT = '9223372036854775807';
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** A SecretsProject, SecretImport or Integration as the apiserver answers it: what the status writer reads of one. */
+export type CustomResource = KubernetesObject & { status?: Record<string, unknown> };
 
 /** What an Integration writes, as the apiserver holds it. */
 export type TargetObject = V1Secret | V1ConfigMap;
@@ -170,36 +173,57 @@ export class KubeApi {
     );
   }
 
-  async patchStatus(kind: KindName, namespace: string, name: string, status: object): Promise<void> {
+  /**
+   * Replaces the status with `status` on condition that the resource is still
+   * at `resourceVersion` (409 Conflict otherwise): a merge patch whose base is
+   * exactly the status the caller read. Answers the resource as written.
+   */
+  async patchStatus(kind: KindName, namespace: string, name: string, status: object, resourceVersion: string | undefined): Promise<CustomResource> {
     this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    await this.custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { status } }, mergePatch);
+    return (await this.custom.patchNamespacedCustomObjectStatus(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status } },
+      mergePatch,
+    )) as CustomResource;
+  }
+
+  /** One resource as the apiserver holds it now (undefined when gone): the status writer's re-read after a conflict. */
+  async readResource(kind: KindName, namespace: string, name: string): Promise<CustomResource | undefined> {
+    this.#onRequest('get', KINDS[kind].plural);
+    try {
+      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name })) as CustomResource;
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
   }
 
   /**
-   * Records in the status which installation manages the resource, on
-   * condition that the resource is still at `resourceVersion` (409 otherwise):
-   * of two installations claiming it at once, one wins.
+   * Claims the resource for an installation, on condition that it is still at
+   * `resourceVersion` (409 otherwise: of two installations claiming it at
+   * once, one wins): one merge patch of its metadata setting the
+   * installation annotation and, unless undefined, the finalizers.
    */
-  async claimStatus(
+  async claim(
     kind: KindName,
     namespace: string,
     name: string,
-    installationId: string,
-    resourceVersion: string,
-  ): Promise<KubernetesObject & { status?: { installationId?: string } }> {
-    this.#onRequest('patch', `${KINDS[kind].plural}/status`);
-    return (await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { resourceVersion }, status: { installationId } } },
+    claim: { installationId: string; finalizers?: string[]; resourceVersion: string },
+  ): Promise<CustomResource> {
+    this.#onRequest('patch', KINDS[kind].plural);
+    const { installationId, finalizers, resourceVersion } = claim;
+    const metadata = { resourceVersion, annotations: { [ANNOTATION_INSTALLATION]: installationId }, ...(finalizers ? { finalizers } : {}) };
+    return (await this.custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata } },
       mergePatch,
-    )) as KubernetesObject & { status?: { installationId?: string } };
+    )) as CustomResource;
   }
 
-  async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<void> {
+  async setFinalizers(kind: KindName, namespace: string, name: string, finalizers: string[], resourceVersion?: string): Promise<CustomResource> {
     this.#onRequest('patch', KINDS[kind].plural);
-    await this.custom.patchNamespacedCustomObject(
+    return (await this.custom.patchNamespacedCustomObject(
       { group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name, body: { metadata: { finalizers, resourceVersion } } },
       mergePatch,
-    );
+    )) as CustomResource;
   }
 
   /**

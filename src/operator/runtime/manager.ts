@@ -13,7 +13,7 @@ import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'condition' | 'forget'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget'>;
   events: Pick<EventRecorder, 'record'>;
   metrics?: Pick<OperatorMetrics, 'reconciled' | 'failed' | 'forgetResource' | 'observeQueue'>;
   concurrency: number;
@@ -114,6 +114,7 @@ export class Manager {
   #watchOwnKind<R extends Reconciled>(controller: Controller<R>): void {
     for (const verb of ['add', 'update', 'delete'] as const) {
       controller.informer.on(verb, (resource: R) => {
+        if (verb !== 'delete') this.#options.status.observe(controller.kind, resource);
         if (this.#needsReconcile(verb, controller.kind, resource)) this.#queue.add(keyOf(controller.kind, resource));
       });
     }

@@ -1,12 +1,21 @@
 import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
-import { type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
-import { isNotFound, type KubeApi } from './kube-api.ts';
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { ANNOTATION_INSTALLATION, type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
+import { type CustomResource, isConflict, isNotFound, type KubeApi } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 
 /** What the status writer needs of a resource. */
 export interface StatusResource {
-  metadata: { name: string; namespace: string; finalizers?: string[]; resourceVersion?: string; generation?: number };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid?: string;
+    finalizers?: string[];
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+    generation?: number;
+  };
   status?: { conditions?: Condition[] } & Record<string, unknown>;
 }
 
@@ -21,40 +30,73 @@ export interface ConditionUpdate {
   message: string;
 }
 
+/** The status fields a write sets (null removes one), or how to derive them from the status as it stands. */
+export type StatusFields = Record<string, unknown> | ((current: Status) => Record<string, unknown>);
+
+type Status = NonNullable<StatusResource['status']>;
+
+/** A resource's status, finalizers and claim as the apiserver held them at one resourceVersion. */
+interface StatusAt {
+  uid?: string;
+  resourceVersion?: string;
+  finalizers?: string[];
+  /** The installation the claim annotation names. */
+  installation?: string;
+  status: Status;
+}
+
+/** Tries of one status write: the first, and re-reads after conflicts (each a GET and a PATCH). */
+const STATUS_WRITE_ATTEMPTS = 3;
+
 /**
  * Writes the status subresource and the finalizer of the resources the
  * controllers reconcile: a write only when something would change, each
  * condition stamped with the observed generation, and one log line when a
  * resource becomes Ready or stops being Ready (never one per retry).
+ *
+ * A status write is computed from the status as the apiserver holds it and
+ * sent on condition that it still holds it (the resourceVersion; a 409 is
+ * answered by a re-read and a new try). Its base is the newer of the
+ * informer's copy and the resource as this writer's own last write answered
+ * it: the informer lags behind our writes, and a patch built from its copy
+ * once put back the revision and time of an earlier sync beside a new key
+ * count (issue 29). Optimistic concurrency rather than a server-side apply of
+ * the status: the write must be compared with the previous status anyway (no
+ * request when nothing changes; lastTransitionTime and lastSyncTime kept
+ * while their condition or revision stands), so the previous status has to
+ * be exact, and the precondition is what makes it exact.
  */
 export class StatusWriter {
   readonly #kube: KubeApi;
   readonly #logger: Logger;
   /**
-   * The conditions last written per resource. The informer's copy of a
-   * resource lags behind our own writes; a reconcile that runs before the
-   * watch delivers them would otherwise take its Ready state for news.
+   * Per resource this writer wrote, the newest copy known: its own last
+   * answer, or the informer's copy once that is newer (the status object is
+   * the cache's own, not a copy).
    */
-  readonly #written = new Map<string, Map<string, ConditionUpdate>>();
+  readonly #latest = new Map<string, StatusAt>();
+  readonly #installationId: string;
   readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
 
-  constructor(kube: KubeApi, logger: Logger, metrics?: Pick<OperatorMetrics, 'condition'>) {
+  /** `installationId`: this installation, which every status written names (status.installationId). */
+  constructor(kube: KubeApi, logger: Logger, installationId: string, metrics?: Pick<OperatorMetrics, 'condition'>) {
     this.#kube = kube;
     this.#logger = logger;
+    this.#installationId = installationId;
     this.#metrics = metrics;
   }
 
   async ensureFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
-    const finalizers = resource.metadata.finalizers ?? [];
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
     if (finalizers.includes(FINALIZER)) return;
-    const { namespace, name, resourceVersion } = resource.metadata;
-    await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], resourceVersion);
+    const { namespace, name } = resource.metadata;
+    this.#note(kind, resource, await this.#kube.setFinalizers(kind, namespace, name, [...finalizers, FINALIZER], resourceVersion));
   }
 
   async removeFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
-    const finalizers = resource.metadata.finalizers ?? [];
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
     if (!finalizers.includes(FINALIZER)) return;
-    const { namespace, name, resourceVersion } = resource.metadata;
+    const { namespace, name } = resource.metadata;
     try {
       await this.#kube.setFinalizers(
         kind,
@@ -69,63 +111,113 @@ export class StatusWriter {
   }
 
   /**
-   * Patches the status with these fields (null removes one) and conditions,
-   * without the condition types in `remove`; skips the write when nothing
-   * would change. The condition metric follows either way.
+   * Claims the resource for this installation, with our finalizer (unless it
+   * is being deleted: none may be added then), in one write of its metadata
+   * conditional on the resourceVersion read: of two installations claiming it
+   * at once, one wins, before either writes anything else.
+   */
+  async claim(kind: KindName, resource: StatusResource & { metadata: { deletionTimestamp?: unknown } }): Promise<void> {
+    const { namespace, name, deletionTimestamp } = resource.metadata;
+    const { finalizers = [], resourceVersion } = this.#freshest(kind, resource);
+    const withOurs = deletionTimestamp || finalizers.includes(FINALIZER) ? undefined : [...finalizers, FINALIZER];
+    this.#note(
+      kind,
+      resource,
+      await this.#kube.claim(kind, namespace, name, { installationId: this.#installationId, finalizers: withOurs, resourceVersion: resourceVersion! }),
+    );
+  }
+
+  /**
+   * The installation that manages the resource: the one its claim annotation
+   * names, else (resources claimed before the annotation) the one its status names.
+   */
+  holder(kind: KindName, resource: StatusResource): string | undefined {
+    const { installation, status } = this.#freshest(kind, resource);
+    return installation ?? (typeof status.installationId === 'string' ? status.installationId : undefined);
+  }
+
+  /** The status as it stands: as this writer last wrote it, else as the informer's copy shows it. */
+  current(kind: KindName, resource: StatusResource): Readonly<Status> {
+    return this.#freshest(kind, resource).status;
+  }
+
+  /**
+   * Sets these fields (null removes one) and conditions, without the
+   * condition types in `remove`, conditionally on the status it was computed
+   * from; skips the write when nothing would change. The condition metric
+   * follows either way.
    */
   async write(
     kind: KindName,
     resource: StatusResource,
-    fields: Record<string, unknown>,
+    fields: StatusFields,
     conditions: readonly ConditionUpdate[],
     remove: readonly ConditionType[] = [],
   ): Promise<void> {
-    const observedGeneration = resource.metadata.generation;
-    let nextConditions = resource.status?.conditions?.filter((condition) => !remove.includes(condition.type as ConditionType));
     for (const condition of conditions) {
-      nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
       this.#metrics?.condition({ kind, namespace: resource.metadata.namespace, name: resource.metadata.name }, condition.type, condition.status);
     }
-    const next = { ...resource.status, ...fields, conditions: nextConditions, observedGeneration };
-    if (isDeepStrictEqual(stripVolatile(next), stripVolatile(resource.status ?? {}))) {
-      this.#remember(kind, resource, conditions);
-      return;
-    }
-    const { namespace, name } = resource.metadata;
-    try {
-      await this.#kube.patchStatus(kind, namespace, name, next);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-      return;
+    let base = this.#freshest(kind, resource);
+    const readyBefore = base.status.conditions?.find((condition) => condition.type === 'Ready');
+    for (let attempt = 1; ; attempt++) {
+      const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), installationId: this.#installationId };
+      const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
+      if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
+      try {
+        const { namespace, name } = resource.metadata;
+        this.#note(kind, resource, await this.#kube.patchStatus(kind, namespace, name, next, base.resourceVersion));
+        break;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        if (!isConflict(error) || attempt === STATUS_WRITE_ATTEMPTS) throw error;
+        const live = await this.#kube.readResource(kind, resource.metadata.namespace, resource.metadata.name);
+        if (!live) return;
+        base = statusAt(live);
+      }
     }
     this.#logReadyChange(
       kind,
       resource,
+      readyBefore,
       conditions.find((condition) => condition.type === 'Ready'),
     );
-    this.#remember(kind, resource, conditions);
   }
 
   /** A condition as it stands: as this process last wrote it, else as the cached resource shows it. */
   condition(kind: KindName, resource: StatusResource, type: ConditionType): Pick<ConditionUpdate, 'status' | 'reason' | 'message'> | undefined {
-    return this.#written.get(writtenKey(kind, resource.metadata))?.get(type) ?? resource.status?.conditions?.find((condition) => condition.type === type);
+    return this.current(kind, resource).conditions?.find((condition) => condition.type === type);
+  }
+
+  /**
+   * The informer has a newer copy of the resource: it replaces what this
+   * writer kept (the copy a reconcile started from may be older than both).
+   */
+  observe(kind: KindName, resource: StatusResource): void {
+    const key = latestKey(kind, resource.metadata);
+    const latest = this.#latest.get(key);
+    if (latest && (latest.uid !== resource.metadata.uid || !isNewer(latest.resourceVersion, resource.metadata.resourceVersion)))
+      this.#latest.set(key, statusAt(resource));
   }
 
   /** The resource is gone. */
   forget(kind: KindName, resource: { namespace: string; name: string }): void {
-    this.#written.delete(writtenKey(kind, resource));
+    this.#latest.delete(latestKey(kind, resource));
   }
 
-  #remember(kind: KindName, resource: StatusResource, conditions: readonly ConditionUpdate[]): void {
-    const key = writtenKey(kind, resource.metadata);
-    const written = this.#written.get(key) ?? new Map<string, ConditionUpdate>();
-    for (const condition of conditions) written.set(condition.type, condition);
-    this.#written.set(key, written);
+  /** Keeps what the apiserver answered to a write: the base of the next one. */
+  #note(kind: KindName, resource: StatusResource, answer: CustomResource): void {
+    this.#latest.set(latestKey(kind, resource.metadata), statusAt(answer));
   }
 
-  #logReadyChange(kind: KindName, resource: StatusResource, ready: ConditionUpdate | undefined): void {
+  /** The newer of the reconciled copy and the latest this writer knows (its own last answer, or a newer informer copy since). */
+  #freshest(kind: KindName, resource: StatusResource): StatusAt {
+    const reconciled = statusAt(resource);
+    const latest = this.#latest.get(latestKey(kind, resource.metadata));
+    return latest && latest.uid === reconciled.uid && isNewer(latest.resourceVersion, reconciled.resourceVersion) ? latest : reconciled;
+  }
+
+  #logReadyChange(kind: KindName, resource: StatusResource, before: ConditionUpdate | Condition | undefined, ready: ConditionUpdate | undefined): void {
     if (!ready) return;
-    const before = this.condition(kind, resource, 'Ready');
     if (before?.status === ready.status && before.reason === ready.reason) return;
     const { namespace, name } = resource.metadata;
     const fields = { kind, namespace, name, reason: ready.reason };
@@ -134,12 +226,50 @@ export class StatusWriter {
   }
 }
 
-function writtenKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
+/** The status a write asks for: `base` with these fields and conditions, each condition stamped with the generation observed. */
+function nextStatus(
+  base: Status,
+  fields: Record<string, unknown>,
+  conditions: readonly ConditionUpdate[],
+  remove: readonly ConditionType[],
+  observedGeneration: number | undefined,
+): Status {
+  let nextConditions = base.conditions?.filter((condition) => !remove.includes(condition.type as ConditionType));
+  for (const condition of conditions) nextConditions = setCondition(nextConditions, { ...condition, observedGeneration });
+  return { ...base, ...fields, conditions: nextConditions, observedGeneration };
+}
+
+function statusAt(object: CustomResource | StatusResource): StatusAt {
+  const metadata: KubernetesObject['metadata'] = object.metadata;
+  return {
+    uid: metadata?.uid,
+    resourceVersion: metadata?.resourceVersion,
+    finalizers: metadata?.finalizers,
+    installation: metadata?.annotations?.[ANNOTATION_INSTALLATION],
+    status: object.status ?? {},
+  };
+}
+
+/**
+ * Whether resourceVersion `a` is later than `b`. Kubernetes calls them
+ * opaque; they are etcd revisions, and this only chooses which copy to
+ * build a write on: a wrong guess costs a 409 and a re-read, never a wrong status.
+ */
+function isNewer(a: string | undefined, b: string | undefined): boolean {
+  if (a === undefined) return false;
+  if (b === undefined) return true;
+  try {
+    return BigInt(a) > BigInt(b);
+  } catch {
+    return false;
+  }
+}
+
+function latestKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;
 }
 
-/** Sync timestamps alone do not warrant a write; a field set to null (removed) is one that is absent. */
-function stripVolatile(status: Record<string, unknown>): Record<string, unknown> {
-  const { lastSyncTime: _ignored, ...rest } = status;
-  return JSON.parse(JSON.stringify(rest, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
+/** A status as compared: a field set to null (removed) is one that is absent. */
+function comparable(status: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
 }

@@ -48,6 +48,7 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
         written.status = { ...written.status, conditions: conditions.map((condition) => ({ ...condition, lastTransitionTime: '' })) };
       },
       condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
+      observe: () => {},
       forget: () => {},
     },
     events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },

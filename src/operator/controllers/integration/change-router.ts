@@ -21,6 +21,8 @@ export class ChangeRouter {
   readonly #dependencies = new DependencyIndex();
   readonly #listings: ListingCache<SecretListing>;
   readonly #changedSince = new Map<string, Date>();
+  /** Per Integration, the newest change routed to it that may alter its data. */
+  readonly #lastChange = new Map<string, Revision>();
 
   constructor(options: ChangeRouterOptions) {
     this.#options = options;
@@ -63,6 +65,7 @@ export class ChangeRouter {
       for (const key of affected) {
         const id = formatNamespacedName(key);
         if (change.altersSecrets && !this.#changedSince.has(id)) this.#changedSince.set(id, change.committedAt);
+        if (change.altersSecrets) this.#lastChange.set(id, Math.max(this.#lastChange.get(id) ?? 0, change.revision));
         yield key;
       }
     }
@@ -90,8 +93,14 @@ export class ChangeRouter {
     return changedAt;
   }
 
+  /** The newest change routed to the Integration that may alter its data (0: none since this process started). */
+  lastChangeOf(key: NamespacedName): Revision {
+    return this.#lastChange.get(formatNamespacedName(key)) ?? 0;
+  }
+
   forget(key: NamespacedName): void {
     this.#dependencies.delete(key);
     this.#changedSince.delete(formatNamespacedName(key));
+    this.#lastChange.delete(formatNamespacedName(key));
   }
 }

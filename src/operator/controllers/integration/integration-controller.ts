@@ -14,7 +14,7 @@ import { ChangeRouter } from './change-router.ts';
 import { type PlannedSource, sourcesOf } from './integration-sources.ts';
 import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
-import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedMessage } from './sync-report.ts';
+import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedFields, syncedMessage } from './sync-report.ts';
 import { targetDataOf } from './target-data.ts';
 import { TargetWriter } from './target-object.ts';
 import { TemplateRenderer } from './template/template-renderer.ts';
@@ -240,20 +240,19 @@ export class IntegrationController implements Controller<IntegrationResource> {
     this.#context.reloader.noteChangedKeys(resource, outcome.changed);
     const reload = await this.#context.reloader.reconcile(resource, data, revision);
     const message = syncedMessage(keys, skipped, collisions);
-    const written = outcome.kind !== 'unchanged';
     await status.write(
       'Integration',
       resource,
-      {
+      (current) => ({
         ...identity,
         secretCount: keys,
         dataHash: hasher.hash(data),
         skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
         collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
         ...(forceSync !== undefined ? { forceSync } : {}),
-        ...(written || !resource.status?.syncedRevision ? { syncedRevision: revision, lastSyncTime: new Date().toISOString() } : {}),
+        ...syncedFields(current, outcome, revision, this.#changes.lastChangeOf(resource.metadata)),
         ...reloadFields(reload),
-      },
+      }),
       [
         { type: 'Ready', status: 'True', reason: 'Synced', message },
         skipped.length > 0

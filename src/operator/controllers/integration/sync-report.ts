@@ -52,6 +52,32 @@ export function reportWrite(
   }
 }
 
+/**
+ * The revision the status names, and when the target was last written. A
+ * sync that wrote the target names the revision it read at (the data is
+ * current at it, as the integration record and the revision barrier say); so
+ * does one after a change to its sources newer than what the status and the
+ * target's annotation name (the data was already current: read after the
+ * change committed). Any other sync (a resync, a retry) keeps the newer of
+ * those two: the status lags the target when a write went through and its
+ * status write did not, and a resync after a restart must not move it (it
+ * reads at the newest revision of the whole installation).
+ */
+export function syncedFields(
+  current: Readonly<Record<string, unknown>>,
+  outcome: Pick<WriteOutcome, 'kind' | 'heldRevision'>,
+  revision: Revision,
+  lastChange: Revision,
+  now = new Date(),
+): { syncedRevision: Revision; lastSyncTime?: string } {
+  const previous = typeof current.syncedRevision === 'number' ? current.syncedRevision : undefined;
+  const written = outcome.kind !== 'unchanged';
+  const kept = Math.max(previous ?? 0, outcome.heldRevision ?? 0);
+  const syncedRevision = written || kept === 0 || lastChange > kept ? revision : kept;
+  const moved = written || syncedRevision !== previous || current.lastSyncTime === undefined;
+  return { syncedRevision, ...(moved ? { lastSyncTime: now.toISOString() } : {}) };
+}
+
 /** One Warning Event when the set of keys left out changes (names only, never values). */
 export function reportSkipped(context: ControllerContext, resource: IntegrationResource, skipped: readonly string[]): void {
   const before = resource.status?.skippedKeys ?? [];

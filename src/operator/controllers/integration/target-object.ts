@@ -1,5 +1,13 @@
 import type { Revision } from '../../port/coffer-port.ts';
-import { ANNOTATION_DATA_HASH, ANNOTATION_INSTALLATION, ANNOTATION_INTEGRATION, API_VERSION, type IntegrationResource, type TargetKind } from '../../resources.ts';
+import {
+  ANNOTATION_DATA_HASH,
+  ANNOTATION_INSTALLATION,
+  ANNOTATION_INTEGRATION,
+  ANNOTATION_REVISION,
+  API_VERSION,
+  type IntegrationResource,
+  type TargetKind,
+} from '../../resources.ts';
 import { ABSENT, apiRefusal, isConflict, type TargetObject } from '../../runtime/kube-api.ts';
 import { formatNamespacedName } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
@@ -27,12 +35,18 @@ import { checkSecretType } from './secret-types.ts';
  * What a write did: created the object, updated it, put it back after a
  * change outside Coffer, recreated it with another type, or nothing (it was current).
  */
-export type WriteOutcome = ({ kind: 'created' | 'updated' | 'unchanged' | 'retyped' } | { kind: 'repaired'; drift: string }) & {
+export type WriteOutcome = Written & {
   /** The keys whose value the write changed (added, altered or removed), as the cache saw the target before; names only. */
   changed: string[];
+  /**
+   * The revision the target holds the data of afterwards: the one written, or
+   * for an unchanged Owner or Orphan object the one its annotation names
+   * (unknown for an unchanged Merge: the object is not the Integration's alone).
+   */
+  heldRevision: Revision | undefined;
 };
 
-type Written = { kind: 'created' | 'updated' | 'unchanged' | 'retyped' } | { kind: 'repaired'; drift: string };
+type Written = { kind: 'created' | 'updated' | 'retyped' } | { kind: 'unchanged'; heldRevision?: Revision } | { kind: 'repaired'; drift: string };
 
 /** Longest apiserver message quoted in a status or Event. */
 const QUOTED_MESSAGE_MAX = 1_000;
@@ -69,7 +83,8 @@ export class TargetWriter {
     try {
       const hash = hasher.hash(data);
       const written = policyOf(resource) === 'Merge' ? await this.#merge(resource, data, revision, hash) : await this.#own(resource, data, revision, hash);
-      return { ...written, changed: changedKeys(before ? liveData(before) : {}, data, policyOf(resource) === 'Merge') };
+      const heldRevision = written.kind === 'unchanged' ? written.heldRevision : revision;
+      return { ...written, changed: changedKeys(before ? liveData(before) : {}, data, policyOf(resource) === 'Merge'), heldRevision };
     } catch (error) {
       throw asRefusal(error, resource) ?? error;
     }
@@ -129,7 +144,7 @@ export class TargetWriter {
     }
     const live = cached ?? (await kube.readTarget(kind, namespace, name));
     if (live) this.#assertOwn(resource, live);
-    if (live && isCurrent(live, desired, policyOf(resource))) return { kind: 'unchanged' };
+    if (live && isCurrent(live, desired, policyOf(resource))) return { kind: 'unchanged', heldRevision: revisionOf(live) };
     if (live && hasTypeChanged(live, desired)) return this.#retype(live, desired);
     // An object just read is written only if it is still the one checked above.
     const applied = await kube.applyTarget(desired, { expectedVersion: cached ? undefined : (live?.metadata?.resourceVersion ?? ABSENT) });
@@ -234,6 +249,12 @@ export class TargetWriter {
       );
     }
   }
+}
+
+/** The revision a target's annotation names, if it names one. */
+function revisionOf(live: TargetObject): Revision | undefined {
+  const revision = Number(live.metadata?.annotations?.[ANNOTATION_REVISION]);
+  return Number.isSafeInteger(revision) && revision > 0 ? revision : undefined;
 }
 
 /** Keys whose value differs between `before` and `after` (for Merge, only `after`'s own keys). */
