@@ -49,6 +49,8 @@ import { kubernetesLoginMethod } from '../kubernetes-auth/token-review.ts';
 import { WorkloadLogin } from '../workload-auth/workload-login.ts';
 import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
+import { OidcConfigService } from '../sso/oidc-config-service.ts';
+import { OidcLogin } from '../sso/oidc-login.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -68,7 +70,15 @@ export interface ServiceOptions {
   clusterName?: string;
   /** Caps on streams and waits per caller and organization (defaults: HELD_REQUEST_LIMITS). */
   heldRequestLimits?: Partial<Record<HeldRequestKind, HeldRequestLimit>>;
+  /** The URL people and providers reach this server at: single sign-on's redirect URI is built from it (default http://127.0.0.1:8080). */
+  publicUrl?: string;
+  /** Break-glass: org admins may sign in with a password to an organization that enforces single sign-on (audited). */
+  ssoBreakGlass?: boolean;
+  /** Milliseconds since the epoch, for TOTP codes (tests inject one). */
+  clock?: () => number;
 }
+
+export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
 
 /** The composition root: every service, wired once per process. */
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
@@ -103,6 +113,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     loginThrottle,
     ...accessControlServices(deps, auth, credentials, loginThrottle),
     ...workloadAuthServices(deps, auth, loginThrottle, options.logger),
+    ...signInServices(deps, auth, options),
     bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
     projects,
     namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
@@ -139,6 +150,15 @@ function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials
     identityMemberships: new IdentityMembershipService(deps),
     roles: new RoleService(deps),
     privileges: new PrivilegeService(deps),
+  };
+}
+
+/** Single sign-on (OIDC) and its settings. */
+function signInServices(deps: ServiceDeps, auth: AuthService, options: ServiceOptions) {
+  const publicUrl = options.publicUrl ?? DEFAULT_PUBLIC_URL;
+  return {
+    oidcConfigs: new OidcConfigService(deps, publicUrl),
+    oidcLogin: new OidcLogin(deps, auth, publicUrl, options.logger),
   };
 }
 

@@ -94,7 +94,7 @@ export class UserLogin {
     const orgId = input.organizationId ?? (orgIds.length === 1 ? orgIds[0] : undefined);
     if (!orgId) throw new BadRequestError('You belong to several organizations: give organizationId', 'OrganizationRequired');
     if (!orgIds.includes(orgId)) throw new UnauthorizedError('Invalid credentials');
-    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId);
+    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId, { authMethod: 'email', origin });
     const membership = (await findUserOrgMembership(trx, orgId, user.id))!;
     const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId, orgRole: membership.role, tokenId: sessionId, authMethod: 'email', ...origin };
     tx.audit({ actor, orgId, type: 'login-user', metadata: { userId: user.id, sessionId } });

@@ -26,6 +26,9 @@ const PUBLIC_ROUTES = new Set([
   // a user's login token authorizes these, never an identity's (test/clients/infisical-cli-login.test.ts)
   'POST /api/v3/auth/select-organization',
   'GET /api/v1/organization',
+  // single sign-on: the provider's answer (and the single-use state) is the credential (test/api/sso-oidc.test.ts)
+  'GET /api/v1/sso/oidc/login',
+  'GET /api/v1/sso/oidc/callback',
 ]);
 const isPublic = (key: string) => PUBLIC_ROUTES.has(key) || / \/api\/docs(\/|$)/.test(key);
 

@@ -1,4 +1,4 @@
-import { type MatrixFixture, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
+import { type MatrixFixture, oidcConfigBody, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
 
 export interface RouteRequest {
   url: string;
@@ -356,6 +356,17 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
         return { url: '/api/v1/auth/logout', ...(persona === 'otherOrg' ? { token: await fx.issueToken(fx.otherOrgIdentityId) } : {}) };
       },
     },
+    // single sign-on (test/api/sso-oidc.test.ts)
+    'GET /api/v1/sso/oidc/config': { allow: ALL, build: async () => ({ url: '/api/v1/sso/oidc/config', query: { orgSlug: await fresh.oidcConfig() } }) },
+    'POST /api/v1/sso/oidc/config': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/sso/oidc/config', body: oidcConfigBody(await fresh.noOidcConfig()) }),
+    },
+    'PATCH /api/v1/sso/oidc/config': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/sso/oidc/config', body: { orgSlug: await fresh.oidcConfig(), scopes: 'openid email' } }),
+    },
+    'PATCH /api/v1/organization/:organizationId': { allow: ORG_ADMIN, build: at(`/api/v1/organization/${ids.orgId}`, { body: { enforceMfa: false } }) },
     // users and memberships
     'POST /api/v1/invite-org/signup': {
       allow: ORG_ADMIN,
