@@ -111,7 +111,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     auth,
     credentials,
     loginThrottle,
-    ...accessControlServices(deps, auth, credentials, loginThrottle),
+    ...accessControlServices(deps, auth, credentials, loginThrottle, options),
     ...workloadAuthServices(deps, auth, loginThrottle, options.logger),
     ...signInServices(deps, auth, options),
     bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
@@ -137,14 +137,14 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
 }
 
 /** Identities, universal auth, users, memberships, roles and privileges. */
-function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle) {
+function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle, options: ServiceOptions) {
   return {
     tokens: new TokenService(deps, auth),
     identities: new IdentityService(deps),
     universalAuth: new UniversalAuthService(deps, credentials),
     universalAuthLogin: new UniversalAuthLogin(auth, credentials, loginThrottle),
     invites: new InviteService(deps, credentials, loginThrottle),
-    userLogin: new UserLogin(deps, auth, loginThrottle),
+    userLogin: new UserLogin(deps, auth, loginThrottle, { ssoBreakGlass: options.ssoBreakGlass, logger: options.logger }),
     orgMemberships: new OrgMembershipService(deps),
     userMemberships: new UserMembershipService(deps),
     identityMemberships: new IdentityMembershipService(deps),

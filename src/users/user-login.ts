@@ -1,4 +1,6 @@
+import type { Logger } from 'pino';
 import type { RequestOrigin } from '../actor/actor.ts';
+import { passwordSignInPolicy } from '../sso/sign-in-policy.ts';
 import type { AuthService } from '../auth/auth-service.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
@@ -15,6 +17,12 @@ function requireUserCaller(userId: string | undefined): string {
   return userId;
 }
 
+export interface UserLoginOptions {
+  /** Org admins may sign in with a password where single sign-on is enforced (COFFER_SSO_BREAK_GLASS). */
+  ssoBreakGlass?: boolean;
+  logger?: Logger;
+}
+
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
 let decoyHash: Promise<string> | undefined;
 
@@ -27,10 +35,13 @@ export class UserLogin {
   readonly #auth: AuthService;
   readonly #throttle: LoginThrottle;
 
-  constructor(deps: ServiceDeps, auth: AuthService, throttle: LoginThrottle) {
+  readonly #options: UserLoginOptions;
+
+  constructor(deps: ServiceDeps, auth: AuthService, throttle: LoginThrottle, options: UserLoginOptions = {}) {
     this.#deps = deps;
     this.#auth = auth;
     this.#throttle = throttle;
+    this.#options = options;
   }
 
   async login(input: { email: string; password: string; organizationId?: string }, origin: RequestOrigin) {
@@ -94,10 +105,17 @@ export class UserLogin {
     const orgId = input.organizationId ?? (orgIds.length === 1 ? orgIds[0] : undefined);
     if (!orgId) throw new BadRequestError('You belong to several organizations: give organizationId', 'OrganizationRequired');
     if (!orgIds.includes(orgId)) throw new UnauthorizedError('Invalid credentials');
-    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId, { authMethod: 'email', origin });
     const membership = (await findUserOrgMembership(trx, orgId, user.id))!;
+    const policy = await passwordSignInPolicy(trx, orgId, membership.role, this.#options.ssoBreakGlass ?? false);
+    if (policy.breakGlass) this.#options.logger?.warn({ userId: user.id, orgId }, 'break-glass password sign-in past enforced single sign-on');
+    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId, { authMethod: 'email', origin });
     const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId, orgRole: membership.role, tokenId: sessionId, authMethod: 'email', ...origin };
-    tx.audit({ actor, orgId, type: 'login-user', metadata: { userId: user.id, sessionId } });
+    tx.audit({
+      actor,
+      orgId,
+      type: 'login-user',
+      metadata: { userId: user.id, sessionId, method: 'password', result: 'success', ...(policy.breakGlass ? { breakGlass: true } : {}) },
+    });
     return { ...token, organizationId: orgId };
   }
 }
