@@ -54,11 +54,12 @@ export async function listLiveSessions(db: Executor, userId: string, now: Date, 
   return query.execute();
 }
 
-/** Revokes the user's live sessions (all, or those in one organization, or all but one); answers their ids. */
-export async function revokeUserSessions(db: Executor, userId: string, scope: { orgId?: string; except?: string } = {}): Promise<string[]> {
+/** Revokes the user's sessions (all, those in one organization, all but one, or just one); answers their ids. */
+export async function revokeUserSessions(db: Executor, userId: string, scope: { orgId?: string; except?: string; only?: string } = {}): Promise<string[]> {
   let query = db.updateTable('userSessions').set({ isRevoked: true, updatedAt: new Date() }).where('userId', '=', userId).where('isRevoked', '=', false);
   if (scope.orgId) query = query.where('orgId', '=', scope.orgId);
   if (scope.except) query = query.where('id', '<>', scope.except);
+  if (scope.only) query = query.where('id', '=', scope.only);
   const rows = await query.returning('id').execute();
   return rows.map((row) => row.id);
 }

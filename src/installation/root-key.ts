@@ -6,6 +6,7 @@ import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { resealReviewerJwts } from '../kubernetes-auth/reviewer-jwt-cipher.ts';
 import { resealOidcClientSecrets } from '../sso/client-secret-cipher.ts';
+import { resealTotpSecrets } from '../mfa/second-factor.ts';
 import { findAnyProjectDataKey, listProjectDataKeys, setProjectDataKey } from '../projects/project-keys.ts';
 import { recordFirstRootKeyCheck, replaceRootKeyCheck, requireInstallation } from './installation-store.ts';
 
@@ -93,6 +94,7 @@ async function rewrapAll(trx: Executor, current: Keyring, next: Keyring): Promis
   }
   await resealReviewerJwts(trx, current, next);
   await resealOidcClientSecrets(trx, current, next);
+  await resealTotpSecrets(trx, current, next);
   await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
   return { installationId: installation.id, projects: projects.length };
 }

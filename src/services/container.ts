@@ -51,6 +51,8 @@ import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
 import { OidcConfigService } from '../sso/oidc-config-service.ts';
 import { OidcLogin } from '../sso/oidc-login.ts';
+import { MfaService } from '../mfa/mfa-service.ts';
+import { SessionService } from '../auth/session-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -144,7 +146,9 @@ function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials
     universalAuth: new UniversalAuthService(deps, credentials),
     universalAuthLogin: new UniversalAuthLogin(auth, credentials, loginThrottle),
     invites: new InviteService(deps, credentials, loginThrottle),
-    userLogin: new UserLogin(deps, auth, loginThrottle, { ssoBreakGlass: options.ssoBreakGlass, logger: options.logger }),
+    userLogin: new UserLogin(deps, auth, loginThrottle, { ssoBreakGlass: options.ssoBreakGlass, logger: options.logger, clock: options.clock }),
+    mfa: new MfaService(deps, options.clock),
+    sessions: new SessionService(deps),
     orgMemberships: new OrgMembershipService(deps),
     userMemberships: new UserMembershipService(deps),
     identityMemberships: new IdentityMembershipService(deps),
