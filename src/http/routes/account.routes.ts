@@ -67,7 +67,11 @@ export function mfaEnrolmentRoutes(app: ZodApp, { mfa, auth }: Services): void {
           effects: changes('Turns TOTP on and stores the recovery codes as digests.', 'enrol-mfa-totp'),
           errors: [400, 401, 403, 409],
         }),
-        body: z.object({ code: required(16).describe('A current code from the authenticator app.') }),
+        body: z.object({
+          code: required(16)
+            .describe('A current code from the authenticator app.')
+            .meta({ examples: ['492039'] }),
+        }),
         response: { 200: messageSchema.extend({ recoveryCodes: z.array(z.string()).describe('Ten single-use recovery codes: shown only now.') }) },
       },
     },

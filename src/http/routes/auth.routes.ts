@@ -110,7 +110,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         response: {
           200: z.object({
             token: z.string().describe('The user access token: send it as `Authorization: Bearer <token>`.'),
-            isMfaEnabled: z.literal(false).describe('Always false: Coffer has no multi-factor login.'),
+            isMfaEnabled: z.literal(false).describe('Always false: an enrolled second factor is checked before the login token is issued.'),
           }),
         },
       },

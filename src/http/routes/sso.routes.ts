@@ -44,8 +44,8 @@ export function publicSsoRoutes(app: ZodApp, { oidcLogin }: Services): void {
         ...describeRoute({
           summary: 'Finish an OIDC sign-in',
           description:
-            "Where the provider sends the browser back. The state must be one Coffer issued, unused and unexpired (401 `SsoStateInvalid`); the code is exchanged with the PKCE verifier and the ID token verified — signature against the issuer's keys, issuer, audience, expiry (60 s clock tolerance), nonce — else 401 `SsoTokenInvalid`. The e-mail must be verified by the provider (403 `SsoEmailNotVerified`) and of an allowed domain (403 `SsoEmailDomainNotAllowed`). The first sign-in creates the user or links the account (an invited one too) with that e-mail; the group mappings are applied again at every sign-in. Answers a 10-day user access token, as `POST /api/v1/auth/login`.",
-          permission: 'the holder of a state from `GET /api/v1/sso/oidc/login` (each works once).',
+            "Where the provider sends the browser back; its credential is the state from `GET /api/v1/sso/oidc/login` (each works once) and the provider's code. The state must be one Coffer issued, unused and unexpired (401 `SsoStateInvalid`); the code is exchanged with the PKCE verifier and the ID token verified — signature against the issuer's keys, issuer, audience, expiry (60 s clock tolerance), nonce — else 401 `SsoTokenInvalid`. The e-mail must be verified by the provider (403 `SsoEmailNotVerified`) and of an allowed domain (403 `SsoEmailDomainNotAllowed`). The first sign-in creates the user or links the account (an invited one too) with that e-mail; the group mappings are applied again at every sign-in. Answers a 10-day user access token, as `POST /api/v1/auth/login`.",
+          permission: PUBLIC,
           effects: changes(
             'Opens a session; may create the user, accept their invite, and change the roles the group mappings give. A refused sign-in is audited too, with the reason code.',
             'login-user-sso',
