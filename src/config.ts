@@ -132,6 +132,18 @@ const settings = {
   loginFailureWindow: { env: 'COFFER_LOGIN_FAILURE_WINDOW', flag: 'login-failure-window', group: 'login', help: 'how long failures count (default 15m)' },
   loginLockout: { env: 'COFFER_LOGIN_LOCKOUT', flag: 'login-lockout', group: 'login', help: 'the first lockout, doubling with each one (default 1m)' },
   loginMaxLockout: { env: 'COFFER_LOGIN_MAX_LOCKOUT', flag: 'login-max-lockout', group: 'login', help: 'the longest lockout (default 1h)' },
+  publicUrl: {
+    env: 'COFFER_PUBLIC_URL',
+    flag: 'public-url',
+    group: 'server',
+    help: "the URL browsers and OIDC providers reach this server at; single sign-on's redirect URI is built from it (default http://127.0.0.1:8080)",
+  },
+  ssoBreakGlass: {
+    env: 'COFFER_SSO_BREAK_GLASS',
+    flag: 'sso-break-glass',
+    group: 'login',
+    help: 'true lets org admins sign in with a password where single sign-on is enforced (audited; default false)',
+  },
 } as const satisfies Record<string, { env: string; flag: string; group: SettingGroup; help: string }>;
 
 type SettingName = keyof typeof settings;
@@ -209,6 +221,8 @@ const configSchema = z
     loginFailureWindow: duration.prefault('15m'),
     loginLockout: duration.prefault('1m'),
     loginMaxLockout: duration.prefault('1h'),
+    publicUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
+    ssoBreakGlass: booleanText.prefault('false'),
     databaseConnectTimeout: duration.prefault('5s'),
     databaseStatementTimeout: duration.prefault('10s'),
     databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),

@@ -85,6 +85,8 @@ export async function startServices(config: Config, logger: Logger, command: str
       loginLimits: loginLimits(config),
       logger,
       clusterName: config.clusterName,
+      publicUrl: config.publicUrl,
+      ssoBreakGlass: config.ssoBreakGlass,
     });
     await holdServingLock(database, {
       command,

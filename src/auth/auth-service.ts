@@ -6,7 +6,7 @@ import type { TrustedIp } from '../db/schema.ts';
 import type { AccessTokenClaims, TokenSigner } from '../crypto/tokens.ts';
 import { ForbiddenError, TokenError, UnauthorizedError } from '../errors.ts';
 import { isIpTrusted } from '../universal-auth/trusted-ips.ts';
-import { findSessionWithUser, insertUserSession } from './session-store.ts';
+import { findSessionWithUser, insertUserSession, recordSessionUse } from './session-store.ts';
 import { countTokenUse, deleteIdentityToken, findIdentityTokenWithOwner, insertIdentityToken, type NewIdentityToken } from './token-store.ts';
 
 export interface IssuedToken {
@@ -21,6 +21,9 @@ export const USER_SESSION_TTL_SECONDS = 10 * 24 * 60 * 60;
 
 /** A login token (password checked, no organization chosen yet) is good for choosing one, for this long. */
 export const LOGIN_TOKEN_TTL_SECONDS = 10 * 60;
+
+/** A session's last use is recorded to the minute. */
+const SESSION_USE_RESOLUTION_MS = 60_000;
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -57,6 +60,8 @@ export class AuthService {
   readonly #versions: CacheVersions | undefined;
   readonly #tokens: VersionedCache<IdentityTokenRow | undefined> | undefined;
   readonly #sessions: VersionedCache<SessionRow | undefined> | undefined;
+  /** When this process last recorded each session's use. */
+  readonly #lastNoted = new Map<string, number>();
 
   /** With `versions`, token and session rows are cached by version (caches/README.md); expiry is checked on every request. */
   constructor(db: Executor, signer: TokenSigner, versions?: CacheVersions) {
@@ -92,10 +97,17 @@ export class AuthService {
     return { accessToken, expiresIn: values.accessTokenTtl, accessTokenMaxTTL: values.accessTokenMaxTtl, tokenType: 'Bearer', tokenId: row.id };
   }
 
-  /** A user access token: a JWT naming a new session row of the user in one organization. */
-  async issueUserToken(db: Executor, userId: string, orgId: string) {
+  /** A user access token: a JWT naming a new session row of the user in one organization, with where it was opened from. */
+  async issueUserToken(db: Executor, userId: string, orgId: string, opened: { authMethod: 'email' | 'oidc'; origin: RequestOrigin }) {
     const expiresAt = new Date(Date.now() + USER_SESSION_TTL_SECONDS * 1000);
-    const session = await insertUserSession(db, { userId, orgId, expiresAt });
+    const session = await insertUserSession(db, {
+      userId,
+      orgId,
+      expiresAt,
+      authMethod: opened.authMethod,
+      ip: opened.origin.ip,
+      userAgent: opened.origin.userAgent?.slice(0, 512) ?? null,
+    });
     const accessToken = await this.#signer.sign({ authTokenType: 'accessToken', userId, tokenVersionId: session.id, organizationId: orgId }, USER_SESSION_TTL_SECONDS);
     return { accessToken, expiresIn: USER_SESSION_TTL_SECONDS, tokenType: 'Bearer' as const, sessionId: session.id };
   }
@@ -168,6 +180,7 @@ export class AuthService {
       throw new UnauthorizedError('No valid user session found');
     }
     if (!session.orgRole) throw new ForbiddenError('You are no longer a member of this organization', 'ForbiddenError');
+    await this.#noteUse(session.id, origin);
     return {
       kind: 'user',
       id: session.userId,
@@ -175,9 +188,21 @@ export class AuthService {
       orgId: session.orgId,
       orgRole: session.orgRole,
       tokenId: session.id,
-      authMethod: 'email',
+      authMethod: session.authMethod,
       ...origin,
     };
+  }
+
+  /**
+   * Records the session's last use, at most once a minute per session and process: in its own table, so
+   * that the write moves no cache version (caches/README.md). Best effort: a failed write refuses nothing.
+   */
+  async #noteUse(sessionId: string, origin: RequestOrigin): Promise<void> {
+    const now = Date.now();
+    if (now - (this.#lastNoted.get(sessionId) ?? 0) < SESSION_USE_RESOLUTION_MS) return;
+    if (this.#lastNoted.size >= 10_000) this.#lastNoted.clear();
+    this.#lastNoted.set(sessionId, now);
+    await recordSessionUse(this.#db, sessionId, new Date(now), origin.ip).catch(() => this.#lastNoted.delete(sessionId));
   }
 
   async #identityActor(tokenId: string, origin: RequestOrigin): Promise<Actor> {

@@ -81,6 +81,10 @@ export interface OrganizationsTable {
   id: Generated<string>;
   name: string;
   slug: string;
+  /** Members sign in with the organization's single sign-on only (break-glass aside). */
+  authEnforced: Generated<boolean>;
+  /** Password sign-ins need a second factor. */
+  enforceMfa: Generated<boolean>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -220,8 +224,63 @@ export interface UserSessionsTable {
   orgId: string;
   expiresAt: Date;
   isRevoked: Generated<boolean>;
+  /** `email` (password) or `oidc`. */
+  authMethod: Generated<string>;
+  ip: string | null;
+  userAgent: string | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+}
+
+/** When a session was last used (apart from user_sessions: recording a use moves no cache version). */
+export interface UserSessionActivityTable {
+  sessionId: string;
+  lastUsedAt: Date;
+  ip: string | null;
+}
+
+/** An organization's OIDC single sign-on. */
+export interface OrgOidcConfigsTable {
+  id: Generated<string>;
+  orgId: string;
+  issuer: string;
+  clientId: string;
+  encryptedClientSecret: Buffer;
+  scopes: string;
+  allowedEmailDomains: ColumnType<string[], string, string>;
+  groupsClaim: string;
+  groupMappings: ColumnType<unknown, string, string>;
+  defaultOrgRole: string;
+  isActive: Generated<boolean>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+export type OrgOidcConfig = Selectable<OrgOidcConfigsTable>;
+
+/** A sign-in under way, single use. */
+export interface OidcLoginStatesTable {
+  stateDigest: Buffer;
+  orgId: string;
+  nonce: string;
+  encryptedCodeVerifier: Buffer;
+  userAgent: string | null;
+  expiresAt: Date;
+  createdAt: Timestamp;
+}
+
+export interface UserTotpTable {
+  userId: string;
+  encryptedSecret: Buffer;
+  confirmedAt: Date | null;
+  lastUsedStep: number | null;
+  createdAt: Timestamp;
+}
+
+export interface UserRecoveryCodesTable {
+  id: Generated<string>;
+  userId: string;
+  codeDigest: Buffer;
+  usedAt: Date | null;
 }
 
 export interface ProjectRolesTable {
@@ -313,6 +372,8 @@ export interface ProjectMembershipRolesTable {
   temporaryRange: string | null;
   temporaryAccessStartTime: Date | null;
   temporaryAccessEndTime: Date | null;
+  /** Given by a single sign-on group mapping: taken away at a sign-in where the mapping no longer applies. */
+  grantedBySso: Generated<boolean>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
 }
@@ -489,6 +550,11 @@ export interface DB {
   identityKubernetesAuths: IdentityKubernetesAuthsTable;
   identityJwtAuths: IdentityJwtAuthsTable;
   userSessions: UserSessionsTable;
+  userSessionActivity: UserSessionActivityTable;
+  orgOidcConfigs: OrgOidcConfigsTable;
+  oidcLoginStates: OidcLoginStatesTable;
+  userTotp: UserTotpTable;
+  userRecoveryCodes: UserRecoveryCodesTable;
   projectRoles: ProjectRolesTable;
   identityProjectAdditionalPrivileges: IdentityProjectAdditionalPrivilegesTable;
   projects: ProjectsTable;

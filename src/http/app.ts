@@ -29,6 +29,8 @@ import { projectRoutes } from './routes/projects.routes.ts';
 import { roleRoutes } from './routes/roles.routes.ts';
 import { secretRoutes } from './routes/secrets.routes.ts';
 import { secretV4Routes } from './routes/secrets-v4.routes.ts';
+import { publicSsoRoutes, ssoConfigRoutes } from './routes/sso.routes.ts';
+import { mfaEnrolmentRoutes, sessionRoutes } from './routes/account.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
@@ -76,6 +78,8 @@ const accessControlRouteGroups = [
   membershipRoutes,
   roleRoutes,
   privilegeRoutes,
+  ssoConfigRoutes,
+  sessionRoutes,
 ];
 
 /** Route groups that need an access token, in registration order. */
@@ -147,6 +151,8 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
 
   systemRoutes(app, services);
   publicAuthRoutes(app, services);
+  publicSsoRoutes(app, services);
+  mfaEnrolmentRoutes(app, services);
   workloadLoginRoutes(app, services);
   bodyTokenRoutes(app, services);
   const streams = { heartbeatMs: 15_000, recheckMs: 60_000, stallTimeoutMs: 60_000, ...options.eventStreams };

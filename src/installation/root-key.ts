@@ -5,6 +5,8 @@ import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { resealReviewerJwts } from '../kubernetes-auth/reviewer-jwt-cipher.ts';
+import { resealOidcClientSecrets } from '../sso/client-secret-cipher.ts';
+import { resealTotpSecrets } from '../mfa/second-factor.ts';
 import { findAnyProjectDataKey, listProjectDataKeys, setProjectDataKey } from '../projects/project-keys.ts';
 import { recordFirstRootKeyCheck, replaceRootKeyCheck, requireInstallation } from './installation-store.ts';
 
@@ -91,6 +93,8 @@ async function rewrapAll(trx: Executor, current: Keyring, next: Keyring): Promis
     await setProjectDataKey(trx, project.id, next.wrapProjectKey(project.id, dataKey));
   }
   await resealReviewerJwts(trx, current, next);
+  await resealOidcClientSecrets(trx, current, next);
+  await resealTotpSecrets(trx, current, next);
   await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
   return { installationId: installation.id, projects: projects.length };
 }

@@ -51,6 +51,10 @@ import { kubernetesLoginMethod } from '../kubernetes-auth/token-review.ts';
 import { WorkloadLogin } from '../workload-auth/workload-login.ts';
 import { InviteService } from '../users/invite-service.ts';
 import { UserLogin } from '../users/user-login.ts';
+import { OidcConfigService } from '../sso/oidc-config-service.ts';
+import { OidcLogin } from '../sso/oidc-login.ts';
+import { MfaService } from '../mfa/mfa-service.ts';
+import { SessionService } from '../auth/session-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -70,7 +74,15 @@ export interface ServiceOptions {
   clusterName?: string;
   /** Caps on streams and waits per caller and organization (defaults: HELD_REQUEST_LIMITS). */
   heldRequestLimits?: Partial<Record<HeldRequestKind, HeldRequestLimit>>;
+  /** The URL people and providers reach this server at: single sign-on's redirect URI is built from it (default http://127.0.0.1:8080). */
+  publicUrl?: string;
+  /** Break-glass: org admins may sign in with a password to an organization that enforces single sign-on (audited). */
+  ssoBreakGlass?: boolean;
+  /** Milliseconds since the epoch, for TOTP codes (tests inject one). */
+  clock?: () => number;
 }
+
+export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
 
 /** The composition root: every service, wired once per process. */
 export function createServices(database: Database, keys: SecurityKeys, options: ServiceOptions) {
@@ -103,8 +115,9 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     auth,
     credentials,
     loginThrottle,
-    ...accessControlServices(deps, auth, credentials, loginThrottle),
+    ...accessControlServices(deps, auth, credentials, loginThrottle, options),
     ...workloadAuthServices(deps, auth, loginThrottle, options.logger),
+    ...signInServices(deps, auth, options),
     bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
     projects,
     namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
@@ -130,19 +143,30 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
 }
 
 /** Identities, universal auth, users, memberships, roles and privileges. */
-function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle) {
+function accessControlServices(deps: ServiceDeps, auth: AuthService, credentials: CredentialDigest, loginThrottle: LoginThrottle, options: ServiceOptions) {
   return {
     tokens: new TokenService(deps, auth),
     identities: new IdentityService(deps),
     universalAuth: new UniversalAuthService(deps, credentials),
     universalAuthLogin: new UniversalAuthLogin(auth, credentials, loginThrottle),
     invites: new InviteService(deps, credentials, loginThrottle),
-    userLogin: new UserLogin(deps, auth, loginThrottle),
+    userLogin: new UserLogin(deps, auth, loginThrottle, { ssoBreakGlass: options.ssoBreakGlass, logger: options.logger, clock: options.clock }),
+    mfa: new MfaService(deps, options.clock),
+    sessions: new SessionService(deps),
     orgMemberships: new OrgMembershipService(deps),
     userMemberships: new UserMembershipService(deps),
     identityMemberships: new IdentityMembershipService(deps),
     roles: new RoleService(deps),
     privileges: new PrivilegeService(deps),
+  };
+}
+
+/** Single sign-on (OIDC) and its settings. */
+function signInServices(deps: ServiceDeps, auth: AuthService, options: ServiceOptions) {
+  const publicUrl = options.publicUrl ?? DEFAULT_PUBLIC_URL;
+  return {
+    oidcConfigs: new OidcConfigService(deps, publicUrl),
+    oidcLogin: new OidcLogin(deps, auth, publicUrl, options.logger),
   };
 }
 

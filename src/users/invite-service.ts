@@ -7,6 +7,7 @@ import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import { findInviteByDigest, findUserOrgMembership } from '../orgs/org-store.ts';
 import { acceptInvite, inviteUserToOrg } from '../orgs/org-membership-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { passwordSignInPolicy } from '../sso/sign-in-policy.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { findUserByEmail, insertUser, orgIdsOfEmail, publicUser, setUserPassword } from './user-store.ts';
 
@@ -104,6 +105,8 @@ export class InviteService {
     const emailMatches = this.#credentials.matches((invite?.email ?? '').toLowerCase(), input.email.toLowerCase());
     const valid = invite && emailMatches && invite.orgId === input.organizationId && (invite.inviteExpiresAt?.getTime() ?? 0) > Date.now();
     if (!valid || invite.id !== checked.inviteId) throw new UnauthorizedError('Invalid or expired invite');
+    // where single sign-on is enforced, an invite is accepted by signing in through it (no password is set)
+    await passwordSignInPolicy(trx, invite.orgId, invite.role, false);
     // Someone who already has an account proves it with their password.
     if (invite.passwordHash && !checked.existingPasswordOk) throw new UnauthorizedError('Invalid or expired invite');
     if (!invite.passwordHash) {

@@ -1,4 +1,7 @@
+import type { Logger } from 'pino';
 import type { RequestOrigin } from '../actor/actor.ts';
+import { passwordSignInPolicy } from '../sso/sign-in-policy.ts';
+import { hasSecondFactor, type SecondFactorInput, useSecondFactor } from '../mfa/second-factor.ts';
 import type { AuthService } from '../auth/auth-service.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
 import type { Executor } from '../db/database.ts';
@@ -15,6 +18,19 @@ function requireUserCaller(userId: string | undefined): string {
   return userId;
 }
 
+export interface UserLoginOptions {
+  /** Org admins may sign in with a password where single sign-on is enforced (COFFER_SSO_BREAK_GLASS). */
+  ssoBreakGlass?: boolean;
+  logger?: Logger;
+  /** The time TOTP codes are checked at (tests inject one). */
+  clock?: () => number;
+}
+
+interface PasswordLoginInput extends SecondFactorInput {
+  email: string;
+  password: string;
+}
+
 /** Verified against when the email is unknown, so that both cases cost one argon2id verification. */
 let decoyHash: Promise<string> | undefined;
 
@@ -27,28 +43,32 @@ export class UserLogin {
   readonly #auth: AuthService;
   readonly #throttle: LoginThrottle;
 
-  constructor(deps: ServiceDeps, auth: AuthService, throttle: LoginThrottle) {
+  readonly #options: UserLoginOptions;
+
+  constructor(deps: ServiceDeps, auth: AuthService, throttle: LoginThrottle, options: UserLoginOptions = {}) {
     this.#deps = deps;
     this.#auth = auth;
     this.#throttle = throttle;
+    this.#options = options;
   }
 
-  async login(input: { email: string; password: string; organizationId?: string }, origin: RequestOrigin) {
+  async login(input: PasswordLoginInput & { organizationId?: string }, origin: RequestOrigin) {
     return this.#throttle.attempt(
       this.#attempt(input.email),
       origin,
-      (tx, verified) => this.#issue(tx, input, origin, verified),
+      (tx, verified) => this.#issue(tx, input, origin, verified, false),
       () => this.#verify(input),
     );
   }
 
   /** Checks the password and answers a short-lived login token that can only choose an organization. */
-  async loginToChoose(input: { email: string; password: string }, origin: RequestOrigin) {
+  async loginToChoose(input: PasswordLoginInput, origin: RequestOrigin) {
     return this.#throttle.attempt(
       this.#attempt(input.email),
       origin,
-      async (_trx, user) => {
+      async (tx, user) => {
         if (!user) throw new UnauthorizedError('Invalid credentials');
+        if (await hasSecondFactor(tx.db, user.id)) await this.#useSecondFactor(tx, user.id, input);
         return { accessToken: await this.#auth.issueLoginToken(user.id) };
       },
       () => this.#verify(input),
@@ -70,9 +90,18 @@ export class UserLogin {
       if (!user) throw new UnauthorizedError('No valid user found for this token');
       const orgIds = await acceptedOrgIdsOfUser(tx.db, user.id);
       if (!orgIds.includes(organizationId)) throw new UnauthorizedError('User does not have access to the organization');
-      const { accessToken } = await this.#issue(tx, { organizationId }, origin, user);
+      // the login token was issued after the second factor, when one is enrolled
+      const { accessToken } = await this.#issue(tx, { organizationId }, origin, user, true);
       return { token: accessToken, isMfaEnabled: false as const };
     });
+  }
+
+  /** A second factor is required: missing → 403 MfaRequired (not a failed attempt); wrong or used → 401, counted. */
+  async #useSecondFactor(tx: WriteContext, userId: string, input: SecondFactorInput) {
+    if (!input.totpCode && !input.recoveryCode) {
+      throw new ForbiddenError('A second factor is required: send totpCode (or recoveryCode)', 'MfaRequired');
+    }
+    return useSecondFactor(tx.db, this.#deps.keyring, userId, input, (this.#options.clock ?? Date.now)());
   }
 
   #attempt(email: string) {
@@ -87,17 +116,45 @@ export class UserLogin {
     return verified && user?.passwordHash ? user : undefined;
   }
 
-  async #issue(tx: WriteContext, input: { organizationId?: string }, origin: RequestOrigin, user: { id: string; email: string } | undefined) {
+  async #issue(
+    tx: WriteContext,
+    input: SecondFactorInput & { organizationId?: string },
+    origin: RequestOrigin,
+    user: { id: string; email: string } | undefined,
+    secondFactorChecked: boolean,
+  ) {
     const trx = tx.db;
     if (!user) throw new UnauthorizedError('Invalid credentials');
     const orgIds = await acceptedOrgIdsOfUser(trx, user.id);
     const orgId = input.organizationId ?? (orgIds.length === 1 ? orgIds[0] : undefined);
     if (!orgId) throw new BadRequestError('You belong to several organizations: give organizationId', 'OrganizationRequired');
     if (!orgIds.includes(orgId)) throw new UnauthorizedError('Invalid credentials');
-    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId);
     const membership = (await findUserOrgMembership(trx, orgId, user.id))!;
+    const policy = await passwordSignInPolicy(trx, orgId, membership.role, this.#options.ssoBreakGlass ?? false);
+    const enrolled = await hasSecondFactor(trx, user.id);
+    if (!enrolled && policy.mfaRequired) {
+      throw new ForbiddenError(
+        'This organization requires a second factor: enrol one with POST /api/v1/auth/mfa/totp, using a login token from POST /api/v3/auth/login',
+        'MfaEnrollmentRequired',
+      );
+    }
+    const mfa = enrolled && !secondFactorChecked ? await this.#useSecondFactor(tx, user.id, input) : undefined;
+    if (policy.breakGlass) this.#options.logger?.warn({ userId: user.id, orgId }, 'break-glass password sign-in past enforced single sign-on');
+    const { sessionId, ...token } = await this.#auth.issueUserToken(trx, user.id, orgId, { authMethod: 'email', origin });
     const actor = { kind: 'user' as const, id: user.id, name: user.email, orgId, orgRole: membership.role, tokenId: sessionId, authMethod: 'email', ...origin };
-    tx.audit({ actor, orgId, type: 'login-user', metadata: { userId: user.id, sessionId } });
+    tx.audit({
+      actor,
+      orgId,
+      type: 'login-user',
+      metadata: {
+        userId: user.id,
+        sessionId,
+        method: 'password',
+        result: 'success',
+        ...(mfa ? { mfa } : {}),
+        ...(policy.breakGlass ? { breakGlass: true } : {}),
+      },
+    });
     return { ...token, organizationId: orgId };
   }
 }

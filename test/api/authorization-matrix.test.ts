@@ -26,6 +26,13 @@ const PUBLIC_ROUTES = new Set([
   // a user's login token authorizes these, never an identity's (test/clients/infisical-cli-login.test.ts)
   'POST /api/v3/auth/select-organization',
   'GET /api/v1/organization',
+  // single sign-on: the provider's answer (and the single-use state) is the credential (test/api/sso-oidc.test.ts)
+  'GET /api/v1/sso/oidc/login',
+  'GET /api/v1/sso/oidc/callback',
+  // a user's login token (or session) authorizes TOTP enrolment, never an identity's (test/api/mfa-sessions.test.ts)
+  'GET /api/v1/auth/mfa',
+  'POST /api/v1/auth/mfa/totp',
+  'POST /api/v1/auth/mfa/totp/confirm',
 ]);
 const isPublic = (key: string) => PUBLIC_ROUTES.has(key) || / \/api\/docs(\/|$)/.test(key);
 

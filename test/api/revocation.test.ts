@@ -132,7 +132,10 @@ describe('revoking ends open streams on another server, and the next request the
   });
 
   test("a user's session signed out", async () => {
-    const { accessToken } = await app.services.auth.issueUserToken(app.database.db, fx.userId, fx.orgId);
+    const { accessToken } = await app.services.auth.issueUserToken(app.database.db, fx.userId, fx.orgId, {
+      authMethod: 'email',
+      origin: { ip: '127.0.0.1', userAgent: 'revocation-test', userAgentType: 'other' },
+    });
     const streams = [await changeStream(accessToken), await projectEvents(accessToken)];
     const [changes] = await streamsEndedBy('session signed out', streams, () => app.request('POST', '/api/v1/auth/logout', { token: accessToken }));
     expect(changes!.data).toMatchObject({ statusCode: 401 });

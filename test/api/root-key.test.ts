@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sql } from 'kysely';
+import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Keyring } from '../../src/crypto/keyring.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { DatabaseInUseError, holdServingLock, RotationUnderWayError, withServingLockExclusive } from '../../src/db/serving-lock.ts';
 import { RootKeyMismatchError, rotateRootKey, verifyRootKey } from '../../src/installation/root-key.ts';
+import { openClientSecret } from '../../src/sso/client-secret-cipher.ts';
 import { secretsFixture } from '../support/secrets-fixture.ts';
 import { currentBackend, snapshotDatabase, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -27,6 +29,20 @@ beforeAll(async () => {
   expect((await fx.createSecret('API_KEY', { secretValue: 'also-before', secretPath: '/' })).status).toBe(200);
 });
 afterAll(async () => app?.close());
+
+const ADMIN_USER = { email: 'admin@example.com', password: 'correct horse battery' };
+
+/** An OIDC configuration and a TOTP enrolment: secrets sealed under the root key, which a rotation re-seals. */
+async function sealedSignInSecrets() {
+  const orgSlug = (await app.database.db.selectFrom('organizations').select('slug').executeTakeFirstOrThrow()).slug;
+  const body = { orgSlug, discoveryURL: 'https://issuer.example.com', clientId: 'c', clientSecret: 'rotated-client-secret', allowedEmailDomains: 'example.com' };
+  expect((await app.request('POST', '/api/v1/sso/oidc/config', { token: fx.token, body })).status).toBe(200);
+  const loginToken = (await app.request('POST', '/api/v3/auth/login', { body: ADMIN_USER })).body.accessToken;
+  const totpSecret: string = (await app.request('POST', '/api/v1/auth/mfa/totp', { token: loginToken })).body.secret;
+  const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(totpSecret), period: 30 }).generate();
+  expect((await app.request('POST', '/api/v1/auth/mfa/totp/confirm', { token: loginToken, body: { code } })).status).toBe(200);
+  return { totpSecret };
+}
 
 describe('the key check', () => {
   test('the first start records a check value that is not the key; the same key passes again', async () => {
@@ -79,6 +95,7 @@ describe('rotation', () => {
   });
 
   test('rotate, then start with the new key: every secret reads as before; the old key is refused', async () => {
+    const sealed = await sealedSignInSecrets();
     const wrapped = await app.database.db.selectFrom('projects').select(['id', 'encryptedDataKey']).orderBy('id').execute();
     const result = await rotateRootKey(app.database.db, raw(app.keys.encryptionKey), raw(newKey));
     expect(result.projects).toBe(wrapped.length);
@@ -96,6 +113,12 @@ describe('rotation', () => {
       expect(values).toEqual({ DB_PASSWORD: 'before-rotation', API_KEY: 'also-before' });
       const created = await restarted.request('POST', '/api/v2/workspace', { token: fx.token, body: { projectName: 'After rotation' } });
       expect(created.status).toBe(200);
+      // the OIDC client secret and the TOTP secret were re-sealed with the new key
+      const config = await restarted.database.db.selectFrom('orgOidcConfigs').selectAll().executeTakeFirstOrThrow();
+      expect(openClientSecret(keyOf(newKey), config.orgId, config.encryptedClientSecret)).toBe('rotated-client-secret');
+      const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(sealed.totpSecret), period: 30 }).generate({ timestamp: Date.now() + 30_000 });
+      const signedIn = await restarted.request('POST', '/api/v1/auth/login', { body: { ...ADMIN_USER, totpCode: code } });
+      expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     } finally {
       await restarted.close();
     }

@@ -9,6 +9,15 @@ export type RolePersona = (typeof ROLE_PERSONAS)[number];
 export const REJECTED_PERSONAS = ['noToken', 'malformed', 'expired', 'revoked', 'otherOrg'] as const;
 export type Persona = RolePersona | (typeof REJECTED_PERSONAS)[number];
 
+/** A valid OIDC configuration body for the organization `orgSlug`. */
+export const oidcConfigBody = (orgSlug: string) => ({
+  orgSlug,
+  discoveryURL: 'https://issuer.example.com',
+  clientId: 'matrix-client',
+  clientSecret: 'matrix-client-secret',
+  allowedEmailDomains: 'example.com',
+});
+
 let counter = 0;
 /** A name no other call has used, for resources created per request. */
 export const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}`;
@@ -108,6 +117,23 @@ export async function matrixFixture(app: TestApp) {
       const email = `${unique('u')}@example.com`;
       await call('POST', '/api/v1/invite-org/signup', { inviteeEmails: [email], organizationId: fx.orgId });
       return (await call('POST', `/api/v2/workspace/${projectId}/memberships`, { emails: [email] })).memberships[0].id as string;
+    },
+    /** The organization's slug, with an OIDC configuration in place (nothing is fetched until a sign-in). */
+    async oidcConfig() {
+      const db = app.database.db;
+      const { slug } = await db.selectFrom('organizations').select('slug').where('id', '=', fx.orgId).executeTakeFirstOrThrow();
+      if (!(await db.selectFrom('orgOidcConfigs').select('id').where('orgId', '=', fx.orgId).executeTakeFirst())) {
+        // several requests may be built at once: one makes it, the others' 409 says it is there
+        const made = await app.request('POST', '/api/v1/sso/oidc/config', { token: fx.token, body: oidcConfigBody(slug) });
+        if (made.status !== 200 && made.status !== 409) throw new Error(`OIDC configuration: ${made.status} ${JSON.stringify(made.body)}`);
+      }
+      return slug;
+    },
+    /** The organization's slug, with no OIDC configuration. */
+    async noOidcConfig() {
+      const db = app.database.db;
+      await db.deleteFrom('orgOidcConfigs').where('orgId', '=', fx.orgId).execute();
+      return (await db.selectFrom('organizations').select('slug').where('id', '=', fx.orgId).executeTakeFirstOrThrow()).slug;
     },
     async invitedEmail() {
       const email = `${unique('u')}@example.com`;

@@ -1,4 +1,4 @@
-import { type MatrixFixture, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
+import { type MatrixFixture, oidcConfigBody, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
 
 export interface RouteRequest {
   url: string;
@@ -383,6 +383,26 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
         return { url: '/api/v1/auth/logout', ...(persona === 'otherOrg' ? { token: await fx.issueToken(fx.otherOrgIdentityId) } : {}) };
       },
     },
+    // single sign-on (test/api/sso-oidc.test.ts)
+    'GET /api/v1/sso/oidc/config': { allow: ALL, build: async () => ({ url: '/api/v1/sso/oidc/config', query: { orgSlug: await fresh.oidcConfig() } }) },
+    'POST /api/v1/sso/oidc/config': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/sso/oidc/config', body: oidcConfigBody(await fresh.noOidcConfig()) }),
+    },
+    'PATCH /api/v1/sso/oidc/config': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: '/api/v1/sso/oidc/config', body: { orgSlug: await fresh.oidcConfig(), scopes: 'openid email' } }),
+    },
+    'PATCH /api/v1/organization/:organizationId': { allow: ORG_ADMIN, build: at(`/api/v1/organization/${ids.orgId}`, { body: { enforceMfa: false } }) },
+    // sessions: users only, every persona here is an identity (test/api/mfa-sessions.test.ts)
+    'GET /api/v1/auth/sessions': { allow: [], build: at('/api/v1/auth/sessions') },
+    'DELETE /api/v1/auth/sessions': { allow: [], build: at('/api/v1/auth/sessions') },
+    'DELETE /api/v1/auth/sessions/:sessionId': { allow: [], build: at('/api/v1/auth/sessions/00000000-0000-4000-8000-000000000000') },
+    'DELETE /api/v1/organization/:organizationId/users/:userId/sessions': {
+      allow: ORG_ADMIN,
+      build: at(`/api/v1/organization/${ids.orgId}/users/${ids.userId}/sessions`),
+    },
+    'DELETE /api/v1/organization/:organizationId/users/:userId/mfa': { allow: ORG_ADMIN, build: at(`/api/v1/organization/${ids.orgId}/users/${ids.userId}/mfa`) },
     // users and memberships
     'POST /api/v1/invite-org/signup': {
       allow: ORG_ADMIN,

@@ -38,6 +38,8 @@ export interface TestApp {
   keys: { encryptionKey: string; authSecret: string };
   /** The login throttle's limits this app runs with. */
   loginLimits: LoginThrottleLimits;
+  /** The sign-in settings it runs with (a replica gets the same). */
+  signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
   /** Every log line the app wrote, as JSON text. */
   logs: string[];
   request<T = any>(method: string, url: string, options?: RequestOptions): Promise<ApiResponse<T>>;
@@ -82,7 +84,13 @@ export const TEST_LOGIN_LIMITS: LoginThrottleLimits = { ...DEFAULT_LOGIN_LIMITS,
 
 /** A fresh, empty, migrated instance of the service for one test file. */
 export async function startTestApp(
-  options: { loginLimits?: LoginThrottleLimits; eventStreams?: Partial<EventStreamSettings>; heldRequestLimits?: ServiceOptions['heldRequestLimits'] } = {},
+  options: {
+    loginLimits?: LoginThrottleLimits;
+    eventStreams?: Partial<EventStreamSettings>;
+    heldRequestLimits?: ServiceOptions['heldRequestLimits'];
+    /** Sign-in settings: break-glass, the public URL, the TOTP clock. */
+    signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
+  } = {},
 ): Promise<TestApp> {
   const backend = currentBackend();
   const { database, url } = await openTestDatabase(backend);
@@ -91,6 +99,7 @@ export async function startTestApp(
     loginLimits: options.loginLimits ?? TEST_LOGIN_LIMITS,
     eventStreams: options.eventStreams,
     heldRequestLimits: options.heldRequestLimits,
+    signIn: options.signIn,
   });
 }
 
@@ -107,7 +116,7 @@ export interface OtherServerOptions {
 export async function startReplica(app: TestApp, options: OtherServerOptions = {}): Promise<TestApp> {
   if (!app.databaseUrl) throw new Error('replicas share a PostgreSQL database; this app runs on PGlite');
   const database = await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '', poolSize: 5 });
-  return serveTestApp(app.backend, database, app.keys, app.databaseUrl, { loginLimits: app.loginLimits, ...options });
+  return serveTestApp(app.backend, database, app.keys, app.databaseUrl, { loginLimits: app.loginLimits, signIn: app.signIn, ...options });
 }
 
 /**
@@ -128,7 +137,14 @@ async function serveTestApp(
     ownsDatabase = true,
     eventStreams,
     heldRequestLimits,
-  }: { loginLimits: LoginThrottleLimits; ownsDatabase?: boolean; eventStreams?: Partial<EventStreamSettings>; heldRequestLimits?: ServiceOptions['heldRequestLimits'] },
+    signIn,
+  }: {
+    loginLimits: LoginThrottleLimits;
+    ownsDatabase?: boolean;
+    eventStreams?: Partial<EventStreamSettings>;
+    heldRequestLimits?: ServiceOptions['heldRequestLimits'];
+    signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
+  },
 ): Promise<TestApp> {
   const logs: string[] = [];
   const sink = new Writable({
@@ -138,7 +154,7 @@ async function serveTestApp(
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits });
+  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, ...signIn });
   const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams } });
   await app.ready();
 
@@ -172,6 +188,7 @@ async function serveTestApp(
     databaseUrl,
     keys,
     loginLimits,
+    signIn,
     logs,
     request,
     async close() {

@@ -16,6 +16,10 @@ const throttled =
 const userCredentials = {
   email: email().describe("The user's email."),
   password: passwordText(1).describe("The user's password."),
+  totpCode: optional(required(16)).describe(
+    'A current TOTP code, when the user has enrolled one (403 `MfaRequired` without it; a wrong or used code is a failed attempt, 401 `InvalidMfaCode`).',
+  ),
+  recoveryCode: optional(required(32)).describe('One of the recovery codes, in place of `totpCode`; each works once.'),
 };
 const loginTokenRule = 'a login token from `POST /api/v3/auth/login` (or a user access token).';
 
@@ -106,7 +110,7 @@ export function publicAuthRoutes(app: ZodApp, { universalAuthLogin, userLogin, i
         response: {
           200: z.object({
             token: z.string().describe('The user access token: send it as `Authorization: Bearer <token>`.'),
-            isMfaEnabled: z.literal(false).describe('Always false: Coffer has no multi-factor login.'),
+            isMfaEnabled: z.literal(false).describe('Always false: an enrolled second factor is checked before the login token is issued.'),
           }),
         },
       },

@@ -1,0 +1,161 @@
+import type { Executor } from '../db/database.ts';
+import type { OrgOidcConfig } from '../db/schema.ts';
+
+export interface OidcConfigValues {
+  issuer: string;
+  clientId: string;
+  encryptedClientSecret: Buffer;
+  scopes: string;
+  allowedEmailDomains: string[];
+  groupsClaim: string;
+  groupMappings: unknown[];
+  defaultOrgRole: string;
+  isActive: boolean;
+}
+
+function toColumns(values: Partial<OidcConfigValues>) {
+  const { allowedEmailDomains, groupMappings, ...rest } = values;
+  return {
+    ...rest,
+    ...(allowedEmailDomains ? { allowedEmailDomains: JSON.stringify(allowedEmailDomains) } : {}),
+    ...(groupMappings ? { groupMappings: JSON.stringify(groupMappings) } : {}),
+  };
+}
+
+export async function findOidcConfig(db: Executor, orgId: string): Promise<OrgOidcConfig | undefined> {
+  return db.selectFrom('orgOidcConfigs').selectAll().where('orgId', '=', orgId).executeTakeFirst();
+}
+
+export async function insertOidcConfig(db: Executor, orgId: string, values: OidcConfigValues): Promise<OrgOidcConfig> {
+  return db
+    .insertInto('orgOidcConfigs')
+    .values({ orgId, ...toColumns(values) } as never)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function updateOidcConfig(db: Executor, orgId: string, values: Partial<OidcConfigValues>): Promise<OrgOidcConfig> {
+  return db
+    .updateTable('orgOidcConfigs')
+    .set({ ...toColumns(values), updatedAt: new Date() })
+    .where('orgId', '=', orgId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Every sealed client secret, for `coffer rotate-key`. */
+export async function listSealedClientSecrets(db: Executor) {
+  return db.selectFrom('orgOidcConfigs').select(['id', 'orgId', 'encryptedClientSecret']).execute();
+}
+
+export async function setSealedClientSecret(db: Executor, id: string, sealed: Buffer): Promise<void> {
+  await db.updateTable('orgOidcConfigs').set({ encryptedClientSecret: sealed }).where('id', '=', id).execute();
+}
+
+// ---- organizations' sign-in policy ----
+
+export async function findOrgBySlug(db: Executor, slug: string) {
+  return db.selectFrom('organizations').selectAll().where('slug', '=', slug).executeTakeFirst();
+}
+
+export async function findOrgPolicy(db: Executor, orgId: string) {
+  return db.selectFrom('organizations').select(['id', 'slug', 'authEnforced', 'enforceMfa']).where('id', '=', orgId).executeTakeFirst();
+}
+
+export async function updateOrgPolicy(db: Executor, orgId: string, values: { authEnforced?: boolean; enforceMfa?: boolean }) {
+  return db
+    .updateTable('organizations')
+    .set({ ...values, updatedAt: new Date() })
+    .where('id', '=', orgId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+// ---- sign-ins under way ----
+
+export async function insertLoginState(
+  db: Executor,
+  values: { stateDigest: Buffer; orgId: string; nonce: string; encryptedCodeVerifier: Buffer; userAgent: string | null; expiresAt: Date },
+): Promise<void> {
+  await db.insertInto('oidcLoginStates').values(values).execute();
+}
+
+/** Deletes the state and answers it: a state is good for one callback, even a failed one. Expired rows go too. */
+export async function consumeLoginState(db: Executor, stateDigest: Buffer, now: Date) {
+  await db.deleteFrom('oidcLoginStates').where('expiresAt', '<=', now).execute();
+  return db.deleteFrom('oidcLoginStates').where('stateDigest', '=', stateDigest).returningAll().executeTakeFirst();
+}
+
+// ---- what a sign-in changes ----
+
+export async function findOrgMembershipOfUser(db: Executor, orgId: string, userId: string) {
+  return db.selectFrom('orgMemberships').selectAll().where('orgId', '=', orgId).where('userId', '=', userId).executeTakeFirst();
+}
+
+export async function insertAcceptedOrgMembership(db: Executor, orgId: string, userId: string, role: string): Promise<void> {
+  await db.insertInto('orgMemberships').values({ orgId, userId, role, status: 'accepted' }).execute();
+}
+
+/** An invited membership becomes accepted (its invite token is spent). */
+export async function acceptOrgMembership(db: Executor, membershipId: string): Promise<void> {
+  await db
+    .updateTable('orgMemberships')
+    .set({ status: 'accepted', inviteTokenDigest: null, inviteExpiresAt: null, updatedAt: new Date() })
+    .where('id', '=', membershipId)
+    .execute();
+}
+
+export async function setOrgRole(db: Executor, membershipId: string, role: string): Promise<void> {
+  await db.updateTable('orgMemberships').set({ role, updatedAt: new Date() }).where('id', '=', membershipId).execute();
+}
+
+/** The project roles single sign-on gave the user in the organization's projects. */
+export async function listSsoProjectRoles(db: Executor, orgId: string, userId: string) {
+  return db
+    .selectFrom('projectMembershipRoles as r')
+    .innerJoin('projectMemberships as m', 'm.id', 'r.projectMembershipId')
+    .innerJoin('projects as p', 'p.id', 'm.projectId')
+    .select(['r.id', 'r.role', 'r.customRoleId', 'm.id as membershipId', 'm.projectId'])
+    .where('p.orgId', '=', orgId)
+    .where('m.userId', '=', userId)
+    .where('r.grantedBySso', '=', true)
+    .execute();
+}
+
+export async function deleteProjectRoles(db: Executor, roleIds: string[]): Promise<void> {
+  if (roleIds.length === 0) return;
+  await db.deleteFrom('projectMembershipRoles').where('id', 'in', roleIds).execute();
+}
+
+/** The user's project memberships among `membershipIds` left without any role: deleted. */
+export async function deleteEmptyMemberships(db: Executor, membershipIds: string[]): Promise<void> {
+  if (membershipIds.length === 0) return;
+  await db
+    .deleteFrom('projectMemberships')
+    .where('id', 'in', membershipIds)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('projectMembershipRoles as r').select('r.id').whereRef('r.projectMembershipId', '=', 'projectMemberships.id'))))
+    .execute();
+}
+
+export async function findOrCreateProjectMembership(db: Executor, projectId: string, userId: string): Promise<string> {
+  const found = await db.selectFrom('projectMemberships').select('id').where('projectId', '=', projectId).where('userId', '=', userId).executeTakeFirst();
+  if (found) return found.id;
+  const made = await db.insertInto('projectMemberships').values({ projectId, userId }).returning('id').executeTakeFirstOrThrow();
+  return made.id;
+}
+
+export async function insertSsoProjectRole(db: Executor, membershipId: string, role: { role: string; customRoleId: string | null }): Promise<void> {
+  await db
+    .insertInto('projectMembershipRoles')
+    .values({ projectMembershipId: membershipId, role: role.role, customRoleId: role.customRoleId, grantedBySso: true })
+    .execute();
+}
+
+export async function findProjectsOfOrg(db: Executor, orgId: string, projectIds: string[]) {
+  if (projectIds.length === 0) return [];
+  return db.selectFrom('projects').select(['id']).where('orgId', '=', orgId).where('id', 'in', projectIds).execute();
+}
+
+export async function deleteAllLoginStates(db: Executor): Promise<void> {
+  await db.deleteFrom('oidcLoginStates').execute();
+}
