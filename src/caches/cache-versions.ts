@@ -4,8 +4,11 @@ import type { Database, Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { CACHE_POLICIES, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
 
-/** Each versioned cache's version, as one read (or this process) saw them. */
-export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName, number>>;
+/**
+ * Each versioned cache's version, as one read (or this process) saw them, and the newest committed change-feed
+ * revision (`revision`): revisions commit in order, so while it stays the same no change has committed anywhere.
+ */
+export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName | 'revision', number>>;
 
 /** The caches whose tables are among `tables`. */
 function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
@@ -28,8 +31,16 @@ export async function moveVersions(db: Executor, names: readonly VersionedCacheN
   return Object.fromEntries(rows.map((row) => [row.name, row.version]));
 }
 
-/** The caches a tracked transaction writes the tables of (WriteWatch reports its statements); `open` until their versions are moved. */
-const transactions = new AsyncLocalStorage<{ written: Set<VersionedCacheName>; open: boolean }>();
+/**
+ * A tracked transaction: the caches whose tables it writes (WriteWatch reports its statements), `open` until
+ * their versions are moved; and the versions as it read them, once, for the caches it reads through.
+ */
+interface TrackedTransaction {
+  written: Set<VersionedCacheName>;
+  open: boolean;
+  snapshot?: Promise<CacheVersionSnapshot>;
+}
+const transactions = new AsyncLocalStorage<TrackedTransaction>();
 
 /**
  * Runs `work`, the statements of one transaction, and answers the caches whose
@@ -38,7 +49,7 @@ const transactions = new AsyncLocalStorage<{ written: Set<VersionedCacheName>; o
  * transaction made outside it (a root key rotation) does it itself.
  */
 export async function recordingWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: VersionedCacheName[] }> {
-  const transaction = { written: new Set<VersionedCacheName>(), open: true };
+  const transaction: TrackedTransaction = { written: new Set<VersionedCacheName>(), open: true };
   try {
     const result = await transactions.run(transaction, work);
     return { result, written: [...transaction.written] };
@@ -60,6 +71,10 @@ export function runInCacheRequestScope<T>(scope: CacheRequestScope, work: () => 
 
 const perDatabase = new WeakMap<Kysely<DB>, CacheVersions>();
 
+function emptySnapshot(): Record<VersionedCacheName | 'revision', number> {
+  return { ...(Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>), revision: 0 };
+}
+
 /**
  * The versions of the in-process caches (README.md beside this file). A
  * transaction that writes a table a cache is read from moves that cache's
@@ -75,7 +90,7 @@ export class CacheVersions {
   /** Other processes may write the database: read the versions from it. */
   readonly #shared: boolean;
   /** The newest version of each cache this process committed or read. */
-  readonly #known: Record<VersionedCacheName, number> = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
+  readonly #known: Record<VersionedCacheName | 'revision', number> = emptySnapshot();
 
   /** One per database, whatever the number of service containers on it. */
   static of(database: Database): CacheVersions {
@@ -98,10 +113,10 @@ export class CacheVersions {
    * whose tables it writes, and then moves their versions in `trx`. `committed`
    * is to be called once the transaction has committed.
    */
-  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: () => void }> {
+  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: (revision: number | undefined) => void }> {
     const { result, written } = await recordingWrites(work);
     const moved = await moveVersions(trx, written);
-    return { result, committed: () => this.#note(moved) };
+    return { result, committed: (revision) => this.#note(revision === undefined ? moved : { ...moved, revision }) };
   }
 
   /** The versions a cache compares with now: the request's, or read afresh outside one (the same as this process's on PGlite). */
@@ -111,6 +126,20 @@ export class CacheVersions {
     if (!scope) return this.#read();
     scope.snapshot ??= this.#read();
     return scope.snapshot;
+  }
+
+  /**
+   * Inside a tracked transaction (the unit of work's), the versions a cache compares with when `trx` reads through
+   * it: read in `trx` once (on PGlite, whose one connection the transaction holds, this process's), so an entry
+   * used is what a read of its rows at that moment would give. Undefined, so that the cache is not used, outside a
+   * tracked transaction and for a cache whose tables the transaction has written: it reads its own writes.
+   */
+  inTransaction(trx: Executor, name: VersionedCacheName): Promise<CacheVersionSnapshot> | undefined {
+    const transaction = transactions.getStore();
+    if (!transaction?.open || transaction.written.has(name)) return undefined;
+    if (!this.#shared) return Promise.resolve({ ...this.#known });
+    transaction.snapshot ??= this.#read(trx);
+    return transaction.snapshot;
   }
 
   /**
@@ -124,21 +153,26 @@ export class CacheVersions {
     scope.snapshot.catch(() => {});
   }
 
-  /** The newest version of `name` this process committed or read: an entry under an older one is not used. */
-  known(name: VersionedCacheName): number {
+  /** The newest version of `name` (or revision) this process committed or read: an entry under an older one is not used. */
+  known(name: VersionedCacheName | 'revision'): number {
     return this.#known[name];
   }
 
-  async #read(): Promise<CacheVersionSnapshot> {
-    const rows = await this.#db.selectFrom('cacheVersions').select(['name', 'version']).execute();
-    const snapshot = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
-    for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName] = row.version;
+  async #read(db: Executor = this.#db): Promise<CacheVersionSnapshot> {
+    // the newest revision in the same statement: one read per request serves the revision-keyed caches too
+    const rows = await db
+      .selectFrom('cacheVersions')
+      .select(['name', 'version'])
+      .unionAll(db.selectFrom('changeLog').select([sql.lit('revision').as('name'), sql<number>`coalesce(max(revision), 0)`.as('version')]))
+      .execute();
+    const snapshot = emptySnapshot();
+    for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName | 'revision'] = Number(row.version);
     this.#note(snapshot);
     return snapshot;
   }
 
-  #note(versions: Partial<Record<VersionedCacheName, number>>): void {
-    for (const [name, version] of Object.entries(versions) as [VersionedCacheName, number][]) {
+  #note(versions: Partial<Record<VersionedCacheName | 'revision', number>>): void {
+    for (const [name, version] of Object.entries(versions) as [VersionedCacheName | 'revision', number][]) {
       if (version > this.#known[name]) this.#known[name] = version;
     }
   }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { sql } from 'kysely';
+import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
 import { changesCommittedWith, latestRevision, latestRevisionOf } from './change-store.ts';
@@ -7,6 +8,7 @@ import { changesCommittedWith, latestRevision, latestRevisionOf } from './change
 export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
+const MAX_PROJECT_REVISIONS = 10_000;
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
 const CHANGE_LOCK_KEY = 0x636f6663686e;
 
@@ -17,6 +19,15 @@ const CHANGE_LOCK_KEY = 0x636f6663686e;
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Revisions recorded with `quiet`, until isQuiet() is asked about them; oldest first. */
   readonly #quiet = new Set<number>();
+  readonly #versions: CacheVersions | undefined;
+  /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
+  readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
+
+  /** Without `versions`, projectRevision reads the database every time. */
+  constructor(versions?: CacheVersions) {
+    super();
+    this.#versions = versions;
+  }
 
   /**
    * Call inside the mutation's transaction, as its last write. `quiet`: the
@@ -52,6 +63,28 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
   latestRevision(db: Executor, projectId?: string): Promise<number> {
     return latestRevision(db, projectId);
+  }
+
+  /**
+   * The newest committed revision of one project's changes, as a request sees it: kept per project with the
+   * newest revision of all (CacheVersions: read with the cache versions once per request on PostgreSQL, this
+   * process's own on PGlite) and reused while that is unchanged. Revisions commit in order, so an unchanged
+   * newest revision means no change committed anywhere since the project's was read.
+   */
+  async projectRevision(db: Executor, projectId: string): Promise<number> {
+    if (!this.#versions || db.isTransaction) return latestRevision(db, projectId);
+    const { revision: newest } = await this.#versions.current();
+    const kept = this.#projectRevisions.get(projectId);
+    if (kept && kept.newest === newest) return kept.revision;
+    const revision = latestRevision(db, projectId);
+    // read after `newest`: never older than it; kept only under the newest this process knows
+    if (newest >= this.#versions.known('revision')) {
+      if (this.#projectRevisions.size >= MAX_PROJECT_REVISIONS) this.#projectRevisions.delete(this.#projectRevisions.keys().next().value!);
+      this.#projectRevisions.delete(projectId);
+      this.#projectRevisions.set(projectId, { newest, revision });
+      revision.catch(() => this.#projectRevisions.get(projectId)?.revision === revision && this.#projectRevisions.delete(projectId));
+    }
+    return revision;
   }
 
   /** The newest committed revision of these projects' changes (0 before any). */
