@@ -89,6 +89,9 @@ export class CacheVersions {
   readonly #db: Kysely<DB>;
   /** Other processes may write the database: read the versions from it. */
   readonly #shared: boolean;
+  /** The read of the versions on its way, and the one that waits for it to answer (#readAfterNow). */
+  #reading: Promise<CacheVersionSnapshot> | undefined;
+  #nextRead: Promise<CacheVersionSnapshot> | undefined;
   /** The newest version of each cache this process committed or read. */
   readonly #known: Record<VersionedCacheName | 'revision', number> = emptySnapshot();
 
@@ -123,9 +126,38 @@ export class CacheVersions {
   current(): Promise<CacheVersionSnapshot> {
     if (!this.#shared) return Promise.resolve({ ...this.#known });
     const scope = requests.getStore();
-    if (!scope) return this.#read();
-    scope.snapshot ??= this.#read();
+    if (!scope) return this.#readAfterNow();
+    scope.snapshot ??= this.#readAfterNow();
     return scope.snapshot;
+  }
+
+  /**
+   * The versions as a read sent after this call finds them, shared: a read already on its way was sent before
+   * the caller asked and may predate a write the caller saw answered, so callers arriving meanwhile share the
+   * next read, sent as soon as that one has answered. At most one read in flight, and at most one per caller.
+   */
+  #readAfterNow(): Promise<CacheVersionSnapshot> {
+    if (!this.#reading) return this.#startRead();
+    this.#nextRead ??= this.#reading.then(
+      () => this.#startNextRead(),
+      () => this.#startNextRead(),
+    );
+    return this.#nextRead;
+  }
+
+  #startNextRead(): Promise<CacheVersionSnapshot> {
+    this.#nextRead = undefined;
+    return this.#startRead();
+  }
+
+  #startRead(): Promise<CacheVersionSnapshot> {
+    const read = this.#read();
+    this.#reading = read;
+    const settled = () => {
+      if (this.#reading === read) this.#reading = undefined;
+    };
+    read.then(settled, settled);
+    return read;
   }
 
   /**
@@ -149,7 +181,7 @@ export class CacheVersions {
   refreshRequest(): void {
     const scope = requests.getStore();
     if (!scope || !this.#shared) return;
-    scope.snapshot = this.#read();
+    scope.snapshot = this.#readAfterNow();
     scope.snapshot.catch(() => {});
   }
 

@@ -47,3 +47,14 @@ test('a create and an update read the project, permissions, environment and fold
   expect(await statementsOf(create)).toBeLessThanOrEqual(app.backend === 'postgres' ? 10 : 6);
   expect(await statementsOf(update)).toBeLessThanOrEqual(app.backend === 'postgres' ? 11 : 7);
 });
+
+// Concurrent requests share the reads of the cache versions (each sent after every request that shares it began)
+// and the audit inserts (group commit): 16 listings at once run fewer statements than one each.
+test('16 concurrent listings run fewer statements than 16', async () => {
+  const list = () => app.request('GET', '/api/v3/secrets/raw', { token, query: place() });
+  expect((await list()).status).toBe(200);
+  const before = app.database.queryCount();
+  const answers = await Promise.all(Array.from({ length: 16 }, list));
+  expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(200));
+  expect(app.database.queryCount() - before).toBeLessThan(16);
+});
