@@ -16,6 +16,17 @@ const CHANGE_LOCK_KEY = 0x636f6663686e;
  * Records changes in the caller's transaction and tells in-process subscribers
  * after commit; other replicas hear the NOTIFY sent at commit.
  */
+/** A change as change_log's columns name it. */
+function toRow(change: Change) {
+  return {
+    project_id: change.projectId,
+    environment_id: change.environmentId,
+    environment_slug: change.environmentSlug,
+    secret_path: change.secretPath,
+    kind: change.kind,
+  };
+}
+
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Revisions recorded with `quiet`, until isQuiet() is asked about them; oldest first. */
   readonly #quiet = new Set<number>();
@@ -37,11 +48,21 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    */
   async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<number | undefined> {
     if (changes.length === 0) return undefined;
-    // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
-    // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
-    if (options.quiet) await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`.execute(db);
-    else await sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`.execute(db);
-    const rows = await db.insertInto('changeLog').values(changes).returning('revision').execute();
+    // One statement takes the lock (and sends the NOTIFY, delivered at commit) and then inserts the rows: the
+    // lock is held from here to commit, so every round trip saved here is one less that all writers queue behind.
+    // The rows' revisions are taken as they are inserted, after the join with `locked` has run the lock.
+    const lock = options.quiet
+      ? sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY})`
+      : sql`SELECT pg_advisory_xact_lock(${CHANGE_LOCK_KEY}), pg_notify(${CHANGE_CHANNEL}, '')`;
+    const { rows } = await sql<{ revision: number }>`
+      WITH locked AS MATERIALIZED (${lock})
+      INSERT INTO change_log (project_id, environment_id, environment_slug, secret_path, kind)
+      SELECT c.project_id, c.environment_id, c.environment_slug, c.secret_path, c.kind
+      FROM locked CROSS JOIN ROWS FROM (
+        jsonb_to_recordset(${JSON.stringify(changes.map(toRow))}::jsonb) AS (project_id uuid, environment_id uuid, environment_slug text, secret_path text, kind text)
+      ) WITH ORDINALITY AS c(project_id, environment_id, environment_slug, secret_path, kind, position)
+      ORDER BY c.position
+      RETURNING revision`.execute(db);
     if (options.quiet) {
       for (const { revision } of rows) this.#quiet.add(revision);
       // rolled-back transactions leave revisions nobody asks about
