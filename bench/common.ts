@@ -12,7 +12,6 @@ import { freePort } from '../test/support/free-port.ts';
 
 export const REPO = join(import.meta.dirname, '..');
 export const RESULTS = join(REPO, 'bench', 'RESULTS.md');
-export const COFFER_BIN = join(REPO, 'bin', 'coffer.js');
 
 export const log = (message: string) => process.stderr.write(`[bench] ${message}\n`);
 
@@ -117,14 +116,18 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Starts the built `coffer serve` with these settings; resolves once /readyz answers. Output is kept to its last 200 lines. */
+/**
+ * Starts the built `coffer serve` of `options.checkout` (default this one) with these settings; resolves once
+ * /readyz answers. Output is kept to its last 200 lines.
+ */
 export async function startServer(
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; readyTimeoutMs?: number; command?: 'serve' | 'operator' } = {},
+  options: { nodeArgs?: string[]; readyTimeoutMs?: number; command?: 'serve' | 'operator'; checkout?: string } = {},
 ): Promise<Server> {
-  if (!existsSync(join(REPO, 'dist', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  const checkout = options.checkout ?? REPO;
+  if (!existsSync(join(checkout, 'dist', 'main.js'))) throw new Error(`${checkout}/dist/ is missing: run \`npm run build\` first`);
   const [port, probePort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), COFFER_BIN, options.command ?? 'serve'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(checkout, 'bin', 'coffer.js'), options.command ?? 'serve'], {
     env: { ...process.env, COFFER_HOST: '127.0.0.1', COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

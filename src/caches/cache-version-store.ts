@@ -11,6 +11,11 @@ export async function bumpCacheVersions(db: Executor, names: readonly string[]):
     .execute();
 }
 
-export async function listCacheVersions(db: Executor): Promise<{ name: string; version: number }[]> {
-  return db.selectFrom('cacheVersions').select(['name', 'version']).execute();
+/** Every cache version, and the newest committed change-feed revision as the row named `revision`, in one statement. */
+export async function listCacheVersionsAndRevision(db: Executor): Promise<{ name: string; version: number }[]> {
+  return db
+    .selectFrom('cacheVersions')
+    .select(['name', 'version'])
+    .unionAll(db.selectFrom('changeLog').select([sql.lit('revision').as('name'), sql<number>`coalesce(max(revision), 0)`.as('version')]))
+    .execute();
 }

@@ -6,13 +6,16 @@ import type { DB } from '../db/schema.ts';
 import { notifyAtCommit } from '../db/statements.ts';
 import type { WriteStatement } from '../db/write-watch.ts';
 import { CACHE_POLICIES, CREDENTIAL_BOOKKEEPING, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
-import { bumpCacheVersions, listCacheVersions } from './cache-version-store.ts';
+import { bumpCacheVersions, listCacheVersionsAndRevision } from './cache-version-store.ts';
 
 /** NOTIFY channel: a committed write may have ended someone's access (caches/access-watch.ts listens). */
 export const ACCESS_CHANNEL = 'coffer_access';
 
-/** Each versioned cache's version, as one read (or this process) saw them. */
-export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName, number>>;
+/**
+ * Each versioned cache's version, as one read (or this process) saw them, and the newest committed change-feed
+ * revision (`revision`): revisions commit in order, so while it stays the same no change has committed anywhere.
+ */
+export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName | 'revision', number>>;
 
 /** The caches whose tables are among `tables`. */
 function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
@@ -48,12 +51,16 @@ async function announceAccessEnding(db: Executor): Promise<void> {
   await notifyAtCommit(db, ACCESS_CHANNEL);
 }
 
-/** What a tracked transaction writes (WriteWatch reports its statements); `open` until their versions are moved. */
+/**
+ * A tracked transaction: the caches whose tables it writes (WriteWatch reports its statements), `open` until
+ * their versions are moved; whether one of its statements may end someone's access (mayEndAccess); and the
+ * versions as it read them, once, for the caches it reads through.
+ */
 interface TrackedTransaction {
   written: Set<VersionedCacheName>;
-  /** One of its statements may end someone's access (mayEndAccess). */
   endsAccess: boolean;
   open: boolean;
+  snapshot?: Promise<CacheVersionSnapshot>;
 }
 const transactions = new AsyncLocalStorage<TrackedTransaction>();
 
@@ -64,7 +71,7 @@ const transactions = new AsyncLocalStorage<TrackedTransaction>();
  * transaction made outside it (a root key rotation) does it itself.
  */
 export async function recordingWrites<T>(work: () => Promise<T>): Promise<{ result: T; written: VersionedCacheName[]; endsAccess: boolean }> {
-  const transaction: TrackedTransaction = { written: new Set(), endsAccess: false, open: true };
+  const transaction: TrackedTransaction = { written: new Set<VersionedCacheName>(), endsAccess: false, open: true };
   try {
     const result = await transactions.run(transaction, work);
     return { result, written: [...transaction.written], endsAccess: transaction.endsAccess };
@@ -86,6 +93,10 @@ export function runInCacheRequestScope<T>(scope: CacheRequestScope, work: () => 
 
 const perDatabase = new WeakMap<Kysely<DB>, CacheVersions>();
 
+function emptySnapshot(): Record<VersionedCacheName | 'revision', number> {
+  return { ...(Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>), revision: 0 };
+}
+
 /**
  * The versions of the in-process caches (README.md beside this file). A
  * transaction that writes a table a cache is read from moves that cache's
@@ -102,8 +113,11 @@ export class CacheVersions {
   readonly #events = new EventEmitter<{ 'access-may-end': [] }>();
   /** Other processes may write the database: read the versions from it. */
   readonly #shared: boolean;
+  /** The read of the versions on its way, and the one that waits for it to answer (#readAfterNow). */
+  #reading: Promise<CacheVersionSnapshot> | undefined;
+  #nextRead: Promise<CacheVersionSnapshot> | undefined;
   /** The newest version of each cache this process committed or read. */
-  readonly #known: Record<VersionedCacheName, number> = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
+  readonly #known: Record<VersionedCacheName | 'revision', number> = emptySnapshot();
 
   /** One per database, whatever the number of service containers on it. */
   static of(database: Database): CacheVersions {
@@ -126,14 +140,14 @@ export class CacheVersions {
    * whose tables it writes, and then moves their versions in `trx`. `committed`
    * is to be called once the transaction has committed.
    */
-  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: () => void }> {
+  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: (revision: number | undefined) => void }> {
     const { result, written, endsAccess } = await recordingWrites(work);
     const moved = await moveVersions(trx, written);
     if (endsAccess) await announceAccessEnding(trx);
     return {
       result,
-      committed: () => {
-        this.#note(moved);
+      committed: (revision) => {
+        this.#note(revision === undefined ? moved : { ...moved, revision });
         if (endsAccess) this.#events.emit('access-may-end');
       },
     };
@@ -153,9 +167,52 @@ export class CacheVersions {
   current(): Promise<CacheVersionSnapshot> {
     if (!this.#shared) return Promise.resolve({ ...this.#known });
     const scope = requests.getStore();
-    if (!scope) return this.#read();
-    scope.snapshot ??= this.#read();
+    if (!scope) return this.#readAfterNow();
+    scope.snapshot ??= this.#readAfterNow();
     return scope.snapshot;
+  }
+
+  /**
+   * The versions as a read sent after this call finds them, shared: a read already on its way was sent before
+   * the caller asked and may predate a write the caller saw answered, so callers arriving meanwhile share the
+   * next read, sent as soon as that one has answered. At most one read in flight, and at most one per caller.
+   */
+  #readAfterNow(): Promise<CacheVersionSnapshot> {
+    if (!this.#reading) return this.#startRead();
+    this.#nextRead ??= this.#reading.then(
+      () => this.#startNextRead(),
+      () => this.#startNextRead(),
+    );
+    return this.#nextRead;
+  }
+
+  #startNextRead(): Promise<CacheVersionSnapshot> {
+    this.#nextRead = undefined;
+    return this.#startRead();
+  }
+
+  #startRead(): Promise<CacheVersionSnapshot> {
+    const read = this.#read();
+    this.#reading = read;
+    const settled = () => {
+      if (this.#reading === read) this.#reading = undefined;
+    };
+    read.then(settled, settled);
+    return read;
+  }
+
+  /**
+   * Inside a tracked transaction (the unit of work's), the versions a cache compares with when `trx` reads through
+   * it: read in `trx` once (on PGlite, whose one connection the transaction holds, this process's), so an entry
+   * used is what a read of its rows at that moment would give. Undefined, so that the cache is not used, outside a
+   * tracked transaction and for a cache whose tables the transaction has written: it reads its own writes.
+   */
+  inTransaction(trx: Executor, name: VersionedCacheName): Promise<CacheVersionSnapshot> | undefined {
+    const transaction = transactions.getStore();
+    if (!transaction?.open || transaction.written.has(name)) return undefined;
+    if (!this.#shared) return Promise.resolve({ ...this.#known });
+    transaction.snapshot ??= this.#read(trx);
+    return transaction.snapshot;
   }
 
   /**
@@ -165,25 +222,26 @@ export class CacheVersions {
   refreshRequest(): void {
     const scope = requests.getStore();
     if (!scope || !this.#shared) return;
-    scope.snapshot = this.#read();
+    scope.snapshot = this.#readAfterNow();
     scope.snapshot.catch(() => {});
   }
 
-  /** The newest version of `name` this process committed or read: an entry under an older one is not used. */
-  known(name: VersionedCacheName): number {
+  /** The newest version of `name` (or revision) this process committed or read: an entry under an older one is not used. */
+  known(name: VersionedCacheName | 'revision'): number {
     return this.#known[name];
   }
 
-  async #read(): Promise<CacheVersionSnapshot> {
-    const rows = await listCacheVersions(this.#db);
-    const snapshot = Object.fromEntries(VERSIONED_CACHES.map((name) => [name, 0])) as Record<VersionedCacheName, number>;
-    for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName] = row.version;
+  async #read(db: Executor = this.#db): Promise<CacheVersionSnapshot> {
+    // the newest revision in the same statement: one read per request serves the revision-keyed caches too
+    const rows = await listCacheVersionsAndRevision(db);
+    const snapshot = emptySnapshot();
+    for (const row of rows) if (row.name in snapshot) snapshot[row.name as VersionedCacheName | 'revision'] = Number(row.version);
     this.#note(snapshot);
     return snapshot;
   }
 
-  #note(versions: Partial<Record<VersionedCacheName, number>>): void {
-    for (const [name, version] of Object.entries(versions) as [VersionedCacheName, number][]) {
+  #note(versions: Partial<Record<VersionedCacheName | 'revision', number>>): void {
+    for (const [name, version] of Object.entries(versions) as [VersionedCacheName | 'revision', number][]) {
       if (version > this.#known[name]) this.#known[name] = version;
     }
   }

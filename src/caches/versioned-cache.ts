@@ -8,8 +8,10 @@ import type { CacheVersions } from './cache-versions.ts';
  * environments, folders, token rows, permissions). Its entries were loaded
  * under one version of the cache (cache-versions.ts) and are used only while
  * that is the current version, and until their own expiry. A value loaded
- * while the version moved is not kept. Inside a transaction nothing is
- * cached: a write decides on what it reads (and locks) itself.
+ * while the version moved is not kept. Inside the unit of work's transaction
+ * the version is the one that transaction read (CacheVersions.inTransaction),
+ * and a cache whose tables it wrote is not used; a row a write locks is never
+ * read through a cache.
  */
 export class VersionedCache<V> {
   readonly #entries = new Map<string, { value: V; expiresAt: number }>();
@@ -25,8 +27,9 @@ export class VersionedCache<V> {
 
   /** The cached value, or `load()`'s; `expiresAt` (ms since epoch) ends the entry early. `db` is where `load` reads. */
   async get(db: Executor, key: string, load: () => Promise<{ value: V; expiresAt?: number }>): Promise<V> {
-    if (db.isTransaction) return (await load()).value;
-    const version = (await this.#versions.current())[this.#name];
+    const versions = db.isTransaction ? this.#versions.inTransaction(db, this.#name) : this.#versions.current();
+    if (!versions) return (await load()).value;
+    const version = (await versions)[this.#name];
     if (version > this.#version) {
       this.#entries.clear();
       this.#version = version;

@@ -1,11 +1,13 @@
 import { EventEmitter } from 'node:events';
+import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
-import { changesCommittedWith, insertChanges, latestRevision, latestRevisionOf, lockChangeLog } from './change-store.ts';
+import { changesCommittedWith, latestRevision, latestRevisionOf, lockAndInsertChanges } from './change-store.ts';
 
 export { type Change, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
+const MAX_PROJECT_REVISIONS = 10_000;
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
 const CHANGE_LOCK_KEY = 0x636f6663686e;
 
@@ -16,6 +18,15 @@ const CHANGE_LOCK_KEY = 0x636f6663686e;
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Revisions recorded with `quiet`, until isQuiet() is asked about them; oldest first. */
   readonly #quiet = new Set<number>();
+  readonly #versions: CacheVersions | undefined;
+  /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
+  readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
+
+  /** Without `versions`, projectRevision reads the database every time. */
+  constructor(versions?: CacheVersions) {
+    super();
+    this.#versions = versions;
+  }
 
   /**
    * Call inside the mutation's transaction, as its last write. `quiet`: the
@@ -25,10 +36,8 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    */
   async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<number | undefined> {
     if (changes.length === 0) return undefined;
-    // NOTIFY is delivered at commit wherever the transaction sends it: one round trip with the lock.
     // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
-    await lockChangeLog(db, CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL);
-    const rows = await insertChanges(db, changes);
+    const rows = await lockAndInsertChanges(db, CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL, changes);
     if (options.quiet) {
       for (const { revision } of rows) this.#quiet.add(revision);
       // rolled-back transactions leave revisions nobody asks about
@@ -50,6 +59,28 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
   latestRevision(db: Executor, projectId?: string): Promise<number> {
     return latestRevision(db, projectId);
+  }
+
+  /**
+   * The newest committed revision of one project's changes, as a request sees it: kept per project with the
+   * newest revision of all (CacheVersions: read with the cache versions once per request on PostgreSQL, this
+   * process's own on PGlite) and reused while that is unchanged. Revisions commit in order, so an unchanged
+   * newest revision means no change committed anywhere since the project's was read.
+   */
+  async projectRevision(db: Executor, projectId: string): Promise<number> {
+    if (!this.#versions || db.isTransaction) return latestRevision(db, projectId);
+    const { revision: newest } = await this.#versions.current();
+    const kept = this.#projectRevisions.get(projectId);
+    if (kept && kept.newest === newest) return kept.revision;
+    const revision = latestRevision(db, projectId);
+    // read after `newest`: never older than it; kept only under the newest this process knows
+    if (newest >= this.#versions.known('revision')) {
+      if (this.#projectRevisions.size >= MAX_PROJECT_REVISIONS) this.#projectRevisions.delete(this.#projectRevisions.keys().next().value!);
+      this.#projectRevisions.delete(projectId);
+      this.#projectRevisions.set(projectId, { newest, revision });
+      revision.catch(() => this.#projectRevisions.get(projectId)?.revision === revision && this.#projectRevisions.delete(projectId));
+    }
+    return revision;
   }
 
   /** The newest committed revision of these projects' changes (0 before any). */

@@ -3,13 +3,34 @@ import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
 
 /** Takes the change log's transaction lock (held to commit) and, with `notifyChannel`, sends the NOTIFY in the same round trip. */
-export async function lockChangeLog(db: Executor, lockKey: number, notifyChannel: string | null): Promise<void> {
-  if (notifyChannel === null) await sql`SELECT pg_advisory_xact_lock(${lockKey})`.execute(db);
-  else await sql`SELECT pg_advisory_xact_lock(${lockKey}), pg_notify(${notifyChannel}, '')`.execute(db);
+/**
+ * Takes the change log's lock (and, with `notifyChannel`, sends a NOTIFY delivered at commit), then inserts the rows,
+ * in one statement: the lock is held from here to commit, so every round trip saved here is one less that all
+ * writers queue behind. The revisions are taken as the rows are inserted, after the join with `locked` ran the lock.
+ */
+export async function lockAndInsertChanges(db: Executor, lockKey: number, notifyChannel: string | null, changes: Change[]): Promise<{ revision: number }[]> {
+  const lock = notifyChannel === null ? sql`SELECT pg_advisory_xact_lock(${lockKey})` : sql`SELECT pg_advisory_xact_lock(${lockKey}), pg_notify(${notifyChannel}, '')`;
+  const { rows } = await sql<{ revision: number }>`
+    WITH locked AS MATERIALIZED (${lock})
+    INSERT INTO change_log (project_id, environment_id, environment_slug, secret_path, kind)
+    SELECT c.project_id, c.environment_id, c.environment_slug, c.secret_path, c.kind
+    FROM locked CROSS JOIN ROWS FROM (
+      jsonb_to_recordset(${JSON.stringify(changes.map(toRow))}::jsonb) AS (project_id uuid, environment_id uuid, environment_slug text, secret_path text, kind text)
+    ) WITH ORDINALITY AS c(project_id, environment_id, environment_slug, secret_path, kind, position)
+    ORDER BY c.position
+    RETURNING revision`.execute(db);
+  return rows;
 }
 
-export async function insertChanges(db: Executor, changes: Change[]): Promise<{ revision: number }[]> {
-  return db.insertInto('changeLog').values(changes).returning('revision').execute();
+/** A change as change_log's columns name it. */
+function toRow(change: Change) {
+  return {
+    project_id: change.projectId,
+    environment_id: change.environmentId,
+    environment_slug: change.environmentSlug,
+    secret_path: change.secretPath,
+    kind: change.kind,
+  };
 }
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {

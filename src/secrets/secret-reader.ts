@@ -183,25 +183,32 @@ export class SecretReader {
    * listings while the project's revision stays the same.
    */
   async #listedSecrets(context: ReadContext, folders: { id: string; path: string }[], fresh: boolean): Promise<{ secrets: ListedSecret[]; version?: ListingVersion }> {
-    const { db, changes } = this.#deps;
-    const userId = context.actor.kind === 'user' ? context.actor.id : null;
-    const load = async () => {
-      const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
-      const rows = await listSecretsWithTagsOfFolders(db, [...pathOf.keys()], userId);
-      assertListingSize(rows);
-      return rows
-        .map(({ tags, ...row }): ListedSecret => {
-          const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));
-          return { ...toRawSecret(row, context, summaries), secretPath: pathOf.get(row.folderId)! };
-        })
-        .sort(byPathThenKey);
-    };
-    if (userId !== null) return { secrets: await load() };
-    const revision = await changes.latestRevision(db, context.project.id);
+    if (context.actor.kind === 'user') return { secrets: await this.#loadListing(context, folders, context.actor.id) };
+    const { listed, version } = await this.#sharedListing(context, folders, fresh);
+    return { secrets: listed.map((secret) => ({ ...secret })), version };
+  }
+
+  /** The listing machine callers share at the project's current revision: kept objects, not to be changed. */
+  async #sharedListing(context: ReadContext, folders: { id: string; path: string }[], fresh: boolean) {
+    const revision = await this.#deps.changes.projectRevision(this.#deps.db, context.project.id);
     // the environment's slug and the folders' paths are in the listing, and may come from a lookup a moment old
     const key = `${context.environment.id}:${context.environment.slug}|${folders.map((folder) => `${folder.id}=${folder.path}`).join('|')}`;
+    const load = () => this.#loadListing(context, folders, null);
     const listed = await (fresh ? this.#listings.refresh(key, revision, load) : this.#listings.get(key, revision, load));
-    return { secrets: listed.map((secret) => ({ ...secret })), version: { key, revision } };
+    return { listed, version: { key, revision } };
+  }
+
+  /** The folders' secrets, decrypted and sorted; `userId`: with that user's personal overrides. */
+  async #loadListing(context: ReadContext, folders: { id: string; path: string }[], userId: string | null): Promise<ListedSecret[]> {
+    const pathOf = new Map(folders.map((folder) => [folder.id, folder.path]));
+    const rows = await listSecretsWithTagsOfFolders(this.#deps.db, [...pathOf.keys()], userId);
+    assertListingSize(rows);
+    return rows
+      .map(({ tags, ...row }): ListedSecret => {
+        const summaries = tags.map((tag) => ({ id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color }));
+        return { ...toRawSecret(row, context, summaries), secretPath: pathOf.get(row.folderId)! };
+      })
+      .sort(byPathThenKey);
   }
 
   /** Recursive listings silently leave out the folders the caller may not read; a single folder must be readable. */
@@ -226,6 +233,14 @@ export class SecretReader {
     const folder = await this.#deps.lookups.requireFolder(this.#deps.db, context.environment, path);
     const owner = personalOwner(actor, input.type, 'read');
     const key = input.secretName.trim();
+    const listed = await this.#fromSharedListing(context, { id: folder.id, path }, key, input);
+    if (listed) {
+      await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
+        type: 'get-secret',
+        metadata: { environment: context.environment.slug, secretPath: path, secretId: listed.id, secretKey: listed.secretKey, secretVersion: listed.version },
+      });
+      return listed;
+    }
     const found = await findSecret(this.#deps.db, folder.id, key, input.type, owner);
     const result = found
       ? await this.#ownSecret(context, found, path, input.version)
@@ -238,6 +253,21 @@ export class SecretReader {
       metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
     });
     return result.raw;
+  }
+
+  /**
+   * A machine caller's get of a current shared secret, from the folder's listing that machine callers share by
+   * revision (#listedSecrets): the same row, decrypted once for all of them. Undefined when the get is of another
+   * kind (a user's, a past version, with references expanded) or the key is not in the folder (then the get reads
+   * the database: imports, and the 404).
+   */
+  async #fromSharedListing(context: ReadContext, folder: { id: string; path: string }, key: string, input: GetSecretInput): Promise<RawSecret | undefined> {
+    if (context.actor.kind === 'user' || input.type !== 'shared' || input.version !== undefined || context.expander) return undefined;
+    const { listed } = await this.#sharedListing(context, [folder], false);
+    const found = listed.find((secret) => secret.secretKey === key && secret.type === 'shared');
+    if (!found) return undefined;
+    const { secretPath: _path, ...raw } = found;
+    return { ...raw, tags: raw.tags.map((tag) => ({ ...tag })) };
   }
 
   async #ownSecret(context: ReadContext, secret: Secret, path: string, version: number | undefined) {

@@ -91,7 +91,8 @@ export class SecretService {
         },
       ]);
       const tagIds = tags.map((tag) => tag.id);
-      await setSecretTags(tx.db, id, tagIds);
+      // a new secret has no links to replace
+      if (tagIds.length > 0) await setSecretTags(tx.db, id, tagIds);
       await insertSecretVersions(tx.db, [secret!], new Map([[id, tagIds]]));
       return { secret: secret!, event: 'create-secret', tags: tags.map(toTagSummary) };
     });
@@ -120,7 +121,7 @@ export class SecretService {
           secret.id,
           tags.map((tag) => tag.id),
         );
-      const tagSummaries = (await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? [];
+      const tagSummaries = tags && retag ? ((await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? []) : currentTags;
       await insertSecretVersions(tx.db, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
       return { secret, event: 'update-secret', tags: tagSummaries };
     });

@@ -90,7 +90,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const cacheVersions = CacheVersions.of(database);
   const permissions = new PermissionService(db, cacheVersions, options.logger);
   const audit = new AuditService(options.auditRetentionDays, db);
-  const changes = new ChangeFeed();
+  const changes = new ChangeFeed(cacheVersions);
   const lookups = new Lookups(cacheVersions);
   const deps: ServiceDeps = {
     db,

@@ -198,8 +198,8 @@ export class UnitOfWork {
         return { result, ...(await tx.finish(quiet)) };
       }),
     );
-    committed();
     const { revision, afterCommit } = result;
+    committed(revision);
     for (const action of afterCommit) action();
     if (revision !== undefined) {
       noteCommittedRevision(revision);

@@ -149,6 +149,22 @@ describe('another server on the same database', () => {
     expect(after.body.secrets).toBeUndefined();
   });
 
+  // A machine caller's get is answered from the folder's listing kept by revision (secret-reader.ts): a change
+  // committed through the other server is in the next get, and a deleted secret is a 404, not its last value.
+  test('a secret updated or deleted through one server is read as it now is by the next get through the other', async () => {
+    const { token } = await fx.identity('getter-elsewhere', 'member', 'viewer');
+    await fx.call('POST', '/api/v3/secrets/raw/GOT', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'first' });
+    const get = () => other.request('GET', '/api/v3/secrets/raw/GOT', { token, query: { workspaceId: fx.projectId, environment: 'dev' } });
+    for (let read = 0; read < 3; read++) expect((await get()).body.secret.secretValue).toBe('first');
+    await fx.call('PATCH', '/api/v3/secrets/raw/GOT', { workspaceId: fx.projectId, environment: 'dev', secretValue: 'second' });
+    const updated = await get();
+    expect(updated.body.secret).toMatchObject({ secretKey: 'GOT', secretValue: 'second', version: 2 });
+    await fx.call('DELETE', '/api/v3/secrets/raw/GOT', { workspaceId: fx.projectId, environment: 'dev' });
+    const deleted = await get();
+    expect(deleted.status).toBe(404);
+    expect(deleted.body.secret).toBeUndefined();
+  });
+
   test('an environment and a project deleted through one server are 404 through the other', async () => {
     const created = await fx.call('POST', '/api/v2/workspace', { projectName: 'Doomed', slug: 'doomed-cache' });
     const projectId: string = created.project.id;

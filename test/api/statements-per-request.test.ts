@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+
+// The statements one warm request runs (Database.queryCount, BEGIN and COMMIT included), one request at a time:
+// what bench/RESULTS.md explains per statement. A request that needs more than these is a regression of the
+// request path; run `npm run bench:compare` on a change that moves them.
+
+let app: TestApp;
+let fx: AccessFixture;
+let token: string;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  fx = await accessFixture(app, 'statements');
+  ({ token } = await fx.identity('statements-ci', 'member', 'member'));
+  const secrets = Array.from({ length: 100 }, (_, index) => ({ secretKey: `KEY_${index}`, secretValue: `value-${index}` }));
+  await fx.call('POST', '/api/v3/secrets/batch/raw', { workspaceId: fx.projectId, environment: 'dev', secretPath: '/', secrets }, token);
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const place = () => ({ workspaceId: fx.projectId, environment: 'dev', secretPath: '/' });
+let written = 0;
+
+async function statementsOf(request: () => Promise<{ status: number; body: unknown }>): Promise<number> {
+  for (let warm = 0; warm < 3; warm++) expect((await request()).status).toBe(200);
+  const before = app.database.queryCount();
+  expect((await request()).status).toBe(200);
+  return app.database.queryCount() - before;
+}
+
+// PostgreSQL: the cache versions with the newest revision (one read), then the audit row (group commit).
+// PGlite: the audit row only (its data directory is this process's: the versions are in memory).
+test('a warm listing of 100 secrets and a warm get of one run one read and the audit row (none but the audit row on PGlite)', async () => {
+  const most = app.backend === 'postgres' ? 2 : 1;
+  expect(await statementsOf(() => app.request('GET', '/api/v3/secrets/raw', { token, query: place() }))).toBeLessThanOrEqual(most);
+  expect(await statementsOf(() => app.request('GET', '/api/v3/secrets/raw/KEY_42', { token, query: place() }))).toBeLessThanOrEqual(most);
+});
+
+// The write's own: the secret (a create: whether it exists; an update: locked, and its tags), the write, its
+// version row, the audit row, and the change log's lock with its row in one statement; PostgreSQL adds the
+// request's versions read, BEGIN, the versions read in the transaction, and COMMIT.
+test('a create and an update read the project, permissions, environment and folder from the caches, checked in the transaction', async () => {
+  const create = () => app.request('POST', `/api/v3/secrets/raw/NEW_${written++}`, { token, body: { ...place(), environment: 'staging', secretValue: 'created' } });
+  const update = () => app.request('PATCH', `/api/v3/secrets/raw/KEY_${written++ % 100}`, { token, body: { ...place(), secretValue: `updated-${written}` } });
+  expect(await statementsOf(create)).toBeLessThanOrEqual(app.backend === 'postgres' ? 9 : 5);
+  expect(await statementsOf(update)).toBeLessThanOrEqual(app.backend === 'postgres' ? 10 : 6);
+});
+
+// Concurrent requests share the reads of the cache versions (each sent after every request that shares it began)
+// and the audit inserts (group commit): 16 listings at once run fewer statements than one each.
+test('16 concurrent listings run fewer statements than 16', async () => {
+  const list = () => app.request('GET', '/api/v3/secrets/raw', { token, query: place() });
+  expect((await list()).status).toBe(200);
+  const before = app.database.queryCount();
+  const answers = await Promise.all(Array.from({ length: 16 }, list));
+  expect(answers.map((answer) => answer.status)).toEqual(Array(16).fill(200));
+  expect(app.database.queryCount() - before).toBeLessThan(16);
+});
