@@ -88,3 +88,45 @@ export async function listIdentityMemberships(db: Executor, projectId: string) {
 export async function deleteIdentityMembership(db: Executor, membershipId: string): Promise<void> {
   await db.deleteFrom('identityProjectMemberships').where('id', '=', membershipId).execute();
 }
+
+// ---- the roles single sign-on's group mappings give (marked granted_by_sso) ----
+
+/** The project roles single sign-on gave the user in the organization's projects. */
+export async function listSsoGrantedRoles(db: Executor, orgId: string, userId: string) {
+  return db
+    .selectFrom('projectMembershipRoles as r')
+    .innerJoin('projectMemberships as m', 'm.id', 'r.projectMembershipId')
+    .innerJoin('projects as p', 'p.id', 'm.projectId')
+    .select(['r.id', 'r.role', 'r.customRoleId', 'm.id as membershipId', 'm.projectId'])
+    .where('p.orgId', '=', orgId)
+    .where('m.userId', '=', userId)
+    .where('r.grantedBySso', '=', true)
+    .execute();
+}
+
+export async function deleteMembershipRoles(db: Executor, roleIds: string[]): Promise<void> {
+  if (roleIds.length === 0) return;
+  await db.deleteFrom('projectMembershipRoles').where('id', 'in', roleIds).execute();
+}
+
+/** The user memberships among `membershipIds` left without any role: deleted. */
+export async function deleteRolelessUserMemberships(db: Executor, membershipIds: string[]): Promise<void> {
+  if (membershipIds.length === 0) return;
+  await db
+    .deleteFrom('projectMemberships')
+    .where('id', 'in', membershipIds)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('projectMembershipRoles as r').select('r.id').whereRef('r.projectMembershipId', '=', 'projectMemberships.id'))))
+    .execute();
+}
+
+export async function findOrInsertUserMembership(db: Executor, projectId: string, userId: string): Promise<string> {
+  const found = await db.selectFrom('projectMemberships').select('id').where('projectId', '=', projectId).where('userId', '=', userId).executeTakeFirst();
+  return found?.id ?? (await insertUserMembership(db, projectId, userId)).id;
+}
+
+export async function insertSsoGrantedRole(db: Executor, membershipId: string, role: { role: string; customRoleId: string | null }): Promise<void> {
+  await db
+    .insertInto('projectMembershipRoles')
+    .values({ projectMembershipId: membershipId, role: role.role, customRoleId: role.customRoleId, grantedBySso: true })
+    .execute();
+}

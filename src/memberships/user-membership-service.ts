@@ -3,10 +3,69 @@ import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 import { findOrgUsers } from '../users/user-store.ts';
 import { assertCanGrant, assertCanManage, prepareRoles, writeMembership } from './membership-roles.ts';
 import { type RoleAssignment, toMembershipResponse, toMembershipRoleResponse } from './membership-schema.ts';
-import { deleteUserMembership, findUserMembership, insertUserMembership, listUserMemberships, replaceMembershipRoles, rolesOfMemberships } from './membership-store.ts';
+import {
+  deleteMembershipRoles,
+  deleteRolelessUserMemberships,
+  deleteUserMembership,
+  findOrInsertUserMembership,
+  findUserMembership,
+  insertSsoGrantedRole,
+  insertUserMembership,
+  listSsoGrantedRoles,
+  listUserMemberships,
+  replaceMembershipRoles,
+  rolesOfMemberships,
+} from './membership-store.ts';
+
+/** A project role single sign-on's group mappings give: `projectRole` as mapped, `role`/`customRoleId` as resolved. */
+export interface SsoProjectRole {
+  projectId: string;
+  projectRole: string;
+  role: string;
+  customRoleId: string | null;
+}
+
+/**
+ * Makes the project roles single sign-on gave the user in the organization (marked `granted_by_sso`)
+ * exactly `wanted`, in the sign-in's unit: stale ones removed (with a membership left without roles),
+ * missing ones added; roles granted by hand are never touched. As every membership write, each project
+ * changed is locked (its memberships change one at a time) and audited in its own log; the sign-in was
+ * authorized by the ID token and the mappings by the org admin who configured them.
+ */
+export async function syncSsoGrantedRoles(tx: WriteContext, target: { orgId: string; userId: string }, wanted: SsoProjectRole[]) {
+  const keyOf = (role: { projectId: string; role: string; customRoleId: string | null }) => `${role.projectId}\0${role.role}\0${role.customRoleId ?? ''}`;
+  const held = await listSsoGrantedRoles(tx.db, target.orgId, target.userId);
+  const wantedKeys = new Set(wanted.map(keyOf));
+  const heldKeys = new Set(held.map(keyOf));
+  const stale = held.filter((role) => !wantedKeys.has(keyOf(role)));
+  const missing = wanted.filter((role) => !heldKeys.has(keyOf(role)));
+  for (const projectId of [...new Set([...stale, ...missing].map((role) => role.projectId))].sort()) {
+    const project = await tx.project({ id: projectId }, { lock: true });
+    tx.audit({
+      project,
+      type: 'update-user-workspace-role',
+      metadata: {
+        userId: target.userId,
+        grantedBySso: missing.filter((role) => role.projectId === projectId).map((role) => role.projectRole),
+        removedBySso: stale.filter((role) => role.projectId === projectId).map((role) => role.customRoleId ?? role.role),
+      },
+    });
+  }
+  await deleteMembershipRoles(
+    tx.db,
+    stale.map((role) => role.id),
+  );
+  await deleteRolelessUserMemberships(tx.db, [...new Set(stale.map((role) => role.membershipId))]);
+  for (const role of missing) await insertSsoGrantedRole(tx.db, await findOrInsertUserMembership(tx.db, role.projectId, target.userId), role);
+  return {
+    granted: missing.map((role) => `${role.projectId}:${role.projectRole}`),
+    removed: stale.map((role) => `${role.projectId}:${role.customRoleId ?? role.role}`),
+  };
+}
 
 /** Users in a project: add (organization members only), list, change roles, remove. */
 export class UserMembershipService {

@@ -1,13 +1,21 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Executor } from '../db/database.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import { acceptInvite, insertIdentityOrgMembership, insertOrganization, insertUserOrgMembership, inviteUserToOrg, listOrgUserMemberships } from './org-store.ts';
+import {
+  acceptInvite,
+  insertIdentityOrgMembership,
+  insertOrganization,
+  insertUserOrgMembership,
+  inviteUserToOrg,
+  listOrgUserMemberships,
+  setUserOrgRole,
+} from './org-store.ts';
 
 /**
  * Organization rows other domains write in their units: invitations (users/invite-service.ts),
- * and the first organization with its admin user (bootstrap).
+ * the first organization with its admin user (bootstrap), and single sign-on's members and mapped roles.
  */
-export { acceptInvite, insertOrganization as createOrganization, insertUserOrgMembership as addUserToOrg, inviteUserToOrg };
+export { acceptInvite, insertOrganization as createOrganization, insertUserOrgMembership as addUserToOrg, inviteUserToOrg, setUserOrgRole };
 
 /** Makes a new machine identity a member of an organization, in the caller's write. */
 export async function addIdentityToOrg(db: Executor, membership: { orgId: string; identityId: string; role: string }): Promise<void> {

@@ -75,6 +75,10 @@ export async function acceptInvite(db: Executor, membershipId: string): Promise<
     .execute();
 }
 
+export async function setUserOrgRole(db: Executor, membershipId: string, role: string): Promise<void> {
+  await db.updateTable('orgMemberships').set({ role, updatedAt: new Date() }).where('id', '=', membershipId).execute();
+}
+
 export async function acceptedOrgIdsOfUser(db: Executor, userId: string): Promise<string[]> {
   const rows = await db.selectFrom('orgMemberships').select('orgId').where('userId', '=', userId).where('status', '=', 'accepted').execute();
   return rows.map((row) => row.orgId);

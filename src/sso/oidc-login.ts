@@ -13,15 +13,9 @@ import type { GroupMapping } from './oidc-config-schema.ts';
 import { callbackUrl } from './oidc-config-service.ts';
 import { OidcRelyingParty, type RelyingPartySettings, SsoVerificationError } from './oidc-relying-party.ts';
 import { applyGroupMappings, groupsOf } from './sso-access.ts';
-import {
-  acceptOrgMembership,
-  consumeLoginState,
-  findOidcConfig,
-  findOrgBySlug,
-  findOrgMembershipOfUser,
-  insertAcceptedOrgMembership,
-  insertLoginState,
-} from './sso-store.ts';
+import { consumeLoginState, findOidcConfig, findOrgBySlug, insertLoginState } from './sso-store.ts';
+import { findUserOrgMembership } from '../orgs/org-store.ts';
+import { acceptInvite, addUserToOrg } from '../orgs/org-membership-service.ts';
 import type { OrgOidcConfig } from '../db/schema.ts';
 
 /** How long a sign-in may take between its start and its callback. */
@@ -125,14 +119,14 @@ export class OidcLogin {
     const user =
       (await findUserByEmail(tx.db, claims.email)) ??
       (await createUser(tx.db, { email: claims.email, username: claims.email, firstName: null, lastName: null, passwordHash: null }));
-    let membership = await findOrgMembershipOfUser(tx.db, orgId, user.id);
+    let membership = await findUserOrgMembership(tx.db, orgId, user.id);
     const linked = membership?.status === 'invited';
     if (!membership) {
-      await insertAcceptedOrgMembership(tx.db, orgId, user.id, config.defaultOrgRole);
-      membership = (await findOrgMembershipOfUser(tx.db, orgId, user.id))!;
-    } else if (linked) await acceptOrgMembership(tx.db, membership.id);
+      await addUserToOrg(tx.db, { orgId, userId: user.id, role: config.defaultOrgRole, status: 'accepted', inviteEmail: null });
+      membership = (await findUserOrgMembership(tx.db, orgId, user.id))!;
+    } else if (linked) await acceptInvite(tx.db, membership.id);
     const access = await applyGroupMappings(
-      tx.db,
+      tx,
       { orgId, userId: user.id, membershipId: membership.id, orgRole: membership.role },
       { groupMappings: config.groupMappings as GroupMapping[], defaultOrgRole: config.defaultOrgRole },
       claims.groups,

@@ -3,15 +3,10 @@ import type { Executor } from '../db/database.ts';
 import { orgRoleRank } from '../permissions/permission-rules.ts';
 import { resolveRoleSlugs } from '../roles/role-lookup.ts';
 import type { GroupMapping } from './oidc-config-schema.ts';
-import {
-  deleteEmptyMemberships,
-  deleteProjectRoles,
-  findOrCreateProjectMembership,
-  findProjectsOfOrg,
-  insertSsoProjectRole,
-  listSsoProjectRoles,
-  setOrgRole,
-} from './sso-store.ts';
+import { type SsoProjectRole, syncSsoGrantedRoles } from '../memberships/user-membership-service.ts';
+import { setUserOrgRole } from '../orgs/org-membership-service.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
+import { findProjectsOfOrg } from './sso-store.ts';
 import { isUuid } from '../db/uuid.ts';
 
 /** The values of the groups claim: an array of strings, or one string; anything else is no group. */
@@ -42,50 +37,38 @@ function mappedProjectRoles(mappings: GroupMapping[], groups: string[]): { proje
 
 /**
  * Brings what the mappings grant the user in line with the groups of this sign-in, in the sign-in's
- * transaction: the org role (when mapped), and the project roles single sign-on gave (marked
+ * unit of work: the org role (when mapped), and the project roles single sign-on gave (marked
  * `granted_by_sso`): those no group gives any more are removed, with a project membership left
- * without roles; the ones missing are added. Roles granted by hand are never touched.
+ * without roles; the ones missing are added (memberships/user-membership-service.ts). Roles granted
+ * by hand are never touched.
  */
 export async function applyGroupMappings(
-  db: Executor,
+  tx: WriteContext,
   target: { orgId: string; userId: string; membershipId: string; orgRole: string },
   config: { groupMappings: GroupMapping[]; defaultOrgRole: string },
   groups: string[],
   logger?: Logger,
 ): Promise<{ orgRole: string; granted: string[]; removed: string[] }> {
   const orgRole = mappedOrgRole(config.groupMappings, groups, config.defaultOrgRole) ?? target.orgRole;
-  if (orgRole !== target.orgRole) await setOrgRole(db, target.membershipId, orgRole);
+  if (orgRole !== target.orgRole) await setUserOrgRole(tx.db, target.membershipId, orgRole);
 
-  const wanted = mappedProjectRoles(config.groupMappings, groups);
-  const projects = new Set((await findProjectsOfOrg(db, target.orgId, [...new Set(wanted.map((role) => role.projectId))].filter(isUuid))).map((p) => p.id));
-  const resolved: { projectId: string; projectRole: string; role: string; customRoleId: string | null }[] = [];
+  const resolved = await resolveMappedRoles(tx.db, target.orgId, mappedProjectRoles(config.groupMappings, groups), logger);
+  const { granted, removed } = await syncSsoGrantedRoles(tx, { orgId: target.orgId, userId: target.userId }, resolved);
+  return { orgRole, granted, removed };
+}
+
+/** The mapped roles that exist, in projects of the organization; a mapping to a role since deleted is skipped (and logged). */
+async function resolveMappedRoles(db: Executor, orgId: string, wanted: { projectId: string; projectRole: string }[], logger?: Logger) {
+  const projects = new Set((await findProjectsOfOrg(db, orgId, [...new Set(wanted.map((role) => role.projectId))].filter(isUuid))).map((p) => p.id));
+  const resolved: SsoProjectRole[] = [];
   for (const mapping of wanted) {
     if (!projects.has(mapping.projectId)) continue;
     try {
       const role = (await resolveRoleSlugs(db, mapping.projectId, [mapping.projectRole])).get(mapping.projectRole)!;
       resolved.push({ ...mapping, role: role.role, customRoleId: role.customRoleId });
     } catch {
-      logger?.warn({ orgId: target.orgId, projectId: mapping.projectId, role: mapping.projectRole }, 'a group mapping names a role the project no longer has');
+      logger?.warn({ orgId, projectId: mapping.projectId, role: mapping.projectRole }, 'a group mapping names a role the project no longer has');
     }
   }
-  const keyOf = (role: { projectId: string; role: string; customRoleId: string | null }) => `${role.projectId}\0${role.role}\0${role.customRoleId ?? ''}`;
-  const held = await listSsoProjectRoles(db, target.orgId, target.userId);
-  const wantedKeys = new Set(resolved.map(keyOf));
-  const stale = held.filter((role) => !wantedKeys.has(keyOf(role)));
-  await deleteProjectRoles(
-    db,
-    stale.map((role) => role.id),
-  );
-  await deleteEmptyMemberships(db, [...new Set(stale.map((role) => role.membershipId))]);
-  const heldKeys = new Set(held.map(keyOf));
-  const missing = resolved.filter((role) => !heldKeys.has(keyOf(role)));
-  for (const role of missing) {
-    const membershipId = await findOrCreateProjectMembership(db, role.projectId, target.userId);
-    await insertSsoProjectRole(db, membershipId, role);
-  }
-  return {
-    orgRole,
-    granted: missing.map((role) => `${role.projectId}:${role.projectRole}`),
-    removed: stale.map((role) => `${role.projectId}:${role.customRoleId ?? role.role}`),
-  };
+  return resolved;
 }

@@ -211,6 +211,19 @@ describe('group mappings, applied again at every sign-in', () => {
     expect(refused.status, 'back to the default org role').toBe(403);
     const audit = await app.request('GET', '/api/v1/organization/audit-logs', { token: fx.token, query: { eventType: 'login-user-sso', limit: '1' } });
     expect(audit.body.auditLogs[0].event.metadata).toMatchObject({ result: 'success', orgRole: 'member', removed: [`${fx.projectId}:member`] });
+    const carol = await app.database.db.selectFrom('users').select('id').where('email', '=', 'carol@example.com').executeTakeFirst();
+    const projectAudit = await app.request('GET', `/api/v1/workspace/${fx.projectId}/audit-logs`, {
+      token: fx.token,
+      query: { eventType: 'update-user-workspace-role', limit: '2' },
+    });
+    expect(projectAudit.status).toBe(200);
+    expect(
+      projectAudit.body.auditLogs.map((log: { event: { metadata: object } }) => log.event.metadata),
+      "the project's own log shows what single sign-on granted and took away",
+    ).toEqual([
+      { userId: carol!.id, grantedBySso: [], removedBySso: ['member'] },
+      { userId: carol!.id, grantedBySso: ['member'], removedBySso: [] },
+    ]);
   });
 
   test('roles granted by hand are left alone', async () => {
