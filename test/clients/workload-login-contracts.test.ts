@@ -24,7 +24,8 @@ import { type Backend, type ConformanceServer, startConformanceServer } from './
  *   `GET /api/v3/secrets/raw` and the bearer token.
  * - Infisical operator v0.11.5 (go-sdk v0.8.0), internal/auth/kubernetes.go, internal/util/auth.go:
  *   `kubernetesAuth` asks the cluster for a TokenRequest (600 s, `serviceAccountTokenAudiences` when
- *   set) and sends it with KubernetesRawServiceAccountTokenLogin; User-Agent `k8-operator/v0.11.5`.
+ *   set) and sends it with KubernetesRawServiceAccountTokenLogin; User-Agent `k8-operator/v0.11.5` (InfisicalSecret;
+ *   the v1beta1 InfisicalAuth path leaves the SDK default).
  * A successful Kubernetes login needs a real kube-apiserver's TokenReview: those replays are in
  * test/cluster/workload-login.test.ts; here only the refusal the clients handle.
  */
