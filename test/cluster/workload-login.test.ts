@@ -103,6 +103,30 @@ describe('with a token reviewer JWT and a bound audience', () => {
     expect(audit.map((row) => row.eventMetadata)).toEqual([expect.objectContaining({ identityId, subject: `${ns.name}/web` })]);
   });
 
+  // Request shapes in test/clients/workload-login-contracts.test.ts (versions and source paths there):
+  // the operator sends a fresh TokenRequest token (600 s, its serviceAccountTokenAudiences), the CLI
+  // and ESO a projected token file; organizationSlug only when configured.
+  test.each([
+    ['Infisical operator v0.11.5 kubernetesAuth', 'k8-operator/v0.11.5', undefined],
+    ['Infisical CLI v0.43.121 `login --method kubernetes --organization-slug`', 'cli', 'clients'],
+    ['ESO v2.9.0 kubernetesAuthCredentials', 'infisical-go-sdk', undefined],
+  ])('%s: its login request gets the four fields the SDK reads, and its refused login the 401 it reports', async (_name, userAgent, organizationSlug) => {
+    const headers = { 'user-agent': userAgent, 'content-type': 'application/json', accept: 'application/json' };
+    const send = async (jwt: string) =>
+      app.request('POST', '/api/v1/auth/kubernetes-auth/login', { headers, body: { identityId, jwt, ...(organizationSlug ? { organizationSlug } : {}) } });
+    const response = await send(await tokenOf(ns.name, 'web', ['coffer']));
+    expect(response.status, JSON.stringify(response.body)).toBe(200);
+    expect(response.body).toEqual({ accessToken: expect.any(String), expiresIn: 2592000, accessTokenMaxTTL: 2592000, tokenType: 'Bearer' });
+    const secrets = await app.request('GET', '/api/v3/secrets/raw', {
+      headers: { 'user-agent': userAgent },
+      token: response.body.accessToken,
+      query: { workspaceId: fx.projectId, environment: 'dev' },
+    });
+    expect(secrets.body.secrets).toEqual([expect.objectContaining({ secretKey: 'DATABASE_URL', secretValue: SECRET })]);
+    const refused = await send(await tokenOf(ns.name, 'other', ['coffer']));
+    expect(refused).toMatchObject({ status: 401, body: { message: 'Invalid credentials', reqId: expect.stringMatching(/./) } });
+  });
+
   test.each([
     ['another service account of the namespace', () => tokenOf(ns.name, 'other', ['coffer'])],
     ['the same name in another namespace', () => tokenOf(elsewhere.name, 'web', ['coffer'])],
