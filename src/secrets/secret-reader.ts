@@ -258,12 +258,20 @@ export class SecretReader {
   /**
    * A machine caller's get of a current shared secret, from the folder's listing that machine callers share by
    * revision (#listedSecrets): the same row, decrypted once for all of them. Undefined when the get is of another
-   * kind (a user's, a past version, with references expanded) or the key is not in the folder (then the get reads
-   * the database: imports, and the 404).
+   * kind (a user's, a past version, with references expanded), the key is not in the folder (then the get reads
+   * the database: imports, and the 404), or the folder is too large to list.
    */
   async #fromSharedListing(context: ReadContext, folder: { id: string; path: string }, key: string, input: GetSecretInput): Promise<RawSecret | undefined> {
     if (context.actor.kind === 'user' || input.type !== 'shared' || input.version !== undefined || context.expander) return undefined;
-    const { listed } = await this.#sharedListing(context, [folder], false);
+    const listed = await this.#sharedListing(context, [folder], false).then(
+      ({ listed }) => listed,
+      (error: unknown) => {
+        // a folder too large to list still answers a get of one of its secrets, from its own row
+        if (error instanceof AppError && error.code === 'ListingTooLarge') return undefined;
+        throw error;
+      },
+    );
+    if (!listed) return undefined;
     const found = listed.find((secret) => secret.secretKey === key && secret.type === 'shared');
     if (!found) return undefined;
     const { secretPath: _path, ...raw } = found;
