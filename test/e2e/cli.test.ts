@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
@@ -271,12 +271,23 @@ describe('coffer migrate', () => {
 describe('network errors exit 5 naming the port and its setting', () => {
   let holder: Server;
   let taken: number;
+  // whatever connects to the port held (a client told of it by mistake) must not keep close() waiting
+  const connections = new Set<Socket>();
   beforeAll(async () => {
-    holder = createServer();
+    holder = createServer((socket) => {
+      connections.add(socket);
+      socket.on('close', () => connections.delete(socket));
+    });
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     taken = (holder.address() as { port: number }).port;
   });
-  afterAll(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const socket of connections) socket.destroy();
+        holder.close(() => resolve());
+      }),
+  );
 
   test('the API port is in use', async () => {
     const run = await coffer(['serve'], { COFFER_DATA_DIR: join(scratch, 'network'), COFFER_PORT: String(taken), COFFER_PROBE_PORT: String(await freePort()) });
