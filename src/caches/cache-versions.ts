@@ -91,6 +91,14 @@ export function runInCacheRequestScope<T>(scope: CacheRequestScope, work: () => 
   return requests.run(scope, work);
 }
 
+/**
+ * Runs `work` as part of no request: work a request only sets off (what a committed write wakes) must not compare
+ * with the versions that request read before its write committed, or it would keep what the write made stale.
+ */
+export function outsideCacheRequestScope<T>(work: () => T): T {
+  return requests.exit(work);
+}
+
 const perDatabase = new WeakMap<Kysely<DB>, CacheVersions>();
 
 function emptySnapshot(): Record<VersionedCacheName | 'revision', number> {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { CacheVersions } from '../caches/cache-versions.ts';
+import { type CacheVersions, outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
 import { changesCommittedWith, latestRevision, latestRevisionOf, lockAndInsertChanges } from './change-store.ts';
@@ -95,6 +95,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
 
   /** Call after the transaction that recorded changes has committed. */
   committed(): void {
-    this.emit('committed');
+    // subscribers work for everyone, not for the request that wrote: none of them may see through its cache versions
+    outsideCacheRequestScope(() => this.emit('committed'));
   }
 }
