@@ -1,6 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
-import { findUserOrgMembership } from '../orgs/org-store.ts';
+import { authorizeMemberAccess } from '../orgs/org-membership-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { findUserSession, listLiveSessions, revokeUserSessions } from './session-store.ts';
 
@@ -67,10 +67,7 @@ export class SessionService {
   /** An org admin ends a member's sessions in the organization (never above their own role). */
   async revokeMember(actor: Actor, organizationId: string, userId: string) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      await tx.authorizeOrg({ action: 'edit', subject: 'member', orgId: organizationId });
-      const membership = await findUserOrgMembership(tx.db, organizationId, userId);
-      if (!membership) throw new NotFoundError('User not found in this organization');
-      this.#deps.permissions.assertCanGrantOrgRole(actor, membership.role, 'Failed to manage a more privileged member');
+      await authorizeMemberAccess(this.#deps, tx, organizationId, userId, 'Failed to manage a more privileged member');
       const revoked = await revokeUserSessions(tx.db, userId, { orgId: organizationId });
       tx.audit({ orgId: organizationId, type: 'revoke-user-session', metadata: { userId, sessionIds: revoked, byAdmin: true } });
       return { message: 'Sessions revoked', revoked: revoked.length };

@@ -2,7 +2,8 @@ import * as OTPAuth from 'otpauth';
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Executor } from '../db/database.ts';
-import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
+import { authorizeMemberAccess } from '../orgs/org-membership-service.ts';
+import { acceptedOrgIdsOfUser } from '../orgs/org-store.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { findUserById } from '../users/user-store.ts';
 import { matchingStep, newRecoveryCodes, openTotpSecret, RECOVERY_CODE_COUNT, sealTotpSecret, totpOf } from './second-factor.ts';
@@ -73,10 +74,7 @@ export class MfaService {
   /** An org admin removes a member's enrolment (a lost device); the member enrols again. */
   async reset(actor: Actor, organizationId: string, userId: string) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      await tx.authorizeOrg({ action: 'edit', subject: 'member', orgId: organizationId });
-      const membership = await findUserOrgMembership(tx.db, organizationId, userId);
-      if (!membership) throw new NotFoundError('User not found in this organization');
-      this.#deps.permissions.assertCanGrantOrgRole(actor, membership.role, 'Failed to reset a more privileged member');
+      await authorizeMemberAccess(this.#deps, tx, organizationId, userId, 'Failed to reset a more privileged member');
       const removed = await deleteTotp(tx.db, userId);
       if (removed) tx.audit({ orgId: organizationId, type: 'reset-user-mfa', metadata: { userId } });
       return { message: removed ? 'The second factor was reset' : 'This user had no second factor enrolled', reset: removed };
