@@ -24,7 +24,8 @@ export function apiStatus(error: unknown): number | undefined {
   return typeof statusCode === 'number' ? statusCode : undefined;
 }
 
-export function isNotFound(error: unknown): boolean {
+/** The apiserver answered 404: the object (or its kind) is not there (Coffer's 404 is failures.ts's isCofferNotFound). */
+export function isKubeNotFound(error: unknown): boolean {
   return apiStatus(error) === 404;
 }
 
@@ -192,7 +193,7 @@ export class KubeApi {
     try {
       return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name })) as CustomResource;
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isKubeNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -273,7 +274,7 @@ export class KubeApi {
       const object = await this.targets.readJson<TargetObject>(kind, namespace, name);
       return { ...object, apiVersion: 'v1', kind };
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isKubeNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -286,7 +287,7 @@ export class KubeApi {
       if (kind === 'Secret') await this.core.deleteNamespacedSecret({ namespace, name, body });
       else await this.core.deleteNamespacedConfigMap({ namespace, name, body });
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isKubeNotFound(error)) throw error;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { apiStatus, describeError, isNotFound, type KubeApi } from './kube-api.ts';
+import { apiStatus, describeError, isKubeNotFound, type KubeApi } from './kube-api.ts';
 import { ANNOTATION_INSTALLATION } from '../resources.ts';
 
 /** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
@@ -100,7 +100,7 @@ export class LeaderElector {
     try {
       lease = await this.#kube.coordination.readNamespacedLease({ namespace, name });
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isKubeNotFound(error)) throw error;
     }
     if (!lease) {
       await this.#guard(() =>

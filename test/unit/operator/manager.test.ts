@@ -35,6 +35,7 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
       if (outcome instanceof Error) throw outcome;
       return outcome;
     },
+    finalize: async () => {},
   };
   const manager = new Manager({
     logger: pino({ level: 'silent' }),
@@ -50,6 +51,9 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
       condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
       observe: () => {},
       forget: () => {},
+      // the finalizer's writes are the cluster tier's (test/cluster/reconcile-preamble.test.ts)
+      ensureFinalizer: async () => {},
+      removeFinalizer: async () => {},
     },
     events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     metrics: {
@@ -97,7 +101,7 @@ test('done is counted ok and not run again; requeue-after runs again after the d
 });
 
 test('a failure with retry backoff runs again with growing delays, its Event posted once while it stands; a thrown error is counted and retried the same way', async () => {
-  const failure = failed({ reason: 'Refused', message: 'no', retry: 'backoff' });
+  const failure = failed({ reason: 'SecretRefused', message: 'no', retry: 'backoff' });
   const { manager, clock, counted, runs, key, statusWrites, events } = harness([failure, new Error('the apiserver is away'), failure]);
   manager.enqueue(key);
   for (let retry = 0; retry < 3; retry++) {
@@ -109,9 +113,13 @@ test('a failure with retry backoff runs again with growing delays, its Event pos
   expect(runs).toEqual([0, 100, 300, 700]);
   expect(clock.pending).toEqual([]);
   expect(counted.filter((entry) => !entry.includes(' failed '))).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
-  expect(counted.filter((entry) => entry.includes(' failed '))).toEqual(['Integration failed Refused', 'Integration failed Error', 'Integration failed Refused']);
+  expect(counted.filter((entry) => entry.includes(' failed '))).toEqual([
+    'Integration failed SecretRefused',
+    'Integration failed Error',
+    'Integration failed SecretRefused',
+  ]);
   // the thrown error did not go through the failure path (no condition says what is unknown)
   expect(statusWrites).toHaveLength(2);
-  expect(events).toEqual(['Warning Refused: no']);
+  expect(events).toEqual(['Warning SecretRefused: no']);
   await manager.stop();
 });
