@@ -89,7 +89,9 @@ export class LeaderElector {
     await this.#transition;
     if (this.#leading) {
       await this.#setLeading(false);
-      await this.#release().catch(() => {});
+      await this.#release().catch((error: unknown) =>
+        this.#logger.warn({ error: describeError(error) }, 'could not release the Lease on stopping; another replica takes over once it expires'),
+      );
     }
   }
 

@@ -324,7 +324,12 @@ export class IntegrationController implements Controller<IntegrationResource> {
     try {
       const { projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec);
       sources = sourcesOf(resource, projectId);
-    } catch {
+    } catch (error) {
+      // the failure being reported stands; this one only means there is no place to index yet
+      this.#context.logger.debug(
+        { namespace: resource.metadata.namespace, integration: resource.metadata.name, error: describeError(error) },
+        `Integration ${formatNamespacedName(resource.metadata)}: its project did not resolve while indexing its own place; it is retried`,
+      );
       this.#changes.unindex(resource.metadata);
       return { missed: false };
     }
