@@ -183,7 +183,7 @@ export class Manager {
   }
 
   /**
-   * The preamble every reconcile shares, in controller-runtime's order: a
+   * The preamble every reconcile shares, in the order of controller-runtime's finalizer helpers: a
    * resource another installation manages is left alone; one being deleted
    * is finalized, then its finalizer removed; any other gets the finalizer
    * before the controller touches anything outside the cluster, so nothing
