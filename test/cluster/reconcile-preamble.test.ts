@@ -133,7 +133,8 @@ test('the finalizer and the claim are on the resource before its reconcile runs;
 });
 
 test('a Coffer 404 the reconcile throws is the failure path: Ready=False, Rejected, with its message, and one Warning Event', async () => {
-  await createImport('refused');
+  // claimed by this installation already (its finalizer taken off by hand): the finalizer comes back before the reconcile
+  await createImport('refused', { [ANNOTATION_INSTALLATION]: INSTALLATION });
   const condition = await waitFor('SecretImport refused to be Ready=False', async () => {
     const ready = await readyCondition('refused');
     return ready?.status === 'False' && ready;
