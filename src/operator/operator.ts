@@ -3,6 +3,8 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ControllerContext } from './controllers/context.ts';
 import { ConflictReports } from './controllers/conflict-reports.ts';
+import { toFailure } from './controllers/failures.ts';
+import { mayReconcile } from './controllers/installation-guard.ts';
 import { IntegrationController } from './controllers/integration/integration-controller.ts';
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
@@ -210,6 +212,8 @@ export class Operator {
     const manager = new Manager({
       logger: this.#logger,
       status,
+      admits: (kind, resource) => mayReconcile(context, kind, resource),
+      failureOf: (error) => toFailure(error),
       events: this.#events,
       metrics,
       concurrency: this.#options.concurrency,

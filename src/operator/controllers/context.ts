@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { CofferPort } from '../port/coffer-port.ts';
+import type { ConditionReason } from '../runtime/condition-reason.ts';
 import type { Retry } from '../runtime/controller.ts';
 import type { EventRecorder } from '../runtime/event-recorder.ts';
 import type { OperatorInformers } from '../runtime/informers.ts';
@@ -46,10 +47,10 @@ export interface ControllerContext {
  * changes). Thrown from deep inside a reconcile, turned into a Failure at its top.
  */
 export class NotReadyError extends Error {
-  readonly reason: string;
+  readonly reason: ConditionReason;
   readonly retry: Retry;
 
-  constructor(reason: string, message: string, retry: Retry = 'on-change') {
+  constructor(reason: ConditionReason, message: string, retry: Retry = 'on-change') {
     super(message);
     this.reason = reason;
     this.retry = retry;

@@ -1,13 +1,8 @@
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { AppError } from '../../errors.ts';
 import type { KindName } from '../resources.ts';
+import type { Reconciled } from '../runtime/controller.ts';
 import { formatNamespacedName } from '../runtime/object-key.ts';
 import type { ControllerContext } from './context.ts';
-
-interface GuardedResource extends KubernetesObject {
-  metadata: { name: string; namespace: string; uid?: string; resourceVersion?: string };
-  status?: { installationId?: string; projectId?: string; integrationId?: string; secretImportId?: string };
-}
+import { isCofferNotFound } from './failures.ts';
 
 /**
  * One installation, one owner: a resource is reconciled only by the
@@ -21,7 +16,7 @@ interface GuardedResource extends KubernetesObject {
  * A resource from before installation ids that names a project, import or
  * integration this database does not have belongs to another installation too.
  */
-export async function mayReconcile(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
+export async function mayReconcile(context: ControllerContext, kind: KindName, resource: Reconciled): Promise<boolean> {
   const { installationId } = context.identity;
   const holder = context.status.holder(kind, resource);
   if (holder === installationId) return true;
@@ -31,7 +26,7 @@ export async function mayReconcile(context: ControllerContext, kind: KindName, r
   return true;
 }
 
-function refuse(context: ControllerContext, kind: KindName, resource: GuardedResource, holder: string): false {
+function refuse(context: ControllerContext, kind: KindName, resource: Reconciled, holder: string): false {
   const { installationId, clusterName } = context.identity;
   const { uid } = resource.metadata;
   const where = formatNamespacedName(resource.metadata);
@@ -47,19 +42,25 @@ function refuse(context: ControllerContext, kind: KindName, resource: GuardedRes
 }
 
 /** A status written before installation ids, naming something this database does not hold. */
-async function namesAnotherDatabase(context: ControllerContext, kind: KindName, resource: GuardedResource): Promise<boolean> {
+async function namesAnotherDatabase(context: ControllerContext, kind: KindName, resource: Reconciled): Promise<boolean> {
   const { port } = context;
-  const status = resource.status ?? {};
+  const named = (field: 'projectId' | 'integrationId' | 'secretImportId') => {
+    const id = resource.status?.[field];
+    return typeof id === 'string' && id !== '' ? id : undefined;
+  };
   const missing = (lookup: Promise<unknown>) =>
     lookup.then(
       () => false,
       (error: unknown) => {
-        if (error instanceof AppError && error.statusCode === 404) return true;
+        if (isCofferNotFound(error)) return true;
         throw error;
       },
     );
-  if (kind === 'SecretsProject' && status.projectId) return missing(port.projects.get(status.projectId));
-  if (kind === 'Integration' && status.integrationId) return missing(port.integrations.get(status.integrationId));
-  if (kind === 'SecretImport' && status.secretImportId) return missing(port.imports.get(status.secretImportId));
+  const projectId = named('projectId');
+  const integrationId = named('integrationId');
+  const secretImportId = named('secretImportId');
+  if (kind === 'SecretsProject' && projectId) return missing(port.projects.get(projectId));
+  if (kind === 'Integration' && integrationId) return missing(port.integrations.get(integrationId));
+  if (kind === 'SecretImport' && secretImportId) return missing(port.imports.get(secretImportId));
   return false;
 }

@@ -1,17 +1,18 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Change } from '../port/coffer-port.ts';
 import type { KindName } from '../resources.ts';
+import type { ConditionReason } from './condition-reason.ts';
 import type { CachedInformer } from './informers.ts';
 import type { ObjectKey } from './object-key.ts';
 import type { ConditionType, StatusResource } from './status.ts';
 
 /**
  * Why a reconcile could not do its work, as the resource's status, a Warning
- * Event and the error metrics say it: `reason` is a named constant
- * (CamelCase), `message` says what to do, never carrying a secret value.
+ * Event and the error metrics say it: `reason` is one of the vocabulary
+ * (condition-reason.ts), `message` says what to do, never carrying a secret value.
  */
 export interface Failure {
-  readonly reason: string;
+  readonly reason: ConditionReason;
   readonly message: string;
   readonly retry: Retry;
   /** Status fields to set with the conditions (null removes one). */
@@ -66,9 +67,12 @@ export type WatchVerb = 'add' | 'update' | 'delete';
 
 /**
  * One controller: the kind it reconciles, where its resources are cached, the
- * watches that enqueue them, and its reconcile. Its own kind is watched by the
- * runtime (a new generation, a deletion, or the finalizer taken away); every
- * resource is also enqueued at each resync.
+ * watches that enqueue them, its reconcile and its finalize. Its own kind is
+ * watched by the runtime (a new generation, a deletion, or the finalizer taken
+ * away); every resource is also enqueued at each resync. The runtime runs the
+ * preamble around both (manager.ts): the installation guard, the finalizer
+ * added before a reconcile and removed after a finalize, and an error the
+ * reconcile throws turned into a Failure.
  */
 export interface Controller<R extends Reconciled = Reconciled> {
   readonly kind: KindName;
@@ -80,8 +84,17 @@ export interface Controller<R extends Reconciled = Reconciled> {
   readonly urgent?: boolean;
   /** Declares the watches beyond its own kind. */
   setup(watches: Watches): void;
-  /** Brings the world in line with `resource` (the cached object; the runtime calls it with one key at a time). */
+  /**
+   * Brings the world in line with `resource` (the cached object, admitted by
+   * the guard, holding the finalizer, not being deleted; one key at a time).
+   */
   reconcile(resource: R): Promise<ReconcileResult>;
+  /**
+   * The resource is being deleted: lets go of what it holds (in Coffer, in the
+   * cluster). The runtime then removes the finalizer; an error leaves it, and
+   * the finalize is retried with backoff.
+   */
+  finalize(resource: R): Promise<void>;
   /** The resource is gone from the cache: drops what is kept about it. */
   forget?(key: ObjectKey): void;
 }

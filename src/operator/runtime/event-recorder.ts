@@ -1,4 +1,5 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
+import type { EventReason } from './condition-reason.ts';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -56,7 +57,7 @@ export class EventRecorder {
   }
 
   /** Queues an Event on `object`; never waits and never throws. Messages never carry secret values. */
-  record(object: KubernetesObject, type: EventType, reason: string, message: string): void {
+  record(object: KubernetesObject, type: EventType, reason: EventReason, message: string): void {
     const event = { object, type, reason, message };
     const key = identity(event);
     if (this.#waiting.has(key)) return;
@@ -137,6 +138,9 @@ export class EventRecorder {
  */
 const DEFAULT_RATE = { perSecond: 25, burst: 100 };
 
+/** What makes two waiting Events the same (the object, by uid where it has one), as the queue's dedupe key: fields joined by NUL, which none of them holds. */
 function identity({ object, type, reason, message }: PendingEvent): string {
-  return JSON.stringify([object.metadata?.uid ?? `${object.metadata?.namespace}/${object.metadata?.name}`, type, reason, message]);
+  const { uid, namespace, name } = object.metadata ?? {};
+  const about = uid ?? `${namespace}/${name}`;
+  return [about, type, reason, message].join('\u0000');
 }

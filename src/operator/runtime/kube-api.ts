@@ -15,6 +15,7 @@ import {
   type V1Secret,
 } from '@kubernetes/client-node';
 import { ANNOTATION_INSTALLATION, FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
+import { AppError } from '../../errors.ts';
 import { TargetObjectApi } from './target-object-api.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
@@ -24,12 +25,19 @@ export function apiStatus(error: unknown): number | undefined {
   return typeof statusCode === 'number' ? statusCode : undefined;
 }
 
-export function isNotFound(error: unknown): boolean {
-  return apiStatus(error) === 404;
+/** The status of an apiserver's answer; never Coffer's (an AppError carries a statusCode too). */
+function kubeStatus(error: unknown): number | undefined {
+  return error instanceof AppError ? undefined : apiStatus(error);
 }
 
+/** The apiserver answered 404: the object (or its kind) is not there (Coffer's 404 is failures.ts's isCofferNotFound). */
+export function isKubeNotFound(error: unknown): boolean {
+  return kubeStatus(error) === 404;
+}
+
+/** The apiserver answered 409: a precondition (resourceVersion) failed, or a server-side apply conflicted. */
 export function isConflict(error: unknown): boolean {
-  return apiStatus(error) === 409;
+  return kubeStatus(error) === 409;
 }
 
 /** What the apiserver said when it refused a request: the Status object's reason and message. */
@@ -192,7 +200,7 @@ export class KubeApi {
     try {
       return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: KINDS[kind].plural, name })) as CustomResource;
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isKubeNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -273,7 +281,7 @@ export class KubeApi {
       const object = await this.targets.readJson<TargetObject>(kind, namespace, name);
       return { ...object, apiVersion: 'v1', kind };
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isKubeNotFound(error)) return undefined;
       throw error;
     }
   }
@@ -286,7 +294,7 @@ export class KubeApi {
       if (kind === 'Secret') await this.core.deleteNamespacedSecret({ namespace, name, body });
       else await this.core.deleteNamespacedConfigMap({ namespace, name, body });
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isKubeNotFound(error)) throw error;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { apiStatus, describeError, isNotFound, type KubeApi } from './kube-api.ts';
+import { apiStatus, describeError, isKubeNotFound, type KubeApi } from './kube-api.ts';
 import { ANNOTATION_INSTALLATION } from '../resources.ts';
 
 /** Lease times are MicroTime: the apiserver wants six fractional digits, Date gives three. */
@@ -89,7 +89,9 @@ export class LeaderElector {
     await this.#transition;
     if (this.#leading) {
       await this.#setLeading(false);
-      await this.#release().catch(() => {});
+      await this.#release().catch((error: unknown) =>
+        this.#logger.warn({ error: describeError(error) }, 'could not release the Lease on stopping; another replica takes over once it expires'),
+      );
     }
   }
 
@@ -100,7 +102,7 @@ export class LeaderElector {
     try {
       lease = await this.#kube.coordination.readNamespacedLease({ namespace, name });
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isKubeNotFound(error)) throw error;
     }
     if (!lease) {
       await this.#guard(() =>

@@ -2,7 +2,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Change } from '../port/coffer-port.ts';
 import { FINALIZER, type KindName } from '../resources.ts';
-import type { Controller, Failure, Reconciled, ReconcileResult, Retry, WatchVerb, Watches } from './controller.ts';
+import { type Controller, done, type Failure, failed, type Reconciled, type ReconcileResult, type Retry, type WatchVerb, type Watches } from './controller.ts';
 import type { EventRecorder } from './event-recorder.ts';
 import type { CachedInformer } from './informers.ts';
 import { describeError } from './kube-api.ts';
@@ -13,7 +13,11 @@ import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer'>;
+  /** Whether this installation may reconcile the resource at all (installation-guard.ts); default: every one. */
+  admits?: (kind: KindName, resource: Reconciled) => Promise<boolean>;
+  /** The Failure a thrown error stands for, or undefined for one the runtime only logs and retries (failures.ts); default: none. */
+  failureOf?: (error: unknown) => Failure | undefined;
   events: Pick<EventRecorder, 'record'>;
   metrics?: Pick<OperatorMetrics, 'reconciled' | 'failed' | 'forgetResource' | 'observeQueue'>;
   concurrency: number;
@@ -39,10 +43,13 @@ const SLOW_BACKOFF = { baseMs: 5_000, maxMs: 600_000 };
 /**
  * Runs the controllers: one rate-limited work queue of typed keys, the
  * watches each controller declared, and the outcome of every reconcile
- * turned into what the queue does next. It owns the one failure path: a
- * failed reconcile sets the controller's conditions to False with the
- * failure's reason, posts a Warning Event when that is news (not on every
- * retry) and counts an error by reason.
+ * turned into what the queue does next. It owns the preamble of every
+ * reconcile (the installation guard; a deletion finalized and the finalizer
+ * removed; the finalizer added otherwise; a thrown error turned into a
+ * Failure) and the one failure path: a failed reconcile sets the
+ * controller's conditions to False with the failure's reason, posts a
+ * Warning Event when that is news (not on every retry) and counts an error
+ * by reason.
  */
 export class Manager {
   readonly #options: ManagerOptions;
@@ -169,10 +176,35 @@ export class Manager {
     }
     this.#options.logger.debug({ kind: key.kind, namespace: key.namespace, name: key.name }, `reconciling ${key.kind} ${key.namespace}/${key.name}`);
     const started = performance.now();
-    const result = await controller.reconcile(resource);
+    const result = await this.#run(controller, resource);
     const requeue = await this.#settle(controller, resource, result);
     this.#options.metrics?.reconciled(key.kind, outcomeOf(result), (performance.now() - started) / 1000);
     return requeue;
+  }
+
+  /**
+   * The preamble every reconcile shares, in the order of controller-runtime's finalizer helpers: a
+   * resource another installation manages is left alone; one being deleted
+   * is finalized, then its finalizer removed; any other gets the finalizer
+   * before the controller touches anything outside the cluster, so nothing
+   * it makes outlives the resource unfinalized.
+   */
+  async #run(controller: Controller, resource: Reconciled): Promise<ReconcileResult> {
+    const { status, admits, failureOf } = this.#options;
+    if (admits && !(await admits(controller.kind, resource))) return done();
+    if (resource.metadata.deletionTimestamp) {
+      await controller.finalize(resource);
+      await status.removeFinalizer(controller.kind, resource);
+      return done();
+    }
+    await status.ensureFinalizer(controller.kind, resource);
+    try {
+      return await controller.reconcile(resource);
+    } catch (error) {
+      const failure = failureOf?.(error);
+      if (!failure) throw error;
+      return failed(failure);
+    }
   }
 
   async #settle(controller: Controller, resource: Reconciled, result: ReconcileResult): Promise<Requeue> {

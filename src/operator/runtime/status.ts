@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ANNOTATION_INSTALLATION, type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
-import { type CustomResource, isConflict, isNotFound, type KubeApi } from './kube-api.ts';
+import { type CustomResource, isConflict, isKubeNotFound, type KubeApi } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
 
 /** What the status writer needs of a resource. */
@@ -19,6 +19,7 @@ export interface StatusResource {
   status?: { conditions?: Condition[] } & Record<string, unknown>;
 }
 
+import type { ConditionReason } from './condition-reason.ts';
 import type { ConditionType } from './condition-type.ts';
 
 export type { ConditionType };
@@ -26,7 +27,7 @@ export type { ConditionType };
 export interface ConditionUpdate {
   type: ConditionType;
   status: 'True' | 'False' | 'Unknown';
-  reason: string;
+  reason: ConditionReason;
   message: string;
 }
 
@@ -106,7 +107,7 @@ export class StatusWriter {
         resourceVersion,
       );
     } catch (error) {
-      if (!isNotFound(error)) throw error;
+      if (!isKubeNotFound(error)) throw error;
     }
   }
 
@@ -168,7 +169,7 @@ export class StatusWriter {
         this.#note(kind, resource, await this.#kube.patchStatus(kind, namespace, name, next, base.resourceVersion));
         break;
       } catch (error) {
-        if (isNotFound(error)) return;
+        if (isKubeNotFound(error)) return;
         if (!isConflict(error) || attempt === STATUS_WRITE_ATTEMPTS) throw error;
         const live = await this.#kube.readResource(kind, resource.metadata.namespace, resource.metadata.name);
         if (!live) return;
@@ -183,8 +184,8 @@ export class StatusWriter {
     );
   }
 
-  /** A condition as it stands: as this process last wrote it, else as the cached resource shows it. */
-  condition(kind: KindName, resource: StatusResource, type: ConditionType): Pick<ConditionUpdate, 'status' | 'reason' | 'message'> | undefined {
+  /** A condition as it stands: as this process last wrote it, else as the cached resource shows it (its reason as read, a string). */
+  condition(kind: KindName, resource: StatusResource, type: ConditionType): Pick<Condition, 'status' | 'reason' | 'message'> | undefined {
     return this.current(kind, resource).conditions?.find((condition) => condition.type === type);
   }
 

@@ -15,7 +15,7 @@ describe('event recorder', () => {
       concurrency: 1,
       send: async (event: PendingEvent) => {
         await gate;
-        if (event.reason === 'Refused') throw new Error('forbidden');
+        if (event.reason === 'SecretRefused') throw new Error('forbidden');
         posted.push(`${event.type} ${event.object.metadata!.name} ${event.reason}`);
       },
       onDropped: (type, cause) => dropped.push(`${type} ${cause}`),
@@ -29,22 +29,22 @@ describe('event recorder', () => {
     recorder.record(object('b'), 'Normal', 'Synced', 'waits');
     recorder.record(object('c'), 'Normal', 'Synced', 'waits');
     recorder.record(object('d'), 'Normal', 'Synced', 'queue full'); // dropped
-    recorder.record(object('e'), 'Warning', 'Failed', 'takes the place of b');
+    recorder.record(object('e'), 'Warning', 'Rejected', 'takes the place of b');
     expect(dropped).toEqual(['Normal queue-full', 'Normal queue-full']);
     release();
     await recorder.idle();
-    expect(posted).toEqual(['Normal a Synced', 'Warning e Failed', 'Normal c Synced']);
+    expect(posted).toEqual(['Normal a Synced', 'Warning e Rejected', 'Normal c Synced']);
   });
 
   test('an event identical to one still waiting is queued once; a failed post is counted', async () => {
     const { recorder, posted, dropped, release } = gated(10);
     recorder.record(object('a'), 'Normal', 'Synced', 'first');
-    recorder.record(object('b'), 'Warning', 'Failed', 'same');
-    recorder.record(object('b'), 'Warning', 'Failed', 'same');
-    recorder.record(object('b'), 'Warning', 'Refused', 'apiserver says no');
+    recorder.record(object('b'), 'Warning', 'Rejected', 'same');
+    recorder.record(object('b'), 'Warning', 'Rejected', 'same');
+    recorder.record(object('b'), 'Warning', 'SecretRefused', 'apiserver says no');
     release();
     await recorder.idle();
-    expect(posted).toEqual(['Normal a Synced', 'Warning b Failed']);
+    expect(posted).toEqual(['Normal a Synced', 'Warning b Rejected']);
     expect(dropped).toEqual(['Warning failed']);
   });
 });

@@ -1,10 +1,12 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import pino from 'pino';
 import { expect, test } from 'vitest';
+import { AppError } from '../../../src/errors.ts';
+import { toFailure } from '../../../src/operator/controllers/failures.ts';
 import type { Controller, Reconciled, ReconcileResult } from '../../../src/operator/runtime/controller.ts';
 import { done, failed, requeueAfter } from '../../../src/operator/runtime/controller.ts';
 import type { CachedInformer } from '../../../src/operator/runtime/informers.ts';
-import { Manager } from '../../../src/operator/runtime/manager.ts';
+import { Manager, type ManagerOptions } from '../../../src/operator/runtime/manager.ts';
 import { objectKey } from '../../../src/operator/runtime/object-key.ts';
 import { ManualClock } from '../../support/manual-clock.ts';
 
@@ -17,8 +19,21 @@ function fixedInformer(objects: Reconciled[]): CachedInformer<Reconciled> {
   } as unknown as CachedInformer<Reconciled>;
 }
 
-function harness(outcomes: (ReconcileResult | Error)[]) {
-  const resource = { apiVersion: 'coffer.dev/v1alpha1', kind: 'Integration', metadata: { name: 'web', namespace: 'shop', generation: 1 } } as Reconciled;
+/** What the preamble is given: the guard's answer, a resource being deleted, how thrown errors map to failures. */
+interface Preamble {
+  admitted?: boolean;
+  deleting?: boolean;
+  failureOf?: ManagerOptions['failureOf'];
+}
+
+function harness(outcomes: (ReconcileResult | Error)[], preamble: Preamble = {}) {
+  const resource = {
+    apiVersion: 'coffer.dev/v1alpha1',
+    kind: 'Integration',
+    metadata: { name: 'web', namespace: 'shop', generation: 1, ...(preamble.deleting ? { deletionTimestamp: new Date() } : {}) },
+  } as Reconciled;
+  /** The preamble's steps and the controller's, in order. */
+  const steps: string[] = [];
   const statusWrites: unknown[] = [];
   const events: string[] = [];
   const counted: string[] = [];
@@ -30,10 +45,14 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
     informer: fixedInformer([resource]),
     setup: () => {},
     reconcile: async () => {
+      steps.push('reconcile');
       runs.push(clock.now());
       const outcome = outcomes.shift() ?? done();
       if (outcome instanceof Error) throw outcome;
       return outcome;
+    },
+    finalize: async () => {
+      steps.push('finalize');
     },
   };
   const manager = new Manager({
@@ -50,7 +69,16 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
       condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
       observe: () => {},
       forget: () => {},
+      // the finalizer's writes are the cluster tier's (test/cluster/reconcile-preamble.test.ts)
+      ensureFinalizer: async () => {
+        steps.push('ensureFinalizer');
+      },
+      removeFinalizer: async () => {
+        steps.push('removeFinalizer');
+      },
     },
+    ...(preamble.admitted !== undefined ? { admits: async () => preamble.admitted! } : {}),
+    failureOf: preamble.failureOf,
     events: { record: (_object: KubernetesObject, type, reason, message) => events.push(`${type} ${reason}: ${message}`) },
     metrics: {
       reconciled: (kind, outcome) => counted.push(`${kind} ${outcome}`),
@@ -61,7 +89,7 @@ function harness(outcomes: (ReconcileResult | Error)[]) {
   });
   manager.add(controller);
   manager.start();
-  return { manager, clock, statusWrites, events, counted, runs, key: objectKey('Integration', resource.metadata) };
+  return { manager, clock, steps, statusWrites, events, counted, runs, key: objectKey('Integration', resource.metadata) };
 }
 
 test('a failed reconcile goes through the one failure path: its conditions False with the reason, one Warning Event, an error counted', async () => {
@@ -97,7 +125,7 @@ test('done is counted ok and not run again; requeue-after runs again after the d
 });
 
 test('a failure with retry backoff runs again with growing delays, its Event posted once while it stands; a thrown error is counted and retried the same way', async () => {
-  const failure = failed({ reason: 'Refused', message: 'no', retry: 'backoff' });
+  const failure = failed({ reason: 'SecretRefused', message: 'no', retry: 'backoff' });
   const { manager, clock, counted, runs, key, statusWrites, events } = harness([failure, new Error('the apiserver is away'), failure]);
   manager.enqueue(key);
   for (let retry = 0; retry < 3; retry++) {
@@ -109,9 +137,63 @@ test('a failure with retry backoff runs again with growing delays, its Event pos
   expect(runs).toEqual([0, 100, 300, 700]);
   expect(clock.pending).toEqual([]);
   expect(counted.filter((entry) => !entry.includes(' failed '))).toEqual(['Integration error', 'Integration error', 'Integration error', 'Integration ok']);
-  expect(counted.filter((entry) => entry.includes(' failed '))).toEqual(['Integration failed Refused', 'Integration failed Error', 'Integration failed Refused']);
+  expect(counted.filter((entry) => entry.includes(' failed '))).toEqual([
+    'Integration failed SecretRefused',
+    'Integration failed Error',
+    'Integration failed SecretRefused',
+  ]);
   // the thrown error did not go through the failure path (no condition says what is unknown)
   expect(statusWrites).toHaveLength(2);
-  expect(events).toEqual(['Warning Refused: no']);
+  expect(events).toEqual(['Warning SecretRefused: no']);
+  await manager.stop();
+});
+
+test('the preamble: the finalizer before the reconcile; a deletion finalized, then the finalizer removed, and never reconciled', async () => {
+  const live = harness([done()]);
+  live.manager.enqueue(live.key);
+  await live.manager.idle();
+  expect(live.steps).toEqual(['ensureFinalizer', 'reconcile']);
+  await live.manager.stop();
+
+  const deleting = harness([], { deleting: true });
+  deleting.manager.enqueue(deleting.key);
+  await deleting.manager.idle();
+  expect(deleting.steps).toEqual(['finalize', 'removeFinalizer']);
+  expect(deleting.counted).toEqual(['Integration ok']);
+  await deleting.manager.stop();
+});
+
+test('a resource the installation guard refuses: no finalizer, no reconcile, no status', async () => {
+  const { manager, key, steps, statusWrites, counted } = harness([done()], { admitted: false });
+  manager.enqueue(key);
+  await manager.idle();
+  expect(steps).toEqual([]);
+  expect(statusWrites).toEqual([]);
+  expect(counted).toEqual(['Integration ok']);
+  await manager.stop();
+});
+
+test('an error the reconcile throws that failureOf knows goes the failure path with its reason; one it does not know is only retried', async () => {
+  const { manager, clock, key, statusWrites, events, counted } = harness([new AppError(503, 'Unavailable', 'the database is away'), new Error('a bug')], {
+    failureOf: (error) => toFailure(error),
+  });
+  manager.enqueue(key);
+  await manager.idle();
+  expect(statusWrites).toEqual([
+    {
+      fields: {},
+      conditions: ['Ready', 'Synced'].map((type) => ({
+        type,
+        status: 'False',
+        reason: 'CofferUnavailable',
+        message: 'the database is away; the Secret keeps its last data until Coffer answers again',
+      })),
+    },
+  ]);
+  expect(events).toEqual(['Warning CofferUnavailable: the database is away; the Secret keeps its last data until Coffer answers again']);
+  clock.advance(clock.pending[0]!);
+  await manager.idle();
+  expect(statusWrites).toHaveLength(1);
+  expect(counted).toEqual(['Integration failed CofferUnavailable', 'Integration error', 'Integration error', 'Integration failed Error']);
   await manager.stop();
 });

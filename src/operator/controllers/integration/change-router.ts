@@ -80,9 +80,9 @@ export class ChangeRouter {
     this.#dependencies.delete(key);
   }
 
-  /** The listing of `source` as of `latestRevision` (read once per source and revision; `fresh`: read again, see ListingCache.get). */
-  listing(source: string, latestRevision: Revision, read: () => Promise<SecretListing>, fresh = false): Promise<CurrentListing<SecretListing>> {
-    return this.#listings.get(source, latestRevision, read, fresh);
+  /** The listing of the source `listingKey` names (integration-sources.ts listingKeyOf) as of `latestRevision` (read once per source and revision; `fresh`: read again, see ListingCache.get). */
+  listing(listingKey: string, latestRevision: Revision, read: () => Promise<SecretListing>, fresh = false): Promise<CurrentListing<SecretListing>> {
+    return this.#listings.get(listingKey, latestRevision, read, fresh);
   }
 
   /** When the earliest change the Integration has not synced yet was committed (and forgets it). */

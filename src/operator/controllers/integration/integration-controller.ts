@@ -2,16 +2,16 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReadPlace } from '../../../changes/read-places.ts';
 import type { Change, IntegrationRecord, Revision, SecretListing } from '../../port/coffer-port.ts';
 import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
+import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer, Workload } from '../../runtime/informers.ts';
 import { describeError } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
-import { ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
-import { mayReconcile } from '../installation-guard.ts';
+import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
 import { ChangeRouter } from './change-router.ts';
-import { type PlannedSource, sourcesOf } from './integration-sources.ts';
+import { listingKeyOf, type PlannedSource, sourcesOf } from './integration-sources.ts';
 import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
 import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedFields, syncedMessage } from './sync-report.ts';
@@ -98,9 +98,6 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   async reconcile(resource: IntegrationResource): Promise<ReconcileResult> {
     const context = this.#context;
-    if (!(await mayReconcile(context, 'Integration', resource))) return done();
-    if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
-    await context.status.ensureFinalizer('Integration', resource);
     let integrationId = resource.status?.integrationId;
     // read first inside the try: an unreachable Coffer is a failure like any other (CofferUnavailable)
     let readAt: Revision | undefined;
@@ -120,6 +117,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       if (missed) return requeueAfter(0);
       return recheckInMs === undefined ? done() : requeueAfter(recheckInMs);
     } catch (error) {
+      // what a failure means for the target and the index is this controller's; reporting it is the runtime's
       const failure = toFailure(error, 'NotFound');
       if (!failure) throw error;
       return this.#failed(resource, integrationId, failure, error, readAt, progress.indexed);
@@ -142,7 +140,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
   ): Promise<ReconcileResult> {
     let missed = false;
     let reason = failure.reason;
-    if (isNotFound(error) && readAt !== undefined) {
+    if (isCofferNotFound(error) && readAt !== undefined) {
       const place = await this.#indexOwnPlace(resource, readAt);
       missed = place.missed;
       reason = place.missing ?? reason;
@@ -170,9 +168,24 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (integrationId) {
       // a failed sync leaves the revision the target reached as it was; a removed copy reflects none
       const reached = fields === REMOVED_COPY ? { syncedRevision: null } : {};
-      await this.#context.port.integrations.recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached }).catch(() => {});
+      await this.#context.port.integrations
+        .recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached })
+        .catch((recordError: unknown) => this.#recordNotUpdated(resource, reason, recordError));
     }
     return failed({ reason, message, fields, retry: missed ? { afterMs: 0 } : failure.retry });
+  }
+
+  /**
+   * The integration record could not be told of a failure: the condition and
+   * the Event still say it, so the failure path goes on; the record's
+   * isSynced and syncMessage lag until a later sync writes them.
+   */
+  #recordNotUpdated(resource: IntegrationResource, reason: ConditionReason, error: unknown): void {
+    const { namespace, name } = resource.metadata;
+    this.#context.logger.warn(
+      { namespace, integration: name, reason, error: describeError(error) },
+      `Integration ${namespace}/${name}: could not record the failed sync (${reason}) on its integration record; its condition says it`,
+    );
   }
 
   #upsertRecord(resource: IntegrationResource, projectId: string): Promise<IntegrationRecord> {
@@ -296,7 +309,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
   /** One source's listing as of `latestRevision`: shared by every Integration reading it, read afresh when forced. */
   async #listing(source: PlannedSource['source'], latestRevision: Revision, forced: boolean): Promise<SecretListing & { revision: Revision }> {
     // a forced sync reads past every listing kept here and in the server, so it repairs what bypassed the change log
-    return this.#changes.listing(JSON.stringify(source), latestRevision, () => this.#context.port.secrets.list(source, { fresh: forced }), forced);
+    return this.#changes.listing(listingKeyOf(source), latestRevision, () => this.#context.port.secrets.list(source, { fresh: forced }), forced);
   }
 
   /**
@@ -311,13 +324,18 @@ export class IntegrationController implements Controller<IntegrationResource> {
     try {
       const { projectId } = await resolveProject(this.#context, resource.metadata.namespace, resource.spec);
       sources = sourcesOf(resource, projectId);
-    } catch {
+    } catch (error) {
+      // the failure being reported stands; this one only means there is no place to index yet
+      this.#context.logger.debug(
+        { namespace: resource.metadata.namespace, integration: resource.metadata.name, error: describeError(error) },
+        `Integration ${formatNamespacedName(resource.metadata)}: its project did not resolve while indexing its own place; it is retried`,
+      );
       this.#changes.unindex(resource.metadata);
       return { missed: false };
     }
     const places: ReadPlace[] = [];
     for (const { source } of sources) {
-      const environment = await this.#context.port.projects.environmentBySlug(source.projectId, source.environment).catch(ignoreNotFound);
+      const environment = await this.#context.port.projects.environmentBySlug(source.projectId, source.environment).catch(ignoreCofferNotFound);
       if (!environment) {
         this.#changes.unindex(resource.metadata);
         return { missed: false, missing: 'EnvironmentNotFound' };
@@ -328,12 +346,11 @@ export class IntegrationController implements Controller<IntegrationResource> {
     return { missed, missing: 'FolderNotFound' };
   }
 
-  async #finalize(resource: IntegrationResource): Promise<ReconcileResult> {
+  /** The record goes, and the target as its creationPolicy says (Owner: deleted; Merge: this Integration's keys removed; Orphan: kept). */
+  async finalize(resource: IntegrationResource): Promise<void> {
     this.forget(objectKey('Integration', resource.metadata));
     await this.#context.port.integrations.delete(this.#context.identity.clusterName, formatNamespacedName(resource.metadata));
     await this.#targets.release(resource);
-    await this.#context.status.removeFinalizer('Integration', resource);
-    return done();
   }
 
   #usersOf(project: SecretsProject): ObjectKey[] {

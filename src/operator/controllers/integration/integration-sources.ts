@@ -41,3 +41,8 @@ function sourceAt(projectId: string, place: { environment: string; secretPath?: 
     includeImports: place.includeImports ?? true,
   };
 }
+
+/** What the listings are kept by: every field of a source, in a fixed order, joined by NUL (which no slug or path holds). */
+export function listingKeyOf({ projectId, environment, path, recursive, includeImports }: SecretSource): string {
+  return [projectId, environment, path, recursive ? 'recursive' : 'one-folder', includeImports ? 'imports' : 'no-imports'].join('\u0000');
+}

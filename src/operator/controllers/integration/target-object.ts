@@ -10,6 +10,7 @@ import {
 } from '../../resources.ts';
 import { ABSENT, apiRefusal, isConflict, type TargetObject } from '../../runtime/kube-api.ts';
 import { formatNamespacedName } from '../../runtime/object-key.ts';
+import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import {
   type DataHasher,
@@ -290,7 +291,7 @@ function describeManager(resource: IntegrationResource, manager: string): string
   return `set by ${manager}`;
 }
 
-function conflictReason(resource: IntegrationResource): string {
+function conflictReason(resource: IntegrationResource): ConditionReason {
   return targetKindOf(resource) === 'Secret' ? 'SecretConflict' : 'ConfigMapConflict';
 }
 
@@ -303,9 +304,10 @@ function asRefusal(error: unknown, resource: IntegrationResource): NotReadyError
   const refusal = apiRefusal(error);
   if (!refusal || refusal.status >= 500 || [404, 409, 429].includes(refusal.status)) return undefined;
   const what = refusal.status === 422 ? 'Invalid' : refusal.status === 403 || refusal.status === 401 ? 'Forbidden' : refusal.status === 413 ? 'TooLarge' : 'Refused';
+  const reason = `${targetKindOf(resource)}${what}` as const;
   const said = refusal.message.length > QUOTED_MESSAGE_MAX ? `${refusal.message.slice(0, QUOTED_MESSAGE_MAX)}…` : refusal.message;
   return new NotReadyError(
-    `${targetKindOf(resource)}${what}`,
+    reason,
     `the apiserver refused ${describeTarget(resource)} (${refusal.status}${refusal.reason ? ` ${refusal.reason}` : ''}): ${said}. The ${targetKindOf(resource)} keeps its last data`,
     'slow-backoff',
   );

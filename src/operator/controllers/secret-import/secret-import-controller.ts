@@ -1,12 +1,11 @@
 import { normalizeSecretPath } from '../../../folders/secret-path.ts';
 import type { ImportLocation, SecretImport } from '../../port/coffer-port.ts';
 import type { SecretImportResource } from '../../resources.ts';
-import { type Controller, done, failed, type ReconcileResult, type Watches } from '../../runtime/controller.ts';
+import { type Controller, done, type ReconcileResult, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
 import { keyOf } from '../../runtime/object-key.ts';
 import type { ControllerContext } from '../context.ts';
-import { ignoreNotFound, toFailure } from '../failures.ts';
-import { mayReconcile } from '../installation-guard.ts';
+import { ignoreCofferNotFound } from '../failures.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
 
 /** SecretImport → a secret import in the project (op 7), kept as the spec says (op 4), deleted with the resource. */
@@ -44,21 +43,12 @@ export class SecretImportController implements Controller<SecretImportResource> 
 
   async reconcile(resource: SecretImportResource): Promise<ReconcileResult> {
     const context = this.#context;
-    if (!(await mayReconcile(context, 'SecretImport', resource))) return done();
-    if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
-    await context.status.ensureFinalizer('SecretImport', resource);
-    try {
-      const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
-      const secretImport = await this.#converge(resource, project.projectId);
-      await context.status.write('SecretImport', resource, { secretImportId: secretImport.id, projectId: project.projectId }, [
-        { type: 'Ready', status: 'True', reason: 'Reconciled', message: `imports ${resource.spec.import.environment}:${secretImport.source.path}` },
-      ]);
-      return done();
-    } catch (error) {
-      const failure = toFailure(error);
-      if (!failure) throw error;
-      return failed(failure);
-    }
+    const project = await resolveProject(context, resource.metadata.namespace, resource.spec);
+    const secretImport = await this.#converge(resource, project.projectId);
+    await context.status.write('SecretImport', resource, { secretImportId: secretImport.id, projectId: project.projectId }, [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: `imports ${resource.spec.import.environment}:${secretImport.source.path}` },
+    ]);
+    return done();
   }
 
   /** Level-triggered: the import named in the status, else the one already importing this source (a lost status write), else a new one. */
@@ -69,7 +59,7 @@ export class SecretImportController implements Controller<SecretImportResource> 
     const wantedPath = normalizeSecretPath(spec.import.path);
     const existingId = resource.status?.projectId === projectId ? resource.status.secretImportId : undefined;
     const existing =
-      (existingId ? await imports.get(existingId).catch(ignoreNotFound) : undefined) ??
+      (existingId ? await imports.get(existingId).catch(ignoreCofferNotFound) : undefined) ??
       (await imports.list(where)).find((entry) => entry.source.environment === spec.import.environment && entry.source.path === wantedPath);
     if (!existing) {
       const created = await imports.create(where, spec.import);
@@ -84,11 +74,10 @@ export class SecretImportController implements Controller<SecretImportResource> 
     return imports.update(existing.id, where, { environment: spec.import.environment, path: wantedPath, position: spec.position });
   }
 
-  async #finalize(resource: SecretImportResource): Promise<ReconcileResult> {
+  /** The import goes with the resource (already gone is fine). */
+  async finalize(resource: SecretImportResource): Promise<void> {
     const { secretImportId, projectId } = resource.status ?? {};
-    if (secretImportId && projectId) await this.#context.port.imports.delete(secretImportId, location(resource, projectId)).catch(ignoreNotFound);
-    await this.#context.status.removeFinalizer('SecretImport', resource);
-    return done();
+    if (secretImportId && projectId) await this.#context.port.imports.delete(secretImportId, location(resource, projectId)).catch(ignoreCofferNotFound);
   }
 }
 

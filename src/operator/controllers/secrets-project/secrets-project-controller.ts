@@ -4,8 +4,7 @@ import { type Controller, done, type Failure, failed, type ReconcileResult, type
 import type { CachedInformer } from '../../runtime/informers.ts';
 import { keyOf } from '../../runtime/object-key.ts';
 import type { ControllerContext } from '../context.ts';
-import { asNotReady, ignoreNotFound, isNotFound, toFailure } from '../failures.ts';
-import { mayReconcile } from '../installation-guard.ts';
+import { asNotReady, ignoreCofferNotFound, isCofferNotFound } from '../failures.ts';
 import { defaultProjectSlug } from './project-slug.ts';
 
 /**
@@ -39,24 +38,14 @@ export class SecretsProjectController implements Controller<SecretsProject> {
   }
 
   async reconcile(resource: SecretsProject): Promise<ReconcileResult> {
-    const context = this.#context;
-    if (!(await mayReconcile(context, 'SecretsProject', resource))) return done();
-    if (resource.metadata.deletionTimestamp) return this.#finalize(resource);
-    await context.status.ensureFinalizer('SecretsProject', resource);
-    try {
-      if (await this.#projectWasDeleted(resource)) return failed(projectDeleted(resource));
-      const project = await this.#declareProject(resource);
-      await this.#convergeSettings(resource, project);
-      const environments = await this.#convergeEnvironments(resource, project.id);
-      await context.status.write('SecretsProject', resource, { projectId: project.id, slug: project.slug, environments }, [
-        { type: 'Ready', status: 'True', reason: 'Reconciled', message: `project '${project.slug}' is in sync` },
-      ]);
-      return done();
-    } catch (error) {
-      const failure = toFailure(error);
-      if (!failure) throw error;
-      return failed(failure);
-    }
+    if (await this.#projectWasDeleted(resource)) return failed(projectDeleted(resource));
+    const project = await this.#declareProject(resource);
+    await this.#convergeSettings(resource, project);
+    const environments = await this.#convergeEnvironments(resource, project.id);
+    await this.#context.status.write('SecretsProject', resource, { projectId: project.id, slug: project.slug, environments }, [
+      { type: 'Ready', status: 'True', reason: 'Reconciled', message: `project '${project.slug}' is in sync` },
+    ]);
+    return done();
   }
 
   /**
@@ -70,7 +59,7 @@ export class SecretsProjectController implements Controller<SecretsProject> {
       await this.#context.port.projects.get(projectId);
       return false;
     } catch (error) {
-      if (isNotFound(error)) return true;
+      if (isCofferNotFound(error)) return true;
       throw error;
     }
   }
@@ -118,10 +107,8 @@ export class SecretsProjectController implements Controller<SecretsProject> {
   }
 
   /** The claim ends; with deletionPolicy Delete the project goes too, only if this resource created it. */
-  async #finalize(resource: SecretsProject): Promise<ReconcileResult> {
-    await this.#context.port.projects.release(this.#claimantOf(resource), resource.spec.deletionPolicy === 'Delete').catch(ignoreNotFound);
-    await this.#context.status.removeFinalizer('SecretsProject', resource);
-    return done();
+  async finalize(resource: SecretsProject): Promise<void> {
+    await this.#context.port.projects.release(this.#claimantOf(resource), resource.spec.deletionPolicy === 'Delete').catch(ignoreCofferNotFound);
   }
 }
 
