@@ -164,7 +164,7 @@ export class ProjectClaims {
    * evidence; the entry in the audit log says who dropped what. The project,
    * its grants and records stay.
    */
-  async dropOrphan(actor: Actor, named: Claimant | (Omit<Claimant, 'uid'> & { uid?: string | undefined })): Promise<DroppedClaim> {
+  async dropOrphan(actor: Actor, named: Omit<Claimant, 'uid'> & { uid?: string | undefined }): Promise<DroppedClaim> {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       await tx.authorizeOrg({ action: 'delete', subject: 'settings' });
       const held = await lockClaimOf(tx.db, actor.orgId, named, named.name);
