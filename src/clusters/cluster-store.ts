@@ -15,6 +15,10 @@ export async function findCluster(db: Executor, orgId: string, id: string): Prom
   return db.selectFrom('clusters').selectAll().where('orgId', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+export async function findClusterByName(db: Executor, orgId: string, name: string): Promise<Cluster | undefined> {
+  return db.selectFrom('clusters').selectAll().where('orgId', '=', orgId).where('name', '=', name).executeTakeFirst();
+}
+
 export async function deleteCluster(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('clusters').where('id', '=', id).execute();
 }

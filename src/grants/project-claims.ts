@@ -1,7 +1,8 @@
 import type { Actor } from '../actor/actor.ts';
 import type { ProjectClaim } from '../db/schema.ts';
 import { actingCluster } from '../clusters/acting-cluster.ts';
-import { AppError } from '../errors.ts';
+import { findClusterByName } from '../clusters/cluster-store.ts';
+import { AppError, NotFoundError } from '../errors.ts';
 import type { ProjectService } from '../projects/project-service.ts';
 import { findProject } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -24,6 +25,13 @@ import {
 export interface Claimant extends Place {
   name: string;
   uid: string;
+}
+
+/** A claim an organization admin dropped, and whether its cluster was still registered (or the server's own). */
+export interface DroppedClaim extends Claimant {
+  projectId: string;
+  createdProject: boolean;
+  clusterRegistered: boolean;
 }
 
 /** A SecretsProject as a caller names it: the cluster, when named at all, must be the one the caller acts for. */
@@ -53,10 +61,13 @@ const describe = (claimant: Place & { name: string }) => `SecretsProject '${clai
 export class ProjectClaims {
   readonly #deps: ServiceDeps;
   readonly #projects: ProjectService;
+  /** The in-process operator's cluster name (COFFER_CLUSTER_NAME): never a gone cluster. */
+  readonly #ownCluster: string;
 
-  constructor(deps: ServiceDeps, projects: ProjectService) {
+  constructor(deps: ServiceDeps, projects: ProjectService, ownCluster: string) {
     this.#deps = deps;
     this.#projects = projects;
+    this.#ownCluster = ownCluster;
   }
 
   /**
@@ -143,6 +154,42 @@ export class ProjectClaims {
     if (claim === null) return 'released';
     await this.#projects.delete(actor, claim.projectId);
     return 'deleted';
+  }
+
+  /**
+   * An organization admin drops an orphaned claim: one whose cluster is gone
+   * (unregistered) or whose SecretsProject was deleted without its finalizer
+   * releasing it. The server cannot see a remote cluster's objects, so the
+   * admin's word (and, when given, the uid the claim must hold) is the
+   * evidence; the entry in the audit log says who dropped what. The project,
+   * its grants and records stay.
+   */
+  async dropOrphan(actor: Actor, named: Omit<Claimant, 'uid'> & { uid?: string | undefined }): Promise<DroppedClaim> {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      await tx.authorizeOrg({ action: 'delete', subject: 'settings' });
+      const held = await lockClaimOf(tx.db, actor.orgId, named, named.name);
+      if (!held || (named.uid !== undefined && held.resourceUid !== named.uid)) {
+        const uid = named.uid === undefined ? '' : ` under uid '${named.uid}'`;
+        throw new NotFoundError(`No claim of ${describe(named)}${uid} in this organization`, 'ClaimNotFound');
+      }
+      const clusterRegistered = held.cluster === this.#ownCluster || (await findClusterByName(tx.db, actor.orgId, held.cluster)) !== undefined;
+      await deleteClaim(tx.db, held.id);
+      tx.audit({
+        orgId: actor.orgId,
+        projectId: held.projectId,
+        type: 'delete-project-claim',
+        metadata: { cluster: held.cluster, namespace: held.namespace, name: held.name, droppedAsOrphan: true, clusterRegistered },
+      });
+      return {
+        cluster: held.cluster,
+        namespace: held.namespace,
+        name: held.name,
+        uid: held.resourceUid,
+        projectId: held.projectId,
+        createdProject: held.createdProject,
+        clusterRegistered,
+      };
+    });
   }
 
   /**

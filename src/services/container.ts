@@ -121,7 +121,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     bootstrap: new BootstrapService(db, deps.unitOfWork, auth),
     projects,
     namespaceGrants: new NamespaceGrantService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
-    projectClaims: new ProjectClaims(deps, projects),
+    projectClaims: new ProjectClaims(deps, projects, options.clusterName ?? DEFAULT_CLUSTER_NAME),
     environments: new EnvironmentService(deps),
     folders: new FolderService(deps),
     auditExport: new AuditExportService(deps),

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { exportSPKI, generateKeyPair, type JWTPayload, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Backend, type ConformanceServer, startConformanceServer } from './conformance-server.ts';
@@ -28,8 +29,11 @@ import { type Backend, type ConformanceServer, startConformanceServer } from './
  *   the v1beta1 InfisicalAuth path leaves the SDK default).
  * A successful Kubernetes login needs a real kube-apiserver's TokenReview: those replays are in
  * test/cluster/workload-login.test.ts; here only the refusal the clients handle.
+ * Run for real (built from these tags, against `coffer serve` on PGlite and PostgreSQL and the test control
+ * plane's TokenRequest tokens, 2026-11): each login request had exactly the fields above and the headers
+ * `User-Agent`, `Content-Length`, `Content-Type: application/json`, `Accept-Encoding: gzip` (no Accept, no
+ * Authorization); an operator built without its release ldflags says `k8-operator/dev`.
  */
-const json = { 'content-type': 'application/json', accept: 'application/json' };
 const ISSUER = 'https://issuer.example.com';
 /** The error body: the SDK reports `message` and `reqId`. */
 const refusal = expect.objectContaining({ statusCode: 401, error: 'UnauthorizedError', message: 'Invalid credentials', reqId: expect.stringMatching(/./) });
@@ -58,15 +62,23 @@ describe.each<Backend>(['pglite', 'postgres'])('workload login as the clients se
   let jwtIdentityId: string;
   let kubernetesIdentityId: string;
 
-  /** The go-sdk's request: the body's fields in its struct's order, organizationSlug only when set. */
-  const login = async (method: 'jwt-auth' | 'kubernetes-auth', client: Client, identityId: string, jwt: string) => {
-    const body = { identityId, jwt, ...(client.organizationSlug ? { organizationSlug: client.organizationSlug } : {}) };
-    const response = await fetch(`${server.url}/api/v1/auth/${method}/login`, {
-      method: 'POST',
-      headers: { ...json, 'user-agent': client.userAgent },
-      body: JSON.stringify(body),
+  /**
+   * The go-sdk's request as the built clients sent it to `coffer serve` (recorded in front of it): these headers
+   * and no others (no Accept, Go's own `Accept-Encoding: gzip`), the body's fields in its struct's order,
+   * organizationSlug only when set.
+   */
+  const login = (method: 'jwt-auth' | 'kubernetes-auth', client: Client, identityId: string, jwt: string) => {
+    const body = JSON.stringify({ identityId, jwt, ...(client.organizationSlug ? { organizationSlug: client.organizationSlug } : {}) });
+    const headers = { 'user-agent': client.userAgent, 'content-length': Buffer.byteLength(body), 'content-type': 'application/json', 'accept-encoding': 'gzip' };
+    return new Promise<{ status: number; body: Record<string, any> }>((resolve, reject) => {
+      const sent = request(`${server.url}/api/v1/auth/${method}/login`, { method: 'POST', headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      });
+      sent.on('error', reject);
+      sent.end(body);
     });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
   };
   const sign = (payload: JWTPayload, key = signer.privateKey) =>
     new SignJWT(payload).setProtectedHeader({ alg: 'ES256' }).setIssuedAt().setExpirationTime('5m').sign(key);

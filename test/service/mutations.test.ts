@@ -726,6 +726,14 @@ const WRITES: Record<string, WriteCase> = {
       return () => world.services.projectClaims.release(world.admin, who, false);
     },
   },
+  'projectClaims.dropOrphan': {
+    audit: ['delete-project-claim'],
+    prepare: async (world) => {
+      const who = claimant();
+      await world.services.projectClaims.declare(world.admin, who, { slug: `orphaned-${next()}`, name: 'Orphaned' });
+      return () => world.services.projectClaims.dropOrphan(world.admin, who);
+    },
+  },
   'environments.create': {
     audit: ['create-environment'],
     changes: ['environment-created'],

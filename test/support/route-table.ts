@@ -310,6 +310,14 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: ORG_ADMIN,
       build: async () => ({ url: `/api/v1/clusters/${await cluster()}/identities`, body: { identityId: await fresh.identity() } }),
     },
+    // dropping an orphaned claim: organization admins only (test/api/orphaned-claims.test.ts)
+    'DELETE /api/v1/project-claims': {
+      allow: ORG_ADMIN,
+      build: async () => {
+        const { claimant } = await declared();
+        return { url: '/api/v1/project-claims', query: { cluster: 'matrix', namespace: claimant.namespace, name: claimant.name } };
+      },
+    },
     'DELETE /api/v1/clusters/:clusterId/identities/:identityId': {
       allow: ORG_ADMIN,
       build: async () => {

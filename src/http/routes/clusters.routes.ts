@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { clusterSchema } from '../../clusters/cluster-schema.ts';
-import { clusterNameSchema } from '../../grants/grant-schema.ts';
+import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
 import type { Services } from '../../services/container.ts';
-import { id, optional, text } from '../../validation/input.ts';
+import { id, optional, required, text } from '../../validation/input.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';
 
@@ -31,7 +31,7 @@ const EXAMPLE = {
   createdAt: '2026-01-05T10:00:00.000Z',
 };
 
-export function clusterRoutes(app: ZodApp, { clusters }: Services): void {
+export function clusterRoutes(app: ZodApp, { clusters, projectClaims }: Services): void {
   app.post(
     base,
     {
@@ -154,5 +154,64 @@ export function clusterRoutes(app: ZodApp, { clusters }: Services): void {
       },
     },
     async (request) => ({ cluster: await clusters.unbindIdentity(request.actor, request.params.clusterId, request.params.identityId) }),
+  );
+
+  app.delete(
+    '/api/v1/project-claims',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Drop an orphaned project claim',
+          description:
+            'Ends the claim of a SecretsProject that cannot end it itself: its cluster is gone (unregistered), or the resource was deleted without its finalizer releasing the claim, so a new SecretsProject of that name is refused (`ProjectClaimed`, held under another uid) or the project cannot be declared in that cluster. ' +
+            "The server cannot see a remote cluster's objects: the caller's word is the evidence, `uid` (when given) must be the one the claim holds, and the audit entry names who dropped which claim. " +
+            "The project, its namespace grants and integration records stay. A SecretsProject that still exists declares its project again at its next reconcile, as an existing project (it then needs its namespace's grant, and no longer counts as the project's creator). " +
+            '404 `ClaimNotFound` when the organization has no such claim (or it holds another uid).',
+          permission: orgPermission('delete', 'settings'),
+          effects: changes('Deletes the claim.', 'delete-project-claim'),
+        }),
+        querystring: z.object({
+          cluster: clusterNameSchema.describe('The cluster the SecretsProject was in, registered or not.').meta({ examples: ['cluster-b'] }),
+          namespace: namespaceNameSchema.describe('Its namespace.').meta({ examples: ['shop'] }),
+          name: required(253)
+            .describe("The SecretsProject's name.")
+            .meta({ examples: ['web-shop'] }),
+          uid: optional(required(128).meta({ examples: ['0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24'] })).describe(
+            "The uid the claim must hold (the deleted resource's `metadata.uid`); any uid when absent.",
+          ),
+        }),
+        response: {
+          200: z
+            .object({
+              claim: z.object({
+                cluster: z.string().describe('The cluster.'),
+                namespace: z.string().describe('The namespace.'),
+                name: z.string().describe("The SecretsProject's name."),
+                uid: z.string().describe('The uid the claim held.'),
+                projectId: z.string().describe('The project it declared (it stays).'),
+                createdProject: z.boolean().describe('Whether that SecretsProject had created the project.'),
+                clusterRegistered: z.boolean().describe("Whether the cluster is still registered (or is the server's own)."),
+              }),
+            })
+            .meta({
+              examples: [
+                {
+                  claim: {
+                    cluster: 'cluster-b',
+                    namespace: 'shop',
+                    name: 'web-shop',
+                    uid: '0f3c9a7e-2d4b-4c1a-8e6f-5a7b9c1d3e24',
+                    projectId: '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42',
+                    createdProject: true,
+                    clusterRegistered: false,
+                  },
+                },
+              ],
+            }),
+        },
+      },
+    },
+    async (request) => ({ claim: await projectClaims.dropOrphan(request.actor, request.query) }),
   );
 }
