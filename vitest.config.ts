@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -8,6 +9,10 @@ const apiTests = ['test/api/**/*.test.ts', 'test/service/**/*.test.ts', 'test/st
 
 export default defineConfig({
   test: {
+    // vitest's default is one worker fewer than the cores: on 2 cores, one file at a time while the
+    // other core waited. Most files wait on PostgreSQL, child processes or the network, so two run at once.
+    // (The cluster project still runs its files one at a time, after the others: fileParallelism below.)
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     // stopping the control plane gracefully takes a few seconds

@@ -1,5 +1,6 @@
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { TokenSigner } from '../../src/crypto/tokens.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 let app: TestApp;
@@ -95,7 +96,7 @@ describe('access tokens', () => {
 
   test('an expired token is refused', async () => {
     const row = await tokenRow();
-    // A second token for the same identity, whose max TTL has passed.
+    // A second token row for the same identity (max TTL 1 s), whose JWT the instance's key signed a minute ago: expired now.
     const issued = await app.services.auth.issueIdentityToken(app.database.db, {
       identityId,
       authMethod: 'token-auth',
@@ -105,9 +106,9 @@ describe('access tokens', () => {
       accessTokenNumUsesLimit: 0,
     });
     expect(row.id).toBeTruthy();
-    // fixed sleep: a JWT's exp is whole seconds checked against the real clock: 2.1 s is past a 1-s max TTL however it rounded
-    await new Promise((resolve) => setTimeout(resolve, 2100));
-    const response = await app.request('GET', '/api/v1/workspace', { token: issued.accessToken });
+    const aMinuteAgo = new TokenSigner(app.keys.authSecret, () => Date.now() - 60_000);
+    const expired = await aMinuteAgo.sign({ authTokenType: 'identityAccessToken', identityId, identityAccessTokenId: issued.tokenId }, 1);
+    const response = await app.request('GET', '/api/v1/workspace', { token: expired });
     expect(response.status).toBe(403);
     expect(response.body).toMatchObject({ error: 'TokenError', message: 'Your token has expired. Please re-authenticate.' });
   });

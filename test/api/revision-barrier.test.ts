@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { HELD_REQUEST_LIMITS } from '../../src/actor/caller-quota.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
-import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { type ApiResponse, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
  * The revision barrier: every write answers the change-feed revision it
@@ -328,11 +328,18 @@ describe('GET /api/v1/changes/wait', () => {
     expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'crowded' })).status).toBe(200);
     const id = await record('crowded', { secretPath: '/crowded' });
     const revision = await writeSecret('CROWDED', 'v', '/crowded');
-    const held = Array.from({ length: 20 }, () => wait(revision, '20s'));
-    // fixed sleep: the 20 held waits take their places before the 21st asks; no answer tells a client when they have
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const refused = await wait(revision, '20s');
-    expect(refused.status).toBe(429);
+    // a held wait refused while a probe below holds a place asks again, until it holds one
+    const hold = async (): Promise<ApiResponse> => {
+      for (;;) {
+        const answer = await wait(revision, '20s');
+        if (answer.status !== 429) return answer;
+      }
+    };
+    const held = Array.from({ length: 20 }, hold);
+    // the 21st asks until the 20 hold their places: its refusal is the positive event (no answer tells a client when they hold them)
+    const probe: { answer?: ApiResponse } = {};
+    await until('the 20 waits to hold their places', async () => (probe.answer = await wait(revision, '1ms')).status === 429);
+    const refused = probe.answer!;
     expect(refused.body).toMatchObject({ statusCode: 429, error: 'RateLimitExceeded', message: expect.stringContaining('20 waits'), reqId: expect.any(String) });
     // the place frees itself by the first held wait's timeout at the latest
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);

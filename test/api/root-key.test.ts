@@ -141,56 +141,65 @@ describe('rotation', () => {
 describe('the serving lock', () => {
   const noLoss = { onLost: (error: Error) => expect.unreachable(error.message), stillValid: async () => {} };
 
-  test.runIf(currentBackend() === 'postgres')('a rotation is refused while a server holds it, naming the holder; it runs once the server is gone', async () => {
-    const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
-    try {
-      const lock = await holdServingLock(server, { command: 'serve', ...noLoss });
-      let rotated = false;
-      const refused = await withServingLockExclusive(rotation, async () => (rotated = true)).catch((error: unknown) => error);
-      expect(refused).toBeInstanceOf(DatabaseInUseError);
-      expect((refused as DatabaseInUseError).holders).toEqual([
-        {
-          backendPid: expect.any(Number),
-          applicationName: `coffer serve pid ${process.pid} on ${hostname()}`.slice(0, 63),
-          clientAddress: expect.stringMatching(/:\d+$/),
-          rotating: false,
-        },
-      ]);
-      expect(rotated).toBe(false);
+  test.skipIf(currentBackend() !== 'postgres')(
+    'on PostgreSQL only (PGlite takes no advisory lock): a rotation is refused while a server holds it, naming the holder; it runs once the server is gone',
+    async () => {
+      const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
+      try {
+        const lock = await holdServingLock(server, { command: 'serve', ...noLoss });
+        let rotated = false;
+        const refused = await withServingLockExclusive(rotation, async () => (rotated = true)).catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(DatabaseInUseError);
+        expect((refused as DatabaseInUseError).holders).toEqual([
+          {
+            backendPid: expect.any(Number),
+            applicationName: `coffer serve pid ${process.pid} on ${hostname()}`.slice(0, 63),
+            clientAddress: expect.stringMatching(/:\d+$/),
+            rotating: false,
+          },
+        ]);
+        expect(rotated).toBe(false);
 
-      await lock!.release();
-      // the server gone, the rotation runs; while it does, no server starts
-      const outcome = await withServingLockExclusive(rotation, async () => {
-        await expect(holdServingLock(server, { command: 'serve', ...noLoss })).rejects.toBeInstanceOf(RotationUnderWayError);
-        return 'rotated';
-      });
-      expect(outcome).toBe('rotated');
-      const starting = await holdServingLock(server, { command: 'serve', ...noLoss });
-      await starting!.release();
-    } finally {
-      await Promise.all([server.close(), rotation.close()]);
-    }
-  });
+        await lock!.release();
+        // the server gone, the rotation runs; while it does, no server starts
+        const outcome = await withServingLockExclusive(rotation, async () => {
+          await expect(holdServingLock(server, { command: 'serve', ...noLoss })).rejects.toBeInstanceOf(RotationUnderWayError);
+          return 'rotated';
+        });
+        expect(outcome).toBe('rotated');
+        const starting = await holdServingLock(server, { command: 'serve', ...noLoss });
+        await starting!.release();
+      } finally {
+        await Promise.all([server.close(), rotation.close()]);
+      }
+    },
+  );
 
-  test.runIf(currentBackend() === 'postgres')('a server whose lock connection breaks takes the lock again on a new one and checks the root key', async () => {
-    const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
-    try {
-      let checked!: () => void;
-      const rechecked = new Promise<void>((resolve) => (checked = resolve));
-      await holdServingLock(server, { command: 'serve', onLost: (error) => expect.unreachable(error.message), stillValid: async () => checked(), retryMs: 50 });
-      const holder = ((await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError).holders[0]!;
-      await sql`SELECT pg_terminate_backend(${holder.backendPid})`.execute(rotation.db);
-      await rechecked;
-      const again = (await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError;
-      expect(again).toBeInstanceOf(DatabaseInUseError);
-      expect(again.holders.map((entry) => entry.backendPid)).not.toContain(holder.backendPid);
-    } finally {
-      await Promise.all([server.close(), rotation.close()]);
-    }
-  });
+  test.skipIf(currentBackend() !== 'postgres')(
+    'on PostgreSQL only (PGlite takes no advisory lock): a server whose lock connection breaks takes the lock again on a new one and checks the root key',
+    async () => {
+      const [server, rotation] = [await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' }), await openDatabase({ databaseUrl: app.databaseUrl, dataDir: '' })];
+      try {
+        let checked!: () => void;
+        const rechecked = new Promise<void>((resolve) => (checked = resolve));
+        await holdServingLock(server, { command: 'serve', onLost: (error) => expect.unreachable(error.message), stillValid: async () => checked(), retryMs: 50 });
+        const holder = ((await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError).holders[0]!;
+        await sql`SELECT pg_terminate_backend(${holder.backendPid})`.execute(rotation.db);
+        await rechecked;
+        const again = (await withServingLockExclusive(rotation, async () => undefined).catch((error: unknown) => error)) as DatabaseInUseError;
+        expect(again).toBeInstanceOf(DatabaseInUseError);
+        expect(again.holders.map((entry) => entry.backendPid)).not.toContain(holder.backendPid);
+      } finally {
+        await Promise.all([server.close(), rotation.close()]);
+      }
+    },
+  );
 
-  test.runIf(currentBackend() === 'pglite')('on the embedded database no advisory lock is taken: the data directory is the lock', async () => {
-    expect(await holdServingLock(app.database, { command: 'serve', ...noLoss })).toBeUndefined();
-    expect(await withServingLockExclusive(app.database, async () => 'ran')).toBe('ran');
-  });
+  test.skipIf(currentBackend() !== 'pglite')(
+    'on PGlite only (PostgreSQL takes the advisory lock, above): no advisory lock is taken: the data directory is the lock',
+    async () => {
+      expect(await holdServingLock(app.database, { command: 'serve', ...noLoss })).toBeUndefined();
+      expect(await withServingLockExclusive(app.database, async () => 'ran')).toBe('ran');
+    },
+  );
 });

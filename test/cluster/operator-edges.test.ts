@@ -120,8 +120,6 @@ async function writeBehindTheChangeLog(key: string, value: string) {
   }
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 beforeAll(async () => {
   cluster = clusterClients();
   namespace = await createTestNamespace('edges');
@@ -178,9 +176,14 @@ describe('every refusal visible; the last good Secret kept', () => {
     // another sync with the same keys left out: no second Event
     await createSecret('GOOD_TOO', 'also-good', '/keys');
     await waitForData(namespace.name, 'keys-secret', { GOOD: 'good-value', GOOD_TOO: 'also-good' }, 'the next change');
-    // fixed sleep: Events are sent after the sync (record() queues): time for a wrong second one to arrive
-    await pause(1_000);
-    expect(await events(namespace.name, 'keys', 'KeysSkipped')).toHaveLength(1);
+    // the positive event: the sync after it leaves out one key more and sends its Event; Warnings are sent in the
+    // order recorded, so a wrong second Event of the sync before would be there by then
+    await createSecrets({ '..later': 'invalid-value-later' }, '/keys');
+    const sent = await waitFor('the KeysSkipped Warning naming the key left out later', async () => {
+      const found = await events(namespace.name, 'keys', 'KeysSkipped');
+      return found.some((event) => event.message!.includes("'..later'")) && found;
+    });
+    expect(sent).toHaveLength(2);
   });
 
   test('a source over 1 MiB: Synced=False SecretTooLarge and a Warning, the last good Secret kept, no write tried again until the source changes', async () => {
@@ -205,9 +208,12 @@ describe('every refusal visible; the last good Secret kept', () => {
       (await metric('coffer_operator_kube_requests_total', { verb: 'apply', resource: 'secrets' })) +
       (await metric('coffer_operator_kube_requests_total', { verb: 'patch', resource: 'secrets' }));
     const writesBefore = await secretWrites();
-    expect(await metric('coffer_operator_reconcile_errors_total', { kind: 'Integration', reason: 'SecretTooLarge' })).toBeGreaterThanOrEqual(1);
-    // fixed sleep: a refusal waits for a change, with no retry scheduled: 5 s spans a wrong retry's first backoff steps
-    await pause(5_000);
+    const refusals = () => metric('coffer_operator_reconcile_errors_total', { kind: 'Integration', reason: 'SecretTooLarge' });
+    const refusedBefore = await refusals();
+    expect(refusedBefore).toBeGreaterThanOrEqual(1);
+    // the positive event: a forced look at the same source is refused again (counted), and writes nothing
+    await patchSpec('integrations', namespace.name, 'big', {}, { annotations: { 'coffer.dev/force-sync': 'too-large' } });
+    await waitFor('the forced sync to be refused too', async () => (await refusals()) > refusedBefore);
     expect(await secretWrites()).toBe(writesBefore);
     expect(await events(namespace.name, 'big', 'SecretTooLarge')).toHaveLength(1);
 
@@ -247,9 +253,8 @@ describe('ownership is exact', () => {
     await cluster.apply('integrations', namespace.name, integration('taker', { name: 'owned', creationPolicy: 'Merge' }, { secretPath: '/takeover' }));
     const refused = await waitForCondition('integrations', namespace.name, 'taker', 'Ready', 'False', 'SecretConflict');
     expect(condition(refused, 'Ready').message).toContain(`Integration ${namespace.name}/owner`);
+    // the refusal (its status, then its Warning) is written after anything that reconcile did: a wrong write would be in place
     await waitFor('a SecretConflict Warning', async () => (await events(namespace.name, 'taker', 'SecretConflict')).length > 0);
-    // fixed sleep: the refused Integration writes nothing when it is right: time for a wrong write to land
-    await pause(2_000);
     const after = (await cluster.secret(namespace.name, 'owned'))!;
     expect(await cluster.secretData(namespace.name, 'owned')).toEqual(ownersData);
     expect(after.metadata!.annotations).toEqual(before.metadata!.annotations);
@@ -370,8 +375,7 @@ describe('access revoked means the copy goes; a vanished source keeps the last g
     expect(condition(project, 'Ready').message).toContain('not recreated');
     await waitForCondition('integrations', namespace.name, 'doomed-keep', 'Synced', 'False', 'ProjectDeleted');
     await waitFor('the Delete Integration’s Secret to go', async () => (await cluster.secret(namespace.name, 'doomed-drop')) === undefined);
-    // fixed sleep: the Retain Integration's Secret stays: time for a wrong deletion to land
-    await pause(2_000);
+    // the Retain Integration's ProjectDeleted status is written after what its reconcile did: a wrong deletion would be done
     expect(await cluster.secretData(namespace.name, 'doomed-keep')).toEqual({ KEEP: 'last-good' });
     expect((await call('GET', `/api/v1/workspace/slug/${doomedSlug}`)).status).toBe(404);
     expect((await cluster.get('secretsprojects', namespace.name, 'doomed')).status.projectId).toBe(doomedId);
@@ -409,8 +413,9 @@ describe('force-sync, metrics and debug lines', () => {
     const environments = async () => (await call('GET', `/api/v1/workspace/${projectId}`)).body.workspace.environments as { slug: string; id: string }[];
     const qa = (await environments()).find((environment) => environment.slug === 'qa')!;
     expect((await call('DELETE', `/api/v1/workspace/${projectId}/environments/${qa.id}`)).status).toBe(200);
-    // fixed sleep: no recreation before force-sync: time for a wrong one to land
-    await pause(2_000);
+    // the positive event: a later change of the project reaches a Secret, so the operator has dealt with the deletion before it
+    await createSecret('AFTER_QA_DELETED', 'witness', '/keys');
+    await waitFor('the later change to reach the Secret', async () => (await cluster.secretData(namespace.name, 'owned'))?.AFTER_QA_DELETED === 'witness');
     expect((await environments()).map((environment) => environment.slug)).not.toContain('qa');
     await patchSpec('secretsprojects', namespace.name, 'edges', {}, { annotations: { 'coffer.dev/force-sync': '1' } });
     await waitFor('qa to be back', async () => (await environments()).some((environment) => environment.slug === 'qa'));

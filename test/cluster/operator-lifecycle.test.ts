@@ -139,7 +139,12 @@ describe('readiness follows whether the operator can work', () => {
       expect(notReady.reason).toContain(`get, list, watch, patch coffer.dev/integrations in namespace ${watched.name}`);
       expect(notReady.reason).toContain(`patch coffer.dev/integrations/status in namespace ${watched.name}`);
       expect(await (await fetch(`${process.probes}/metrics`)).text()).toMatch(/^coffer_operator_ready 0$/m);
-      await new Promise((resolve) => setTimeout(resolve, 8_000));
+      // the positive event: every refused watch failed three times (retried after 1 s, then 2 s more); a warning per
+      // retry would have been written with the second failure, seconds before the third
+      await waitFor('each refused watch to fail three times', async () => {
+        const counts = Object.values(await watchFailures(process.probes)).filter((count) => count > 0);
+        return counts.length > 0 && counts.every((count) => count >= 3);
+      });
       const lines = process.output.join('').split('\n').filter(Boolean);
       const watchWarnings = lines.filter((line) => line.includes('watch on') && line.includes('"level":40'));
       expect(watchWarnings.length).toBeGreaterThan(0);
@@ -180,3 +185,10 @@ describe('readiness follows whether the operator can work', () => {
     }
   });
 });
+
+/** The operator's informer list/watch failures by resource, from its /metrics. */
+async function watchFailures(probes: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${probes}/metrics`)).text();
+  const lines = text.matchAll(/^coffer_operator_watch_failures_total\{resource="([^"]+)"\} (\d+)$/gm);
+  return Object.fromEntries([...lines].map(([, resource, count]) => [resource, Number(count)]));
+}

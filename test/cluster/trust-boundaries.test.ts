@@ -63,6 +63,19 @@ async function condition(plural: string, namespace: string, name: string, type =
   return resource.status?.conditions?.find((entry: { type: string }) => entry.type === type);
 }
 
+/** Changes the attacker's Integration's spec and waits until the operator has reconciled that generation and refused it. */
+async function reconciledRefused(name: string, spec: Record<string, unknown>): Promise<void> {
+  await cluster.custom.patchNamespacedCustomObject(
+    { group: 'coffer.dev', version: 'v1alpha1', namespace: attacker.name, plural: 'integrations', name, body: { spec } },
+    mergePatch,
+  );
+  await waitFor(`integrations ${attacker.name}/${name}: the new generation reconciled and refused`, async () => {
+    const resource = await cluster.get('integrations', attacker.name, name);
+    const ready = resource.status?.conditions?.find((entry: { type: string }) => entry.type === 'Ready');
+    return resource.status?.observedGeneration === resource.metadata.generation && ready?.status === 'False';
+  });
+}
+
 const waitForReason = (plural: string, namespace: string, name: string, reason: string, type = 'Ready') =>
   waitFor(
     `${plural} ${namespace}/${name} ${type} reason ${reason}`,
@@ -146,8 +159,9 @@ describe('project grants', () => {
       spec: { projectSlug: victimSlug, environment: 'prod', target: { name: 'by-slug' } },
     });
     await waitFor('the by-slug Integration to be refused', async () => (await condition('integrations', attacker.name, 'by-slug'))?.status === 'False');
-    // fixed sleep: a refused Integration leaves no trace when it is right: 3 s for a wrong Secret to land
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // the positive event for 'loot' too: a reconcile of a new generation since the forged status, refused (a status is
+    // written after anything its reconcile did, so a wrong Secret would be in place)
+    await reconciledRefused('loot', { isActive: true });
     expect(await cluster.secret(attacker.name, 'loot')).toBeUndefined();
     expect(await cluster.secret(attacker.name, 'by-slug')).toBeUndefined();
     expect(await projectRows(victimId)).toEqual(before);
@@ -176,8 +190,8 @@ describe('project grants', () => {
     expect((await call('PATCH', '/api/v3/secrets/raw/DB_PASSWORD', { workspaceId: victimId, environment: 'prod', secretValue: 'rotated-after-revoke' })).status).toBe(
       200,
     );
-    // fixed sleep: after the revocation nothing of the victim's is read: 5 s for a wrong read of the change to show
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    // the positive event: a reconcile of a new generation since the change, refused without reading
+    await reconciledRefused('loot', { recursive: true });
     expect(await cluster.secret(attacker.name, 'loot')).toBeUndefined();
     expect(await operatorReads()).toBe(reads);
   });
@@ -220,6 +234,13 @@ describe('installations', () => {
       if (match[1] !== 'get') writes[`${match[1]} ${match[2]}`] = Number(match[3]);
     }
     return writes;
+  };
+
+  /** How many reconciles of Integrations the operator of `server` has finished, by its metrics. */
+  const integrationReconcilesOf = async (server: CofferProcess) => {
+    const metrics = await (await fetch(`${server.probes}/metrics`)).text();
+    const lines = metrics.split('\n').filter((line) => line.startsWith('coffer_operator_reconciles_total{') && line.includes('kind="Integration"'));
+    return lines.reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
   };
 
   beforeAll(async () => {
@@ -309,8 +330,24 @@ describe('installations', () => {
       await waitFor('the first installation to sync', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'still-the-first');
       await cluster.core.deleteNamespacedSecret({ namespace: home.name, name: 'app-secrets' });
       await waitFor('the first installation to repair drift', async () => (await cluster.secretData(home.name, 'app-secrets'))?.SHOP_KEY === 'still-the-first');
-      // fixed sleep: the second installation's metrics would count a wrong write made while the first worked: 3 s more for one
-      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      // the positive event: a force-sync of 'app' that the first records and the second reconciles too (counted); the
+      // second reconciles 'app' one at a time, so a wrong write of its on the drift would be counted by then
+      const looked = await integrationReconcilesOf(laptop);
+      await cluster.custom.patchNamespacedCustomObject(
+        {
+          group: 'coffer.dev',
+          version: 'v1alpha1',
+          namespace: home.name,
+          plural: 'integrations',
+          name: 'app',
+          body: { metadata: { annotations: { 'coffer.dev/force-sync': 'after-drift' } } },
+        },
+        mergePatch,
+      );
+      await waitFor(
+        'both installations to reconcile the force-sync',
+        async () => (await cluster.get('integrations', home.name, 'app')).status.forceSync === 'after-drift' && (await integrationReconcilesOf(laptop)) > looked,
+      );
       const writes = await writesOf(laptop);
       const forbidden = Object.entries(writes).filter(([key, count]) => count > 0 && !key.endsWith(' events'));
       expect(forbidden, JSON.stringify(writes)).toEqual([]);
@@ -333,7 +370,7 @@ describe('installations', () => {
         timeoutMs: 60_000,
       });
       expect(await stopCoffer(operator)).toBe(0);
-      // longer than the Lease duration (15 s): an expired Lease of another installation is still not taken
+      // fixed sleep: longer than the Lease duration (15 s, on the apiserver's clock): an expired Lease of another installation is still not taken
       await new Promise((resolve) => setTimeout(resolve, 20_000));
       const lease = await cluster.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: home.name, name: 'coffer-operator' });
       expect(lease.metadata!.annotations!['coffer.dev/installation']).toBe(firstInstallation);

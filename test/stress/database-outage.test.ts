@@ -118,6 +118,7 @@ test('survives repeated PostgreSQL outages under write load: 503 + Retry-After, 
         const answer = await write(name);
         answers.push(answer);
         if (answer.status === 200) acknowledged.push(name);
+        // pacing, not a wait: a refused writer pauses before its next write, as a client would
         else await new Promise((resolve) => setTimeout(resolve, 50));
       } catch (error) {
         failures.push(`${name}: ${(error as Error).message}`);
@@ -135,6 +136,7 @@ test('survives repeated PostgreSQL outages under write load: 503 + Retry-After, 
     await until('an API 503 during the outage', async () => answers.some((answer) => answer.at > stoppedAt && answer.status === 503));
     while (Date.now() < stoppedAt + OUTAGE_MS) {
       readyDuring.push(await readiness());
+      // fixed sleep: the outage lasts OUTAGE_MS (its length is the subject); readiness is sampled every 0.5 s meanwhile
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     await postgres.start();
