@@ -76,7 +76,10 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
       const { body, etag } = await serializedListings.get(key, revision, async () => serializedListing(listingResponse.parse(listing)));
       // Fastify sends a Buffer as it is, past the response serialiser (the body was validated when it was made);
       // @fastify/etag leaves an ETag already set as it is instead of hashing the body again.
-      return reply.type('application/json; charset=utf-8').header('etag', etag).send(body as never);
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('etag', etag)
+        .send(body as never);
     },
   );
 
