@@ -168,6 +168,12 @@ export async function startServer(
   throw new Error(`coffer serve was not ready in time:\n${tail()}`);
 }
 
+/** CPU time a process has used so far, user and system (Linux /proc, in clock ticks of 1/100 s), in seconds. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Resident set size of a process (Linux /proc), in MiB. */
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -15,7 +15,9 @@
  *
  * Scenarios: list 100 (GET /api/v3/secrets/raw), get one, create (a new key in staging), update (one of the
  * 100, in turn), mixed (per connection, 9 list 100 then 1 update). The table goes to bench/RESULTS.md with
- * the machine, the load average around every cell and both commits.
+ * the machine, the load average around every cell and both commits. Beside req/s, each cell has the server
+ * process's CPU time per request answered (/proc, user + system): on a shared machine req/s follows whatever else
+ * runs, CPU per request much less (it leaves out the database server's own CPU on PostgreSQL).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
@@ -27,6 +29,7 @@ import {
   appendResults,
   bootstrapWithMember,
   call,
+  cpuSeconds,
   freshDatabase,
   gitCommit,
   loadAverage,
@@ -75,6 +78,8 @@ interface Cell {
   rps: number;
   p99: number;
   errors: number;
+  /** The server's CPU time (user + system) per request answered, in µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
   load: string;
 }
 
@@ -211,6 +216,8 @@ function requestsOf(scenario: Scenario, target: Target, round: number): autocann
 }
 
 async function drive(target: Target, scenario: Scenario, round: number): Promise<Omit<Cell, 'scenario' | 'round' | 'side' | 'load'>> {
+  const pid = target.server.process.pid!;
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: target.server.api,
     connections: CLIENTS,
@@ -219,7 +226,13 @@ async function drive(target: Target, scenario: Scenario, round: number): Promise
     headers: { authorization: `Bearer ${target.token}`, 'content-type': 'application/json' },
     requests: requestsOf(scenario, target, round),
   });
-  return { rps: result.requests.total / (result.duration || SECONDS), p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+  const cpuUs = (1e6 * (cpuSeconds(pid) - cpuBefore)) / Math.max(1, result.requests.total);
+  return {
+    rps: result.requests.total / (result.duration || SECONDS),
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    cpuUs,
+  };
 }
 
 async function compareOn(backend: 'postgres' | 'pglite', baseDir: string, scenarios: Scenario[]): Promise<Cell[]> {
@@ -250,7 +263,7 @@ async function compareOn(backend: 'postgres' | 'pglite', baseDir: string, scenar
           const load = `${before}→${loadAverage().split(' / ')[0]}`;
           cells.push({ scenario, round, side: target.side, load, ...result });
           log(
-            `${backend} round ${round} ${SCENARIO_NAMES[scenario]} ${target.side}: ${result.rps.toFixed(0)} req/s, p99 ${ms(result.p99)} ms, errors ${result.errors}, load ${load}`,
+            `${backend} round ${round} ${SCENARIO_NAMES[scenario]} ${target.side}: ${result.rps.toFixed(0)} req/s, p99 ${ms(result.p99)} ms, server CPU ${result.cpuUs.toFixed(0)} µs/request, errors ${result.errors}, load ${load}`,
           );
         }
       }
@@ -279,6 +292,8 @@ function rowsOf(cells: Cell[]): string[][] {
         ms(head.p99),
         `**${(head.rps / base.rps).toFixed(2)}**`,
         (head.p99 / base.p99).toFixed(2),
+        `${base.cpuUs.toFixed(0)} / ${head.cpuUs.toFixed(0)}`,
+        `**${(head.cpuUs / base.cpuUs).toFixed(2)}**`,
         `${base.errors}/${head.errors}`,
         `${base.load}, ${head.load}`,
       ].map(String),
@@ -321,6 +336,8 @@ async function main() {
           'head p99 ms',
           'req/s head/base',
           'p99 head/base',
+          'server CPU µs/req base / head',
+          'CPU/req head/base',
           'errors base/head',
           'load (1 min) base, head',
         ],

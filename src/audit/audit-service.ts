@@ -84,8 +84,8 @@ export class AuditService {
 const MAX_BATCH = 500;
 
 /**
- * Group commit for audit rows: the first row is written at once; rows that
- * arrive while an INSERT is under way go together into the next one.
+ * Group commit for audit rows: rows that arrive in the same turn of the event
+ * loop, or while an INSERT is under way, go together into the next INSERT.
  */
 class AuditBatcher {
   readonly #db: Executor;
@@ -105,6 +105,9 @@ class AuditBatcher {
 
   async #drain(): Promise<void> {
     this.#writing = true;
+    // An embedded database runs a statement without giving the event loop a turn, so without this wait no read
+    // answered by the same turn would join: one INSERT per read (PGlite's list throughput was bound by it).
+    await new Promise((resolve) => setImmediate(resolve));
     while (this.#waiting.length > 0) {
       const batch = this.#waiting.splice(0, MAX_BATCH);
       try {

@@ -104,7 +104,7 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
     genReqId: newRequestId,
     frameworkErrors,
     clientErrorHandler,
-    logController: new RequestLogController(),
+    logController: new RequestLogController(options.logger),
     trustProxy: options.trustedProxies.length > 0 ? options.trustedProxies : false,
     // Secret names (up to 500 characters, URL-encoded) travel as path parameters.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { CACHE_POLICIES } from '../../caches/cache-policies.ts';
 import { RevisionCache } from '../../caches/revision-cache.ts';
@@ -29,11 +30,22 @@ export function secretRoutes(app: ZodApp, services: Services): void {
   tagRoutes(app, services);
 }
 
+interface SerializedListing {
+  body: Buffer;
+  /** The ETag @fastify/etag would give the body (its default: a strong one, SHA-1 in base64). */
+  etag: string;
+}
+
+function serializedListing(listing: unknown): SerializedListing {
+  const body = Buffer.from(JSON.stringify(listing));
+  return { body, etag: `"${createHash('sha1').update(body).digest('base64')}"` };
+}
+
 const listingResponse = z.object({ secrets: z.array(listedSecretSchema), imports: z.array(importedGroupSchema).optional() });
 
 function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
-  // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised.
-  const serializedListings = new RevisionCache<Buffer>({ ...CACHE_POLICIES.serializedListings, weigh: (body) => body.byteLength });
+  // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised, with its ETag.
+  const serializedListings = new RevisionCache<SerializedListing>({ ...CACHE_POLICIES.serializedListings, weigh: ({ body }) => body.byteLength });
   app.get(
     '/api/v3/secrets/raw',
     {
@@ -61,9 +73,13 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
       });
       if (!listing.version) return listing;
       const { key, revision } = listing.version;
-      const body = await serializedListings.get(key, revision, async () => Buffer.from(JSON.stringify(listingResponse.parse(listing))));
-      // Fastify sends a Buffer as it is, past the response serialiser (the body was validated when it was made)
-      return reply.type('application/json; charset=utf-8').send(body as never);
+      const { body, etag } = await serializedListings.get(key, revision, async () => serializedListing(listingResponse.parse(listing)));
+      // Fastify sends a Buffer as it is, past the response serialiser (the body was validated when it was made);
+      // @fastify/etag leaves an ETag already set as it is instead of hashing the body again.
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('etag', etag)
+        .send(body as never);
     },
   );
 

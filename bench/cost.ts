@@ -1,0 +1,108 @@
+/**
+ * What one request costs the server, measured in CPU time rather than wall time: a robust figure on a shared
+ * machine, where req/s moves with everything else that runs.
+ *
+ *   node bench/cost.ts [--backend postgres|pglite] [--duration 6] [--clients 16] [--only list,get,create,update]
+ *
+ * Starts this checkout's built `coffer serve` on a fresh database (operator off), seeds the bench caller and 100
+ * secrets as bench:compare does, and for each scenario reads the server's CPU time (user + system, /proc) and its
+ * statement counter (coffer_db_queries_total) before and after an autocannon run; prints CPU µs and statements per
+ * request (and on PostgreSQL the database backends' CPU is not included: see the statements).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { bootstrapWithMember, call, cpuSeconds, freshDatabase, loadAverage, log, serverKeys, startServer } from './common.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    backend: { type: 'string', default: 'postgres' },
+    duration: { type: 'string', default: '6' },
+    clients: { type: 'string', default: '16' },
+    only: { type: 'string', default: 'list,get,create,update' },
+  },
+});
+
+async function statements(probes: string): Promise<number> {
+  const text = await (await fetch(`${probes}/metrics`)).text();
+  return Number(/^coffer_db_queries_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+}
+
+const key = (index: number) => `KEY_${String(index).padStart(3, '0')}`;
+
+async function main() {
+  const backend = args.backend === 'pglite' ? 'pglite' : 'postgres';
+  const database = backend === 'postgres' ? await freshDatabase('cost') : undefined;
+  const dataDir = backend === 'pglite' ? mkdtempSync(join(os.tmpdir(), 'coffer-cost-')) : undefined;
+  const server = await startServer(
+    {
+      ...serverKeys(),
+      COFFER_OPERATOR: 'false',
+      COFFER_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      ...(database ? { DATABASE_URL: database.url } : { COFFER_DATA_DIR: dataDir! }),
+    },
+    { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) },
+  );
+  try {
+    const { projectId, memberToken } = await bootstrapWithMember(server, 'Bench cost');
+    const secrets = Array.from({ length: 100 }, (_, index) => ({ secretKey: key(index), secretValue: `value-${index}-${'x'.repeat(40)}` }));
+    await call(server, 'POST', '/api/v3/secrets/batch/raw', memberToken, { workspaceId: projectId, environment: 'dev', secretPath: '/', secrets });
+    const query = `workspaceId=${projectId}&environment=dev&secretPath=/`;
+    let written = 0;
+    const scenarios: Record<string, autocannon.Request[]> = {
+      list: [{ method: 'GET', path: `/api/v3/secrets/raw?${query}` }],
+      get: [{ method: 'GET', path: `/api/v3/secrets/raw/${key(42)}?${query}` }],
+      create: [
+        {
+          method: 'POST',
+          setupRequest: (request) => ({
+            ...request,
+            path: `/api/v3/secrets/raw/NEW_${written++}`,
+            body: JSON.stringify({ workspaceId: projectId, environment: 'staging', secretPath: '/', secretValue: `created-${written}` }),
+          }),
+        },
+      ],
+      update: [
+        {
+          method: 'PATCH',
+          setupRequest: (request) => {
+            const index = written++;
+            return {
+              ...request,
+              path: `/api/v3/secrets/raw/${key(index % 100)}`,
+              body: JSON.stringify({ workspaceId: projectId, environment: 'dev', secretPath: '/', secretValue: `updated-${index}` }),
+            };
+          },
+        },
+      ],
+    };
+    const run = (requests: autocannon.Request[], duration: number) =>
+      autocannon({
+        url: server.api,
+        connections: Number(args.clients),
+        duration,
+        headers: { authorization: `Bearer ${memberToken}`, 'content-type': 'application/json' },
+        requests,
+      });
+    await run(scenarios.list!, 3);
+    const pid = server.process.pid!;
+    for (const name of args.only.split(',')) {
+      const [cpu0, statements0, load0] = [cpuSeconds(pid), await statements(server.probes), loadAverage().split(' / ')[0]];
+      const result = await run(scenarios[name]!, Number(args.duration));
+      const [cpu1, statements1] = [cpuSeconds(pid), await statements(server.probes)];
+      const requests = result.requests.total;
+      log(
+        `${backend} ${name}: ${(result.requests.total / result.duration).toFixed(0)} req/s, server CPU ${((1e6 * (cpu1 - cpu0)) / requests).toFixed(0)} µs/request, ` +
+          `${((statements1 - statements0) / requests).toFixed(2)} statements/request, errors ${result.errors + result.non2xx}, load ${load0}→${loadAverage().split(' / ')[0]}`,
+      );
+    }
+  } finally {
+    await server.stop();
+    await database?.drop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
