@@ -172,8 +172,8 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
   });
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
-    recordSyncResult: (integrationId, result) => integrations.recordSyncResult(integrationId, result),
-    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResult(integrationId, reloadedRevision),
+    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result),
+    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResultAs(actor, integrationId, reloadedRevision),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
