@@ -56,7 +56,10 @@ beforeAll(async () => {
   const { port } = app.app.server.address() as AddressInfo;
   const server = new ServerConnection({ url: `http://127.0.0.1:${port}`, userAgent: `k8-operator/${VERSION} (cluster ${CLUSTER})` });
   const tokens = new TokenKeeper(server, async () => ({ clientId: credentials.clientId, clientSecret: credentials.clientSecret }));
-  closers.push(async () => tokens.stop(), () => server.close());
+  closers.push(
+    async () => tokens.stop(),
+    () => server.close(),
+  );
   const overHttp = await connectHttp(server, tokens, { clusterName: CLUSTER });
 
   implementations.push(
@@ -81,7 +84,7 @@ async function refusal(call: Promise<unknown>): Promise<{ statusCode: number; co
     () => undefined,
     (thrown: unknown) => thrown as { statusCode: number; code: string },
   );
-  if (!error) throw new Error('the call succeeded');
+  if (!error) throw new Error('the call succeeded where the contract refuses it');
   return { statusCode: error.statusCode, code: error.code };
 }
 
@@ -101,8 +104,6 @@ async function writeSecret(projectId: string, environment: string, secretPath: s
   if (written.status !== 200) throw new Error(JSON.stringify(written.body));
 }
 
-const cases = () => implementations.map((implementation) => [implementation.name, implementation] as const);
-
 describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) => {
   const use = () => implementations.find((implementation) => implementation.name === name)!;
 
@@ -111,7 +112,7 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     expect(use().port.installationId).toBe(installation.id);
   });
 
-  test("a SecretsProject declares a project: found by its slug, usable from its namespace only, released with the project it created", async () => {
+  test('a SecretsProject declares a project: found by its slug, usable from its namespace only, released with the project it created', async () => {
     const { port } = use();
     const { claimant, project } = await declared(use(), 'declared');
     expect(project).toEqual({
@@ -198,9 +199,18 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     expect(await port.integrations.get(record.id)).toEqual(record);
 
     const revision = await port.changes.latestRevision();
-    await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: revision, places: [{ environmentId: dev.id, path: '/', recursive: false }] });
+    await port.integrations.recordSyncResult(record.id, {
+      isSynced: true,
+      syncMessage: null,
+      syncedRevision: revision,
+      places: [{ environmentId: dev.id, path: '/', recursive: false }],
+    });
     await port.integrations.recordReloadResult(record.id, revision);
-    const stored = await app.database.db.selectFrom('integrations').select(['isSynced', 'syncedRevision', 'reloadedRevision']).where('id', '=', record.id).executeTakeFirstOrThrow();
+    const stored = await app.database.db
+      .selectFrom('integrations')
+      .select(['isSynced', 'syncedRevision', 'reloadedRevision'])
+      .where('id', '=', record.id)
+      .executeTakeFirstOrThrow();
     expect({ ...stored, syncedRevision: Number(stored.syncedRevision), reloadedRevision: Number(stored.reloadedRevision) }).toEqual({
       isSynced: true,
       syncedRevision: revision,
@@ -307,5 +317,5 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
 });
 
 test('both implementations were exercised', () => {
-  expect(cases().map(([name]) => name)).toEqual(['in-process', 'http']);
+  expect(implementations.map((implementation) => implementation.name)).toEqual(['in-process', 'http']);
 });
