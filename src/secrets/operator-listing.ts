@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import { runInCacheRequestScope } from '../caches/cache-versions.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { type FolderRef, folderRefOf } from './folder-ref.ts';
 import type { SecretReader } from './secret-reader.ts';
@@ -57,12 +56,7 @@ export class OperatorListings {
   }
 
   /** `fresh` (coffer.dev/force-sync) reads past the listings machine callers share by revision. */
-  list(actor: Actor, source: SecretSource, options: { fresh?: boolean } = {}): Promise<OperatorListing> {
-    // one listing is one request to the caches: the versions are read once, when it starts (caches/README.md)
-    return runInCacheRequestScope({}, () => this.#list(actor, source, options.fresh ?? false));
-  }
-
-  async #list(actor: Actor, source: SecretSource, fresh: boolean): Promise<OperatorListing> {
+  async list(actor: Actor, source: SecretSource, options: { fresh?: boolean } = {}): Promise<OperatorListing> {
     const dependencies = new Set<string>();
     const listing = await this.#reader.list(actor, {
       workspaceId: source.projectId,
@@ -73,7 +67,7 @@ export class OperatorListings {
       expandSecretReferences: true,
       dependencies,
       importedTags: true,
-      fresh,
+      fresh: options.fresh ?? false,
     });
     // the reader records each folder whose content reached the listing, the listed environment's own first
     // (places the caller may read, and what those import); a recursive listing may have read none

@@ -1,4 +1,5 @@
 import type { Actor } from '../../actor/actor.ts';
+import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { NotFoundError } from '../../errors.ts';
@@ -180,5 +181,8 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
 }
 
 function secretsPort(services: OperatorServices, actor: Actor): SecretsPort {
-  return { list: (source, options) => services.operatorListings.list(actor, source, options) };
+  return {
+    // one listing is one request to the caches: the versions are read once, when it starts (caches/README.md)
+    list: (source, options) => runInCacheRequestScope({}, () => services.operatorListings.list(actor, source, options)),
+  };
 }
