@@ -1,16 +1,20 @@
-/** What the change feed records: a change to what a place resolves to, or to how listings show it. */
-export type ChangeKind =
-  | 'secret'
-  | 'folder'
-  | 'import'
-  | 'environment-created'
-  | 'environment-updated'
-  | 'environment-deleted'
-  | 'project-deleted'
-  | 'integration'
-  | 'tags'
-  /** a namespace grant given or revoked: who may use the project in a cluster changed */
-  | 'access';
+/**
+ * What the change feed records: a change to what a place resolves to, or to how listings show it
+ * (`access`: a namespace grant given or revoked, so who may use the project in a cluster changed).
+ */
+export const CHANGE_KINDS = [
+  'secret',
+  'folder',
+  'import',
+  'environment-created',
+  'environment-updated',
+  'environment-deleted',
+  'project-deleted',
+  'integration',
+  'tags',
+  'access',
+] as const;
+export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
 /**
  * Kinds that never alter the keys and values a path resolves to (integration

@@ -4,6 +4,8 @@ import type { ChangeFanout, ChangeSubscription } from '../changes/change-fanout.
 import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { newestReadableRevision } from '../installation/installation-view.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import type { z } from 'zod';
+import { type ChangeEvent, resetEvent, revisionEvent } from '../wire/operator-wire.ts';
 import { CallerScope } from './caller-scope.ts';
 
 export interface ChangeStreamRequest {
@@ -111,7 +113,7 @@ export class ChangeStream {
     this.#only = start.only;
     this.#release = start.release;
     this.#shownThrough = start.shown;
-    const data = start.reset
+    const data: z.infer<typeof resetEvent> | z.infer<typeof revisionEvent> = start.reset
       ? {
           revision: start.shown,
           reason: RESET_UNKNOWN_REVISION,
@@ -146,7 +148,8 @@ export class ChangeStream {
    * write; a reconnect reads those again and hands out none of them.
    */
   heartbeat(): ChangeStreamEvent {
-    return { id: String(this.#shownThrough), event: 'ping', data: JSON.stringify({ revision: this.#shownThrough }) };
+    const data: z.infer<typeof revisionEvent> = { revision: this.#shownThrough };
+    return { id: String(this.#shownThrough), event: 'ping', data: JSON.stringify(data) };
   }
 
   /**
@@ -168,7 +171,7 @@ export class ChangeStream {
 
 function toChangeEvent(change: ChangeRecord): ChangeStreamEvent {
   const time = change.createdAt instanceof Date ? change.createdAt : new Date(change.createdAt);
-  const data = {
+  const data: ChangeEvent = {
     revision: change.revision,
     kind: change.kind,
     projectId: change.projectId,

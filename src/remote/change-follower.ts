@@ -1,18 +1,25 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { ChangeKind } from '../changes/change-feed.ts';
+import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { changeEvent, type ChangeEvent, resetEvent, revisionEvent, streamErrorEvent } from '../wire/operator-wire.ts';
 import type { ServerConnection } from './server-connection.ts';
 import type { TokenKeeper } from './token-keeper.ts';
 
 /** One change as `GET /api/v1/changes/stream` sends it. */
-export interface StreamedChange {
-  revision: number;
-  kind: ChangeKind;
-  projectId: string;
-  environmentId: string | null;
-  environment: string | null;
-  secretPath: string | null;
-  time: string;
+export type StreamedChange = ChangeEvent;
+
+/** An event's data parsed with its wire schema: an event of another shape ends the connection (it is read again after the reconnect). */
+function eventData<Data extends z.ZodType>(event: EventSourceMessage, schema: Data): z.output<Data> {
+  let json: unknown;
+  try {
+    json = JSON.parse(event.data);
+  } catch {
+    throw new Error(`the change stream sent a '${event.event}' event that is not JSON`);
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success)
+    throw new Error(`the change stream sent a '${event.event}' event of an unexpected shape (${parsed.error.issues.map((issue) => issue.path.join('.')).join(', ')})`);
+  return parsed.data;
 }
 
 export interface FollowerHandlers {
@@ -138,21 +145,21 @@ export class ChangeFollower {
       if (event.event === 'ready') this.#setConnected(true);
       else if (event.event === 'reset') {
         this.#setConnected(true);
-        const { revision } = JSON.parse(event.data) as { revision: number };
+        const { revision } = eventData(event, resetEvent);
         await this.#handlers.onReset(revision);
         this.#last = revision;
       } else if (event.event === 'change') {
-        const change = JSON.parse(event.data) as StreamedChange;
+        const change = eventData(event, changeEvent);
         if (change.revision > this.#last) changes.push(change);
       } else if (event.event === 'ping') {
         await this.#deliver(changes.splice(0));
-        const { revision } = JSON.parse(event.data) as { revision: number };
+        const { revision } = eventData(event, revisionEvent);
         this.#last = Math.max(this.#last, revision);
       } else if (event.event === 'error') {
         await this.#deliver(changes.splice(0));
         // the token was revoked or expired: log in again before reconnecting
         await this.#tokens.renewAfterRejection(token).catch(() => undefined);
-        return new Error(streamEndedReason(JSON.parse(event.data) as { message?: string; statusCode?: number }));
+        return new Error(streamEndedReason(eventData(event, streamErrorEvent)));
       }
     }
     await this.#deliver(changes);

@@ -1,11 +1,10 @@
-import type { PermissionNeed } from '../permissions/operator-role.ts';
 import type { Dispatcher } from 'undici';
+import { z } from 'zod';
 import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import type {
   Change,
   ChangeStream,
-  Claimant,
   CofferPort,
   ImportLocation,
   ImportsPort,
@@ -14,28 +13,24 @@ import type {
   Project,
   ProjectsPort,
   SecretImport,
-  SecretListing,
   SecretsPort,
 } from '../operator/port/coffer-port.ts';
+import * as wire from '../wire/operator-wire.ts';
 import { ChangeFollower, type StreamedChange } from './change-follower.ts';
 import type { CallOptions, ServerConnection } from './server-connection.ts';
 import type { TokenKeeper } from './token-keeper.ts';
-
-/** The fields of an integration answer the operator uses. */
-interface IntegrationAnswer {
-  id: string;
-  isActive: boolean;
-  envId: string;
-  secretPath: string;
-}
 
 /** A query string (URLSearchParams does the encoding). */
 function query(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
 }
 
-/** One authenticated JSON call: a token from the keeper, a new login after a 401. */
-type Call = <T = unknown>(method: Dispatcher.HttpMethod, path: string, options?: Omit<CallOptions, 'token'>) => Promise<T>;
+/** One authenticated JSON call: a token from the keeper, a new login after a 401; the answer parsed with its wire schema. */
+type Call = <Answer extends z.ZodType = z.ZodUnknown>(
+  method: Dispatcher.HttpMethod,
+  path: string,
+  options?: Omit<CallOptions<Answer>, 'token'>,
+) => Promise<z.output<Answer>>;
 
 export interface HttpPortOptions {
   /** This cluster's name: the one its Integration records and claims carry. */
@@ -50,7 +45,7 @@ export interface HttpPortOptions {
  */
 export async function connectHttp(server: ServerConnection, tokens: TokenKeeper, options: HttpPortOptions): Promise<CofferPort> {
   const call: Call = (method, path, callOptions = {}) => tokens.withToken((token) => server.call(method, path, { ...callOptions, token }));
-  const { installationId, cluster } = await call<{ installationId: string; cluster?: string | null }>('GET', '/api/v1/operator/installation');
+  const { installationId, cluster } = await call('GET', '/api/v1/operator/installation', { answer: wire.installationAnswer });
   if (cluster !== options.clusterName) {
     // the server keys everything by the cluster the credential is bound to: a different name here would only be refused call by call
     throw new AppError(
@@ -85,7 +80,7 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
     ownWrite: false,
   });
   return {
-    latestRevision: async () => (await call<{ revision: number }>('GET', '/api/v1/operator/installation')).revision,
+    latestRevision: async () => (await call('GET', '/api/v1/operator/installation', { answer: wire.installationAnswer })).revision,
     async subscribe(after, onChanges, onError, hooks) {
       const follower = new ChangeFollower(server, tokens, after, {
         onChanges: (changes) => onChanges(changes.map(toChange)),
@@ -102,17 +97,9 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
   };
 }
 
-interface WorkspaceAnswer {
-  id: string;
-  slug: string;
-  name: string;
-  autoCapitalization: boolean;
-  environments: { id: string; slug: string; name: string }[];
-}
-
 function projectsPort(call: Call): ProjectsPort {
   const get = async (projectId: string): Promise<Project> => {
-    const { workspace } = await call<{ workspace: WorkspaceAnswer }>('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}`);
+    const { workspace } = await call('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}`, { answer: wire.workspaceAnswer });
     return {
       id: workspace.id,
       slug: workspace.slug,
@@ -123,16 +110,16 @@ function projectsPort(call: Call): ProjectsPort {
   };
   return {
     async declare(claimant, wanted) {
-      const { projectId } = await call<{ projectId: string }>('POST', '/api/v1/operator/project-claims', { body: { claimant, ...wanted } });
+      const { projectId } = await call('POST', '/api/v1/operator/project-claims', { body: { claimant, ...wanted }, answer: wire.declareClaimAnswer });
       return get(projectId);
     },
     async release(claimant, deleteProject) {
-      await call('POST', '/api/v1/operator/project-claims/release', { body: { claimant, deleteProject } });
+      await call('POST', '/api/v1/operator/project-claims/release', { body: { claimant, deleteProject }, answer: wire.releaseClaimAnswer });
     },
-    authorizeUse: (declaring, using) => call('POST', '/api/v1/operator/project-claims/authorize-use', { body: { declaring, using } }),
+    authorizeUse: (declaring, using) => call('POST', '/api/v1/operator/project-claims/authorize-use', { body: { declaring, using }, answer: wire.authorizeUseAnswer }),
     async claimantOfSlug(cluster, slug) {
       try {
-        return (await call<{ claimant: Claimant }>('GET', `/api/v1/operator/project-claims?${query({ cluster, slug })}`)).claimant;
+        return (await call('GET', `/api/v1/operator/project-claims?${query({ cluster, slug })}`, { answer: wire.claimantAnswer })).claimant;
       } catch (error) {
         if (error instanceof AppError && error.statusCode === 404) return undefined;
         throw error;
@@ -143,10 +130,9 @@ function projectsPort(call: Call): ProjectsPort {
       await call('PATCH', `/api/v1/workspace/${encodeURIComponent(projectId)}`, { body: changes });
     },
     async environment(projectId, environmentId) {
-      const { environment } = await call<{ environment: { id: string; slug: string; name: string; position: number } }>(
-        'GET',
-        `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`,
-      );
+      const { environment } = await call('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`, {
+        answer: wire.environmentAnswer,
+      });
       return { id: environment.id, slug: environment.slug, name: environment.name, position: environment.position };
     },
     async createEnvironment(projectId, environment) {
@@ -156,7 +142,7 @@ function projectsPort(call: Call): ProjectsPort {
       await call('PATCH', `/api/v1/workspace/${encodeURIComponent(projectId)}/environments/${encodeURIComponent(environmentId)}`, { body: changes });
     },
     permissions: async (projectId) =>
-      (await call<{ permissions: PermissionNeed[] }>('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}/effective-permissions`)).permissions,
+      (await call('GET', `/api/v1/workspace/${encodeURIComponent(projectId)}/effective-permissions`, { answer: wire.effectivePermissionsAnswer })).permissions,
     async environmentBySlug(projectId, slug) {
       const found = (await get(projectId)).environments.find((environment) => environment.slug === slug);
       if (!found) throw new NotFoundError(`Environment with slug '${slug}' in project '${projectId}' not found`);
@@ -165,12 +151,7 @@ function projectsPort(call: Call): ProjectsPort {
   };
 }
 
-interface ImportAnswer {
-  id: string;
-  position: number;
-  importPath: string;
-  importEnv: { slug: string };
-}
+type ImportAnswer = z.infer<typeof wire.secretImportAnswer>['secretImport'];
 
 function importsPort(call: Call): ImportsPort {
   const toImport = (answer: ImportAnswer): SecretImport => ({
@@ -181,12 +162,12 @@ function importsPort(call: Call): ImportsPort {
   const at = (location: ImportLocation) => ({ workspaceId: location.projectId, environment: location.environment, path: location.path });
   const url = (importId: string) => `/api/v1/secret-imports/${encodeURIComponent(importId)}`;
   return {
-    get: async (importId) => toImport((await call<{ secretImport: ImportAnswer }>('GET', url(importId))).secretImport),
-    list: async (location) => (await call<{ secretImports: ImportAnswer[] }>('GET', `/api/v1/secret-imports?${query(at(location))}`)).secretImports.map(toImport),
+    get: async (importId) => toImport((await call('GET', url(importId), { answer: wire.secretImportAnswer })).secretImport),
+    list: async (location) => (await call('GET', `/api/v1/secret-imports?${query(at(location))}`, { answer: wire.secretImportsAnswer })).secretImports.map(toImport),
     create: async (location, source) =>
-      toImport((await call<{ secretImport: ImportAnswer }>('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source } })).secretImport),
+      toImport((await call('POST', '/api/v1/secret-imports', { body: { ...at(location), import: source }, answer: wire.secretImportAnswer })).secretImport),
     update: async (importId, location, changes) =>
-      toImport((await call<{ secretImport: ImportAnswer }>('PATCH', url(importId), { body: { ...at(location), import: changes } })).secretImport),
+      toImport((await call('PATCH', url(importId), { body: { ...at(location), import: changes }, answer: wire.secretImportAnswer })).secretImport),
     async delete(importId, location) {
       await call('DELETE', url(importId), { body: at(location) });
     },
@@ -194,33 +175,31 @@ function importsPort(call: Call): ImportsPort {
 }
 
 function integrationsPort(call: Call, cluster: string): IntegrationsPort {
-  const toRecord = (answer: IntegrationAnswer): IntegrationRecord => ({
+  const toRecord = ({ integration: answer }: z.infer<typeof wire.integrationAnswer>): IntegrationRecord => ({
     id: answer.id,
     isActive: answer.isActive,
     environmentId: answer.envId,
     secretPath: answer.secretPath,
   });
   return {
-    upsert: async (integration) =>
-      toRecord((await call<{ integration: IntegrationAnswer }>('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster } })).integration),
+    upsert: async (integration) => toRecord(await call('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster }, answer: wire.integrationAnswer })),
     async recordSyncResult(integrationId, result) {
-      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result });
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result, answer: wire.messageAnswer });
     },
     async recordReloadResult(integrationId, reloadedRevision) {
-      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: { reloadedRevision } });
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: { reloadedRevision }, answer: wire.messageAnswer });
     },
     async delete(recordCluster, managedBy) {
-      await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`);
+      await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`, { answer: wire.messageAnswer });
     },
-    get: async (integrationId) =>
-      toRecord((await call<{ integration: IntegrationAnswer }>('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`)).integration),
+    get: async (integrationId) => toRecord(await call('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`, { answer: wire.integrationAnswer })),
   };
 }
 
 function secretsPort(call: Call): SecretsPort {
   return {
     list: (source, options) =>
-      call<SecretListing>(
+      call(
         'GET',
         `/api/v1/operator/secrets?${query({
           projectId: source.projectId,
@@ -230,6 +209,7 @@ function secretsPort(call: Call): SecretsPort {
           includeImports: String(source.includeImports),
           ...(options?.fresh ? { fresh: 'true' } : {}),
         })}`,
+        { answer: wire.operatorListingAnswer },
       ),
   };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher, request } from 'undici';
+import { z } from 'zod';
 import { AppError, ServiceUnavailableError } from '../errors.ts';
 
 /** How an operator in another cluster reaches its Coffer server. */
@@ -28,8 +29,22 @@ export class ServerUnavailableError extends ServiceUnavailableError {
   }
 }
 
-export interface CallOptions {
+/**
+ * A 2xx answer whose body is not the shape the wire module gives for it (src/wire/operator-wire.ts): a server
+ * of another version, or something else at that URL. A plain Error, retried; its message names the fields, never a value.
+ */
+export class UnexpectedAnswerError extends Error {
+  constructor(method: string, path: string, error: z.ZodError) {
+    const fields = error.issues.map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`).join('; ');
+    super(`${method} ${path.split('?')[0]} answered a body of an unexpected shape (${fields})`);
+    this.name = 'UnexpectedAnswerError';
+  }
+}
+
+export interface CallOptions<Answer extends z.ZodType = z.ZodUnknown> {
   token?: string;
+  /** The schema the 2xx answer is parsed with (its output is what call() resolves to); unknown when absent. */
+  answer?: Answer;
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -58,17 +73,22 @@ export class ServerConnection {
     this.#agent = new Agent({ connect: { ...tls, timeout: 10_000 }, keepAliveTimeout: 30_000 });
   }
 
-  /** A JSON call; answers the parsed body of a 2xx, throws AppError for a refusal and ServerUnavailableError otherwise. */
-  async call<T = unknown>(method: Dispatcher.HttpMethod, path: string, options: CallOptions = {}): Promise<T> {
+  /**
+   * A JSON call; answers the body of a 2xx parsed with `options.answer` (UnexpectedAnswerError when it does not
+   * parse), throws AppError for a refusal and ServerUnavailableError otherwise.
+   */
+  async call<Answer extends z.ZodType = z.ZodUnknown>(method: Dispatcher.HttpMethod, path: string, options: CallOptions<Answer> = {}): Promise<z.output<Answer>> {
     const response = await this.#send(method, path, options, { accept: 'application/json' });
     const text = await response.body.text();
     const body = text ? parseJson(text) : undefined;
-    if (response.statusCode >= 200 && response.statusCode < 300) return body as T;
-    throw this.#failure(method, path, response.statusCode, body);
+    if (response.statusCode < 200 || response.statusCode >= 300) throw this.#failure(method, path, response.statusCode, body);
+    const parsed = (options.answer ?? z.unknown()).safeParse(body);
+    if (!parsed.success) throw new UnexpectedAnswerError(method, path, parsed.error);
+    return parsed.data as z.output<Answer>;
   }
 
   /** A GET whose body is read as it arrives (an event stream); a refusal throws as call() does. */
-  async stream(path: string, options: CallOptions): Promise<AsyncIterable<Buffer> & { destroy(): void }> {
+  async stream(path: string, options: Omit<CallOptions, 'answer'>): Promise<AsyncIterable<Buffer> & { destroy(): void }> {
     const response = await this.#send('GET', path, options, { accept: 'text/event-stream' }, { bodyTimeout: 0 });
     if (response.statusCode === 200) return response.body;
     const text = await response.body.text();
@@ -79,7 +99,7 @@ export class ServerConnection {
     await this.#agent.close();
   }
 
-  async #send(method: Dispatcher.HttpMethod, path: string, options: CallOptions, extraHeaders: Record<string, string>, limits: { bodyTimeout?: number } = {}) {
+  async #send(method: Dispatcher.HttpMethod, path: string, options: CallOptions<z.ZodType>, extraHeaders: Record<string, string>, limits: { bodyTimeout?: number } = {}) {
     const headers: Record<string, string> = { 'user-agent': this.#options.userAgent, ...extraHeaders, ...options.headers };
     if (options.token) headers.authorization = `Bearer ${options.token}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';

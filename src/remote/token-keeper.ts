@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import type { ServerConnection } from './server-connection.ts';
 
@@ -21,13 +22,14 @@ function loginCall(credentials: LoginCredentials): { path: string; body: Record<
   return { path: '/api/v1/auth/universal-auth/login', body: { clientId: credentials.clientId, clientSecret: credentials.clientSecret } };
 }
 
-interface TokenAnswer {
-  accessToken: string;
+const tokenAnswer = z.object({
+  accessToken: z.string(),
   /** Seconds the token lives from now (0: no TTL). */
-  expiresIn: number;
+  expiresIn: z.number(),
   /** Seconds from its creation after which it can no longer be renewed (0: none). */
-  accessTokenMaxTTL: number;
-}
+  accessTokenMaxTTL: z.number(),
+});
+type TokenAnswer = z.infer<typeof tokenAnswer>;
 
 interface HeldToken {
   value: string;
@@ -108,14 +110,14 @@ export class TokenKeeper {
 
   async #login(): Promise<HeldToken> {
     const { path, body } = loginCall(await this.#credentials());
-    const answer = await this.#server.call<TokenAnswer>('POST', path, { body });
+    const answer = await this.#server.call('POST', path, { body, answer: tokenAnswer });
     this.logins++;
     return held(answer, Date.now());
   }
 
   async #renew(token: HeldToken): Promise<HeldToken> {
     try {
-      const answer = await this.#server.call<TokenAnswer>('POST', '/api/v1/auth/token/renew', { body: { accessToken: token.value } });
+      const answer = await this.#server.call('POST', '/api/v1/auth/token/renew', { body: { accessToken: token.value }, answer: tokenAnswer });
       return held(answer, Date.now(), token.maxExpiresAt);
     } catch (error) {
       // revoked, or past its max TTL: a new login; the server away: the caller retries

@@ -10,6 +10,7 @@ import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { requireTagsBySlugs, tagsOfSecrets } from '../tags/tag-service.ts';
+import { type FolderRef, folderKey } from './folder-ref.ts';
 import { ImportResolver } from './import-resolver.ts';
 import { SecretCipher } from './secret-cipher.ts';
 import { ReferenceExpander } from './secret-references.ts';
@@ -136,18 +137,17 @@ export class SecretReader {
   }
 
   /**
-   * Of these "<environment id>:<path>" places of the project, those where the
-   * caller may read secrets: all an answer may name (a listing also depends on
-   * folders it reads through imports the caller may not read).
+   * Of these folders of the project, those where the caller may read secrets:
+   * all an answer may name (a listing also depends on folders it reads through
+   * imports the caller may not read).
    */
-  async readablePlaces(actor: Actor, projectId: string, places: Iterable<string>): Promise<string[]> {
+  async readablePlaces(actor: Actor, projectId: string, places: Iterable<FolderRef>): Promise<FolderRef[]> {
     const { db, permissions, lookups } = this.#deps;
     const permission = await permissions.forProject(actor, await lookups.requireProject(db, { id: projectId }));
     const slugs = new Map((await listEnvironments(db, projectId)).map((environment) => [environment.id, environment.slug]));
     return [...places].filter((place) => {
-      const separator = place.indexOf(':');
-      const environment = slugs.get(place.slice(0, separator));
-      return environment !== undefined && permission.can('read', 'secrets', { environment, secretPath: place.slice(separator + 1) });
+      const environment = slugs.get(place.environmentId);
+      return environment !== undefined && permission.can('read', 'secrets', { environment, secretPath: place.path });
     });
   }
 
@@ -171,7 +171,7 @@ export class SecretReader {
     }
     const imports = input.includeImports ? await this.#importedGroups(context, folders, input.importedTags ?? false) : undefined;
     if (input.dependencies) {
-      for (const folder of folders) input.dependencies.add(`${context.environment.id}:${folder.path}`);
+      for (const folder of folders) input.dependencies.add(folderKey({ environmentId: context.environment.id, path: folder.path }));
       for (const key of context.cache.readKeys()) input.dependencies.add(key);
     }
     return { context, path, secrets, imports, version };

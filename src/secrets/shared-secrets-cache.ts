@@ -2,6 +2,7 @@ import type { Executor } from '../db/database.ts';
 import type { Environment, Secret } from '../db/schema.ts';
 import { findFolderAtPath } from '../folders/folder-lookup.ts';
 import { formatSecretPath, parseSecretPath } from '../folders/secret-path.ts';
+import { folderKey } from './folder-ref.ts';
 import type { SecretCipher } from './secret-cipher.ts';
 import { listSecretsOfFolders } from './secret-store.ts';
 
@@ -32,7 +33,7 @@ export class SharedSecretsCache {
 
   get(environment: Pick<Environment, 'id'>, path: string): Promise<FolderSecrets> {
     const normalized = formatSecretPath(parseSecretPath(path));
-    const cacheKey = `${environment.id}:${normalized}`;
+    const cacheKey = folderKey({ environmentId: environment.id, path: normalized });
     let entry = this.#entries.get(cacheKey);
     if (!entry) {
       entry = this.#load(environment.id, normalized);

@@ -38,6 +38,7 @@ import { PrivilegeService } from '../privileges/privilege-service.ts';
 import { ProjectService } from '../projects/project-service.ts';
 import { RoleService } from '../roles/role-service.ts';
 import { SecretBatchService } from '../secrets/secret-batch-service.ts';
+import { OperatorListings } from '../secrets/operator-listing.ts';
 import { SecretReader } from '../secrets/secret-reader.ts';
 import { SecretService } from '../secrets/secret-service.ts';
 import { SecretTagging } from '../secrets/secret-tagging.ts';
@@ -127,6 +128,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     auditExport: new AuditExportService(deps),
     secrets: new SecretService(deps),
     secretReader,
+    operatorListings: new OperatorListings(secretReader, deps),
     secretBatch: new SecretBatchService(deps),
     secretTagging: new SecretTagging(deps),
     imports: new ImportService(deps),

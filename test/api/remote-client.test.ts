@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { AppError } from '../../src/errors.ts';
 import { ChangeFollower, type StreamedChange } from '../../src/remote/change-follower.ts';
-import { ServerConnection, ServerUnavailableError } from '../../src/remote/server-connection.ts';
+import { ServerConnection, ServerUnavailableError, UnexpectedAnswerError } from '../../src/remote/server-connection.ts';
+import { installationAnswer } from '../../src/wire/operator-wire.ts';
 import { TokenKeeper } from '../../src/remote/token-keeper.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { waitUntil } from '../support/event-stream.ts';
@@ -107,6 +109,29 @@ describe('TLS', () => {
     expect(refused).toBeInstanceOf(AppError);
     expect(refused).toMatchObject({ statusCode: 403 });
     await connection.close();
+  });
+
+  test('an answer is parsed with its wire schema: one of another shape fails the call, naming the field and never the value', async () => {
+    // something else at the server's URL: a 200 whose installation id is not a string
+    const impostor = createHttpServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ installationId: 42, revision: 'not-a-number-but-a-secret', cluster: null }));
+    });
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    const connection = new ServerConnection({ url: `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`, userAgent: USER_AGENT });
+    try {
+      const failure = await connection.call('GET', '/api/v1/operator/installation', { answer: installationAnswer }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(UnexpectedAnswerError);
+      expect((failure as Error).message).toMatch(/installationId.*revision/);
+      expect((failure as Error).message).not.toContain('not-a-number-but-a-secret');
+      // the real server's answer parses
+      const real = new ServerConnection({ url: base, userAgent: USER_AGENT });
+      const answer = await real.call('GET', '/api/v1/operator/installation', { token: fx.token, answer: installationAnswer }).finally(() => real.close());
+      expect(answer).toEqual({ installationId: expect.any(String), revision: expect.any(Number), cluster: null });
+    } finally {
+      await connection.close();
+      impostor.close();
+    }
   });
 });
 

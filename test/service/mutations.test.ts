@@ -68,6 +68,7 @@ const READS = new Set([
   'secretReader.get',
   'secretReader.foldersRead',
   'secretReader.readablePlaces',
+  'operatorListings.list',
   'userLogin.organizations',
   'imports.list',
   'imports.get',

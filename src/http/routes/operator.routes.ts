@@ -1,12 +1,27 @@
-import { z } from 'zod';
-import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
-import { integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { installationSeenBy } from '../../installation/installation-view.ts';
-import { listSecretsForOperator } from '../../operator/port/in-process.ts';
-import { bigInteger, environmentSlug, flag, id, optional, path, required, stringRecord, text } from '../../validation/input.ts';
+import {
+  authorizeUseAnswer,
+  authorizeUseBody,
+  claimantAnswer,
+  claimantQuery,
+  declareClaimAnswer,
+  declareClaimBody,
+  deleteIntegrationQuery,
+  installationAnswer,
+  integrationAnswer,
+  integrationParams,
+  messageAnswer,
+  operatorListingAnswer,
+  operatorSecretsQuery,
+  reloadResultBody,
+  releaseClaimAnswer,
+  releaseClaimBody,
+  syncResultBody,
+  upsertIntegrationBody,
+} from '../../wire/operator-wire.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';
 
 /**
@@ -22,33 +37,6 @@ const who =
 /** The rule every cluster-keyed route follows (src/clusters/acting-cluster.ts). */
 const acting =
   'The cluster is the one the credential is bound to (a registered cluster, `POST /api/v1/clusters/{clusterId}/identities`), never a request field: a caller bound to no cluster is refused (403 `ClusterNotBound`), and a `cluster` field naming another cluster is refused (403 `ClusterMismatch`); it may be left out.';
-const clusterField = clusterNameSchema
-  .optional()
-  .describe('The cluster the credential acts for (checked, never trusted); may be left out.')
-  .meta({ examples: ['cluster-b'] });
-
-const place = {
-  cluster: clusterField,
-  namespace: namespaceNameSchema.describe('A namespace of that cluster.'),
-};
-const claimant = z
-  .object({
-    ...place,
-    name: required(253).describe("The SecretsProject's name."),
-    uid: required(128).describe("The SecretsProject's `metadata.uid`: a resource deleted and made again is another claimant."),
-  })
-  .describe('The SecretsProject that declares the project.');
-const claimantResponse = z.object({ cluster: z.string(), namespace: z.string(), name: z.string(), uid: z.string() });
-const managedBy = required(253 + 64).describe('`<namespace>/<name>` of the Integration resource.');
-
-/** Most places one sync reads: 11 sources, each with imports and references (a generous bound). */
-const MAX_READ_PLACES = 10_000;
-const readPlace = z.object({
-  environmentId: id().describe("The environment's id."),
-  path: path(),
-  recursive: z.boolean().describe('And every folder below it.'),
-});
-
 /** Examples the API reference shows (one project, cluster and namespace throughout). */
 const PROJECT = '6f1c2a9e-4b7d-4e21-9a3c-1d5e8f0b7c42';
 const ENVIRONMENT = '9e2b4d6f-8a1c-4e3f-b5d7-2c4e6a8b0d13';
@@ -69,16 +57,7 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           effects: reads(),
         }),
         response: {
-          200: z
-            .object({
-              installationId: z.string().describe('The installation id.'),
-              revision: z.number().describe('The newest committed change-log revision of the projects the caller may read (0 before any).'),
-              cluster: z
-                .string()
-                .nullable()
-                .describe('The registered cluster the credential acts for (null: none); an operator checks it against its own configuration at start.'),
-            })
-            .meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42, cluster: 'cluster-b' }] }),
+          200: installationAnswer.meta({ examples: [{ installationId: '7c1e9a3b-5d2f-4e8a-9b6c-1f3a5c7e9b20', revision: 42, cluster: 'cluster-b' }] }),
         },
       },
     },
@@ -97,18 +76,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           effects: changes('Creates the project (and the namespace grant of origin `created`) or records the claim.', 'create-project'),
           errors: [400],
         }),
-        body: z
-          .object({
-            claimant,
-            slug: required(36).describe('The project slug the SecretsProject asks for.'),
-            name: required(64).describe('The project name the SecretsProject asks for.'),
-          })
-          .meta({ examples: [{ claimant: CLAIMANT, slug: 'web-shop', name: 'Web Shop' }] }),
-        response: {
-          200: z
-            .object({ projectId: z.string().describe("The project's id."), created: z.boolean().describe('Whether this call created it.') })
-            .meta({ examples: [{ projectId: PROJECT, created: true }] }),
-        },
+        body: declareClaimBody.meta({ examples: [{ claimant: CLAIMANT, slug: 'web-shop', name: 'Web Shop' }] }),
+        response: { 200: declareClaimAnswer.meta({ examples: [{ projectId: PROJECT, created: true }] }) },
       },
     },
     async (request) => projectClaims.declare(request.actor, request.body.claimant, { slug: request.body.slug, name: request.body.name }),
@@ -125,12 +94,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: orgPermission('create', 'workspace'),
           effects: changes('Deletes the claim (and the project when asked and allowed).', 'delete-project'),
         }),
-        body: z
-          .object({ claimant, deleteProject: z.boolean().describe('Delete the project too (only one the claimant created).') })
-          .meta({ examples: [{ claimant: CLAIMANT, deleteProject: false }] }),
-        response: {
-          200: z.object({ outcome: z.enum(['deleted', 'released', 'none']).describe('What happened: the project deleted, the claim released, or no claim.') }),
-        },
+        body: releaseClaimBody.meta({ examples: [{ claimant: CLAIMANT, deleteProject: false }] }),
+        response: { 200: releaseClaimAnswer },
       },
     },
     async (request) => ({ outcome: await projectClaims.release(request.actor, request.body.claimant, request.body.deleteProject) }),
@@ -147,19 +112,10 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: projectPermission('read', 'secrets'),
           effects: reads(),
         }),
-        body: z
-          .object({
-            declaring: claimant
-              .extend({ allowedNamespaces: z.array(namespaceNameSchema.describe('A namespace.')).max(1000).describe("The SecretsProject's `spec.allowedNamespaces`.") })
-              .describe('The SecretsProject that declares the project.'),
-            using: z.object(place).describe('Where the resource that wants the project lives.'),
-          })
-          .meta({ examples: [{ declaring: { ...CLAIMANT, allowedNamespaces: ['shop-staging'] }, using: { cluster: 'cluster-b', namespace: 'shop-staging' } }] }),
-        response: {
-          200: z
-            .object({ projectId: z.string().describe("The project's id."), slug: z.string().describe("The project's slug.") })
-            .meta({ examples: [{ projectId: PROJECT, slug: 'web-shop' }] }),
-        },
+        body: authorizeUseBody.meta({
+          examples: [{ declaring: { ...CLAIMANT, allowedNamespaces: ['shop-staging'] }, using: { cluster: 'cluster-b', namespace: 'shop-staging' } }],
+        }),
+        response: { 200: authorizeUseAnswer.meta({ examples: [{ projectId: PROJECT, slug: 'web-shop' }] }) },
       },
     },
     async (request) => projectClaims.authorizeUse(request.actor, request.body.declaring, request.body.using),
@@ -176,11 +132,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: 'The operator credential of that cluster, or a project admin (`create` on `namespace-grants`); 404 for anyone else.',
           effects: reads(),
         }),
-        querystring: z.object({
-          cluster: optional(clusterNameSchema).describe('The cluster; the one the credential acts for when absent (400 when it acts for none).'),
-          slug: required(36).describe("The project's slug."),
-        }),
-        response: { 200: z.object({ claimant: claimantResponse.describe('The declaring SecretsProject.') }).meta({ examples: [{ claimant: CLAIMANT }] }) },
+        querystring: claimantQuery,
+        response: { 200: claimantAnswer.meta({ examples: [{ claimant: CLAIMANT }] }) },
       },
     },
     async (request) => {
@@ -203,39 +156,22 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: `An operator credential bound to a registered cluster, with ${projectPermission('edit', 'integrations')} (\`create\` for a new record), and \`read\` on \`secrets\` at its environment and path.`,
           effects: changes('Creates or updates the integration record.', 'create-integration'),
         }),
-        body: z
-          .object({
-            cluster: clusterField,
-            managedBy,
-            projectId: id().describe("The project's id."),
-            environment: environmentSlug(),
-            secretPath: path(),
-            app: required(253).describe('The Secret the operator writes.'),
-            owner: namespaceNameSchema.describe('The namespace of the resource.'),
-            targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
-            isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
-            metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
-            reloads: z
-              .boolean()
-              .optional()
-              .describe('The resource rolls workloads (spec.reload): the revision barrier waits for its reload too. The stored value when absent.'),
-          })
-          .meta({
-            examples: [
-              {
-                cluster: 'cluster-b',
-                managedBy: 'shop/app',
-                projectId: PROJECT,
-                environment: 'dev',
-                secretPath: '/',
-                app: 'app-secrets',
-                owner: 'shop',
-                targetEnvironment: 'shop',
-                metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' },
-              },
-            ],
-          }),
-        response: { 200: z.object({ integration: integrationSchema }) },
+        body: upsertIntegrationBody.meta({
+          examples: [
+            {
+              cluster: 'cluster-b',
+              managedBy: 'shop/app',
+              projectId: PROJECT,
+              environment: 'dev',
+              secretPath: '/',
+              app: 'app-secrets',
+              owner: 'shop',
+              targetEnvironment: 'shop',
+              metadata: { cluster: 'cluster-b', namespace: 'shop', name: 'app' },
+            },
+          ],
+        }),
+        response: { 200: integrationAnswer },
       },
     },
     async (request) => ({ integration: await integrations.upsertManaged(request.actor, request.body) }),
@@ -252,11 +188,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: `An operator credential bound to a registered cluster, with ${projectPermission('delete', 'integrations')}`,
           effects: changes('Deletes the integration record.', 'delete-integration'),
         }),
-        querystring: z.object({
-          cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
-          managedBy,
-        }),
-        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+        querystring: deleteIntegrationQuery,
+        response: { 200: messageAnswer },
       },
     },
     async (request) => {
@@ -276,25 +209,11 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: 'The operator credential of the cluster whose Integration resource keeps the record (a capability of its cluster binding, not a project role).',
           effects: "Stores the outcome; no audit entry and no change (the record's settings did not change).",
         }),
-        params: z.object({ integrationId: id().describe("The integration's id.") }),
-        body: z
-          .object({
-            isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
-            syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
-            syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER)
-              .nullable()
-              .optional()
-              .describe('The change-log revision the Secret reflects; the stored one when absent (a failed sync changed nothing).'),
-            places: z
-              .array(readPlace)
-              .max(MAX_READ_PLACES)
-              .optional()
-              .describe(
-                'Every place the sync read (its sources, recursive ones with what lies below, and the folders read through imports and references); the stored list when absent. The revision barrier decides with it which writes reached the Secret.',
-              ),
-          })
-          .meta({ examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42, places: [{ environmentId: ENVIRONMENT, path: '/', recursive: false }] }] }),
-        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+        params: integrationParams,
+        body: syncResultBody.meta({
+          examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42, places: [{ environmentId: ENVIRONMENT, path: '/', recursive: false }] }],
+        }),
+        response: { 200: messageAnswer },
       },
     },
     async (request) => {
@@ -314,11 +233,9 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: 'The operator credential of the cluster whose Integration resource keeps the record.',
           effects: "Stores the revision; no audit entry and no change (the record's settings did not change).",
         }),
-        params: z.object({ integrationId: id().describe("The integration's id.") }),
-        body: z
-          .object({ reloadedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).describe('The change-log revision the workloads reflect.') })
-          .meta({ examples: [{ reloadedRevision: 42 }] }),
-        response: { 200: z.object({ message: z.string().describe('What happened.') }) },
+        params: integrationParams,
+        body: reloadResultBody.meta({ examples: [{ reloadedRevision: 42 }] }),
+        response: { 200: messageAnswer },
       },
     },
     async (request) => {
@@ -338,60 +255,27 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           permission: projectPermission('read', 'secrets', 'path'),
           effects: reads('get-secrets'),
         }),
-        querystring: z.object({
-          projectId: id().describe("The project's id."),
-          environment: environmentSlug(),
-          secretPath: path(),
-          recursive: flag(false).describe('Also the folders below the path.'),
-          includeImports: flag(true).describe('Also what the folders import.'),
-          fresh: flag(false).describe(
-            'Read from the database rather than the listing shared while the project revision stays the same (`coffer.dev/force-sync`: repairs a change made outside the change log).',
-          ),
-        }),
+        querystring: operatorSecretsQuery,
         response: {
-          200: z
-            .object({
-              secrets: z
-                .array(z.object({ key: z.string(), value: z.string(), path: z.string(), tags: z.array(z.string()).describe('Tag slugs.') }))
-                .describe("The folder's own secrets (and those below it)."),
-              imports: z
-                .array(
-                  z.object({
-                    environment: z.string(),
-                    path: z.string(),
-                    secrets: z.array(z.object({ key: z.string(), value: z.string(), tags: z.array(z.string()).describe('Tag slugs.') })),
-                  }),
-                )
-                .describe('Imported groups, in position order.'),
-              environmentId: z.string().describe("The source environment's id."),
-              reads: z
-                .array(z.object({ environmentId: z.string(), path: z.string() }))
-                .describe('Every folder the listing read where the caller may read secrets (never the name of one it may not read).'),
-            })
-            .meta({
-              examples: [
-                {
-                  secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/', tags: ['backend'] }],
-                  imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info', tags: [] }] }],
-                  environmentId: ENVIRONMENT,
-                  reads: [
-                    { environmentId: ENVIRONMENT, path: '/' },
-                    { environmentId: ENVIRONMENT, path: '/shared' },
-                  ],
-                },
-              ],
-            }),
+          200: operatorListingAnswer.meta({
+            examples: [
+              {
+                secrets: [{ key: 'DATABASE_PASSWORD', value: 's3cr3t', path: '/', tags: ['backend'] }],
+                imports: [{ environment: 'dev', path: '/shared', secrets: [{ key: 'LOG_LEVEL', value: 'info', tags: [] }] }],
+                environmentId: ENVIRONMENT,
+                reads: [
+                  { environmentId: ENVIRONMENT, path: '/' },
+                  { environmentId: ENVIRONMENT, path: '/shared' },
+                ],
+              },
+            ],
+          }),
         },
       },
     },
     async (request) => {
       const { projectId, environment, secretPath, recursive, includeImports, fresh } = request.query;
-      const listing = await listSecretsForOperator(
-        services,
-        request.actor,
-        { projectId, environment, path: secretPath, recursive, includeImports },
-        { fresh, answered: true },
-      );
+      const listing = await services.operatorListings.list(request.actor, { projectId, environment, path: secretPath, recursive, includeImports }, { fresh });
       // a listing authenticated just before the caller's token was revoked may hold writes made after: not sent
       await services.auth.assertStillValid(request.actor);
       return listing;

@@ -1,6 +1,7 @@
 import type { PermissionNeed } from '../../permissions/operator-role.ts';
 import type { ChangeKind } from '../../changes/change-feed.ts';
 import type { ReadPlace } from '../../changes/read-places.ts';
+import type { OperatorListing, SecretSource } from '../../secrets/operator-listing.ts';
 
 /**
  * The operator's port to Coffer: every call the controllers make, and nothing
@@ -186,46 +187,10 @@ export interface IntegrationsPort {
   get(integrationId: string): Promise<IntegrationRecord>;
 }
 
-/** What an Integration reads: a folder of an environment, maybe with what lies below it and what it imports. */
-export interface SecretSource {
-  projectId: string;
-  environment: string;
-  path: string;
-  recursive: boolean;
-  includeImports: boolean;
-}
-
-/** A folder of an environment, by environment id. */
-export interface FolderRef {
-  environmentId: string;
-  path: string;
-}
-
-export interface SourcedSecret {
-  key: string;
-  value: string;
-  /** The folder it lives in (below the source path when recursive). */
-  path: string;
-  /** The slugs of its tags. */
-  tags: string[];
-}
-
-export interface ImportedSecrets {
-  environment: string;
-  path: string;
-  secrets: { key: string; value: string; tags: string[] }[];
-}
-
-export interface SecretListing {
-  /** Shared secrets (never a user's personal ones), references expanded. */
-  secrets: SourcedSecret[];
-  /** Imported groups in position order. */
-  imports: ImportedSecrets[];
-  /** The source environment's id. */
-  environmentId: string;
-  /** Every folder the listing read: its own, imported and referenced ones. */
-  reads: FolderRef[];
-}
+export type { FolderRef } from '../../secrets/folder-ref.ts';
+export type { ImportedSecrets, SecretSource, SourcedSecret } from '../../secrets/operator-listing.ts';
+/** What an operator syncs from one source: produced by the secrets domain (OperatorListings), in process and over HTTP alike. */
+export type SecretListing = OperatorListing;
 
 export interface SecretsPort {
   /**

@@ -2,6 +2,7 @@ import type { Actor } from '../../actor/actor.ts';
 import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
+import { NotFoundError } from '../../errors.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
 import type { Services } from '../../services/container.ts';
@@ -9,7 +10,6 @@ import type {
   Change,
   ChangeStream,
   CofferPort,
-  FolderRef,
   ImportLocation,
   ImportsPort,
   IntegrationRecord,
@@ -17,10 +17,18 @@ import type {
   Project,
   ProjectsPort,
   SecretImport,
-  SecretListing,
-  SecretSource,
   SecretsPort,
 } from './coffer-port.ts';
+
+/**
+ * What the in-process port uses of the services: the ones the API routes of the same calls use (so a call
+ * is checked and audited alike in process and over HTTP, test/service/operator-port-contract.test.ts), and
+ * the database only to subscribe to the change log and to read the installation id and the organization.
+ */
+export type OperatorServices = Pick<
+  Services,
+  'db' | 'database' | 'changes' | 'identities' | 'projectClaims' | 'projects' | 'environments' | 'imports' | 'integrations' | 'operatorListings'
+>;
 
 /** The machine identity the in-process operator acts as; its calls are audited as k8-operator. */
 export const OPERATOR_IDENTITY_NAME = 'coffer-operator';
@@ -39,7 +47,7 @@ export interface InProcessOptions {
  * while there is no organization to act in (the instance is not bootstrapped,
  * or COFFER_OPERATOR_ORG must name one of several).
  */
-export async function connectInProcess(services: Services, options: InProcessOptions): Promise<CofferPort | undefined> {
+export async function connectInProcess(services: OperatorServices, options: InProcessOptions): Promise<CofferPort | undefined> {
   const actor = await operatorActor(services, options);
   if (!actor) return undefined;
   const installationId = await installationIdOf(services.db);
@@ -53,7 +61,7 @@ export async function connectInProcess(services: Services, options: InProcessOpt
   };
 }
 
-async function operatorActor(services: Services, options: InProcessOptions): Promise<Actor | undefined> {
+async function operatorActor(services: OperatorServices, options: InProcessOptions): Promise<Actor | undefined> {
   const organization = await findSingleOrganization(services.db, options.organization);
   if (!organization) return undefined;
   const identity = await services.identities.ensureServiceIdentity(organization.id, OPERATOR_IDENTITY_NAME, 'admin');
@@ -73,7 +81,7 @@ async function operatorActor(services: Services, options: InProcessOptions): Pro
 }
 
 /** The change feed; the operator's own integration-record writes are recorded quietly (no wake-up) and marked as its own. */
-function changeStream(services: Services): ChangeStream {
+function changeStream(services: OperatorServices): ChangeStream {
   const { changes, database } = services;
   const toChange = (record: ChangeRecord): Change => ({
     revision: record.revision,
@@ -97,7 +105,7 @@ function changeStream(services: Services): ChangeStream {
   };
 }
 
-function projectsPort(services: Services, actor: Actor): ProjectsPort {
+function projectsPort(services: OperatorServices, actor: Actor): ProjectsPort {
   const { projectClaims, projects, environments } = services;
   const get = async (projectId: string): Promise<Project> => {
     const { id, slug, name, autoCapitalization, environments: list } = await projects.get(actor, projectId);
@@ -128,14 +136,16 @@ function projectsPort(services: Services, actor: Actor): ProjectsPort {
     async updateEnvironment(projectId, environmentId, changes) {
       await environments.update(actor, projectId, environmentId, changes);
     },
+    // as over HTTP: the project as the operator may read it (its permission check), then the environment of the slug
     async environmentBySlug(projectId, slug) {
-      const { id, name } = await services.lookups.requireEnvironment(services.db, projectId, slug);
-      return { id, slug, name };
+      const found = (await get(projectId)).environments.find((environment) => environment.slug === slug);
+      if (!found) throw new NotFoundError(`Environment with slug '${slug}' in project '${projectId}' not found`);
+      return found;
     },
   };
 }
 
-function importsPort(services: Services, actor: Actor): ImportsPort {
+function importsPort(services: OperatorServices, actor: Actor): ImportsPort {
   const { imports } = services;
   const toImport = (response: { id: string; position: number; importPath: string; importEnv: { slug: string } }): SecretImport => ({
     id: response.id,
@@ -153,7 +163,7 @@ function importsPort(services: Services, actor: Actor): ImportsPort {
   };
 }
 
-function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
+function integrationsPort(services: OperatorServices, actor: Actor): IntegrationsPort {
   const { integrations } = services;
   const toRecord = (response: { id: string; isActive: boolean; envId: string; secretPath: string }): IntegrationRecord => ({
     id: response.id,
@@ -163,64 +173,16 @@ function integrationsPort(services: Services, actor: Actor): IntegrationsPort {
   });
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
-    recordSyncResult: (integrationId, result) => integrations.recordSyncResult(integrationId, result),
-    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResult(integrationId, reloadedRevision),
+    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result),
+    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResultAs(actor, integrationId, reloadedRevision),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
 }
 
-function secretsPort(services: Services, actor: Actor): SecretsPort {
+function secretsPort(services: OperatorServices, actor: Actor): SecretsPort {
   return {
     // one listing is one request to the caches: the versions are read once, when it starts (caches/README.md)
-    list: (source, options) => runInCacheRequestScope({}, () => listSecretsForOperator(services, actor, source, options)),
+    list: (source, options) => runInCacheRequestScope({}, () => services.operatorListings.list(actor, source, options)),
   };
-}
-
-/**
- * A source's shared secrets, imports and every folder read, as an operator syncs them (in process, and, `answered`,
- * for an operator in another cluster through /api/v1/operator/secrets: then only the folders the caller may read).
- */
-export async function listSecretsForOperator(
-  services: Services,
-  actor: Actor,
-  source: SecretSource,
-  options: { fresh?: boolean; answered?: boolean } = {},
-): Promise<SecretListing> {
-  const dependencies = new Set<string>();
-  const listing = await services.secretReader.list(actor, {
-    workspaceId: source.projectId,
-    environment: source.environment,
-    secretPath: source.path,
-    recursive: source.recursive,
-    includeImports: source.includeImports,
-    expandSecretReferences: true,
-    dependencies,
-    importedTags: true,
-    fresh: options.fresh ?? false,
-  });
-  // the reader names each folder "<environment id>:<path>" whose content reached the listing (places the caller
-  // may read, and what those import), the listed environment's own first; an answer (to an operator in another
-  // cluster) names only those its caller may read (its stream shows no other's changes); a recursive listing may
-  // have read none
-  const places = options.answered ? await services.secretReader.readablePlaces(actor, source.projectId, dependencies) : [...dependencies];
-  const reads = places.map(toFolderRef);
-  const environmentId = reads[0]?.environmentId ?? (await services.lookups.requireEnvironment(services.db, source.projectId, source.environment)).id;
-  return {
-    secrets: listing.secrets
-      .filter((secret) => secret.type === 'shared')
-      .map((secret) => ({ key: secret.secretKey, value: secret.secretValue, path: secret.secretPath, tags: secret.tags.map((tag) => tag.slug) })),
-    imports: (listing.imports ?? []).map((group) => ({
-      environment: group.environment,
-      path: group.secretPath,
-      secrets: group.secrets.map((secret) => ({ key: secret.secretKey, value: secret.secretValue, tags: secret.tags.map((tag) => tag.slug) })),
-    })),
-    environmentId,
-    reads,
-  };
-}
-
-function toFolderRef(read: string): FolderRef {
-  const separator = read.indexOf(':');
-  return { environmentId: read.slice(0, separator), path: read.slice(separator + 1) };
 }

@@ -1,0 +1,204 @@
+import { z } from 'zod';
+import { CHANGE_KINDS } from '../changes/change-feed.ts';
+import { clusterNameSchema, namespaceNameSchema } from '../grants/grant-schema.ts';
+import { integrationSchema } from '../integrations/integration-schema.ts';
+import { effectivePermissionsSchema } from '../permissions/permission-schema.ts';
+import { bigInteger, environmentSlug, flag, id, optional, path, required, stringRecord, text } from '../validation/input.ts';
+
+/**
+ * The wire of the operator port (src/operator/port/coffer-port.ts) over HTTP: the
+ * zod schemas of /api/v1/operator/* (the routes validate and document with them),
+ * the parts of the public answers an operator reads, and the data of the change
+ * stream's events. The remote client (src/remote/) parses every answer and event
+ * with them: a server that answers another shape fails the call, it is never cast.
+ */
+
+// ---- /api/v1/operator/* requests ----
+
+const clusterField = clusterNameSchema
+  .optional()
+  .describe('The cluster the credential acts for (checked, never trusted); may be left out.')
+  .meta({ examples: ['cluster-b'] });
+
+const place = {
+  cluster: clusterField,
+  namespace: namespaceNameSchema.describe('A namespace of that cluster.'),
+};
+
+const claimant = z
+  .object({
+    ...place,
+    name: required(253).describe("The SecretsProject's name."),
+    uid: required(128).describe("The SecretsProject's `metadata.uid`: a resource deleted and made again is another claimant."),
+  })
+  .describe('The SecretsProject that declares the project.');
+
+const managedBy = required(253 + 64).describe('`<namespace>/<name>` of the Integration resource.');
+
+/** Most places one sync reads: 11 sources, each with imports and references (a generous bound). */
+const MAX_READ_PLACES = 10_000;
+
+const readPlace = z.object({
+  environmentId: id().describe("The environment's id."),
+  path: path(),
+  recursive: z.boolean().describe('And every folder below it.'),
+});
+
+export const declareClaimBody = z.object({
+  claimant,
+  slug: required(36).describe('The project slug the SecretsProject asks for.'),
+  name: required(64).describe('The project name the SecretsProject asks for.'),
+});
+
+export const releaseClaimBody = z.object({ claimant, deleteProject: z.boolean().describe('Delete the project too (only one the claimant created).') });
+
+export const authorizeUseBody = z.object({
+  declaring: claimant
+    .extend({ allowedNamespaces: z.array(namespaceNameSchema.describe('A namespace.')).max(1000).describe("The SecretsProject's `spec.allowedNamespaces`.") })
+    .describe('The SecretsProject that declares the project.'),
+  using: z.object(place).describe('Where the resource that wants the project lives.'),
+});
+
+export const claimantQuery = z.object({
+  cluster: optional(clusterNameSchema).describe('The cluster; the one the credential acts for when absent (400 when it acts for none).'),
+  slug: required(36).describe("The project's slug."),
+});
+
+export const upsertIntegrationBody = z.object({
+  cluster: clusterField,
+  managedBy,
+  projectId: id().describe("The project's id."),
+  environment: environmentSlug(),
+  secretPath: path(),
+  app: required(253).describe('The Secret the operator writes.'),
+  owner: namespaceNameSchema.describe('The namespace of the resource.'),
+  targetEnvironment: namespaceNameSchema.describe('The namespace of the Secret.'),
+  isActive: z.boolean().optional().describe('Pause (false) or resume (true) the sync; the stored value when absent.'),
+  metadata: stringRecord().optional().describe('Where the resource lives: installation, cluster, namespace, name, uid.'),
+  reloads: z.boolean().optional().describe('The resource rolls workloads (spec.reload): the revision barrier waits for its reload too. The stored value when absent.'),
+});
+
+export const deleteIntegrationQuery = z.object({
+  cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
+  managedBy,
+});
+
+export const integrationParams = z.object({ integrationId: id().describe("The integration's id.") });
+
+export const syncResultBody = z.object({
+  isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
+  syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
+  syncedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER)
+    .nullable()
+    .optional()
+    .describe('The change-log revision the Secret reflects; the stored one when absent (a failed sync changed nothing).'),
+  places: z
+    .array(readPlace)
+    .max(MAX_READ_PLACES)
+    .optional()
+    .describe(
+      'Every place the sync read (its sources, recursive ones with what lies below, and the folders read through imports and references); the stored list when absent. The revision barrier decides with it which writes reached the Secret.',
+    ),
+});
+
+export const reloadResultBody = z.object({
+  reloadedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).describe('The change-log revision the workloads reflect.'),
+});
+
+export const operatorSecretsQuery = z.object({
+  projectId: id().describe("The project's id."),
+  environment: environmentSlug(),
+  secretPath: path(),
+  recursive: flag(false).describe('Also the folders below the path.'),
+  includeImports: flag(true).describe('Also what the folders import.'),
+  fresh: flag(false).describe(
+    'Read from the database rather than the listing shared while the project revision stays the same (`coffer.dev/force-sync`: repairs a change made outside the change log).',
+  ),
+});
+
+// ---- /api/v1/operator/* answers ----
+
+export const installationAnswer = z.object({
+  installationId: z.string().describe('The installation id.'),
+  revision: z.number().describe('The newest committed change-log revision of the projects the caller may read (0 before any).'),
+  cluster: z.string().nullable().describe('The registered cluster the credential acts for (null: none); an operator checks it against its own configuration at start.'),
+});
+
+export const declareClaimAnswer = z.object({ projectId: z.string().describe("The project's id."), created: z.boolean().describe('Whether this call created it.') });
+
+export const releaseClaimAnswer = z.object({
+  outcome: z.enum(['deleted', 'released', 'none']).describe('What happened: the project deleted, the claim released, or no claim.'),
+});
+
+export const authorizeUseAnswer = z.object({ projectId: z.string().describe("The project's id."), slug: z.string().describe("The project's slug.") });
+
+export const claimantAnswer = z.object({
+  claimant: z.object({ cluster: z.string(), namespace: z.string(), name: z.string(), uid: z.string() }).describe('The declaring SecretsProject.'),
+});
+
+export const integrationAnswer = z.object({ integration: integrationSchema });
+
+export const messageAnswer = z.object({ message: z.string().describe('What happened.') });
+
+const taggedValue = { key: z.string(), value: z.string(), tags: z.array(z.string()).describe('Tag slugs.') };
+
+export const operatorListingAnswer = z.object({
+  secrets: z.array(z.object({ ...taggedValue, path: z.string() })).describe("The folder's own secrets (and those below it)."),
+  imports: z.array(z.object({ environment: z.string(), path: z.string(), secrets: z.array(z.object(taggedValue)) })).describe('Imported groups, in position order.'),
+  environmentId: z.string().describe("The source environment's id."),
+  reads: z
+    .array(z.object({ environmentId: z.string(), path: z.string() }))
+    .describe('Every folder the listing read where the caller may read secrets (never the name of one it may not read).'),
+});
+
+// ---- the parts of public answers the operator reads (their routes answer more) ----
+
+const environmentFields = { id: z.string(), slug: z.string(), name: z.string() };
+
+/** GET /api/v1/workspace/{id} */
+export const workspaceAnswer = z.object({
+  workspace: z.object({
+    id: z.string(),
+    slug: z.string(),
+    name: z.string(),
+    autoCapitalization: z.boolean(),
+    environments: z.array(z.object(environmentFields)),
+  }),
+});
+
+/** GET /api/v1/workspace/{id}/environments/{envId} */
+export const environmentAnswer = z.object({ environment: z.object({ ...environmentFields, position: z.number() }) });
+
+/** GET /api/v1/workspace/{id}/effective-permissions */
+export const effectivePermissionsAnswer = effectivePermissionsSchema.pick({ permissions: true });
+
+const importFields = z.object({ id: z.string(), position: z.number(), importPath: z.string(), importEnv: z.object({ slug: z.string() }) });
+
+/** /api/v1/secret-imports/{id} (GET, POST, PATCH) */
+export const secretImportAnswer = z.object({ secretImport: importFields });
+
+/** GET /api/v1/secret-imports */
+export const secretImportsAnswer = z.object({ secretImports: z.array(importFields) });
+
+// ---- GET /api/v1/changes/stream: the data of each event ----
+
+/** `ready` and `ping`: every change up to `revision` the caller may read was sent. */
+export const revisionEvent = z.object({ revision: z.number() });
+
+/** `reset`: the revision to resume after is not in the server's log; list again, then follow from `revision`. */
+export const resetEvent = z.object({ revision: z.number(), reason: z.string(), message: z.string() });
+
+/** `change`: one committed change the caller may read; the place, never a key or a value. */
+export const changeEvent = z.object({
+  revision: z.number(),
+  kind: z.enum(CHANGE_KINDS),
+  projectId: z.string(),
+  environmentId: z.string().nullable(),
+  environment: z.string().nullable(),
+  secretPath: z.string().nullable(),
+  time: z.string(),
+});
+export type ChangeEvent = z.infer<typeof changeEvent>;
+
+/** `error`, then the end of the stream: why the caller may read no more. */
+export const streamErrorEvent = z.object({ message: z.string().optional(), statusCode: z.number().optional() }).loose();
