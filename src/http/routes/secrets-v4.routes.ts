@@ -120,6 +120,8 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
         version: query.version,
         includeImports: includeImportsOf(query, v4Reads.includeImports),
         expandSecretReferences: query.expandSecretReferences,
+        // the console reads a value only when its user reveals it
+        reveal: request.viaConsole && query.viewSecretValue,
       });
       return { secret: { ...withValueVisibility(secret, query.viewSecretValue), secretPath: query.secretPath } };
     },
