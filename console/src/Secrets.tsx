@@ -102,7 +102,7 @@ export function Secrets({ project }: { project: Project }) {
           {folders.map((folder) => (
             <li key={folder.id}>
               <button type="button" className="link" onClick={() => go(project, { ...place, secretPath: childPath(place.secretPath, folder.name) })}>
-                📁 {folder.name}
+                {folder.name}/
               </button>
             </li>
           ))}
