@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { api, type Project, type Session } from './api.ts';
+import { Access } from './Access.tsx';
 import { Audit } from './Audit.tsx';
 import { Compare } from './Compare.tsx';
 import { Projects } from './Projects.tsx';
@@ -7,7 +8,7 @@ import { navigate, useLocation } from './router.ts';
 import { Secrets } from './Secrets.tsx';
 import { ThemeToggle } from './ThemeToggle.tsx';
 
-const PROJECT_PATH = /^\/projects\/([^/]+)(\/compare|\/audit)?$/;
+const PROJECT_PATH = /^\/projects\/([^/]+)(\/compare|\/audit|\/access)?$/;
 
 export function Shell({ session, onSessionChanged, onSignedOut }: { session: Session; onSessionChanged: () => Promise<void>; onSignedOut: () => void }) {
   const url = useLocation();
@@ -89,6 +90,13 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
             >
               Audit log
             </a>
+            <a
+              href={`/projects/${project.id}/access`}
+              aria-current={match?.[2] === '/access' ? 'page' : undefined}
+              onClick={(event) => (event.preventDefault(), navigate(`/projects/${project.id}/access`))}
+            >
+              Access
+            </a>
           </nav>
         )}
         <span className="spacer" />
@@ -106,6 +114,7 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
         {project && !match?.[2] && <Secrets key={project.id} project={project} />}
         {project && match?.[2] === '/compare' && <Compare key={project.id} project={project} />}
         {project && match?.[2] === '/audit' && <Audit key={project.id} project={project} />}
+        {project && match?.[2] === '/access' && <Access key={project.id} project={project} />}
       </main>
     </>
   );

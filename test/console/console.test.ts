@@ -6,7 +6,7 @@ import { ADMIN, launchBrowser, startConsoleServer } from './console-server.ts';
 
 /**
  * The console in a real browser (one chromium for the file, one page through the journey): sign in by keyboard →
- * create a project → add secrets → compare environments → reveal (audited) → edit → roll back, with an
+ * create a project → add secrets → compare environments → reveal (audited) → the project's access → edit → roll back, with an
  * accessibility check of every screen in both themes, no value in the page or the network before it is revealed,
  * a value of HTML shown as text, and a forged write refused.
  */
@@ -127,6 +127,12 @@ test('sign in by keyboard, create a project, add secrets, compare, reveal, edit 
   await page.getByRole('button', { name: 'Filter' }).click();
   await expect.poll(() => page.locator('td.event', { hasText: 'reveal-secret' }).count()).toBe(2);
   await expectAccessible('audit log');
+
+  await page.getByRole('link', { name: 'Access' }).click();
+  await page.getByRole('heading', { name: 'Journey: access' }).waitFor();
+  await page.getByRole('row', { name: `${ADMIN.email} admin` }).waitFor();
+  await page.getByText('No machine identity can reach this project.').waitFor();
+  await expectAccessible('access');
 
   // edit in dev, then roll back to the first version
   await page.getByRole('link', { name: 'Secrets' }).click();
