@@ -41,6 +41,11 @@ try {
   await page.getByRole('link', { name: 'Audit log' }).click();
   await page.locator('td.event').first().waitFor();
   await shot('audit-log');
+  await page.getByRole('link', { name: 'Access' }).click();
+  await page.getByRole('heading', { name: 'Payments: access' }).waitFor();
+  // the seeding identity made the project: it is the member listed
+  await page.locator('table').first().waitFor();
+  await shot('access');
   await page.getByRole('link', { name: 'Secrets' }).click();
   await page.getByRole('button', { name: 'Dark theme' }).click();
   await page.getByRole('row', { name: /SERVICE_0000_URL/ }).waitFor();
