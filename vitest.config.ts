@@ -35,6 +35,17 @@ export default defineConfig({
         extends: true,
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], testTimeout: 60_000, globalSetup: ['test/support/postgres-global-setup.ts'] },
       },
+      {
+        extends: true,
+        test: {
+          // the web console in Debian's chromium (scripts/chromium.sh), driven by playwright-core; needs `npm run build`
+          name: 'console',
+          include: ['test/console/**/*.test.ts'],
+          env: { COFFER_TEST_BACKEND: 'pglite' },
+          globalSetup: ['test/console/chromium-setup.ts'],
+          testTimeout: 60_000,
+        },
+      },
       // A PostgreSQL server of the test's own, stopped and started under load (test/support/private-postgres.ts).
       { extends: true, test: { name: 'faults', include: ['test/stress/database-outage.test.ts'], testTimeout: 300_000 } },
       {

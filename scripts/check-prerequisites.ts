@@ -44,6 +44,17 @@ function opensslProblem(): string | null {
   return run('openssl', ['version']) === null ? 'openssl makes the test control plane its certificates: apt-get install openssl' : null;
 }
 
-const problems = [await postgresProblem(), goProblem(), initdbProblem(), opensslProblem()].filter((problem) => problem !== null);
+/** Debian's chromium for the console's browser tests: scripts/chromium.sh installs it when missing, and says why it could not. */
+function chromiumProblem(): string | null {
+  try {
+    execFileSync('bash', [path.join(ROOT, 'scripts/chromium.sh')], { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] });
+    return null;
+  } catch (error) {
+    const stderr = String((error as { stderr?: string }).stderr ?? '').trim();
+    return `chromium runs the console's browser tests and could not be installed: ${stderr.split('\n').at(-1) ?? 'scripts/chromium.sh failed'}`;
+  }
+}
+
+const problems = [await postgresProblem(), goProblem(), initdbProblem(), opensslProblem(), chromiumProblem()].filter((problem) => problem !== null);
 for (const problem of problems) console.error(`npm test cannot run: ${problem}`);
 process.exit(problems.length === 0 ? 0 : 1);

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { scheduleAuditRetention } from '../audit/audit-retention.ts';
 import { loadConfig } from '../config.ts';
 import { buildApiApp } from '../http/app.ts';
+import { loadConsoleFiles } from '../http/console/console-files.ts';
 import { registerDatabaseMetrics } from '../http/metrics.ts';
 import { buildProbeApp } from '../http/probe-app.ts';
 import { startOperator } from '../operator/start.ts';
@@ -32,7 +33,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const config = loadConfig(flags);
   const logger = createLogger(config);
   const services = await withDatabaseExplained(config, () => startServices(config, logger, 'serve'));
-  const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies });
+  const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies, console: await loadConsoleFiles() });
   registerDatabaseMetrics(metrics.registry, services.database);
   let operator: ReturnType<typeof startOperator> = null;
   // the operator, once started, says whether it can work (its RBAC): /readyz follows it

@@ -11,6 +11,10 @@ import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandlin
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
 import { committedRevisionsOf, REVISION_HEADER } from './revision-header.ts';
+import { type ConsoleFiles } from './console/console-files.ts';
+import { registerConsoleCookie } from './console/console-cookie.ts';
+import { consoleAssetRoutes, consolePageFor, sendConsolePage } from './console/console-routes.ts';
+import { consoleSessionRoutes, publicConsoleRoutes } from './routes/console.routes.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { changeRoutes } from './routes/changes.routes.ts';
@@ -60,6 +64,8 @@ export interface AppOptions {
   trustedProxies: string[];
   /** Event streams' heartbeat, recheck and stall intervals (defaults 15 s, 60 s and 60 s). */
   eventStreams?: Partial<EventStreamSettings>;
+  /** The built web console (http/console/console-files.ts), served at `/`; without it `/` answers as an API. */
+  console?: ConsoleFiles;
 }
 
 export interface ApiApp {
@@ -80,6 +86,7 @@ const accessControlRouteGroups = [
   privilegeRoutes,
   ssoConfigRoutes,
   sessionRoutes,
+  consoleSessionRoutes,
 ];
 
 /** Route groups that need an access token, in registration order. */
@@ -136,7 +143,12 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
     const newest = committedRevisionsOf.get(request)?.newest;
     if (newest !== undefined) reply.header(REVISION_HEADER, String(newest));
   });
-  registerErrorHandling(app);
+  const consoleFiles = options.console;
+  registerErrorHandling(app, (request, reply) => {
+    const page = consolePageFor(consoleFiles, request);
+    return page && sendConsolePage(reply, page);
+  });
+  registerConsoleCookie(app);
   const metrics = registerHttpMetrics(app);
   await app.register(formBody);
   // Every answer carries a strong ETag (a hash of its body, so right for each caller and never stale); a GET
@@ -149,8 +161,10 @@ export async function buildApiApp(services: Services, options: AppOptions): Prom
     await services.accessWatch.close();
   });
 
-  systemRoutes(app, services);
+  systemRoutes(app, services, consoleFiles);
+  if (consoleFiles) consoleAssetRoutes(app, consoleFiles);
   publicAuthRoutes(app, services);
+  publicConsoleRoutes(app, services);
   publicSsoRoutes(app, services);
   mfaEnrolmentRoutes(app, services);
   workloadLoginRoutes(app, services);

@@ -84,7 +84,7 @@ class OutageLog {
 }
 
 /** Every error leaves as `{statusCode, message, error, code, reqId}`; only our own bugs become 500s. */
-export function registerErrorHandling(app: FastifyInstance): void {
+export function registerErrorHandling(app: FastifyInstance, notFoundFallback?: (request: FastifyRequest, reply: FastifyReply) => unknown): void {
   const outageLog = new OutageLog();
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (hasZodFastifySchemaValidationErrors(error)) {
@@ -126,5 +126,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return JSON.stringify({ ...errorBody(422, message, 'ResponseTooLarge'), reqId: String(request.id) });
   });
 
-  app.setNotFoundHandler((request, reply) => send(reply, errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`)));
+  app.setNotFoundHandler((request, reply) => {
+    // the console's page for a browser opening one of its paths (never an API path): its router shows the screen
+    const answered = notFoundFallback?.(request, reply);
+    if (answered !== undefined) return answered;
+    return send(reply, errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
 }

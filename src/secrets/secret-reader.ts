@@ -52,6 +52,8 @@ export interface GetSecretInput extends Omit<ListSecretsInput, 'recursive' | 'ta
   secretName: string;
   type: SecretType;
   version?: number;
+  /** The read shows a user the value on purpose (the console's reveal): audited as `reveal-secret`, not `get-secret`. */
+  reveal?: boolean;
 }
 
 /** Applies a listing's personal-override mode to secrets sorted by path and key (personal first). */
@@ -236,7 +238,7 @@ export class SecretReader {
     const listed = await this.#fromSharedListing(context, { id: folder.id, path }, key, input);
     if (listed) {
       await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
-        type: 'get-secret',
+        type: input.reveal ? 'reveal-secret' : 'get-secret',
         metadata: { environment: context.environment.slug, secretPath: path, secretId: listed.id, secretKey: listed.secretKey, secretVersion: listed.version },
       });
       return listed;
@@ -249,7 +251,7 @@ export class SecretReader {
         : undefined;
     if (!result) throw new NotFoundError(`Secret with name '${key}' not found in '${path}'`);
     await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
-      type: 'get-secret',
+      type: input.reveal ? 'reveal-secret' : 'get-secret',
       metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
     });
     return result.raw;

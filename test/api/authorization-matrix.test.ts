@@ -33,6 +33,8 @@ const PUBLIC_ROUTES = new Set([
   'GET /api/v1/auth/mfa',
   'POST /api/v1/auth/mfa/totp',
   'POST /api/v1/auth/mfa/totp/confirm',
+  // the console's sign-in: the credentials in the body, as POST /api/v1/auth/login (test/console/console-server.test.ts)
+  'POST /api/v1/console/session',
 ]);
 const isPublic = (key: string) => PUBLIC_ROUTES.has(key) || / \/api\/docs(\/|$)/.test(key);
 

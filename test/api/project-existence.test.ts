@@ -31,6 +31,8 @@ const ORGANIZATION_ROUTES = [
   /^GET \/api\/v1\/changes\/wait/,
   // registered clusters and a member's sessions and second factor belong to the organization, not to a project
   /^\w+ \/api\/v1\/clusters/,
+  // the console's session is the signed-in user's
+  /^\w+ \/api\/v1\/console\/session/,
   /^\w+ \/api\/v1\/organization\/:organizationId\/users\/:userId\/(sessions|mfa)/,
 ];
 

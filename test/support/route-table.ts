@@ -410,6 +410,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: ORG_ADMIN,
       build: at(`/api/v1/organization/${ids.orgId}/users/${ids.userId}/sessions`),
     },
+    // the console's session: users only (test/console/console-server.test.ts)
+    'GET /api/v1/console/session': { allow: [], build: at('/api/v1/console/session') },
+    'DELETE /api/v1/console/session': { allow: [], build: at('/api/v1/console/session') },
+    'PUT /api/v1/console/session/organization': { allow: [], build: at('/api/v1/console/session/organization', { body: { organizationId: ids.orgId } }) },
     'DELETE /api/v1/organization/:organizationId/users/:userId/mfa': { allow: ORG_ADMIN, build: at(`/api/v1/organization/${ids.orgId}/users/${ids.userId}/mfa`) },
     // users and memberships
     'POST /api/v1/invite-org/signup': {

@@ -8,6 +8,7 @@ import { DEFAULT_LOGIN_LIMITS, type LoginThrottleLimits } from '../../src/auth/l
 import type { ServiceOptions } from '../../src/services/container.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
+import type { ConsoleFiles } from '../../src/http/console/console-files.ts';
 import type { EventStreamSettings } from '../../src/http/routes/events.routes.ts';
 import { loggerOptions } from '../../src/logger.ts';
 import { createServices, type Services } from '../../src/services/container.ts';
@@ -90,6 +91,8 @@ export async function startTestApp(
     heldRequestLimits?: ServiceOptions['heldRequestLimits'];
     /** Sign-in settings: break-glass, the public URL, the TOTP clock. */
     signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
+    /** The built web console to serve at `/` (test/console/). */
+    console?: ConsoleFiles;
   } = {},
 ): Promise<TestApp> {
   const backend = currentBackend();
@@ -100,6 +103,7 @@ export async function startTestApp(
     eventStreams: options.eventStreams,
     heldRequestLimits: options.heldRequestLimits,
     signIn: options.signIn,
+    console: options.console,
   });
 }
 
@@ -138,7 +142,9 @@ async function serveTestApp(
     eventStreams,
     heldRequestLimits,
     signIn,
+    console,
   }: {
+    console?: ConsoleFiles;
     loginLimits: LoginThrottleLimits;
     ownsDatabase?: boolean;
     eventStreams?: Partial<EventStreamSettings>;
@@ -155,7 +161,12 @@ async function serveTestApp(
   });
   const logger = pino(loggerOptions('debug'), sink);
   const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, ...signIn });
-  const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams } });
+  const { app } = await buildApiApp(services, {
+    logger,
+    trustedProxies: [],
+    console,
+    eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams },
+  });
   await app.ready();
 
   // Every credential and secret value the tests sent; close() fails the file if

@@ -29,6 +29,9 @@ const v4Reads = { includeImports: true, expandSecretReferences: true };
 const visible = { secretValueHidden: z.boolean().describe('Whether `secretValue` was masked (`viewSecretValue=false`).') };
 const viewSecretValue = flag(true).describe('`false`: values are masked and `secretValueHidden` is true. Default: true.');
 const v4Secret = rawSecretSchema.extend(visible);
+
+/** A write's answer shows the value, but not to the console: it shows a value only when its user reveals one. */
+const shownTo = (request: { viaConsole: boolean }) => !request.viaConsole;
 const v4Response = { 200: z.object({ secret: v4Secret }) };
 const batchResponse = { 200: z.object({ secrets: z.array(v4Secret) }) };
 
@@ -120,6 +123,8 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
         version: query.version,
         includeImports: includeImportsOf(query, v4Reads.includeImports),
         expandSecretReferences: query.expandSecretReferences,
+        // the console reads a value only when its user reveals it
+        reveal: request.viaConsole && query.viewSecretValue,
       });
       return { secret: { ...withValueVisibility(secret, query.viewSecretValue), secretPath: query.secretPath } };
     },
@@ -140,7 +145,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     },
     async (request) => {
       const secret = await secrets.create(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, true) };
+      return { secret: withValueVisibility(secret, shownTo(request)) };
     },
   );
 
@@ -157,7 +162,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     },
     async (request) => {
       const secret = await secrets.update(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, true) };
+      return { secret: withValueVisibility(secret, shownTo(request)) };
     },
   );
 
@@ -174,7 +179,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
     },
     async (request) => {
       const secret = await secrets.delete(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, true) };
+      return { secret: withValueVisibility(secret, shownTo(request)) };
     },
   );
 }
@@ -192,7 +197,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     },
     async (request) => {
       const created = await secretBatch.createMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
-      return { secrets: created.map((secret) => withValueVisibility(secret, true)) };
+      return { secrets: created.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );
 
@@ -208,7 +213,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     },
     async (request) => {
       const updated = await secretBatch.updateMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
-      return { secrets: updated.map((secret) => withValueVisibility(secret, true)) };
+      return { secrets: updated.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );
 
@@ -224,7 +229,7 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
     },
     async (request) => {
       const deleted = await secretBatch.deleteMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
-      return { secrets: deleted.map((secret) => withValueVisibility(secret, true)) };
+      return { secrets: deleted.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );
 }

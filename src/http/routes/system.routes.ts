@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
+import type { ConsoleFiles } from '../console/console-files.ts';
+import { consolePageFor, sendConsolePage } from '../console/console-routes.ts';
 import { email, password, required } from '../../validation/input.ts';
 import { VERSION } from '../../version.ts';
 import { describeRoute, PUBLIC, reads } from '../docs/operation-doc.ts';
@@ -39,7 +41,7 @@ const entryPoints = z.object({
 });
 
 /** Routes that need no access token. */
-export function systemRoutes(app: ZodApp, services: Services): void {
+export function systemRoutes(app: ZodApp, services: Services, consoleFiles?: ConsoleFiles): void {
   app.get(
     '/',
     {
@@ -48,7 +50,7 @@ export function systemRoutes(app: ZodApp, services: Services): void {
         ...describeRoute({
           summary: 'Where to start',
           description:
-            'Links to the API reference, the OpenAPI document, the status route and the bootstrap. A browser (a request that accepts `text/html`) is redirected (302) to the reference at `/api/docs` instead.',
+            'Links to the API reference, the OpenAPI document, the status route and the bootstrap. A browser (a request that accepts `text/html`) gets the web console instead, or, on a server built without it, is redirected (302) to the reference at `/api/docs`.',
           permission: PUBLIC,
           effects: reads(),
         }),
@@ -56,7 +58,9 @@ export function systemRoutes(app: ZodApp, services: Services): void {
       },
     },
     async (request, reply) => {
-      // a browser opening the server's address lands on the API reference
+      // a browser opening the server's address lands on the console (or, without one, the API reference)
+      const page = consolePageFor(consoleFiles, request);
+      if (page) return sendConsolePage(reply, page);
       if (request.headers.accept?.includes('text/html')) return reply.redirect('/api/docs', 302);
       return {
         name: 'coffer' as const,

@@ -1,0 +1,322 @@
+import { field } from './form-field.ts';
+import { type FormEvent, memo, useCallback, useDeferredValue, useEffect, useMemo, useState } from 'react';
+import { type Folder, type Place, type Project, type SecretRow, secretsApi } from './api.ts';
+import { parseEnvText } from './env-text.ts';
+import { History } from './History.tsx';
+import { navigate, useLocation } from './router.ts';
+
+const MASK = '••••••••';
+
+function placeFrom(project: Project, url: URL): Place {
+  return {
+    projectId: project.id,
+    environment: url.searchParams.get('env') ?? project.environments[0]?.slug ?? 'dev',
+    secretPath: url.searchParams.get('path') ?? '/',
+  };
+}
+
+function go(project: Project, place: { environment: string; secretPath: string }) {
+  navigate(`/projects/${project.id}?env=${encodeURIComponent(place.environment)}&path=${encodeURIComponent(place.secretPath)}`);
+}
+
+function childPath(parent: string, name: string): string {
+  return parent === '/' ? `/${name}` : `${parent}/${name}`;
+}
+
+export function Secrets({ project }: { project: Project }) {
+  const url = useLocation();
+  const place = placeFrom(project, url);
+  const [secrets, setSecrets] = useState<SecretRow[]>();
+  const [folders, setFolders] = useState<Folder[]>([]);
+  const [filter, setFilter] = useState('');
+  const [message, setMessage] = useState<{ text: string; error?: boolean }>();
+  const placeKey = `${place.environment}\u0000${place.secretPath}`;
+
+  const load = useCallback(async () => {
+    try {
+      const [listed, children] = await Promise.all([secretsApi.list(place), secretsApi.folders(place)]);
+      setSecrets(listed);
+      setFolders(children);
+    } catch (failure) {
+      setSecrets([]);
+      setMessage({ text: (failure as Error).message, error: true });
+    }
+  }, [placeKey]);
+  useEffect(() => {
+    setSecrets(undefined);
+    void load();
+  }, [load]);
+
+  const run = useCallback(
+    async (what: () => Promise<unknown>, done: string) => {
+      try {
+        await what();
+        setMessage({ text: done });
+        await load();
+        return true;
+      } catch (failure) {
+        setMessage({ text: (failure as Error).message, error: true });
+        return false;
+      }
+    },
+    [load],
+  );
+
+  // the table follows the filter at a lower priority than the keystrokes, so typing stays responsive over 1,000 rows
+  const deferredFilter = useDeferredValue(filter);
+  const shown = useMemo(() => {
+    const needle = deferredFilter.trim().toLowerCase();
+    return needle ? (secrets ?? []).filter((secret) => secret.secretKey.toLowerCase().includes(needle)) : (secrets ?? []);
+  }, [secrets, deferredFilter]);
+
+  const crumbs = place.secretPath.split('/').filter(Boolean);
+
+  return (
+    <section aria-labelledby="secrets-title">
+      <h1 id="secrets-title">{project.name}: secrets</h1>
+      <div role="group" aria-label="Environment" className="tabs">
+        {project.environments.map((environment) => (
+          <button
+            key={environment.slug}
+            type="button"
+            aria-pressed={environment.slug === place.environment}
+            onClick={() => go(project, { environment: environment.slug, secretPath: place.secretPath })}
+          >
+            {environment.name}
+          </button>
+        ))}
+      </div>
+      <nav aria-label="Folder" className="crumbs">
+        <button type="button" className="link" onClick={() => go(project, { ...place, secretPath: '/' })}>
+          /
+        </button>
+        {crumbs.map((name, index) => (
+          <span key={index}>
+            <button type="button" className="link" onClick={() => go(project, { ...place, secretPath: '/' + crumbs.slice(0, index + 1).join('/') })}>
+              {name}
+            </button>
+            /
+          </span>
+        ))}
+      </nav>
+      {folders.length > 0 && (
+        <ul className="folders" aria-label="Folders">
+          {folders.map((folder) => (
+            <li key={folder.id}>
+              <button type="button" className="link" onClick={() => go(project, { ...place, secretPath: childPath(place.secretPath, folder.name) })}>
+                {folder.name}/
+              </button>
+            </li>
+          ))}
+        </ul>
+      )}
+      {message && (
+        <p role={message.error ? 'alert' : 'status'} className={message.error ? 'error' : 'notice'}>
+          {message.text}
+        </p>
+      )}
+      <label className="filter">
+        Filter by key
+        <input type="search" value={filter} onChange={(event) => setFilter(event.target.value)} />
+      </label>
+      {secrets === undefined ? (
+        <p>Loading…</p>
+      ) : secrets.length === 0 ? (
+        <p className="empty">No secrets here yet. Add one below, or paste the contents of a .env file.</p>
+      ) : (
+        <table className="secrets">
+          <caption className="sr-only">
+            Secrets in {place.environment} at {place.secretPath}
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Value</th>
+              <th scope="col">Comment</th>
+              <th scope="col">Tags</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((secret) => (
+              <SecretLine key={secret.id} place={place} secret={secret} run={run} />
+            ))}
+          </tbody>
+        </table>
+      )}
+      <AddSecret place={place} run={run} />
+      <BulkPaste place={place} run={run} />
+      <AddFolder place={place} run={run} />
+    </section>
+  );
+}
+
+type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
+
+const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Place; secret: SecretRow; run: Run }) {
+  const [value, setValue] = useState<string>();
+  const [mode, setMode] = useState<'view' | 'edit' | 'history'>('view');
+  const [error, setError] = useState<string>();
+
+  async function reveal() {
+    try {
+      setValue(await secretsApi.reveal(place, secret.secretKey));
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  }
+
+  async function save(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const newKey = field(form, 'key').trim();
+    const newValue = field(form, 'value');
+    const change = {
+      newSecretName: newKey && newKey !== secret.secretKey ? newKey : undefined,
+      secretValue: newValue === '' ? undefined : newValue,
+      secretComment: field(form, 'comment'),
+    };
+    if (await run(() => secretsApi.update(place, secret.secretKey, change), `Saved ${newKey || secret.secretKey}`)) setMode('view');
+  }
+
+  if (mode === 'edit') {
+    return (
+      <tr>
+        <td colSpan={5}>
+          <form onSubmit={save} className="inline" aria-label={`Edit ${secret.secretKey}`}>
+            <label>
+              Key
+              <input name="key" defaultValue={secret.secretKey} required />
+            </label>
+            <label>
+              New value (empty keeps it)
+              <textarea name="value" rows={1} />
+            </label>
+            <label>
+              Comment
+              <input name="comment" defaultValue={secret.secretComment} />
+            </label>
+            <button type="submit">Save</button>
+            <button type="button" onClick={() => setMode('view')}>
+              Cancel
+            </button>
+          </form>
+        </td>
+      </tr>
+    );
+  }
+
+  return (
+    <>
+      <tr>
+        <th scope="row" className="key">
+          {secret.secretKey}
+        </th>
+        <td className="value">
+          {value === undefined ? <span aria-label="hidden value">{MASK}</span> : <code className="revealed">{value}</code>}
+          {error && <span role="alert">{error}</span>}
+        </td>
+        <td>{secret.secretComment}</td>
+        <td>{secret.tags?.map((tag) => tag.slug).join(', ')}</td>
+        <td className="actions">
+          {value === undefined ? (
+            <button type="button" onClick={() => void reveal()} aria-label={`Reveal ${secret.secretKey}`}>
+              Reveal
+            </button>
+          ) : (
+            <button type="button" onClick={() => setValue(undefined)} aria-label={`Hide ${secret.secretKey}`}>
+              Hide
+            </button>
+          )}
+          <button type="button" onClick={() => setMode('edit')} aria-label={`Edit ${secret.secretKey}`}>
+            Edit
+          </button>
+          <button type="button" onClick={() => setMode(mode === 'history' ? 'view' : 'history')} aria-label={`History of ${secret.secretKey}`}>
+            History
+          </button>
+          <button
+            type="button"
+            onClick={() => confirm(`Delete ${secret.secretKey}?`) && void run(() => secretsApi.remove(place, secret.secretKey), `Deleted ${secret.secretKey}`)}
+            aria-label={`Delete ${secret.secretKey}`}
+          >
+            Delete
+          </button>
+        </td>
+      </tr>
+      {mode === 'history' && (
+        <tr>
+          <td colSpan={5}>
+            <History place={place} secret={secret} run={run} />
+          </td>
+        </tr>
+      )}
+    </>
+  );
+});
+
+function AddSecret({ place, run }: { place: Place; run: Run }) {
+  async function add(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const data = new FormData(form);
+    const key = field(data, 'key').trim();
+    const created = await run(() => secretsApi.create(place, key, field(data, 'value'), field(data, 'comment')), `Added ${key}`);
+    if (created) form.reset();
+  }
+  return (
+    <form onSubmit={add} className="inline" aria-label="Add a secret">
+      <h2>Add a secret</h2>
+      <label>
+        Key
+        <input name="key" required pattern="[A-Za-z0-9_.\-]+" />
+      </label>
+      <label>
+        Value
+        <textarea name="value" rows={1} />
+      </label>
+      <label>
+        Comment
+        <input name="comment" />
+      </label>
+      <button type="submit">Add secret</button>
+    </form>
+  );
+}
+
+function BulkPaste({ place, run }: { place: Place; run: Run }) {
+  async function paste(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const pairs = parseEnvText(field(new FormData(form), 'env'));
+    if (pairs.length === 0) return;
+    if (await run(() => secretsApi.createMany(place, pairs), `Added ${pairs.length} secrets`)) form.reset();
+  }
+  return (
+    <form onSubmit={paste} aria-label="Paste a .env file">
+      <h2>Paste a .env file</h2>
+      <label>
+        .env text (KEY=value lines)
+        <textarea name="env" rows={4} />
+      </label>
+      <button type="submit">Add all</button>
+    </form>
+  );
+}
+
+function AddFolder({ place, run }: { place: Place; run: Run }) {
+  async function add(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const name = field(new FormData(form), 'folder').trim();
+    if (await run(() => secretsApi.createFolder(place, name), `Created folder ${name}`)) form.reset();
+  }
+  return (
+    <form onSubmit={add} className="inline" aria-label="Add a folder">
+      <label>
+        New folder
+        <input name="folder" required />
+      </label>
+      <button type="submit">Create folder</button>
+    </form>
+  );
+}
