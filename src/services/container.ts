@@ -55,6 +55,8 @@ import { OidcConfigService } from '../sso/oidc-config-service.ts';
 import { OidcLogin } from '../sso/oidc-login.ts';
 import { MfaService } from '../mfa/mfa-service.ts';
 import { SessionService } from '../auth/session-service.ts';
+import { AppConnectionService } from '../app-connections/app-connection-service.ts';
+import { RotationService } from '../rotations/rotation-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -139,6 +141,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     accessWatch: new AccessWatch(database),
     projectEvents: new ProjectEventService(deps, changeFanout, secretReader, held.projectEventStreams),
     changeStreams: new ChangeStreamService(deps, changeFanout, held.changeStreams),
+    appConnections: new AppConnectionService(deps),
+    rotations: new RotationService(deps, options.clock),
   };
 }
 
