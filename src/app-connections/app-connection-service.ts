@@ -66,6 +66,8 @@ export class AppConnectionService {
   }
 
   async create(actor: Actor, input: CreatePostgresConnectionInput): Promise<AppConnectionResponse> {
+    // permission before the sign-in: nobody makes Coffer reach a server in a project they may not configure
+    await this.#authorize(actor, input.projectId, 'create');
     await this.#verify(input.credentials);
     return this.#write(actor, input.projectId, 'create', input.name, async (tx, project) => {
       const id = randomUUID();
@@ -105,6 +107,7 @@ export class AppConnectionService {
 
   async update(actor: Actor, connectionId: string, input: UpdatePostgresConnectionInput): Promise<AppConnectionResponse> {
     const projectId = await this.#projectOf(connectionId);
+    await this.#authorizeOr404(actor, projectId, connectionId, 'edit');
     if (input.credentials) await this.#verify(input.credentials);
     return this.#write(actor, projectId, 'edit', input.name, async (tx, project) => {
       const current = await requireProjectConnection(tx.db, project, connectionId);
@@ -157,9 +160,9 @@ export class AppConnectionService {
   }
 
   /** A connection in a project the caller cannot see answers like one that does not exist. */
-  async #authorizeOr404(actor: Actor, projectId: string, connectionId: string): Promise<Project> {
+  async #authorizeOr404(actor: Actor, projectId: string, connectionId: string, action: Action = 'read'): Promise<Project> {
     try {
-      return await this.#authorize(actor, projectId, 'read');
+      return await this.#authorize(actor, projectId, action);
     } catch (error) {
       if (error instanceof NotFoundError) throw connectionNotFound(connectionId);
       throw error;

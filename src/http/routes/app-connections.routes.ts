@@ -7,7 +7,11 @@ import type { ZodApp } from '../zod-app.ts';
 
 const tags = ['App Connections'];
 const base = '/api/v1/app-connections/postgres';
-const connectionParams = z.object({ connectionId: id().describe("The connection's id.") });
+const connectionParams = z.object({
+  connectionId: id()
+    .meta({ examples: ['5e7a9c1e-3b5d-4f7a-9c1e-3b5d7f9a1c2e'] })
+    .describe("The connection's id."),
+});
 const projectQuery = z.object({ projectId: id().describe('The project whose connections to list.') });
 const one = { 200: z.object({ appConnection: appConnectionSchema }) };
 const secretNote = 'The connection password is stored encrypted with the project key and never answered.';
@@ -20,7 +24,12 @@ export function appConnectionRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List PostgreSQL connections', description: `The project's PostgreSQL connections by name. ${secretNote}`, permission: projectPermission('read', 'app-connections'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List PostgreSQL connections',
+          description: `The project's PostgreSQL connections by name. ${secretNote}`,
+          permission: projectPermission('read', 'app-connections'),
+          effects: reads(),
+        }),
         querystring: projectQuery,
         response: { 200: z.object({ appConnections: z.array(appConnectionSchema) }) },
       },
@@ -33,7 +42,12 @@ export function appConnectionRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get a PostgreSQL connection', description: `One connection by id. ${secretNote}`, permission: projectPermission('read', 'app-connections'), effects: reads() }),
+        ...describeRoute({
+          summary: 'Get a PostgreSQL connection',
+          description: `One connection by id. ${secretNote}`,
+          permission: projectPermission('read', 'app-connections'),
+          effects: reads(),
+        }),
         params: connectionParams,
         response: one,
       },
@@ -46,8 +60,17 @@ export function appConnectionRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'Get a PostgreSQL connection by name', description: `One connection of the project by name. ${secretNote}`, permission: projectPermission('read', 'app-connections'), effects: reads() }),
-        params: z.object({ connectionName: id().describe("The connection's name.") }),
+        ...describeRoute({
+          summary: 'Get a PostgreSQL connection by name',
+          description: `One connection of the project by name. ${secretNote}`,
+          permission: projectPermission('read', 'app-connections'),
+          effects: reads(),
+        }),
+        params: z.object({
+          connectionName: id()
+            .meta({ examples: ['orders-db'] })
+            .describe("The connection's name."),
+        }),
         querystring: projectQuery,
         response: one,
       },

@@ -19,7 +19,11 @@ import { changes, describeRoute, projectPermission, reads } from '../docs/operat
 import type { ZodApp } from '../zod-app.ts';
 
 const tags = ['Secret Rotations'];
-const rotationParams = z.object({ rotationId: id().describe("The rotation's id.") });
+const rotationParams = z.object({
+  rotationId: id()
+    .meta({ examples: ['8c0e2a4c-6e8a-4c0e-a2c4-6e8a0c2e4a91'] })
+    .describe("The rotation's id."),
+});
 const projectQuery = z.object({ projectId: id().describe('The project whose rotations to list.') });
 const one = { 200: z.object({ secretRotation: secretRotationSchema }) };
 
@@ -48,7 +52,12 @@ export function secretRotationRoutes(app: ZodApp, services: Services): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: 'List secret rotations', description: "The project's secret rotations of every type, by name.", permission: projectPermission('read', 'secret-rotation'), effects: reads() }),
+        ...describeRoute({
+          summary: 'List secret rotations',
+          description: "The project's secret rotations of every type, by name.",
+          permission: projectPermission('read', 'secret-rotation'),
+          effects: reads(),
+        }),
         querystring: projectQuery,
         response: { 200: z.object({ secretRotations: z.array(secretRotationSchema) }) },
       },
@@ -68,7 +77,12 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: `List ${kind.title} rotations`, description: `The project's ${kind.title} rotations by name.`, permission: projectPermission('read', 'secret-rotation'), effects: reads() }),
+        ...describeRoute({
+          summary: `List ${kind.title} rotations`,
+          description: `The project's ${kind.title} rotations by name.`,
+          permission: projectPermission('read', 'secret-rotation'),
+          effects: reads(),
+        }),
         querystring: projectQuery,
         response: { 200: z.object({ secretRotations: z.array(secretRotationSchema) }) },
       },
@@ -81,7 +95,12 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: `Get a ${kind.title} rotation`, description: 'The rotation and the state of its runs: active index, last and next run, status and failure reason.', permission: projectPermission('read', 'secret-rotation'), effects: reads() }),
+        ...describeRoute({
+          summary: `Get a ${kind.title} rotation`,
+          description: 'The rotation and the state of its runs: active index, last and next run, status and failure reason.',
+          permission: projectPermission('read', 'secret-rotation'),
+          effects: reads(),
+        }),
         params: rotationParams,
         response: one,
       },
@@ -94,9 +113,18 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
     {
       schema: {
         tags,
-        ...describeRoute({ summary: `Get a ${kind.title} rotation by name`, description: 'The rotation with this name, environment and secret path in the project.', permission: projectPermission('read', 'secret-rotation'), effects: reads() }),
-        params: z.object({ rotationName: id().describe("The rotation's name.") }),
-        querystring: z.object({ projectId: id(), environment: environmentSlug(), secretPath: path() }),
+        ...describeRoute({
+          summary: `Get a ${kind.title} rotation by name`,
+          description: 'The rotation with this name, environment and secret path in the project.',
+          permission: projectPermission('read', 'secret-rotation'),
+          effects: reads(),
+        }),
+        params: z.object({
+          rotationName: id()
+            .meta({ examples: ['orders-db-credentials'] })
+            .describe("The rotation's name."),
+        }),
+        querystring: z.object({ projectId: id().describe('The project the rotation belongs to.'), environment: environmentSlug(), secretPath: path() }),
         response: one,
       },
     },
@@ -173,12 +201,20 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
         tags,
         ...describeRoute({
           summary: `Get a ${kind.title} rotation's generated credentials`,
-          description: 'The credentials the rotation generated, by index (the active one is `activeIndex`): secret values, so this needs read access to the secrets at its path too.',
+          description:
+            'The credentials the rotation generated, by index (the active one is `activeIndex`): secret values, so this needs read access to the secrets at its path too.',
           permission: `${projectPermission('read', 'secret-rotation')} Also \`read\` on \`secrets\` at the environment and path.`,
           effects: reads('get-secret-rotation-generated-credentials'),
         }),
         params: rotationParams,
-        response: { 200: z.object({ generatedCredentials: kind.credentials, activeIndex: z.number(), rotationId: z.string(), type: z.literal(type) }) },
+        response: {
+          200: z.object({
+            generatedCredentials: kind.credentials,
+            activeIndex: z.number().meta({ examples: [1] }),
+            rotationId: z.string().meta({ examples: ['8c0e2a4c-6e8a-4c0e-a2c4-6e8a0c2e4a91'] }),
+            type: z.literal(type),
+          }),
+        },
       },
     },
     async (request) => (await rotations.generatedCredentials(request.actor, type, request.params.rotationId)) as never,
@@ -191,7 +227,8 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
         tags,
         ...describeRoute({
           summary: `Rotate a ${kind.title} rotation now`,
-          description: 'Runs the rotation now, outside its schedule. A failed run answers 400 with the reason (also kept as `lastRotationMessage`); a run already under way answers 409.',
+          description:
+            'Runs the rotation now, outside its schedule. A failed run answers 400 with the reason (also kept as `lastRotationMessage`); a run already under way answers 409.',
           permission: projectPermission('edit', 'secret-rotation'),
           effects: changes('Sets a new credential and writes the mapped secrets.', 'secret-rotation-completed'),
           errors: [400, 409],
