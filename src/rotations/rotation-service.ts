@@ -102,7 +102,8 @@ export class RotationService {
     const connection = await requireProjectConnection(this.#deps.db, project, input.connectionId);
     const server = openConnectionCredentials(this.#deps, project, connection);
     if (input.parameters.username1 === input.parameters.username2) throw new BadRequestError('username1 and username2 must be two different roles', 'InvalidRotation');
-    if (input.secretsMapping.username === input.secretsMapping.password) throw new BadRequestError('The username and password must map to two different secret keys', 'InvalidRotation');
+    if (input.secretsMapping.username === input.secretsMapping.password)
+      throw new BadRequestError('The username and password must map to two different secret keys', 'InvalidRotation');
     for (const role of [input.parameters.username1, input.parameters.username2]) {
       if (!(await roleExists(server, role))) throw new BadRequestError(`Role '${role}' does not exist on the PostgreSQL server`, 'InvalidRotation');
     }
@@ -134,12 +135,23 @@ export class RotationService {
   async generatedCredentials(actor: Actor, type: RotationType, rotationId: string) {
     const row = await this.#readable(actor, type, rotationId);
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
-    await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: row.environmentSlug, secretPath: row.secretPath } });
-    const credentials = this.#openCredentials(project, row).filter((credential): credential is GeneratedValue => credential !== null);
-    await this.#deps.audit.recordRead(this.#deps.db, actor, { orgId: project.orgId, projectId: project.id, projectName: project.name }, {
-      type: 'get-secret-rotation-generated-credentials',
-      metadata: rotationAuditMetadata(row),
+    await this.#deps.permissions.assertProject({
+      actor,
+      project,
+      action: 'read',
+      subject: 'secrets',
+      where: { environment: row.environmentSlug, secretPath: row.secretPath },
     });
+    const credentials = this.#openCredentials(project, row).filter((credential): credential is GeneratedValue => credential !== null);
+    await this.#deps.audit.recordRead(
+      this.#deps.db,
+      actor,
+      { orgId: project.orgId, projectId: project.id, projectName: project.name },
+      {
+        type: 'get-secret-rotation-generated-credentials',
+        metadata: rotationAuditMetadata(row),
+      },
+    );
     return { generatedCredentials: credentials, activeIndex: row.activeIndex, rotationId: row.id, type };
   }
 
@@ -323,7 +335,10 @@ export class RotationService {
       const now = new Date(this.#now());
       const done = await updateRotation(tx.db, row.id, {
         activeIndex: claim.index,
-        encryptedGeneratedCredentials: new ProjectCipher(this.#deps.keyring, project).seal(credentialsContext(row.id, 'generated-credentials'), JSON.stringify(credentials)),
+        encryptedGeneratedCredentials: new ProjectCipher(this.#deps.keyring, project).seal(
+          credentialsContext(row.id, 'generated-credentials'),
+          JSON.stringify(credentials),
+        ),
         pendingIndex: null,
         encryptedPendingCredentials: null,
         runClaimedUntil: null,
@@ -400,7 +415,9 @@ export class RotationService {
 
   #openCredentials(project: Project, row: Pick<SecretRotation, 'id' | 'encryptedGeneratedCredentials'>): Credentials {
     if (!row.encryptedGeneratedCredentials) return [null, null];
-    return JSON.parse(new ProjectCipher(this.#deps.keyring, project).open(credentialsContext(row.id, 'generated-credentials'), row.encryptedGeneratedCredentials)) as Credentials;
+    return JSON.parse(
+      new ProjectCipher(this.#deps.keyring, project).open(credentialsContext(row.id, 'generated-credentials'), row.encryptedGeneratedCredentials),
+    ) as Credentials;
   }
 
   #count(type: string, outcome: 'completed' | 'failed'): void {

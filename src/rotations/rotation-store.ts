@@ -63,7 +63,10 @@ export async function listDueRotationIds(db: Executor, now: Date, limit: number)
     .select('id')
     .where((eb) =>
       eb.and([
-        eb.or([eb.and([eb('isAutoRotationEnabled', '=', true), eb('nextRotationAt', '<=', now)]), eb.and([eb('pendingIndex', 'is not', null), eb('runClaimedUntil', '<', now)])]),
+        eb.or([
+          eb.and([eb('isAutoRotationEnabled', '=', true), eb('nextRotationAt', '<=', now)]),
+          eb.and([eb('pendingIndex', 'is not', null), eb('runClaimedUntil', '<', now)]),
+        ]),
         eb.or([eb('runClaimedUntil', 'is', null), eb('runClaimedUntil', '<', now)]),
       ]),
     )

@@ -108,7 +108,15 @@ describe('PostgreSQL connections', () => {
       projectId,
       app: 'postgres',
       method: 'username-and-password',
-      credentials: { host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, sslEnabled: false, sslRejectUnauthorized: true, sslCertificate: null },
+      credentials: {
+        host: '127.0.0.1',
+        port: server.port,
+        database: 'postgres',
+        username: roles.rotator,
+        sslEnabled: false,
+        sslRejectUnauthorized: true,
+        sslCertificate: null,
+      },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -248,7 +256,11 @@ describe('PostgreSQL credential rotation', () => {
     await server.stop('fast');
     await app.request('POST', `${postgresBase}/${rotationId}/rotate-secrets`, { token });
     await server.start();
-    await app.database.db.updateTable('secretRotations').set({ runClaimedUntil: new Date(clock.now() + 60_000), rotationStatus: 'rotating' }).where('id', '=', rotationId).execute();
+    await app.database.db
+      .updateTable('secretRotations')
+      .set({ runClaimedUntil: new Date(clock.now() + 60_000), rotationStatus: 'rotating' })
+      .where('id', '=', rotationId)
+      .execute();
     expect(await app.services.rotations.runDue()).toBe(0);
     expect((await app.request('POST', `${postgresBase}/${rotationId}/rotate-secrets`, { token })).status).toBe(409);
     clock.advance(60_001);
@@ -308,7 +320,11 @@ describe('generated secrets', () => {
   }
 
   test('a password meets its length and alphabet; the value before is kept where mapped', async () => {
-    const created = await createGenerated('api-password', { kind: 'password', length: 40, alphabet: 'abcdef0123' }, { value: 'API_PASSWORD', previousValue: 'API_PASSWORD_PREVIOUS' });
+    const created = await createGenerated(
+      'api-password',
+      { kind: 'password', length: 40, alphabet: 'abcdef0123' },
+      { value: 'API_PASSWORD', previousValue: 'API_PASSWORD_PREVIOUS' },
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const first = await secretValue('API_PASSWORD');
     expect(first).toMatch(/^[abcdef0123]{40}$/);
@@ -359,7 +375,14 @@ describe('generated secrets', () => {
   test('listing shows every type with its state, never a value', async () => {
     const all = await app.request('GET', '/api/v2/secret-rotations', { token, query: { projectId } });
     expect(all.status).toBe(200);
-    expect(all.body.secretRotations.map((rotation: { name: string }) => rotation.name)).toEqual(['an-id', 'api-password', 'b64-key', 'ed25519-pair', 'hex-key', 'rsa-pair']);
+    expect(all.body.secretRotations.map((rotation: { name: string }) => rotation.name)).toEqual([
+      'an-id',
+      'api-password',
+      'b64-key',
+      'ed25519-pair',
+      'hex-key',
+      'rsa-pair',
+    ]);
     expect(JSON.stringify(all.body)).not.toContain(await secretValue('API_PASSWORD'));
   });
 });
