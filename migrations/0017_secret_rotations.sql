@@ -44,6 +44,13 @@ CREATE TABLE secret_rotations (
   last_rotated_at timestamptz,
   next_rotation_at timestamptz,
   is_last_rotation_manual boolean NOT NULL DEFAULT false,
+  -- consumer-aware retirement: the next run (which retires the credential before the active one) waits until every
+  -- Integration that reads the maintained keys has synced (and, rolling workloads, reloaded) the last run's write;
+  -- waiting longer than consumer_wait_minutes stops the rotation (status failed), never cuts a consumer off
+  consumer_wait_minutes integer NOT NULL DEFAULT 60,
+  -- the Integrations still pending, as cluster/namespace/name (names only)
+  waiting_for jsonb,
+  waiting_since timestamptz,
   -- the replica running it and until when its claim holds: another replica takes over only after it lapses
   run_claimed_until timestamptz,
   created_at timestamptz NOT NULL DEFAULT now(),

@@ -124,6 +124,7 @@ export class AppConnectionService {
 
   async delete(actor: Actor, connectionId: string): Promise<AppConnectionResponse> {
     const projectId = await this.#projectOf(connectionId);
+    await this.#authorizeOr404(actor, projectId, connectionId, 'delete');
     return this.#write(actor, projectId, 'delete', undefined, async (tx, project) => {
       const current = await requireProjectConnection(tx.db, project, connectionId);
       if (await isAppConnectionInUse(tx.db, current.id)) {

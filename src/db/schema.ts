@@ -571,6 +571,9 @@ export interface SecretRotationsTable {
   lastRotatedAt: Date | null;
   nextRotationAt: Date | null;
   isLastRotationManual: Generated<boolean>;
+  consumerWaitMinutes: Generated<number>;
+  waitingFor: Json | null;
+  waitingSince: Date | null;
   runClaimedUntil: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;

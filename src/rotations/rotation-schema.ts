@@ -125,6 +125,11 @@ const commonCreateFields = {
     .meta({ examples: [30] })
     .describe('Days between scheduled runs.'),
   rotateAtUtc: rotateAtUtcSchema.default({ hours: 0, minutes: 0 }),
+  consumerWaitMinutes: integer(1, 10_080)
+    .default(60)
+    .describe(
+      'How long a run waits for the Integrations that read the keys to sync (and roll their workloads) before it retires the credential before the active one; past it the rotation stops with status `failed`, and the previous credential stays valid.',
+    ),
 };
 const commonUpdateFields = {
   name: optional(rotationName()).describe('A new name.'),
@@ -132,6 +137,7 @@ const commonUpdateFields = {
   isAutoRotationEnabled: optional(z.boolean()).describe('Run on the schedule, or only on demand.'),
   rotationInterval: optional(integer(1, 365).meta({ examples: [30] })).describe('Days between scheduled runs; the next run is computed again from the last one.'),
   rotateAtUtc: optional(rotateAtUtcSchema).describe('A new time of day (UTC).'),
+  consumerWaitMinutes: optional(integer(1, 10_080)).describe('A new window for consumers to take a credential.'),
 };
 
 export const createPostgresRotationSchema = z.object({
@@ -154,7 +160,7 @@ export type CreateGeneratedRotationInput = z.infer<typeof createGeneratedRotatio
 export const updateGeneratedRotationSchema = z.object(commonUpdateFields);
 export type UpdateRotationInput = z.infer<typeof updatePostgresRotationSchema>;
 
-export const ROTATION_STATUSES = ['success', 'failed', 'rotating'] as const;
+export const ROTATION_STATUSES = ['success', 'failed', 'rotating', 'waiting'] as const;
 
 const TIME = '2026-03-02T03:30:00.000Z';
 export const secretRotationSchema = z.object({
@@ -200,6 +206,15 @@ export const secretRotationSchema = z.object({
     .nullable()
     .meta({ examples: ['2026-04-01T03:30:00.000Z'] }),
   isLastRotationManual: z.boolean().meta({ examples: [false] }),
+  consumerWaitMinutes: z.number().meta({ examples: [60] }),
+  waitingFor: z
+    .array(z.string())
+    .meta({ examples: [['local/shop/orders-db']] })
+    .describe('The Integrations (cluster/namespace/name) that have not yet taken the active credential: the previous one is not retired until they have.'),
+  waitingSince: z
+    .string()
+    .nullable()
+    .meta({ examples: ['2026-03-02T03:30:00.000Z'] }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -6,6 +6,7 @@ import type { Project, SecretRotation } from '../db/schema.ts';
 import { AppError, BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
+import type { SyncBarrier } from '../integrations/sync-barrier.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import type { SecretScope } from '../secrets/secret-scope.ts';
 import { putSharedSecrets, readSharedSecrets } from '../secrets/secret-writer.ts';
@@ -29,6 +30,7 @@ import {
 import { nextRotationAt } from './rotation-schedule.ts';
 import {
   deleteRotation,
+  findLastRevisionAt,
   findRotationById,
   findRotationByName,
   insertRotation,
@@ -44,6 +46,8 @@ import { rotationAuditMetadata, toRotationResponse } from './rotation-view.ts';
 export const RUN_CLAIM_MS = 2 * 60_000;
 /** A scheduled run that failed is tried again after this. */
 export const RETRY_AFTER_MS = 10 * 60_000;
+/** While a rotation waits for its consumers, a scheduler pass looks again after this. */
+export const WAIT_RECHECK_MS = 60_000;
 /** Rotations one scheduler pass starts, at most. */
 export const RUNS_PER_PASS = 10;
 
@@ -88,11 +92,13 @@ function failureMessage(error: unknown): string {
  */
 export class RotationService {
   readonly #deps: ServiceDeps;
+  readonly #barrier: Pick<SyncBarrier, 'check'>;
   readonly #now: () => number;
   readonly outcomes: RotationOutcomes = new Map();
 
-  constructor(deps: ServiceDeps, clock: () => number = Date.now) {
+  constructor(deps: ServiceDeps, barrier: Pick<SyncBarrier, 'check'>, clock: () => number = Date.now) {
     this.#deps = deps;
+    this.#barrier = barrier;
     this.#now = clock;
   }
 
@@ -156,7 +162,7 @@ export class RotationService {
   }
 
   async update(actor: Actor, type: RotationType, rotationId: string, input: UpdateRotationInput): Promise<SecretRotationResponse> {
-    const projectId = (await this.#existing(type, rotationId)).projectId;
+    const projectId = (await this.#readable(actor, type, rotationId)).projectId;
     await this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
@@ -170,6 +176,7 @@ export class RotationService {
         await updateRotation(tx.db, current.id, {
           name: input.name,
           description: input.description,
+          consumerWaitMinutes: input.consumerWaitMinutes,
           isAutoRotationEnabled: auto,
           rotationInterval: interval,
           rotateAtUtc: JSON.stringify(at),
@@ -185,7 +192,7 @@ export class RotationService {
 
   /** Deletes the rotation; the secrets it wrote and the roles' passwords stay as they are. */
   async delete(actor: Actor, type: RotationType, rotationId: string): Promise<SecretRotationResponse> {
-    const row = await this.#existing(type, rotationId);
+    const row = await this.#readable(actor, type, rotationId);
     await this.#deps.unitOfWork.write(actor, async (tx) => {
       const project = await tx.project({ id: row.projectId });
       await tx.authorize({ project, action: 'delete', subject: 'secret-rotation' });
@@ -200,7 +207,7 @@ export class RotationService {
 
   /** "Rotate now": a run outside the schedule, by `actor` (`edit` on the rotation). */
   async rotateNow(actor: Actor, type: RotationType, rotationId: string): Promise<SecretRotationResponse> {
-    await this.#existing(type, rotationId);
+    await this.#readable(actor, type, rotationId);
     await this.#run(actor, rotationId, true);
     return toRotationResponse(await this.#existing(type, rotationId));
   }
@@ -246,6 +253,7 @@ export class RotationService {
           isAutoRotationEnabled: input.isAutoRotationEnabled,
           rotationInterval: input.rotationInterval,
           rotateAtUtc: JSON.stringify(input.rotateAtUtc),
+          consumerWaitMinutes: input.consumerWaitMinutes,
           rotationStatus: 'success',
         });
         tx.audit({ project, type: 'create-secret-rotation', metadata: rotationAuditMetadata({ ...row, environmentSlug: environment.slug }) });
@@ -266,8 +274,49 @@ export class RotationService {
     return toRotationResponse((await findRotationById(this.#deps.db, created.id))!);
   }
 
-  /** One run: claim, set on the server, publish. Undefined when another run holds the rotation (scheduled runs only). */
+  /**
+   * "Retire now (I accept the risk)": the previous credential stops working at once, whoever still uses it. The
+   * role not in use gets a password nobody is told (PostgreSQL credentials only), and the rotation stops waiting.
+   */
+  async retireNow(actor: Actor, type: RotationType, rotationId: string): Promise<SecretRotationResponse> {
+    const row = await this.#readable(actor, type, rotationId);
+    const project = await this.#authorize(actor, row.projectId, 'edit');
+    if (row.type !== POSTGRES_CREDENTIALS) throw new BadRequestError('Only PostgreSQL credentials have a previous credential to retire', 'NothingToRetire');
+    const previous = this.#openCredentials(project, row)[1 - row.activeIndex];
+    if (!previous) throw new BadRequestError('The previous credential is already retired', 'NothingToRetire');
+    if (row.runClaimedUntil && row.runClaimedUntil.getTime() > this.#now()) throw runUnderWay();
+    const connection = await requireProjectConnection(this.#deps.db, project, row.connectionId!);
+    await setRolePassword(openConnectionCredentials(this.#deps, project, connection), previous.username!, generatePassword());
+    await this.#deps.unitOfWork.write(actor, async (tx) => {
+      await tx.authorize({ project, action: 'edit', subject: 'secret-rotation' });
+      const current = await lockRotation(tx.db, rotationId);
+      if (!current) throw rotationNotFound(rotationId);
+      const kept = this.#openCredentials(project, current);
+      kept[1 - current.activeIndex] = null;
+      await updateRotation(tx.db, current.id, {
+        encryptedGeneratedCredentials: this.#sealCredentials(project, current.id, kept),
+        rotationStatus: 'success',
+        lastRotationMessage: null,
+        waitingFor: null,
+        waitingSince: null,
+        nextRotationAt:
+          current.isAutoRotationEnabled && current.lastRotatedAt
+            ? nextRotationAt(current.lastRotatedAt, current.rotationInterval, current.rotateAtUtc as RotateAtUtc)
+            : null,
+      });
+      tx.audit({ project, type: 'secret-rotation-retired', metadata: { ...rotationAuditMetadata(row), acceptedRisk: true, waitingFor: current.waitingFor ?? [] } });
+    });
+    return toRotationResponse(await this.#existing(type, rotationId));
+  }
+
+  /** One run: claim, set on the server, publish. Undefined when another run holds the rotation, or it waits for its consumers (scheduled runs only). */
   async #run(caller: Caller, rotationId: string, manual: boolean): Promise<SecretRotation | undefined> {
+    const waiting = await this.#consumersPending(rotationId);
+    if (waiting.length > 0) {
+      await this.#recordWaiting(caller, rotationId, waiting, manual);
+      if (manual) throw new ConflictError(`Waiting for consumers to take the current credential: ${waiting.join(', ')}`, 'SecretRotationWaiting');
+      return undefined;
+    }
     const claim = await this.#claim(caller, rotationId, manual);
     if (!claim) return undefined;
     try {
@@ -301,6 +350,8 @@ export class RotationService {
         : newCredential(row, index);
       const claimedUntil = new Date(now + RUN_CLAIM_MS);
       await updateRotation(tx.db, row.id, {
+        waitingFor: null,
+        waitingSince: null,
         pendingIndex: index,
         encryptedPendingCredentials: cipher.seal(credentialsContext(row.id, 'pending-credentials'), JSON.stringify(credential)),
         runClaimedUntil: claimedUntil,
@@ -335,10 +386,7 @@ export class RotationService {
       const now = new Date(this.#now());
       const done = await updateRotation(tx.db, row.id, {
         activeIndex: claim.index,
-        encryptedGeneratedCredentials: new ProjectCipher(this.#deps.keyring, project).seal(
-          credentialsContext(row.id, 'generated-credentials'),
-          JSON.stringify(credentials),
-        ),
+        encryptedGeneratedCredentials: this.#sealCredentials(project, row.id, credentials),
         pendingIndex: null,
         encryptedPendingCredentials: null,
         runClaimedUntil: null,
@@ -413,6 +461,71 @@ export class RotationService {
     return values;
   }
 
+  /**
+   * The Integrations that read the rotation's place and do not yet reflect its last write there (synced, and
+   * reloaded where they roll workloads): names only. None when no run is due to retire anything (the first run,
+   * a run under way, or a previous credential already retired).
+   */
+  async #consumersPending(rotationId: string): Promise<string[]> {
+    const row = await findRotationById(this.#deps.db, rotationId);
+    if (!row || row.pendingIndex !== null || !row.encryptedGeneratedCredentials) return [];
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: row.projectId });
+    if (!this.#openCredentials(project, row)[1 - row.activeIndex]) return [];
+    const revision = await findLastRevisionAt(this.#deps.db, row.projectId, row.environmentId, row.secretPath);
+    if (revision === undefined) return [];
+    const change = {
+      projectId: row.projectId,
+      environmentId: row.environmentId,
+      environmentSlug: row.environmentSlug,
+      secretPath: row.secretPath,
+      kind: 'secret' as const,
+    };
+    const answer = await this.#barrier.check({ projectId: row.projectId, changes: [{ ...change, revision, createdAt: new Date(0) }] }, revision);
+    return answer.integrations
+      .filter((integration) => integration.state === 'pending')
+      .map((integration) => `${integration.cluster}/${integration.namespace}/${integration.name}`);
+  }
+
+  /** The rotation waits for `waiting`: status and audit when it starts waiting; failed (and stopped) once it waited past its window. */
+  async #recordWaiting(caller: Caller, rotationId: string, waiting: string[], manual: boolean): Promise<void> {
+    await this.#deps.unitOfWork.write(caller, async (tx) => {
+      const row = await lockRotation(tx.db, rotationId);
+      if (!row) throw rotationNotFound(rotationId);
+      const project = await tx.project({ id: row.projectId });
+      if (manual) await tx.authorize({ project, action: 'edit', subject: 'secret-rotation' });
+      else tx.authorizedBy('a scheduled run: authorized when the rotation was created');
+      const now = this.#now();
+      const named = { ...rotationAuditMetadata(row), waitingFor: waiting };
+      if (!row.waitingSince) {
+        await updateRotation(tx.db, row.id, {
+          rotationStatus: 'waiting',
+          waitingFor: JSON.stringify(waiting),
+          waitingSince: new Date(now),
+          nextRotationAt: new Date(now + WAIT_RECHECK_MS),
+        });
+        tx.audit({ project, type: 'secret-rotation-waiting', metadata: named });
+        this.#count(row.type, 'waiting');
+        return;
+      }
+      if (now - row.waitingSince.getTime() <= row.consumerWaitMinutes * 60_000) {
+        await updateRotation(tx.db, row.id, {
+          waitingFor: JSON.stringify(waiting),
+          nextRotationAt: row.isAutoRotationEnabled ? new Date(now + WAIT_RECHECK_MS) : row.nextRotationAt,
+        });
+        return;
+      }
+      if (row.rotationStatus === 'failed') return;
+      const reason = `Consumers did not take the current credential within ${row.consumerWaitMinutes} minutes: ${waiting.join(', ')}; the previous credential stays valid`;
+      await updateRotation(tx.db, row.id, { rotationStatus: 'failed', lastRotationMessage: reason, waitingFor: JSON.stringify(waiting), nextRotationAt: null });
+      tx.audit({ project, type: 'secret-rotation-failed', metadata: { ...named, reason: 'ConsumersDidNotConverge' } });
+      this.#count(row.type, 'stalled');
+    });
+  }
+
+  #sealCredentials(project: Project, rotationId: string, credentials: Credentials): Buffer {
+    return new ProjectCipher(this.#deps.keyring, project).seal(credentialsContext(rotationId, 'generated-credentials'), JSON.stringify(credentials));
+  }
+
   #openCredentials(project: Project, row: Pick<SecretRotation, 'id' | 'encryptedGeneratedCredentials'>): Credentials {
     if (!row.encryptedGeneratedCredentials) return [null, null];
     return JSON.parse(
@@ -420,7 +533,7 @@ export class RotationService {
     ) as Credentials;
   }
 
-  #count(type: string, outcome: 'completed' | 'failed'): void {
+  #count(type: string, outcome: 'completed' | 'failed' | 'waiting' | 'stalled'): void {
     const key = `${type}:${outcome}`;
     this.outcomes.set(key, (this.outcomes.get(key) ?? 0) + 1);
   }

@@ -75,3 +75,15 @@ export async function listDueRotationIds(db: Executor, now: Date, limit: number)
     .execute();
   return rows.map((row) => row.id);
 }
+
+/** The newest change-feed revision that touched one place (the last write of a rotation there, or a later one). */
+export async function findLastRevisionAt(db: Executor, projectId: string, environmentId: string, secretPath: string): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('changeLog')
+    .select((eb) => eb.fn.max('revision').as('revision'))
+    .where('projectId', '=', projectId)
+    .where('environmentId', '=', environmentId)
+    .where('secretPath', '=', secretPath)
+    .executeTakeFirst();
+  return row?.revision == null ? undefined : Number(row.revision);
+}

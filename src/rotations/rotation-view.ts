@@ -27,6 +27,9 @@ export function toRotationResponse(row: RotationRow): SecretRotationResponse {
     lastRotatedAt: iso(row.lastRotatedAt),
     nextRotationAt: iso(row.nextRotationAt),
     isLastRotationManual: row.isLastRotationManual,
+    consumerWaitMinutes: row.consumerWaitMinutes,
+    waitingFor: (row.waitingFor as string[] | null) ?? [],
+    waitingSince: iso(row.waitingSince),
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
   };

@@ -314,6 +314,102 @@ describe('PostgreSQL credential rotation', () => {
   });
 });
 
+describe('consumer-aware retirement', () => {
+  let rotationId: string;
+  let integrationId: string;
+  const rotate = () => app.request('POST', `${postgresBase}/${rotationId}/rotate-secrets`, { token });
+  const state = async () => (await app.request('GET', `${postgresBase}/${rotationId}`, { token })).body.secretRotation;
+  const latestRevision = async () =>
+    Number(
+      (
+        await app.database.db
+          .selectFrom('changeLog')
+          .select((eb) => eb.fn.max('revision').as('revision'))
+          .executeTakeFirstOrThrow()
+      ).revision,
+    );
+  /** Plays the operator of cluster `local`: the Integration shop/billing-db synced (and its workloads reloaded) up to `revision`. */
+  const synced = (revision: number) => app.services.integrations.recordSyncResult(integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
+  const reloaded = (revision: number) => app.services.integrations.recordReloadResult(integrationId, revision);
+
+  beforeAll(async () => {
+    const created = await createPostgresRotation('billing', { consumerWaitMinutes: 5 });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    rotationId = created.body.secretRotation.id;
+    const origin = { ip: '127.0.0.1', userAgent: 'rotation test', userAgentType: 'other' as const };
+    const operator = { ...(await app.services.auth.authenticate(`Bearer ${token}`, origin)), cluster: 'local' };
+    const integration = await app.services.integrations.upsertManaged(operator, {
+      managedBy: 'shop/billing-db',
+      projectId,
+      environment: 'dev',
+      secretPath: '/',
+      app: 'billing-db',
+      owner: 'shop',
+      targetEnvironment: 'shop',
+      reloads: true,
+    });
+    integrationId = integration.id;
+    await synced(await latestRevision());
+    await reloaded(await latestRevision());
+  });
+
+  test('the next run waits until every Integration reading the keys synced and reloaded the last one; the previous credential stays valid meanwhile', async () => {
+    expect((await rotate()).status).toBe(200);
+    const previous = (await app.request('GET', `${postgresBase}/${rotationId}/generated-credentials`, { token })).body.generatedCredentials[0];
+    const refused = await rotate();
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'SecretRotationWaiting', message: 'Waiting for consumers to take the current credential: local/shop/billing-db' });
+    expect(await state()).toMatchObject({ rotationStatus: 'waiting', waitingFor: ['local/shop/billing-db'], waitingSince: expect.any(String) });
+    expect(await canLogIn(previous.username, previous.password)).toBe(true);
+    expect((await auditRows('secret-rotation-waiting')).at(-1)?.eventMetadata).toMatchObject({ rotationId, waitingFor: ['local/shop/billing-db'] });
+
+    await synced(await latestRevision());
+    expect(await app.services.rotations.runDue()).toBe(0);
+    expect((await state()).rotationStatus).toBe('waiting');
+    expect(await canLogIn(previous.username, previous.password)).toBe(true);
+
+    await reloaded(await latestRevision());
+    clock.advance(60_000);
+    expect(await app.services.rotations.runDue()).toBe(1);
+    expect(await state()).toMatchObject({ rotationStatus: 'success', waitingFor: [], waitingSince: null });
+    expect(await canLogIn(previous.username, previous.password)).toBe(false);
+    expect(await canLogIn(await secretValue('BILLING_USER'), await secretValue('BILLING_PASSWORD'))).toBe(true);
+  });
+
+  test('a consumer that does not converge within the window stops the rotation with a clear status, an audit event and a metric, never a cut-off', async () => {
+    const previous = (await app.request('GET', `${postgresBase}/${rotationId}/generated-credentials`, { token })).body.generatedCredentials;
+    const before = await state();
+    clock.advance(Date.parse(before.nextRotationAt) - clock.now());
+    expect(await app.services.rotations.runDue()).toBe(0);
+    expect((await state()).rotationStatus).toBe('waiting');
+    clock.advance(5 * 60_000 + 1);
+    expect(await app.services.rotations.runDue()).toBe(0);
+    const stopped = await state();
+    expect(stopped).toMatchObject({
+      rotationStatus: 'failed',
+      lastRotationMessage: 'Consumers did not take the current credential within 5 minutes: local/shop/billing-db; the previous credential stays valid',
+      nextRotationAt: null,
+      activeIndex: before.activeIndex,
+    });
+    expect((await auditRows('secret-rotation-failed')).at(-1)?.eventMetadata).toMatchObject({ rotationId, reason: 'ConsumersDidNotConverge' });
+    expect(app.services.rotations.outcomes.get('postgres-credentials:stalled')).toBe(1);
+    for (const credential of previous) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+    clock.advance(DAY_MS);
+    expect(await app.services.rotations.runDue()).toBe(0);
+
+    const retired = await app.request('POST', `${postgresBase}/${rotationId}/retire-now`, { token });
+    expect(retired.status, JSON.stringify(retired.body)).toBe(200);
+    expect(retired.body.secretRotation).toMatchObject({ rotationStatus: 'success', waitingFor: [], lastRotationMessage: null });
+    const inactive = previous[1 - before.activeIndex];
+    expect(await canLogIn(inactive.username, inactive.password)).toBe(false);
+    expect(await canLogIn(await secretValue('BILLING_USER'), await secretValue('BILLING_PASSWORD'))).toBe(true);
+    expect((await auditRows('secret-rotation-retired')).at(-1)?.eventMetadata).toMatchObject({ rotationId, acceptedRisk: true, waitingFor: ['local/shop/billing-db'] });
+    expect((await app.request('POST', `${postgresBase}/${rotationId}/retire-now`, { token })).status).toBe(400);
+    // with the previous credential retired there is nothing to wait for: the next run goes ahead
+    expect((await rotate()).status).toBe(200);
+  });
+});
+
 describe('generated secrets', () => {
   async function createGenerated(name: string, parameters: Record<string, unknown>, secretsMapping: Record<string, string>) {
     return app.request('POST', generatedBase, { token, body: { name, projectId, environment: 'dev', secretPath: '/', rotationInterval: 7, parameters, secretsMapping } });
@@ -379,6 +475,7 @@ describe('generated secrets', () => {
       'an-id',
       'api-password',
       'b64-key',
+      'billing',
       'ed25519-pair',
       'hex-key',
       'rsa-pair',

@@ -116,6 +116,7 @@ const MULTI_UNIT_WRITES: Record<string, string> = {
   'rotations.createGenerated': 'creates the rotation (create-secret-rotation), then runs it once; a failed first run deletes it again',
   'rotations.rotateNow': 'one run: claim, server, publish',
   'rotations.runDue': "the scheduler's pass: one run per due rotation",
+  'rotations.retireNow': 'sets an unknown password on the role not in use (the outside server), then records it (one unit, secret-rotation-retired)',
 };
 
 /** Runs inside a caller's unit of work (takes its WriteContext): covered by the cases that call it. */
@@ -328,6 +329,7 @@ async function withGeneratedRotation(world: World) {
     isAutoRotationEnabled: true,
     rotationInterval: 1,
     rotateAtUtc: { hours: 0, minutes: 0 },
+    consumerWaitMinutes: 60,
     parameters: { kind: 'uuid' },
     secretsMapping: { value: `ID_${next()}` },
   });

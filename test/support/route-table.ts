@@ -598,5 +598,14 @@ function rotationRoutes(fx: MatrixFixture): Record<string, RouteEntry> {
       [`POST ${base}/:rotationId/rotate-secrets`]: { allow: WRITERS, build: async () => ({ url: `${base}/${(await existing()).id}/rotate-secrets` }) },
     } satisfies Record<string, RouteEntry>);
   }
+  entries['POST /api/v2/secret-rotations/postgres-credentials/:rotationId/retire-now'] = {
+    allow: WRITERS,
+    build: async () => {
+      // a rotation that ran twice has a previous credential to retire
+      const { id } = await postgres();
+      await ids.call('POST', `/api/v2/secret-rotations/postgres-credentials/${id}/rotate-secrets`);
+      return { url: `/api/v2/secret-rotations/postgres-credentials/${id}/retire-now` };
+    },
+  };
   return entries;
 }

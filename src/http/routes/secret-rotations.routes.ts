@@ -220,6 +220,28 @@ function typeRoutes(app: ZodApp, services: Services, type: RotationType): void {
     async (request) => (await rotations.generatedCredentials(request.actor, type, request.params.rotationId)) as never,
   );
 
+  // PostgreSQL credentials only: a generated secret's value before is gone once replaced (or kept on purpose in its `previous` key)
+  if (type === POSTGRES_CREDENTIALS)
+    app.post(
+      `${base}/:rotationId/retire-now`,
+      {
+        schema: {
+          tags,
+          ...describeRoute({
+            summary: `Retire a ${kind.title} rotation's previous credential now`,
+            description:
+              'I accept the risk: the credential before the active one stops working at once, whether or not every consumer has taken the active one (the role not in use gets a password nobody is told), and the rotation stops waiting. 400 when there is nothing to retire.',
+            permission: projectPermission('edit', 'secret-rotation'),
+            effects: changes('Changes the password of the role not in use.', 'secret-rotation-retired'),
+            errors: [400, 409],
+          }),
+          params: rotationParams,
+          response: one,
+        },
+      },
+      async (request) => ({ secretRotation: await rotations.retireNow(request.actor, type, request.params.rotationId) }),
+    );
+
   app.post(
     `${base}/:rotationId/rotate-secrets`,
     {
