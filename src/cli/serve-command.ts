@@ -4,7 +4,8 @@ import { scheduleAuditRetention } from '../audit/audit-retention.ts';
 import { loadConfig } from '../config.ts';
 import { buildApiApp } from '../http/app.ts';
 import { loadConsoleFiles } from '../http/console/console-files.ts';
-import { registerDatabaseMetrics } from '../http/metrics.ts';
+import { registerDatabaseMetrics, registerRotationMetrics } from '../http/metrics.ts';
+import { scheduleRotations } from '../rotations/rotation-scheduler.ts';
 import { buildProbeApp } from '../http/probe-app.ts';
 import { startOperator } from '../operator/start.ts';
 import { createLogger, startServices } from '../runtime.ts';
@@ -35,17 +36,20 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const services = await withDatabaseExplained(config, () => startServices(config, logger, 'serve'));
   const { app, metrics } = await buildApiApp(services, { logger, trustedProxies: config.trustedProxies, console: await loadConsoleFiles() });
   registerDatabaseMetrics(metrics.registry, services.database);
+  registerRotationMetrics(metrics.registry, services.rotations);
   let operator: ReturnType<typeof startOperator> = null;
   // the operator, once started, says whether it can work (its RBAC): /readyz follows it
   const probes = buildProbeApp(services, metrics.registry, () => operator?.readinessProblem() ?? null);
   const stopRetention = scheduleAuditRetention(services.db, logger);
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
+  const stopRotations = scheduleRotations(() => services.rotations.runDue(), logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
     await listen(probes, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
   } catch (error) {
     stopRetention();
     stopThrottlePruning();
+    stopRotations();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     throw error;
@@ -66,6 +70,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     logger.info({ signal }, 'shutting down');
     stopRetention();
     stopThrottlePruning();
+    stopRotations();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

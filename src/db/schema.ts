@@ -530,7 +530,59 @@ export interface SchemaMigrationsTable {
   appliedAt: Timestamp;
 }
 
+/** A connection to a server Coffer acts on (a PostgreSQL server a rotation changes passwords on); credentials sealed with the project key. */
+export interface AppConnectionsTable {
+  id: Generated<string>;
+  projectId: string;
+  name: string;
+  description: string | null;
+  app: string;
+  method: string;
+  encryptedCredentials: Buffer;
+  version: Generated<number>;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+export type AppConnection = Selectable<AppConnectionsTable>;
+
+/** A secret rotation: PostgreSQL credentials or a generated secret, with its schedule and the state of its runs. */
+export interface SecretRotationsTable {
+  id: Generated<string>;
+  projectId: string;
+  environmentId: string;
+  folderId: string;
+  secretPath: string;
+  type: string;
+  name: string;
+  description: string | null;
+  connectionId: string | null;
+  parameters: Json;
+  secretsMapping: Json;
+  isAutoRotationEnabled: boolean;
+  rotationInterval: number;
+  rotateAtUtc: Json;
+  activeIndex: Generated<number>;
+  encryptedGeneratedCredentials: Buffer | null;
+  pendingIndex: number | null;
+  encryptedPendingCredentials: Buffer | null;
+  rotationStatus: string;
+  lastRotationMessage: string | null;
+  lastRotationAttemptedAt: Date | null;
+  lastRotatedAt: Date | null;
+  nextRotationAt: Date | null;
+  isLastRotationManual: Generated<boolean>;
+  consumerWaitMinutes: Generated<number>;
+  waitingFor: Json | null;
+  waitingSince: Date | null;
+  runClaimedUntil: Date | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+export type SecretRotation = Selectable<SecretRotationsTable>;
+
 export interface DB {
+  appConnections: AppConnectionsTable;
+  secretRotations: SecretRotationsTable;
   cacheVersions: CacheVersionsTable;
   instanceState: InstanceStateTable;
   installation: InstallationTable;

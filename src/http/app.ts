@@ -37,6 +37,8 @@ import { publicSsoRoutes, ssoConfigRoutes } from './routes/sso.routes.ts';
 import { mfaEnrolmentRoutes, sessionRoutes } from './routes/account.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
+import { appConnectionRoutes } from './routes/app-connections.routes.ts';
+import { secretRotationRoutes } from './routes/secret-rotations.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
 import { userRoutes } from './routes/users.routes.ts';
 import { jwtAuthRoutes, kubernetesAuthRoutes, workloadLoginRoutes } from './routes/workload-auth.routes.ts';
@@ -103,6 +105,8 @@ const protectedRouteGroups = [
   integrationRoutes,
   operatorRoutes,
   clusterRoutes,
+  appConnectionRoutes,
+  secretRotationRoutes,
 ];
 
 export async function buildApiApp(services: Services, options: AppOptions): Promise<ApiApp> {

@@ -38,3 +38,20 @@ export function registerDatabaseMetrics(registry: Registry, database: { queryCou
     },
   });
 }
+
+/** Secret rotation runs since start, by rotation type and outcome (`completed`, `failed`). */
+export function registerRotationMetrics(registry: Registry, rotations: { outcomes: ReadonlyMap<string, number> }): void {
+  new Counter({
+    name: 'coffer_secret_rotation_runs_total',
+    help: 'Secret rotation runs, by type and outcome',
+    labelNames: ['type', 'outcome'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [key, count] of rotations.outcomes) {
+        const [type, outcome] = key.split(':') as [string, string];
+        this.inc({ type, outcome }, count);
+      }
+    },
+  });
+}

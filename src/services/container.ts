@@ -56,6 +56,8 @@ import { OidcConfigService } from '../sso/oidc-config-service.ts';
 import { OidcLogin } from '../sso/oidc-login.ts';
 import { MfaService } from '../mfa/mfa-service.ts';
 import { SessionService } from '../auth/session-service.ts';
+import { AppConnectionService } from '../app-connections/app-connection-service.ts';
+import { RotationService } from '../rotations/rotation-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -110,6 +112,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const loginThrottle = new LoginThrottle(db, deps.unitOfWork, options.loginLimits ?? DEFAULT_LOGIN_LIMITS, options.logger);
   const projects = new ProjectService(deps);
   const held = { ...HELD_REQUEST_LIMITS, ...options.heldRequestLimits };
+  const syncBarrier = new SyncBarrier(deps, syncProgress, held.revisionWaits);
   return {
     database,
     ...deps,
@@ -136,11 +139,13 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps, syncProgress),
     clusters: new ClusterService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),
-    syncBarrier: new SyncBarrier(deps, syncProgress, held.revisionWaits),
+    syncBarrier,
     changeFanout,
     accessWatch: new AccessWatch(database),
     projectEvents: new ProjectEventService(deps, changeFanout, secretReader, held.projectEventStreams),
     changeStreams: new ChangeStreamService(deps, changeFanout, held.changeStreams),
+    appConnections: new AppConnectionService(deps),
+    rotations: new RotationService(deps, syncBarrier, options.clock),
   };
 }
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -69,16 +69,27 @@ function asServerUser(user: { uid: number; gid: number } | null, command: string
   return ['setpriv', [...demote, '--pdeathsig', 'SIGKILL', command, ...args]];
 }
 
-export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+/**
+ * `superuserPassword`: connections over TCP must sign in with a password (scram-sha-256), so a test can prove which
+ * passwords a role accepts; `url` carries the superuser's password.
+ */
+export async function startPrivatePostgres(options: { superuserPassword?: string } = {}): Promise<PrivatePostgres> {
   const bin = binDir();
   const user = serverUser();
   const dir = mkdtempSync(join(tmpdir(), 'coffer-private-pg-'));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  const [initCommand, initArgs] = asServerUser(user, join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const passwordFile = join(dir, 'superuser-password');
+  const auth = options.superuserPassword === undefined ? ['-A', 'trust'] : ['--auth-local=trust', '--auth-host=scram-sha-256', `--pwfile=${passwordFile}`];
+  if (options.superuserPassword !== undefined) {
+    writeFileSync(passwordFile, `${options.superuserPassword}\n`, { mode: 0o600 });
+    if (user) chownSync(passwordFile, user.uid, user.gid);
+  }
+  const [initCommand, initArgs] = asServerUser(user, join(bin, 'initdb'), ['-D', data, '-U', 'postgres', ...auth, '-E', 'UTF8', '--locale=C', '--no-sync']);
   execFileSync(initCommand, initArgs, { stdio: 'pipe' });
   const port = await freePort();
-  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const credentials = options.superuserPassword === undefined ? 'postgres' : `postgres:${encodeURIComponent(options.superuserPassword)}`;
+  const url = `postgres://${credentials}@127.0.0.1:${port}/postgres`;
   const output: string[] = [];
   let server: ChildProcess | null = null;
 

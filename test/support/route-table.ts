@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { type MatrixFixture, oidcConfigBody, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
 
 export interface RouteRequest {
@@ -20,6 +21,37 @@ export interface RouteEntry {
   /** Acts on a project no role persona is a member of: the denied ones are told it does not exist (404, not 403). */
   notMember?: boolean;
 }
+
+/** Roles made on the machine's PostgreSQL server (trust auth) for PostgreSQL credential rotations; dropRotatedRoles removes them. */
+const rotatedRoles: string[] = [];
+
+async function onLocalServer(statement: string): Promise<void> {
+  const client = new pg.Client({ host: '127.0.0.1', port: 5432, user: 'postgres', database: 'postgres' });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Two new login roles a PostgreSQL credential rotation may take turns with. */
+async function rotatedRolePair(): Promise<[string, string]> {
+  const pair = [unique('coffer_matrix'), unique('coffer_matrix')].map((name) => name.replaceAll('-', '_')) as [string, string];
+  for (const role of pair) {
+    await onLocalServer(`CREATE ROLE ${role} LOGIN`);
+    rotatedRoles.push(role);
+  }
+  return pair;
+}
+
+/** Drops the roles the table's calls made (a test file's afterAll). */
+export async function dropRotatedRoles(): Promise<void> {
+  for (const role of rotatedRoles.splice(0)) await onLocalServer(`DROP ROLE IF EXISTS ${role}`);
+}
+
+/** Signs in to the machine's PostgreSQL server: with trust auth any password does. */
+export const LOCAL_SERVER_CREDENTIALS = { host: '127.0.0.1', port: 5432, database: 'postgres', username: 'postgres', password: 'unused-with-trust' };
 
 const ALL = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
 const WRITERS = ['member', 'admin', 'orgAdmin'] as const;
@@ -327,6 +359,8 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       },
     },
     'GET /api/v1/operator/secrets': { allow: ALL, build: at('/api/v1/operator/secrets', { query: { projectId: p, environment: 'dev' } }) },
+    // PostgreSQL connections and secret rotations
+    ...rotationRoutes(fx),
     // audit log
     'GET /api/v1/workspace/:workspaceId/audit-logs': { allow: ALL, build: at(`/api/v1/workspace/${p}/audit-logs`) },
     'GET /api/v1/organization/audit-logs': { allow: ALL, ownOrg: true, build: at('/api/v1/organization/audit-logs') },
@@ -503,4 +537,87 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     },
     'GET /api/v1/additional-privilege/identity': { allow: ALL, build: at('/api/v1/additional-privilege/identity', { query: privilegeTarget }) },
   };
+}
+
+/** `/api/v1/app-connections/postgres` and `/api/v2/secret-rotations`: connections are the project admins', rotations the writers'. */
+function rotationRoutes(fx: MatrixFixture): Record<string, RouteEntry> {
+  const { ids } = fx;
+  const p = ids.projectId;
+  const connections = '/api/v1/app-connections/postgres';
+  const connection = async () =>
+    (await ids.call('POST', connections, { name: unique('conn'), projectId: p, credentials: LOCAL_SERVER_CREDENTIALS })).appConnection as { id: string; name: string };
+  const generatedBody = () => ({
+    name: unique('gen'),
+    projectId: p,
+    environment: 'dev',
+    secretPath: '/',
+    rotationInterval: 1,
+    parameters: { kind: 'uuid' },
+    secretsMapping: { value: unique('GEN').replaceAll('-', '_') },
+  });
+  const generated = async () => (await ids.call('POST', '/api/v2/secret-rotations/generated-secret', generatedBody())).secretRotation as { id: string; name: string };
+  const postgresBody = async () => {
+    const [username1, username2] = await rotatedRolePair();
+    const key = unique('PG').replaceAll('-', '_');
+    return {
+      name: unique('pg'),
+      projectId: p,
+      connectionId: (await connection()).id,
+      environment: 'dev',
+      secretPath: '/',
+      rotationInterval: 1,
+      parameters: { username1, username2 },
+      secretsMapping: { username: `${key}_USER`, password: `${key}_PASSWORD` },
+    };
+  };
+  const postgres = async () =>
+    (await ids.call('POST', '/api/v2/secret-rotations/postgres-credentials', await postgresBody())).secretRotation as { id: string; name: string };
+  const entries: Record<string, RouteEntry> = {
+    [`GET ${connections}`]: { allow: ALL, build: async () => ({ url: connections, query: { projectId: p } }) },
+    [`GET ${connections}/:connectionId`]: { allow: ALL, build: async () => ({ url: `${connections}/${(await connection()).id}` }) },
+    [`GET ${connections}/connection-name/:connectionName`]: {
+      allow: ALL,
+      build: async () => ({ url: `${connections}/connection-name/${(await connection()).name}`, query: { projectId: p } }),
+    },
+    [`POST ${connections}`]: {
+      allow: ADMINS,
+      build: async () => ({ url: connections, body: { name: unique('conn'), projectId: p, credentials: LOCAL_SERVER_CREDENTIALS } }),
+    },
+    [`PATCH ${connections}/:connectionId`]: {
+      allow: ADMINS,
+      build: async () => ({ url: `${connections}/${(await connection()).id}`, body: { description: 'changed' } }),
+    },
+    [`DELETE ${connections}/:connectionId`]: { allow: ADMINS, build: async () => ({ url: `${connections}/${(await connection()).id}` }) },
+    'GET /api/v2/secret-rotations': { allow: ALL, build: async () => ({ url: '/api/v2/secret-rotations', query: { projectId: p } }) },
+  };
+  const kinds = [
+    ['generated-secret', generated, async () => generatedBody()],
+    ['postgres-credentials', postgres, postgresBody],
+  ] as const;
+  for (const [type, existing, body] of kinds) {
+    const base = `/api/v2/secret-rotations/${type}`;
+    Object.assign(entries, {
+      [`GET ${base}`]: { allow: ALL, build: async () => ({ url: base, query: { projectId: p } }) },
+      [`GET ${base}/:rotationId`]: { allow: ALL, build: async () => ({ url: `${base}/${(await existing()).id}` }) },
+      [`GET ${base}/rotation-name/:rotationName`]: {
+        allow: ALL,
+        build: async () => ({ url: `${base}/rotation-name/${(await existing()).name}`, query: { projectId: p, environment: 'dev', secretPath: '/' } }),
+      },
+      [`POST ${base}`]: { allow: WRITERS, build: async () => ({ url: base, body: await body() }) },
+      [`PATCH ${base}/:rotationId`]: { allow: WRITERS, build: async () => ({ url: `${base}/${(await existing()).id}`, body: { rotationInterval: 2 } }) },
+      [`DELETE ${base}/:rotationId`]: { allow: WRITERS, build: async () => ({ url: `${base}/${(await existing()).id}` }) },
+      [`GET ${base}/:rotationId/generated-credentials`]: { allow: ALL, build: async () => ({ url: `${base}/${(await existing()).id}/generated-credentials` }) },
+      [`POST ${base}/:rotationId/rotate-secrets`]: { allow: WRITERS, build: async () => ({ url: `${base}/${(await existing()).id}/rotate-secrets` }) },
+    } satisfies Record<string, RouteEntry>);
+  }
+  entries['POST /api/v2/secret-rotations/postgres-credentials/:rotationId/retire-now'] = {
+    allow: WRITERS,
+    build: async () => {
+      // a rotation that ran twice has a previous credential to retire
+      const { id } = await postgres();
+      await ids.call('POST', `/api/v2/secret-rotations/postgres-credentials/${id}/rotate-secrets`);
+      return { url: `/api/v2/secret-rotations/postgres-credentials/${id}/retire-now` };
+    },
+  };
+  return entries;
 }
