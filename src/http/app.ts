@@ -11,7 +11,9 @@ import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandlin
 import { type HttpMetrics, registerHttpMetrics } from './metrics.ts';
 import { RequestLogController } from './request-log.ts';
 import { committedRevisionsOf, REVISION_HEADER } from './revision-header.ts';
+import { approvalRoutes } from './routes/approvals.routes.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
+import { snapshotRoutes } from './routes/snapshots.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { changeRoutes } from './routes/changes.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
@@ -91,6 +93,8 @@ const protectedRouteGroups = [
   folderRoutes,
   secretRoutes,
   secretV4Routes,
+  approvalRoutes,
+  snapshotRoutes,
   tagRoutes,
   importRoutes,
   integrationRoutes,

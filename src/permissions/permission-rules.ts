@@ -21,6 +21,8 @@ export const PROJECT_SUBJECTS = [
   'identity',
   'role',
   'namespace-grants',
+  'secret-approval',
+  'secret-rollback',
 ] as const;
 export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 
@@ -167,6 +169,8 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
       only('audit-logs', 'read'),
       only('workspace', 'read'),
       only('namespace-grants', 'read'),
+      only('secret-approval', 'read'),
+      only('secret-rollback', 'read', 'create'),
     ],
   },
   viewer: {

@@ -55,6 +55,9 @@ import { OidcConfigService } from '../sso/oidc-config-service.ts';
 import { OidcLogin } from '../sso/oidc-login.ts';
 import { MfaService } from '../mfa/mfa-service.ts';
 import { SessionService } from '../auth/session-service.ts';
+import { ApprovalPolicyService } from '../approvals/approval-policy-service.ts';
+import { ApprovalRequestService } from '../approvals/approval-request-service.ts';
+import { SnapshotService } from '../snapshots/snapshot-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -129,6 +132,9 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     secretReader,
     secretBatch: new SecretBatchService(deps),
     secretTagging: new SecretTagging(deps),
+    approvalPolicies: new ApprovalPolicyService(deps),
+    approvalRequests: new ApprovalRequestService(deps),
+    snapshots: new SnapshotService(deps),
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),
