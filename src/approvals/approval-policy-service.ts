@@ -7,6 +7,7 @@ import { normalizeSecretPath } from '../folders/secret-path.ts';
 import { pathGlobProblem } from '../patterns/patterns.ts';
 import type { Action } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { ApprovalPolicyView } from './approval-schema.ts';
 import { deletePolicy, findPolicy, insertPolicy, listPolicies, listPolicyApprovers, listProjectMemberUsers, setPolicyApprovers, updatePolicy } from './approval-store.ts';
@@ -60,7 +61,7 @@ export class ApprovalPolicyService {
   }
 
   async update(actor: Actor, policyId: string, input: PolicyUpdate): Promise<ApprovalPolicyView> {
-    const policy = await this.#requirePolicy(this.#deps.db, policyId);
+    const policy = await this.#requirePolicy(this.#deps.db, policyId, actor);
     return this.#write(actor, policy.projectId, 'edit', input.name, async (tx, project) => {
       const current = await this.#requirePolicy(tx.db, policyId);
       const currentApprovers = (await listPolicyApprovers(tx.db, [current.id])).get(current.id) ?? [];
@@ -80,7 +81,7 @@ export class ApprovalPolicyService {
   }
 
   async delete(actor: Actor, policyId: string): Promise<ApprovalPolicyView> {
-    const policy = await this.#requirePolicy(this.#deps.db, policyId);
+    const policy = await this.#requirePolicy(this.#deps.db, policyId, actor);
     return this.#write(actor, policy.projectId, 'delete', undefined, async (tx, project) => {
       const current = await this.#requirePolicy(tx.db, policyId);
       const approvers = (await listPolicyApprovers(tx.db, [current.id])).get(current.id) ?? [];
@@ -111,9 +112,10 @@ export class ApprovalPolicyService {
     return project;
   }
 
-  async #requirePolicy(db: Executor, policyId: string): Promise<SecretApprovalPolicy> {
+  /** The policy; with `actor`, one in a project the actor may not know is not found either. */
+  async #requirePolicy(db: Executor, policyId: string, actor?: Actor): Promise<SecretApprovalPolicy> {
     const policy = await findPolicy(db, policyId);
-    if (!policy) throw policyNotFound(policyId);
+    if (!policy || (actor && !(await mayKnowProject(this.#deps, db, actor, policy.projectId)))) throw policyNotFound(policyId);
     return policy;
   }
 }

@@ -13,6 +13,7 @@ import { findSecret } from '../secrets/secret-store.ts';
 import { secretExists } from '../secrets/secret-service.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { environmentOf, toPolicyView } from './approval-policy-service.ts';
 import type { ApprovalRequestView, DetailedApprovalRequest, ListedApprovalRequest } from './approval-schema.ts';
@@ -115,7 +116,7 @@ export class ApprovalRequestService {
   /** A request with its diff: the proposed values and the secrets as they are now (the caller must read secrets there). */
   async get(actor: Actor, requestId: string): Promise<DetailedApprovalRequest> {
     const { db } = this.#deps;
-    const request = await this.#requireRequest(db, requestId);
+    const request = await this.#requireRequest(db, requestId, actor);
     const project = await this.#authorizeRead(db, actor, request.projectId);
     const location = await folderLocation(db, request.folderId);
     await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: location });
@@ -223,7 +224,7 @@ export class ApprovalRequestService {
   /** A write on one request: the caller must be a user who may read the project's requests; the request is locked. */
   #onRequest<T>(actor: Actor, requestId: string, work: (tx: WriteContext, request: SecretApprovalRequest, project: Project, approvers: string[]) => Promise<T>) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const found = await this.#requireRequest(tx.db, requestId);
+      const found = await this.#requireRequest(tx.db, requestId, actor);
       const project = await tx.project({ id: found.projectId });
       await tx.authorize({ project, action: 'read', subject: 'secret-approval' });
       if (actor.kind !== 'user') throw new ForbiddenError('Only users review, close, reopen and merge change requests', 'UserRequired');
@@ -239,9 +240,11 @@ export class ApprovalRequestService {
     return project;
   }
 
-  async #requireRequest(db: Executor, requestId: string): Promise<SecretApprovalRequest> {
+  /** The request; one in a project the actor may not know is not found either. */
+  async #requireRequest(db: Executor, requestId: string, actor: Actor): Promise<SecretApprovalRequest> {
     const request = await findRequest(db, requestId);
-    if (!request) throw new NotFoundError(`Secret approval request with ID '${requestId}' not found`);
+    if (!request || !(await mayKnowProject(this.#deps, db, actor, request.projectId)))
+      throw new NotFoundError(`Secret approval request with ID '${requestId}' not found`);
     return request;
   }
 

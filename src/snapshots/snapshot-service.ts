@@ -9,6 +9,7 @@ import { SecretCipher } from '../secrets/secret-cipher.ts';
 import { countFolderSecretChanges, findChange, findRevisionAt, listFolderSecretChanges, listSecretStatesAt } from '../secrets/secret-history-store.ts';
 import { type RestoreCounts, restoreFolderSecrets } from '../secrets/secret-restore.ts';
 import type { ServiceDeps } from '../services/deps.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 
 /** How deep a recursive restore goes (as recursive listings). */
@@ -55,7 +56,7 @@ export class SnapshotService {
   /** One snapshot: the folder's shared secrets as they stood at its revision, with values. */
   async get(actor: Actor, snapshotId: string) {
     const { db } = this.#deps;
-    const change = await requireSnapshotChange(db, snapshotId);
+    const change = await this.#requireSnapshotChange(db, actor, snapshotId);
     const { project, environment, path } = await this.#readPlace(db, actor, change.projectId, { environment: change.environmentSlug!, secretPath: change.secretPath! });
     const folder = await this.#deps.lookups.requireFolder(db, environment, path);
     const cipher = new SecretCipher(this.#deps.keyring, project);
@@ -79,7 +80,7 @@ export class SnapshotService {
 
   /** Restores the folder a snapshot is of (not its subfolders) to the snapshot's state, as one new change. */
   async rollback(actor: Actor, snapshotId: string) {
-    const change = await requireSnapshotChange(this.#deps.db, snapshotId);
+    const change = await this.#requireSnapshotChange(this.#deps.db, actor, snapshotId);
     const restored = await this.restore(actor, change.projectId, {
       environment: change.environmentSlug!,
       secretPath: change.secretPath!,
@@ -122,6 +123,22 @@ export class SnapshotService {
     return restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
   }
 
+  /** The change row a snapshot id names; one in a project the actor may not know is not found either. */
+  async #requireSnapshotChange(db: Executor, actor: Actor, snapshotId: string): Promise<ChangeRecord> {
+    const revision = /^[1-9][0-9]{0,15}$/.test(snapshotId) ? Number(snapshotId) : undefined;
+    const change = revision === undefined ? undefined : await findChange(db, revision);
+    if (
+      !change ||
+      change.kind !== 'secret' ||
+      change.environmentSlug === null ||
+      change.secretPath === null ||
+      !(await mayKnowProject(this.#deps, db, actor, change.projectId))
+    ) {
+      throw new NotFoundError(`Secret snapshot with ID '${snapshotId}' not found`);
+    }
+    return change;
+  }
+
   async #readPlace(db: Executor, actor: Actor, projectId: string, place: SnapshotPlace) {
     const path = normalizeSecretPath(place.secretPath);
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
@@ -138,15 +155,6 @@ async function restoreRevision(tx: WriteContext, input: RestoreInput, latest: nu
   const revision = input.revision ?? (await findRevisionAt(tx.db, input.at!));
   if (revision > latest) throw new BadRequestError(`Revision ${revision} is newer than the newest one (${latest})`, 'RevisionAhead');
   return revision;
-}
-
-async function requireSnapshotChange(db: Executor, snapshotId: string): Promise<ChangeRecord> {
-  const revision = /^[1-9][0-9]{0,15}$/.test(snapshotId) ? Number(snapshotId) : undefined;
-  const change = revision === undefined ? undefined : await findChange(db, revision);
-  if (!change || change.kind !== 'secret' || change.environmentSlug === null || change.secretPath === null) {
-    throw new NotFoundError(`Secret snapshot with ID '${snapshotId}' not found`);
-  }
-  return change;
 }
 
 function toSnapshot(change: ChangeRecord, folderId: string, parentFolderId: string | null) {

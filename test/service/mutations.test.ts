@@ -85,6 +85,13 @@ const READS = new Set([
   'mfa.status',
   'sessions.list',
   'oidcConfigs.get',
+  'approvalPolicies.list',
+  'approvalRequests.list',
+  'approvalRequests.count',
+  'approvalRequests.get',
+  'snapshots.list',
+  'snapshots.count',
+  'snapshots.get',
 ]);
 
 /**
@@ -133,6 +140,53 @@ const folderAt = (projectId: string, path = '/') => ({ projectId, environment: '
 async function withSecret(world: World, projectId: string, key = `KEY_${next()}`) {
   await world.services.secrets.create(world.admin, { ...dev(projectId), secretName: key, secretValue: 'value', type: 'shared' });
   return key;
+}
+
+/** A user of the organization who is a member of the project. */
+async function withProjectUser(world: World, projectId: string): Promise<string> {
+  const user = await world.user();
+  await world.services.userMemberships.add(world.admin, projectId, { emails: [user.email], usernames: [] });
+  return user.id;
+}
+
+/** A user of the organization, member of the project, as the actor its access token would give. */
+async function withUserActor(world: World, projectId: string): Promise<Actor> {
+  const user = await world.user();
+  await world.services.userMemberships.add(world.admin, projectId, { emails: [user.email], usernames: [] });
+  return { ...world.origin, kind: 'user', id: user.id, name: user.email, orgId: world.admin.orgId, orgRole: 'member', tokenId: null, authMethod: 'email' };
+}
+
+/** A project whose dev root needs one approval by `approver`, a secret there, and (unless `proposed` is false) an open request to update it. */
+async function withRequest(world: World, proposed = true) {
+  const project = await world.project();
+  const secretName = await withSecret(world, project.id);
+  const committer = await withUserActor(world, project.id);
+  const approver = await withUserActor(world, project.id);
+  await world.services.approvalPolicies.create(world.admin, project.id, {
+    name: 'gate',
+    environment: 'dev',
+    secretPath: '/',
+    approvers: [{ type: 'user', id: approver.id }],
+    approvals: 1,
+    enforcementLevel: 'hard',
+  });
+  const write = { op: 'update' as const, secretName, secretValue: 'proposed' };
+  const request = proposed ? await world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write) : undefined;
+  return { project, committer, approver, write, requestId: request?.id ?? '' };
+}
+
+async function withPolicy(world: World) {
+  const project = await world.project();
+  const approver = await withProjectUser(world, project.id);
+  const policy = await world.services.approvalPolicies.create(world.admin, project.id, {
+    name: `gate-${next()}`,
+    environment: 'dev',
+    secretPath: '/',
+    approvers: [{ type: 'user', id: approver }],
+    approvals: 1,
+    enforcementLevel: 'hard',
+  });
+  return { project, policyId: policy.id };
 }
 
 async function withIntegration(world: World) {
@@ -884,6 +938,88 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { project, importId } = await withImport(world);
       return () => world.services.imports.delete(world.admin, importId, folderAt(project.id));
+    },
+  },
+  'approvalPolicies.create': {
+    audit: ['create-secret-approval-policy'],
+    prepare: async (world) => {
+      const project = await world.project();
+      const approver = await withProjectUser(world, project.id);
+      return () =>
+        world.services.approvalPolicies.create(world.admin, project.id, {
+          name: 'gate',
+          environment: 'dev',
+          secretPath: '/**',
+          approvers: [{ type: 'user', id: approver }],
+          approvals: 1,
+          enforcementLevel: 'hard',
+        });
+    },
+  },
+  'approvalPolicies.update': {
+    audit: ['update-secret-approval-policy'],
+    prepare: async (world) => {
+      const { policyId } = await withPolicy(world);
+      return () => world.services.approvalPolicies.update(world.admin, policyId, { enforcementLevel: 'soft' });
+    },
+  },
+  'approvalPolicies.delete': {
+    audit: ['delete-secret-approval-policy'],
+    prepare: async (world) => {
+      const { policyId } = await withPolicy(world);
+      return () => world.services.approvalPolicies.delete(world.admin, policyId);
+    },
+  },
+  'approvalRequests.proposeIfProtected': {
+    audit: ['secret-approval-request'],
+    prepare: async (world) => {
+      const { project, committer, write } = await withRequest(world, false);
+      return () => world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write);
+    },
+  },
+  'approvalRequests.review': {
+    audit: ['review-secret-approval-request'],
+    prepare: async (world) => {
+      const { approver, requestId } = await withRequest(world);
+      return () => world.services.approvalRequests.review(approver, requestId, 'approved');
+    },
+  },
+  'approvalRequests.setStatus': {
+    audit: ['secret-approval-closed'],
+    prepare: async (world) => {
+      const { committer, requestId } = await withRequest(world);
+      return () => world.services.approvalRequests.setStatus(committer, requestId, 'close');
+    },
+  },
+  'approvalRequests.merge': {
+    audit: ['update-secret', 'secret-approval-merged'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const { approver, requestId } = await withRequest(world);
+      await world.services.approvalRequests.review(approver, requestId, 'approved');
+      return () => world.services.approvalRequests.merge(approver, requestId, {});
+    },
+  },
+  'snapshots.restore': {
+    audit: ['restore-secrets'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const project = await world.project();
+      await withSecret(world, project.id);
+      const revision = await world.services.changes.latestRevision(world.services.db, project.id);
+      await withSecret(world, project.id);
+      return () => world.services.snapshots.restore(world.admin, project.id, { environment: 'dev', secretPath: '/', recursive: false, revision });
+    },
+  },
+  'snapshots.rollback': {
+    audit: ['restore-secrets'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const project = await world.project();
+      await withSecret(world, project.id);
+      const revision = await world.services.changes.latestRevision(world.services.db, project.id);
+      await withSecret(world, project.id);
+      return () => world.services.snapshots.rollback(world.admin, String(revision));
     },
   },
   'tags.create': {
