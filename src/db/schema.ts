@@ -453,6 +453,35 @@ export interface SecretDeletionsTable {
   createdAt: Timestamp;
 }
 
+export interface WebhooksTable {
+  id: Generated<string>;
+  projectId: string;
+  environmentId: string;
+  secretPath: string;
+  url: string;
+  encryptedSecretKey: Buffer;
+  isDisabled: Generated<boolean>;
+  consecutiveFailures: Generated<number>;
+  cursorRevision: number;
+  nextAttemptAt: Timestamp;
+  leaseUntil: Date | null;
+  lastStatus: 'success' | 'failed' | null;
+  lastRunErrorMessage: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhookId: string;
+  revision: number;
+  attempt: number;
+  status: 'delivered' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  createdAt: Timestamp;
+}
+
 export interface SecretApprovalPoliciesTable {
   id: Generated<string>;
   projectId: string;
@@ -635,6 +664,8 @@ export interface DB {
   secrets: SecretsTable;
   secretVersions: SecretVersionsTable;
   secretDeletions: SecretDeletionsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
   secretApprovalPolicies: SecretApprovalPoliciesTable;
   secretApprovalPolicyApprovers: SecretApprovalPolicyApproversTable;
   secretApprovalRequests: SecretApprovalRequestsTable;
@@ -657,6 +688,8 @@ export type Environment = Selectable<ProjectEnvironmentsTable>;
 export type Folder = Selectable<SecretFoldersTable>;
 export type Secret = Selectable<SecretsTable>;
 export type SecretVersion = Selectable<SecretVersionsTable>;
+export type Webhook = Selectable<WebhooksTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
 export type SecretApprovalPolicy = Selectable<SecretApprovalPoliciesTable>;
 export type SecretApprovalRequest = Selectable<SecretApprovalRequestsTable>;
 export type SecretApprovalRequestSecret = Selectable<SecretApprovalRequestSecretsTable>;

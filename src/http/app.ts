@@ -14,6 +14,7 @@ import { committedRevisionsOf, REVISION_HEADER } from './revision-header.ts';
 import { approvalRoutes } from './routes/approvals.routes.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
 import { snapshotRoutes } from './routes/snapshots.routes.ts';
+import { webhookRoutes } from './routes/webhooks.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { changeRoutes } from './routes/changes.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
@@ -95,6 +96,7 @@ const protectedRouteGroups = [
   secretV4Routes,
   approvalRoutes,
   snapshotRoutes,
+  webhookRoutes,
   tagRoutes,
   importRoutes,
   integrationRoutes,

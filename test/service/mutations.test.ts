@@ -33,6 +33,8 @@ const INFRASTRUCTURE: Record<string, string> = {
   loginThrottle: 'the login throttle: its attempt() runs the logins below in their unit; pruneIdle() deletes idle counters',
   changeFanout: 'the change stream of server-sent events',
   accessWatch: 'wakes held requests when a write that may end access commits; it writes nothing',
+  webhookDispatcher:
+    'background delivery: its bookkeeping (delivery rows, cursors, leases) is not audited; disabling a failing webhook is, in a unit of work (test/api/webhooks.test.ts)',
 };
 
 /** Methods that only read (reads' audit entries are written after the read, by recordRead). */
@@ -92,6 +94,8 @@ const READS = new Set([
   'snapshots.list',
   'snapshots.count',
   'snapshots.get',
+  'webhooks.list',
+  'webhooks.deliveries',
 ]);
 
 /**
@@ -173,6 +177,12 @@ async function withRequest(world: World, proposed = true) {
   const write = { op: 'update' as const, secretName, secretValue: 'proposed' };
   const request = proposed ? await world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write) : undefined;
   return { project, committer, approver, write, requestId: request?.id ?? '' };
+}
+
+async function withWebhook(world: World): Promise<string> {
+  const project = await world.project();
+  const created = await world.services.webhooks.create(world.admin, project.id, { environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' });
+  return created.webhook.id;
 }
 
 async function withPolicy(world: World) {
@@ -998,6 +1008,34 @@ const WRITES: Record<string, WriteCase> = {
       const { approver, requestId } = await withRequest(world);
       await world.services.approvalRequests.review(approver, requestId, 'approved');
       return () => world.services.approvalRequests.merge(approver, requestId, {});
+    },
+  },
+  'webhooks.create': {
+    audit: ['create-webhook'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.webhooks.create(world.admin, project.id, { environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' });
+    },
+  },
+  'webhooks.setDisabled': {
+    audit: ['update-webhook-status'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.setDisabled(world.admin, webhookId, true);
+    },
+  },
+  'webhooks.replay': {
+    audit: ['update-webhook-status'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.replay(world.admin, webhookId, 0);
+    },
+  },
+  'webhooks.delete': {
+    audit: ['delete-webhook'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.delete(world.admin, webhookId);
     },
   },
   'snapshots.restore': {

@@ -166,6 +166,10 @@ export async function matrixFixture(app: TestApp) {
       const response = await app.request('POST', '/api/v3/secrets/raw/SNAPSHOTTED', { token: fx.token, body });
       return { path: `/${folder.name}`, revision: String(response.headers['coffer-revision']) };
     },
+    async webhook() {
+      const body = { workspaceId: projectId, environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' };
+      return (await call('POST', '/api/v1/webhooks', body)).webhook.id as string;
+    },
     async integration() {
       const integrationAuthId = await fresh.integrationAuth();
       return (await call('POST', '/api/v1/integration', { integrationAuthId, sourceEnvironment: 'dev', app: unique('app') })).integration.id as string;
@@ -182,6 +186,7 @@ export async function matrixFixture(app: TestApp) {
   const ids = {
     ...fx,
     approverUserId,
+    webhookId: await fresh.webhook(),
     approvalRequestId: await approvalRequest(app, fx, fresh, approverUserId),
     devId,
     tagId,

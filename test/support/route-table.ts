@@ -265,6 +265,16 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
         return { url: `/api/v1/workspace/${p}/secrets/restore`, body: { environment: 'dev', secretPath: path, revision: Number(revision) } };
       },
     },
+    // webhooks (a project holds at most 20: the table's calls stay below that)
+    'POST /api/v1/webhooks': {
+      allow: WRITERS,
+      build: at('/api/v1/webhooks', { body: { workspaceId: p, environment: 'dev', webhookUrl: 'http://127.0.0.1:9/hook' } }),
+    },
+    'GET /api/v1/webhooks': { allow: ALL, build: at('/api/v1/webhooks', { query: { workspaceId: p } }) },
+    'PATCH /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}`, body: { isDisabled: true } }) },
+    'POST /api/v1/webhooks/:webhookId/replay': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/replay`, body: { fromRevision: 0 } }) },
+    'DELETE /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${await fresh.webhook()}` }) },
+    'GET /api/v1/webhooks/:webhookId/deliveries': { allow: ALL, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/deliveries` }) },
     // tags
     'POST /api/v1/workspace/:projectId/tags': {
       allow: WRITERS,
