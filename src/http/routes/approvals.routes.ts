@@ -12,7 +12,10 @@ import type { ZodApp } from '../zod-app.ts';
 import { environmentSlug, id, integer, name, optional, optionalInteger, path, text } from '../../validation/input.ts';
 
 const tags = ['Change control'];
-const approver = z.object({ type: z.literal('user').default('user'), id: id().describe("The approver's user id (a member of the project).") });
+const approver = z.object({
+  type: z.literal('user').default('user').describe('Approvers are users.'),
+  id: id().describe("The approver's user id (a member of the project)."),
+});
 const policyBody = {
   name: name().describe('A name for the policy, unique in the project.'),
   secretPath: path().describe('The secret-path glob the policy protects (`/`, `/app/**`).'),
@@ -142,7 +145,7 @@ function requestRoutes(app: ZodApp, { approvalRequests }: Services): void {
           status: z.enum(['open', 'close']).optional().describe('Only open or closed requests.'),
           committer: optional(id()).describe('Only requests made by this user.'),
           limit: optionalInteger(1, 100).describe('At most this many (default 20).'),
-          offset: optionalInteger(0, 1_000_000),
+          offset: optionalInteger(0, 1_000_000).describe('Skip this many (default 0).'),
         }),
         response: { 200: z.object({ approvals: z.array(listedApprovalRequestSchema) }) },
       },
@@ -211,7 +214,7 @@ function requestWriteRoutes(app: ZodApp, { approvalRequests }: Services): void {
           errors: [400],
         }),
         params: requestParams,
-        body: z.object({ status: z.enum(['approved', 'rejected']) }),
+        body: z.object({ status: z.enum(['approved', 'rejected']).describe('The review.') }),
         response: {
           200: z.object({ review: z.object({ id: z.string(), requestId: z.string(), reviewerUserId: z.string(), status: z.enum(['approved', 'rejected']) }) }),
         },
@@ -233,7 +236,7 @@ function requestWriteRoutes(app: ZodApp, { approvalRequests }: Services): void {
           errors: [400],
         }),
         params: requestParams,
-        body: z.object({ status: z.enum(['open', 'close']) }),
+        body: z.object({ status: z.enum(['open', 'close']).describe('`close` an open request or `open` a closed one.') }),
         response: requestResponse,
       },
     },

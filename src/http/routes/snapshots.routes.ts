@@ -36,7 +36,11 @@ export function snapshotRoutes(app: ZodApp, { snapshots }: Services): void {
           effects: reads(),
         }),
         params: z.object({ workspaceId: id().describe("The project's id.") }),
-        querystring: z.object({ ...placeQuery, limit: optionalInteger(1, 100).describe('At most this many (default 20).'), offset: optionalInteger(0, 1_000_000) }),
+        querystring: z.object({
+          ...placeQuery,
+          limit: optionalInteger(1, 100).describe('At most this many (default 20).'),
+          offset: optionalInteger(0, 1_000_000).describe('Skip this many (default 0).'),
+        }),
         response: { 200: z.object({ secretSnapshots: z.array(snapshotSchema) }) },
       },
     },
