@@ -1,9 +1,14 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Outbound } from '../../src/webhooks/outbound.ts';
 import { DEFAULT_DISPATCH_LIMITS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
 import { SIGNATURE_HEADER, verifyDelivery } from '../../src/webhooks/webhook-signature.ts';
 import { freePort } from '../support/free-port.ts';
+import { markedBlocks } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /** Webhooks (issue 33 part 3): signed deliveries from the change feed, retries, disabling, replay. Both backends. */
@@ -150,6 +155,24 @@ describe('webhooks', () => {
     const log = await app.request('GET', `/api/v1/webhooks/${webhookId}/deliveries`, { token: admin.token });
     expect(log.body.deliveries.map((delivery: { status: string }) => delivery.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
     expect((await webhookRow(webhookId)).cursorRevision).toBe(await app.services.changes.latestRevision(app.database.db));
+  });
+
+  test("the README's verification recipe accepts a real delivery and refuses a changed one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coffer-webhook-recipe-'));
+    try {
+      const recipe = markedBlocks().find((block) => block.marker === 'readme:webhooks')!;
+      writeFileSync(join(dir, 'verify.mjs'), `${recipe.code}\nexport { verify };\n`);
+      const { verify } = (await import(pathToFileURL(join(dir, 'verify.mjs')).href)) as {
+        verify: (key: string, header: string, body: string, tolerance?: number) => boolean;
+      };
+      const entry = receiver.received[0]!;
+      const tolerance = Math.abs(Date.now() - clock.now()) + 60_000;
+      expect(verify(secretKey, entry.signature, entry.body, tolerance)).toBe(true);
+      expect(verify(secretKey, entry.signature, entry.body.replace('"revision":', '"revision": '), tolerance)).toBe(false);
+      expect(verify('another-key', entry.signature, entry.body, tolerance)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a receiver down for 30 s misses nothing: retries back off, then it catches up in order', async () => {
