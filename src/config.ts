@@ -138,6 +138,12 @@ const settings = {
     group: 'server',
     help: "the URL browsers and OIDC providers reach this server at; single sign-on's redirect URI is built from it (default http://127.0.0.1:8080)",
   },
+  outboundDenyPrivate: {
+    env: 'COFFER_OUTBOUND_DENY_PRIVATE',
+    flag: 'outbound-deny-private',
+    group: 'server',
+    help: 'true: webhook deliveries refuse receivers on loopback, private and link-local addresses (default false)',
+  },
   ssoBreakGlass: {
     env: 'COFFER_SSO_BREAK_GLASS',
     flag: 'sso-break-glass',
@@ -223,6 +229,7 @@ const configSchema = z
     loginMaxLockout: duration.prefault('1h'),
     publicUrl: z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).default('http://127.0.0.1:8080'),
     ssoBreakGlass: booleanText.prefault('false'),
+    outboundDenyPrivate: booleanText.prefault('false'),
     databaseConnectTimeout: duration.prefault('5s'),
     databaseStatementTimeout: duration.prefault('10s'),
     databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),

@@ -87,6 +87,7 @@ export async function startServices(config: Config, logger: Logger, command: str
       clusterName: config.clusterName,
       publicUrl: config.publicUrl,
       ssoBreakGlass: config.ssoBreakGlass,
+      outbound: { denyPrivateAddresses: config.outboundDenyPrivate },
     });
     await holdServingLock(database, {
       command,

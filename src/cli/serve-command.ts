@@ -43,6 +43,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const stopRetention = scheduleAuditRetention(services.db, logger);
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   const stopRotations = scheduleRotations(() => services.rotations.runDue(), logger);
+  const stopWebhooks = services.webhookDispatcher.start(logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
     await listen(probes, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
@@ -50,6 +51,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopRetention();
     stopThrottlePruning();
     stopRotations();
+    stopWebhooks();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     throw error;
@@ -71,6 +73,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopRetention();
     stopThrottlePruning();
     stopRotations();
+    stopWebhooks();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

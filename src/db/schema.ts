@@ -440,6 +440,102 @@ export interface SecretVersionsTable {
   metadata: Json | null;
   tagIds: ColumnType<string[], string[] | undefined, string[]>;
   createdAt: Timestamp;
+  /** The writing transaction (txid_current()); null for versions written before history was kept. */
+  xact: ColumnType<number | null, number | undefined, number | null>;
+}
+
+/** A shared secret's deletion, by any path (a trigger on `secrets` writes it). */
+export interface SecretDeletionsTable {
+  secretId: string;
+  folderId: string;
+  version: number;
+  xact: Generated<number>;
+  createdAt: Timestamp;
+}
+
+export interface WebhooksTable {
+  id: Generated<string>;
+  projectId: string;
+  environmentId: string;
+  secretPath: string;
+  url: string;
+  encryptedSecretKey: Buffer;
+  isDisabled: Generated<boolean>;
+  consecutiveFailures: Generated<number>;
+  cursorRevision: number;
+  nextAttemptAt: Timestamp;
+  leaseUntil: Date | null;
+  lastStatus: 'success' | 'failed' | null;
+  lastRunErrorMessage: string | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  webhookId: string;
+  revision: number;
+  attempt: number;
+  status: 'delivered' | 'failed';
+  responseStatus: number | null;
+  error: string | null;
+  createdAt: Timestamp;
+}
+
+export interface SecretApprovalPoliciesTable {
+  id: Generated<string>;
+  projectId: string;
+  environmentId: string;
+  name: string;
+  secretPath: string;
+  approvals: number;
+  enforcementLevel: 'hard' | 'soft';
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface SecretApprovalPolicyApproversTable {
+  policyId: string;
+  userId: string;
+}
+
+export interface SecretApprovalRequestsTable {
+  id: Generated<string>;
+  projectId: string;
+  policyId: string;
+  folderId: string;
+  slug: string;
+  status: ColumnType<'open' | 'closed', 'open' | 'closed' | undefined, 'open' | 'closed'>;
+  hasMerged: Generated<boolean>;
+  committerUserId: string;
+  statusChangedByUserId: string | null;
+  bypassReason: string | null;
+  conflicts: ColumnType<unknown, string | undefined, string>;
+  mergedXact: number | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
+}
+
+export interface SecretApprovalRequestSecretsTable {
+  id: Generated<string>;
+  requestId: string;
+  op: 'create' | 'update' | 'delete';
+  secretKey: string;
+  newSecretKey: string | null;
+  secretId: string | null;
+  secretVersion: number | null;
+  encryptedValue: Buffer | null;
+  encryptedComment: Buffer | null;
+  skipMultilineEncoding: boolean | null;
+  createdAt: Timestamp;
+}
+
+export interface SecretApprovalRequestReviewsTable {
+  requestId: string;
+  reviewerUserId: string;
+  status: 'approved' | 'rejected';
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 }
 
 export interface SecretTagsTable {
@@ -619,6 +715,14 @@ export interface DB {
   changeLog: ChangeLogTable;
   secrets: SecretsTable;
   secretVersions: SecretVersionsTable;
+  secretDeletions: SecretDeletionsTable;
+  webhooks: WebhooksTable;
+  webhookDeliveries: WebhookDeliveriesTable;
+  secretApprovalPolicies: SecretApprovalPoliciesTable;
+  secretApprovalPolicyApprovers: SecretApprovalPolicyApproversTable;
+  secretApprovalRequests: SecretApprovalRequestsTable;
+  secretApprovalRequestSecrets: SecretApprovalRequestSecretsTable;
+  secretApprovalRequestReviews: SecretApprovalRequestReviewsTable;
   secretTags: SecretTagsTable;
   secretTagLinks: SecretTagLinksTable;
   secretImports: SecretImportsTable;
@@ -636,6 +740,11 @@ export type Environment = Selectable<ProjectEnvironmentsTable>;
 export type Folder = Selectable<SecretFoldersTable>;
 export type Secret = Selectable<SecretsTable>;
 export type SecretVersion = Selectable<SecretVersionsTable>;
+export type Webhook = Selectable<WebhooksTable>;
+export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type SecretApprovalPolicy = Selectable<SecretApprovalPoliciesTable>;
+export type SecretApprovalRequest = Selectable<SecretApprovalRequestsTable>;
+export type SecretApprovalRequestSecret = Selectable<SecretApprovalRequestSecretsTable>;
 export type SecretTag = Selectable<SecretTagsTable>;
 export type SecretImport = Selectable<SecretImportsTable>;
 export type IntegrationAuth = Selectable<IntegrationAuthsTable>;

@@ -15,7 +15,10 @@ import { type ConsoleFiles } from './console/console-files.ts';
 import { registerConsoleCookie } from './console/console-cookie.ts';
 import { consoleAssetRoutes, consolePageFor, sendConsolePage } from './console/console-routes.ts';
 import { consoleSessionRoutes, publicConsoleRoutes } from './routes/console.routes.ts';
+import { approvalRoutes } from './routes/approvals.routes.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
+import { snapshotRoutes } from './routes/snapshots.routes.ts';
+import { webhookRoutes } from './routes/webhooks.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
 import { changeRoutes } from './routes/changes.routes.ts';
 import { environmentRoutes } from './routes/environments.routes.ts';
@@ -100,6 +103,9 @@ const protectedRouteGroups = [
   folderRoutes,
   secretRoutes,
   secretV4Routes,
+  approvalRoutes,
+  snapshotRoutes,
+  webhookRoutes,
   tagRoutes,
   importRoutes,
   integrationRoutes,

@@ -23,6 +23,9 @@ export const PROJECT_SUBJECTS = [
   'namespace-grants',
   'app-connections',
   'secret-rotation',
+  'secret-approval',
+  'secret-rollback',
+  'webhooks',
 ] as const;
 export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 
@@ -163,7 +166,7 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
     name: 'Developer',
     description: 'Limited read/write role in a project',
     rules: [
-      ...['secrets', 'secret-folders', 'secret-imports', 'integrations', 'identity', 'settings', 'environments', 'tags'].map(crud),
+      ...['secrets', 'secret-folders', 'secret-imports', 'integrations', 'identity', 'settings', 'environments', 'tags', 'webhooks'].map(crud),
       only('member', 'read', 'create'),
       only('role', 'read'),
       only('audit-logs', 'read'),
@@ -171,6 +174,8 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
       only('namespace-grants', 'read'),
       crud('secret-rotation'),
       only('app-connections', 'read'),
+      only('secret-approval', 'read'),
+      only('secret-rollback', 'read', 'create'),
     ],
   },
   viewer: {

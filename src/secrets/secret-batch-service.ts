@@ -9,6 +9,7 @@ import { secretChangesFor, tagsChange } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
 import { resolveSecretScope, type SecretLocation, type SecretScope, secretChange, toRawSecret } from './secret-scope.ts';
+import { directWriteAllowance } from './protected-places.ts';
 import { personalOwner } from './secret-service.ts';
 import {
   deletePersonalOverrides,
@@ -185,6 +186,7 @@ export class SecretBatchService {
         tx.db,
         answered.map((secret) => secret.id),
       );
+      const bypass = changed.some((secret) => secret.type === 'shared') ? await directWriteAllowance(tx, scope) : undefined;
       if (changed.length > 0) {
         tx.audit({
           project: scope.project,
@@ -193,6 +195,7 @@ export class SecretBatchService {
             environment: scope.environment.slug,
             secretPath: scope.path,
             secrets: changed.map((secret) => ({ secretId: secret.id, secretKey: secret.key, secretVersion: secret.version })),
+            ...bypass,
           },
         });
         tx.change(secretChange(scope));

@@ -6,6 +6,7 @@ import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { requireTagsByIds, setSecretTags, tagsOfSecrets, toTagSummary } from '../tags/tag-service.ts';
+import { directWriteAllowance } from './protected-places.ts';
 import { secretChangesFor, tagsChange } from './secret-changes.ts';
 import { assertReferencesReadable } from './secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue, type RawSecret } from './secret-schema.ts';
@@ -160,7 +161,8 @@ export class SecretService {
         const scope = await resolveSecretScope(this.#deps, tx, location, action);
         const { secret, event, tags, unchanged } = await change(tx, scope);
         if (!unchanged) {
-          tx.audit({ project: scope.project, type: event, metadata: secretAuditMetadata(scope, secret) });
+          const bypass = secret.type === 'shared' ? await directWriteAllowance(tx, scope) : undefined;
+          tx.audit({ project: scope.project, type: event, metadata: { ...secretAuditMetadata(scope, secret), ...bypass } });
           if (secret.type === 'shared') tx.change(secretChange(scope));
         }
         return toRawSecret(secret, scope, tags);

@@ -58,6 +58,12 @@ import { MfaService } from '../mfa/mfa-service.ts';
 import { SessionService } from '../auth/session-service.ts';
 import { AppConnectionService } from '../app-connections/app-connection-service.ts';
 import { RotationService } from '../rotations/rotation-service.ts';
+import { ApprovalPolicyService } from '../approvals/approval-policy-service.ts';
+import { ApprovalRequestService } from '../approvals/approval-request-service.ts';
+import { SnapshotService } from '../snapshots/snapshot-service.ts';
+import { Outbound, type OutboundOptions } from '../webhooks/outbound.ts';
+import { type DeliveryClock, type DispatchLimits, WebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
+import { WebhookService } from '../webhooks/webhook-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';
 
@@ -83,6 +89,11 @@ export interface ServiceOptions {
   ssoBreakGlass?: boolean;
   /** Milliseconds since the epoch, for TOTP codes (tests inject one). */
   clock?: () => number;
+  /** Outbound deliveries (webhooks): timeout (default 10 s) and whether private addresses are refused (default not). */
+  outbound?: Partial<OutboundOptions>;
+  /** The webhook dispatcher's clock (tests inject one) and limits. */
+  deliveryClock?: DeliveryClock;
+  dispatchLimits?: Partial<DispatchLimits>;
 }
 
 export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -134,6 +145,16 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     operatorListings: new OperatorListings(secretReader, deps),
     secretBatch: new SecretBatchService(deps),
     secretTagging: new SecretTagging(deps),
+    approvalPolicies: new ApprovalPolicyService(deps),
+    approvalRequests: new ApprovalRequestService(deps),
+    snapshots: new SnapshotService(deps),
+    webhooks: new WebhookService(deps),
+    webhookDispatcher: new WebhookDispatcher(
+      deps,
+      new Outbound({ timeoutMs: 10_000, denyPrivateAddresses: false, ...options.outbound }),
+      options.deliveryClock ?? { now: Date.now },
+      options.dispatchLimits,
+    ),
     imports: new ImportService(deps),
     tags: new TagService(deps),
     integrationAuths: new IntegrationAuthService(deps),

@@ -33,6 +33,8 @@ const INFRASTRUCTURE: Record<string, string> = {
   loginThrottle: 'the login throttle: its attempt() runs the logins below in their unit; pruneIdle() deletes idle counters',
   changeFanout: 'the change stream of server-sent events',
   accessWatch: 'wakes held requests when a write that may end access commits; it writes nothing',
+  webhookDispatcher:
+    'background delivery: its bookkeeping (delivery rows, cursors, leases) is not audited; disabling a failing webhook is, in a unit of work (test/api/webhooks.test.ts)',
 };
 
 /** Methods that only read (reads' audit entries are written after the read, by recordRead). */
@@ -93,6 +95,15 @@ const READS = new Set([
   'rotations.get',
   'rotations.getByName',
   'rotations.generatedCredentials',
+  'approvalPolicies.list',
+  'approvalRequests.list',
+  'approvalRequests.count',
+  'approvalRequests.get',
+  'snapshots.list',
+  'snapshots.count',
+  'snapshots.get',
+  'webhooks.list',
+  'webhooks.deliveries',
 ]);
 
 /**
@@ -156,6 +167,59 @@ const folderAt = (projectId: string, path = '/') => ({ projectId, environment: '
 async function withSecret(world: World, projectId: string, key = `KEY_${next()}`) {
   await world.services.secrets.create(world.admin, { ...dev(projectId), secretName: key, secretValue: 'value', type: 'shared' });
   return key;
+}
+
+/** A user of the organization who is a member of the project. */
+async function withProjectUser(world: World, projectId: string): Promise<string> {
+  const user = await world.user();
+  await world.services.userMemberships.add(world.admin, projectId, { emails: [user.email], usernames: [] });
+  return user.id;
+}
+
+/** A user of the organization, member of the project, as the actor its access token would give. */
+async function withUserActor(world: World, projectId: string): Promise<Actor> {
+  const user = await world.user();
+  await world.services.userMemberships.add(world.admin, projectId, { emails: [user.email], usernames: [] });
+  return { ...world.origin, kind: 'user', id: user.id, name: user.email, orgId: world.admin.orgId, orgRole: 'member', tokenId: null, authMethod: 'email' };
+}
+
+/** A project whose dev root needs one approval by `approver`, a secret there, and (unless `proposed` is false) an open request to update it. */
+async function withRequest(world: World, proposed = true) {
+  const project = await world.project();
+  const secretName = await withSecret(world, project.id);
+  const committer = await withUserActor(world, project.id);
+  const approver = await withUserActor(world, project.id);
+  await world.services.approvalPolicies.create(world.admin, project.id, {
+    name: 'gate',
+    environment: 'dev',
+    secretPath: '/',
+    approvers: [{ type: 'user', id: approver.id }],
+    approvals: 1,
+    enforcementLevel: 'hard',
+  });
+  const write = { op: 'update' as const, secretName, secretValue: 'proposed' };
+  const request = proposed ? await world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write) : undefined;
+  return { project, committer, approver, write, requestId: request?.id ?? '' };
+}
+
+async function withWebhook(world: World): Promise<string> {
+  const project = await world.project();
+  const created = await world.services.webhooks.create(world.admin, project.id, { environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' });
+  return created.webhook.id;
+}
+
+async function withPolicy(world: World) {
+  const project = await world.project();
+  const approver = await withProjectUser(world, project.id);
+  const policy = await world.services.approvalPolicies.create(world.admin, project.id, {
+    name: `gate-${next()}`,
+    environment: 'dev',
+    secretPath: '/',
+    approvers: [{ type: 'user', id: approver }],
+    approvals: 1,
+    enforcementLevel: 'hard',
+  });
+  return { project, policyId: policy.id };
 }
 
 async function withIntegration(world: World) {
@@ -990,6 +1054,116 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const { project, importId } = await withImport(world);
       return () => world.services.imports.delete(world.admin, importId, folderAt(project.id));
+    },
+  },
+  'approvalPolicies.create': {
+    audit: ['create-secret-approval-policy'],
+    prepare: async (world) => {
+      const project = await world.project();
+      const approver = await withProjectUser(world, project.id);
+      return () =>
+        world.services.approvalPolicies.create(world.admin, project.id, {
+          name: 'gate',
+          environment: 'dev',
+          secretPath: '/**',
+          approvers: [{ type: 'user', id: approver }],
+          approvals: 1,
+          enforcementLevel: 'hard',
+        });
+    },
+  },
+  'approvalPolicies.update': {
+    audit: ['update-secret-approval-policy'],
+    prepare: async (world) => {
+      const { policyId } = await withPolicy(world);
+      return () => world.services.approvalPolicies.update(world.admin, policyId, { enforcementLevel: 'soft' });
+    },
+  },
+  'approvalPolicies.delete': {
+    audit: ['delete-secret-approval-policy'],
+    prepare: async (world) => {
+      const { policyId } = await withPolicy(world);
+      return () => world.services.approvalPolicies.delete(world.admin, policyId);
+    },
+  },
+  'approvalRequests.proposeIfProtected': {
+    audit: ['secret-approval-request'],
+    prepare: async (world) => {
+      const { project, committer, write } = await withRequest(world, false);
+      return () => world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write);
+    },
+  },
+  'approvalRequests.review': {
+    audit: ['review-secret-approval-request'],
+    prepare: async (world) => {
+      const { approver, requestId } = await withRequest(world);
+      return () => world.services.approvalRequests.review(approver, requestId, 'approved');
+    },
+  },
+  'approvalRequests.setStatus': {
+    audit: ['secret-approval-closed'],
+    prepare: async (world) => {
+      const { committer, requestId } = await withRequest(world);
+      return () => world.services.approvalRequests.setStatus(committer, requestId, 'close');
+    },
+  },
+  'approvalRequests.merge': {
+    audit: ['update-secret', 'secret-approval-merged'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const { approver, requestId } = await withRequest(world);
+      await world.services.approvalRequests.review(approver, requestId, 'approved');
+      return () => world.services.approvalRequests.merge(approver, requestId, {});
+    },
+  },
+  'webhooks.create': {
+    audit: ['create-webhook'],
+    prepare: async (world) => {
+      const project = await world.project();
+      return () => world.services.webhooks.create(world.admin, project.id, { environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' });
+    },
+  },
+  'webhooks.setDisabled': {
+    audit: ['update-webhook-status'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.setDisabled(world.admin, webhookId, true);
+    },
+  },
+  'webhooks.replay': {
+    audit: ['update-webhook-status'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.replay(world.admin, webhookId, 0);
+    },
+  },
+  'webhooks.delete': {
+    audit: ['delete-webhook'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.delete(world.admin, webhookId);
+    },
+  },
+  'snapshots.restore': {
+    audit: ['restore-secrets'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const project = await world.project();
+      await withSecret(world, project.id);
+      const revision = await world.services.changes.latestRevision(world.services.db, project.id);
+      await withSecret(world, project.id);
+      return () => world.services.snapshots.restore(world.admin, project.id, { environment: 'dev', secretPath: '/', recursive: false, revision });
+    },
+  },
+  'snapshots.rollback': {
+    audit: ['restore-secrets'],
+    changes: ['secret'],
+    prepare: async (world) => {
+      const project = await world.project();
+      await withSecret(world, project.id);
+      const revision = await world.services.changes.latestRevision(world.services.db, project.id);
+      await withSecret(world, project.id);
+      return () => world.services.snapshots.rollback(world.admin, String(revision));
     },
   },
   'tags.create': {

@@ -147,6 +147,29 @@ export async function matrixFixture(app: TestApp) {
     async namespaceGrant() {
       return (await call('POST', `/api/v1/workspace/${projectId}/namespace-grants`, { namespace: unique('ns') })).grant.id as string;
     },
+    /** A user of the organization who is a member (role `member`) of the matrix project. */
+    async projectUser() {
+      const email = `${unique('u')}@example.com`;
+      await call('POST', '/api/v1/invite-org/signup', { inviteeEmails: [email], organizationId: fx.orgId });
+      await call('POST', `/api/v2/workspace/${projectId}/memberships`, { emails: [email] });
+      return (await app.database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+    },
+    /** An approval policy on a prod path nothing else writes to. */
+    async approvalPolicy(approverId: string, secretPath = `/${unique('gated')}`) {
+      const body = { workspaceId: projectId, name: unique('policy'), environment: 'prod', secretPath, approvers: [{ type: 'user', id: approverId }], approvals: 1 };
+      return (await call('POST', '/api/v1/secret-approvals', body)).approval.id as string;
+    },
+    /** A fresh folder of dev with one secret, and the revision of that write (a snapshot of the folder). */
+    async snapshot() {
+      const folder = await fresh.folder();
+      const body = { workspaceId: projectId, environment: 'dev', secretPath: `/${folder.name}`, secretValue: 'value' };
+      const response = await app.request('POST', '/api/v3/secrets/raw/SNAPSHOTTED', { token: fx.token, body });
+      return { path: `/${folder.name}`, revision: String(response.headers['coffer-revision']) };
+    },
+    async webhook() {
+      const body = { workspaceId: projectId, environment: 'dev', secretPath: '/', webhookUrl: 'http://127.0.0.1:9/hook' };
+      return (await call('POST', '/api/v1/webhooks', body)).webhook.id as string;
+    },
     async integration() {
       const integrationAuthId = await fresh.integrationAuth();
       return (await call('POST', '/api/v1/integration', { integrationAuthId, sourceEnvironment: 'dev', app: unique('app') })).integration.id as string;
@@ -159,8 +182,12 @@ export async function matrixFixture(app: TestApp) {
   const secretName = await fresh.secret();
   const target = await fresh.universalAuthIdentity();
   await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${target.id}`, { roles: [{ role: 'viewer' }] });
+  const approverUserId = await fresh.projectUser();
   const ids = {
     ...fx,
+    approverUserId,
+    webhookId: await fresh.webhook(),
+    approvalRequestId: await approvalRequest(app, fx, fresh, approverUserId),
     devId,
     tagId,
     tagSlug,
@@ -180,6 +207,37 @@ export async function matrixFixture(app: TestApp) {
 }
 
 /** A token of a real token row (max TTL 1 s), signed by the instance's key a minute ago: expired now, without waiting for it. */
+/** An open change request in the matrix project: a member user's write to a prod folder a policy protects. */
+async function approvalRequest(
+  app: TestApp,
+  fx: Awaited<ReturnType<typeof accessFixture>>,
+  fresh: { projectUser(): Promise<string>; approvalPolicy(approverId: string, secretPath: string): Promise<string> },
+  approverId: string,
+) {
+  const name = unique('gated');
+  await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'prod', path: '/', name });
+  await fresh.approvalPolicy(approverId, `/${name}`);
+  const committer = await fresh.projectUser();
+  const actor = {
+    kind: 'user' as const,
+    id: committer,
+    name: 'committer',
+    orgId: fx.orgId,
+    orgRole: 'member',
+    tokenId: null,
+    authMethod: 'email',
+    ip: '127.0.0.1',
+    userAgent: null,
+    userAgentType: 'other' as const,
+  };
+  const request = await app.services.approvalRequests.proposeIfProtected(
+    actor,
+    { workspaceId: fx.projectId, environment: 'prod', secretPath: `/${name}` },
+    { op: 'create', secretName: 'GATED', secretValue: 'value' },
+  );
+  return request!.id;
+}
+
 async function expiredToken(app: TestApp, identityId: string): Promise<string> {
   const row = await app.services.auth.issueIdentityToken(app.database.db, {
     identityId,

@@ -12,6 +12,7 @@ import { join } from 'node:path';
  *   <!-- readme:run -->            a shell block the examples test runs after the quick start, in order
  *   <!-- readme:output -->         the output of the run block before it (`…` stands for any text)
  *   <!-- readme:node -->           a JavaScript block saved as the `app.mjs` a run block starts
+ *   <!-- readme:webhooks -->  the webhook signature recipe, run against real deliveries (test/api/webhooks.test.ts)
  *
  * A marked block may be indented (inside a list item); the indentation is taken off its code.
  */

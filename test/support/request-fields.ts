@@ -209,7 +209,7 @@ export function detailPath(field: Field): string {
  * Body fields held in bigint columns: change-log revisions, up to 2^53 (bigInteger in
  * src/validation/input.ts). Every other integer fits the 32-bit columns.
  */
-export const BIGINT_FIELDS: ReadonlySet<string> = new Set(['body.syncedRevision', 'body.reloadedRevision']);
+export const BIGINT_FIELDS: ReadonlySet<string> = new Set(['body.syncedRevision', 'body.reloadedRevision', 'body.revision', 'body.fromRevision']);
 
 /** The field's path for people: `body.secrets[].secretKey`, `querystring.limit`. */
 export function fieldName(field: Field): string {

@@ -247,6 +247,66 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'GET /api/v1/changes/stream': { allow: ALL, streams: true, build: at('/api/v1/changes/stream', { query: { projectId: p } }) },
     // the revision barrier (test/api/revision-barrier.test.ts); another organization's caller gets 404
     'GET /api/v1/changes/wait': { allow: ALL, build: async () => ({ url: '/api/v1/changes/wait', query: { revision: await fresh.revision(), timeout: '1ms' } }) },
+    // approval policies and change requests (review, status and merge take a user: every identity persona gets 403)
+    'POST /api/v1/secret-approvals': {
+      allow: ADMINS,
+      build: async () => ({
+        url: '/api/v1/secret-approvals',
+        body: { workspaceId: p, name: unique('policy'), environment: 'prod', secretPath: `/${unique('gated')}`, approvers: [{ id: ids.approverUserId }], approvals: 1 },
+      }),
+    },
+    'GET /api/v1/secret-approvals': { allow: ALL, build: at('/api/v1/secret-approvals', { query: { workspaceId: p } }) },
+    'PATCH /api/v1/secret-approvals/:policyId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/secret-approvals/${await fresh.approvalPolicy(ids.approverUserId)}`, body: { enforcementLevel: 'soft' } }),
+    },
+    'DELETE /api/v1/secret-approvals/:policyId': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/secret-approvals/${await fresh.approvalPolicy(ids.approverUserId)}` }),
+    },
+    'GET /api/v1/secret-approval-requests': { allow: ALL, build: at('/api/v1/secret-approval-requests', { query: { workspaceId: p } }) },
+    'GET /api/v1/secret-approval-requests/count': { allow: ALL, build: at('/api/v1/secret-approval-requests/count', { query: { workspaceId: p } }) },
+    'GET /api/v1/secret-approval-requests/:requestId': { allow: ALL, build: at(`/api/v1/secret-approval-requests/${ids.approvalRequestId}`) },
+    'POST /api/v1/secret-approval-requests/:requestId/review': {
+      allow: [],
+      build: at(`/api/v1/secret-approval-requests/${ids.approvalRequestId}/review`, { body: { status: 'approved' } }),
+    },
+    'POST /api/v1/secret-approval-requests/:requestId/status': {
+      allow: [],
+      build: at(`/api/v1/secret-approval-requests/${ids.approvalRequestId}/status`, { body: { status: 'close' } }),
+    },
+    'POST /api/v1/secret-approval-requests/:requestId/merge': { allow: [], build: at(`/api/v1/secret-approval-requests/${ids.approvalRequestId}/merge`, { body: {} }) },
+    // snapshots and point-in-time restore (each restore on a fresh folder of its own)
+    'GET /api/v1/workspace/:workspaceId/secret-snapshots': {
+      allow: ALL,
+      build: at(`/api/v1/workspace/${p}/secret-snapshots`, { query: { environment: 'dev', path: '/' } }),
+    },
+    'GET /api/v1/workspace/:workspaceId/secret-snapshots/count': {
+      allow: ALL,
+      build: at(`/api/v1/workspace/${p}/secret-snapshots/count`, { query: { environment: 'dev', path: '/' } }),
+    },
+    'GET /api/v1/secret-snapshot/:snapshotId': { allow: ALL, build: async () => ({ url: `/api/v1/secret-snapshot/${(await fresh.snapshot()).revision}` }) },
+    'POST /api/v1/secret-snapshot/:snapshotId/rollback': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/secret-snapshot/${(await fresh.snapshot()).revision}/rollback` }),
+    },
+    'POST /api/v1/workspace/:workspaceId/secrets/restore': {
+      allow: WRITERS,
+      build: async () => {
+        const { path, revision } = await fresh.snapshot();
+        return { url: `/api/v1/workspace/${p}/secrets/restore`, body: { environment: 'dev', secretPath: path, revision: Number(revision) } };
+      },
+    },
+    // webhooks (a project holds at most 20: the table's calls stay below that)
+    'POST /api/v1/webhooks': {
+      allow: WRITERS,
+      build: at('/api/v1/webhooks', { body: { workspaceId: p, environment: 'dev', webhookUrl: 'http://127.0.0.1:9/hook' } }),
+    },
+    'GET /api/v1/webhooks': { allow: ALL, build: at('/api/v1/webhooks', { query: { workspaceId: p } }) },
+    'PATCH /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}`, body: { isDisabled: true } }) },
+    'POST /api/v1/webhooks/:webhookId/replay': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/replay`, body: { fromRevision: 0 } }) },
+    'DELETE /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${await fresh.webhook()}` }) },
+    'GET /api/v1/webhooks/:webhookId/deliveries': { allow: ALL, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/deliveries` }) },
     // tags
     'POST /api/v1/workspace/:projectId/tags': {
       allow: WRITERS,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { CACHE_POLICIES } from '../../caches/cache-policies.ts';
 import { RevisionCache } from '../../caches/revision-cache.ts';
 import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
+import { approvalRequestSchema } from '../../approvals/approval-schema.ts';
 import type { Services } from '../../services/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { commaList, environmentSlug, flag, id, optionalInteger, projectRef, required, path as secretPathField } from '../../validation/input.ts';
@@ -41,9 +42,12 @@ function serializedListing(listing: unknown): SerializedListing {
   return { body, etag: `"${createHash('sha1').update(body).digest('base64')}"` };
 }
 
+/** A single write answers the secret, or (a user's shared write at a place an approval policy protects) the change request it became. */
+const writeResponse = { 200: z.union([secretResponse[200], z.object({ approval: approvalRequestSchema })]) };
+
 const listingResponse = z.object({ secrets: z.array(listedSecretSchema), imports: z.array(importedGroupSchema).optional() });
 
-function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): void {
+function singleSecretRoutes(app: ZodApp, { secrets, secretReader, approvalRequests }: Services): void {
   // The JSON of plain listings, by listing version: a repeated listing is sent as it was last serialised, with its ETag.
   const serializedListings = new RevisionCache<SerializedListing>({ ...CACHE_POLICIES.serializedListings, weigh: ({ body }) => body.byteLength });
   app.get(
@@ -125,10 +129,14 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         ...describeRoute(secretDocs.create),
         params: nameParams,
         body: createSecretBody,
-        response: secretResponse,
+        response: writeResponse,
       },
     },
-    async (request) => ({ secret: await secrets.create(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
+    async (request) => {
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'create' }) : undefined;
+      return approval ? { approval } : { secret: await secrets.create(request.actor, input) };
+    },
   );
 
   app.patch(
@@ -139,10 +147,14 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         ...describeRoute(secretDocs.update),
         params: nameParams,
         body: updateSecretBody,
-        response: secretResponse,
+        response: writeResponse,
       },
     },
-    async (request) => ({ secret: await secrets.update(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
+    async (request) => {
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'update' }) : undefined;
+      return approval ? { approval } : { secret: await secrets.update(request.actor, input) };
+    },
   );
 
   app.delete(
@@ -153,10 +165,14 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader }: Services): v
         ...describeRoute(secretDocs.delete),
         params: nameParams,
         body: deleteSecretBody,
-        response: secretResponse,
+        response: writeResponse,
       },
     },
-    async (request) => ({ secret: await secrets.delete(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName }) }),
+    async (request) => {
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'delete' }) : undefined;
+      return approval ? { approval } : { secret: await secrets.delete(request.actor, input) };
+    },
   );
 }
 

@@ -1,0 +1,170 @@
+import type { Actor } from '../actor/actor.ts';
+import type { ChangeRecord } from '../changes/change-feed.ts';
+import type { Executor } from '../db/database.ts';
+import type { Environment, Project } from '../db/schema.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { requireFolderSubtree } from '../folders/folder-lookup.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { SecretCipher } from '../secrets/secret-cipher.ts';
+import { countFolderSecretChanges, findChange, findRevisionAt, listFolderSecretChanges, listSecretStatesAt } from '../secrets/secret-history-store.ts';
+import { type RestoreCounts, restoreFolderSecrets } from '../secrets/secret-restore.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
+
+/** How deep a recursive restore goes (as recursive listings). */
+const MAX_RESTORE_DEPTH = 20;
+
+export interface SnapshotPlace {
+  environment: string;
+  secretPath: string;
+}
+
+export interface RestoreInput extends SnapshotPlace {
+  recursive: boolean;
+  revision?: number;
+  at?: Date;
+}
+
+/**
+ * Point-in-time state of folders: each committed secret write to a folder is a snapshot (its change-feed revision),
+ * readable and restorable as one new change.
+ */
+export class SnapshotService {
+  readonly #deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** A folder's snapshots (the revisions of the secret writes to it), newest first. */
+  async list(actor: Actor, projectId: string, place: SnapshotPlace & { limit: number; offset: number }) {
+    const { db } = this.#deps;
+    const { project, environment, path } = await this.#readPlace(db, actor, projectId, place);
+    const folder = await this.#deps.lookups.requireFolder(db, environment, path);
+    const changes = await listFolderSecretChanges(db, { projectId: project.id, environmentId: environment.id, secretPath: path }, place);
+    return changes.map((change) => toSnapshot(change, folder.id, folder.parentId));
+  }
+
+  async count(actor: Actor, projectId: string, place: SnapshotPlace): Promise<number> {
+    const { db } = this.#deps;
+    const { project, environment, path } = await this.#readPlace(db, actor, projectId, place);
+    await this.#deps.lookups.requireFolder(db, environment, path);
+    return countFolderSecretChanges(db, { projectId: project.id, environmentId: environment.id, secretPath: path });
+  }
+
+  /** One snapshot: the folder's shared secrets as they stood at its revision, with values. */
+  async get(actor: Actor, snapshotId: string) {
+    const { db } = this.#deps;
+    const change = await this.#requireSnapshotChange(db, actor, snapshotId);
+    const { project, environment, path } = await this.#readPlace(db, actor, change.projectId, { environment: change.environmentSlug!, secretPath: change.secretPath! });
+    const folder = await this.#deps.lookups.requireFolder(db, environment, path);
+    const cipher = new SecretCipher(this.#deps.keyring, project);
+    const states = await listSecretStatesAt(db, [folder.id], change.revision);
+    return {
+      ...toSnapshot(change, folder.id, folder.parentId),
+      environment: { id: environment.id, slug: environment.slug, name: environment.name },
+      secretPath: path,
+      secretVersions: states.map((state) => ({
+        id: state.id,
+        secretId: state.secretId,
+        version: state.version,
+        secretKey: state.key,
+        secretValue: cipher.open(state.secretId, 'value', state.encryptedValue),
+        secretComment: cipher.open(state.secretId, 'comment', state.encryptedComment),
+        skipMultilineEncoding: state.skipMultilineEncoding,
+        tagIds: state.tagIds,
+      })),
+    };
+  }
+
+  /** Restores the folder a snapshot is of (not its subfolders) to the snapshot's state, as one new change. */
+  async rollback(actor: Actor, snapshotId: string) {
+    const change = await this.#requireSnapshotChange(this.#deps.db, actor, snapshotId);
+    const restored = await this.restore(actor, change.projectId, {
+      environment: change.environmentSlug!,
+      secretPath: change.secretPath!,
+      recursive: false,
+      revision: change.revision,
+    });
+    return { ...toSnapshot(change, restored.folders[0]!.folderId, null), restored: restored.folders[0]! };
+  }
+
+  /**
+   * Restores an environment's folder (and, recursive, every folder below it) to the state at a revision or time, in
+   * one transaction recorded as one new change per folder that changed: reversible by restoring the revision before it.
+   */
+  async restore(actor: Actor, projectId: string, input: RestoreInput) {
+    const path = normalizeSecretPath(input.secretPath);
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await tx.project({ id: projectId }, { lock: true });
+      await tx.authorize({ project, action: 'create', subject: 'secret-rollback' });
+      await tx.authorize({ project, action: 'edit', subject: 'secrets', where: { environment: input.environment, secretPath: path } });
+      const environment = await this.#deps.lookups.requireEnvironment(tx.db, project.id, input.environment);
+      const revision = await restoreRevision(tx, input, await this.#deps.changes.latestRevision(tx.db));
+      const folders = await requireFolderSubtree(tx.db, environment, path, input.recursive ? MAX_RESTORE_DEPTH : 0);
+      const results = [];
+      for (const folder of folders) {
+        const counts = await this.#restoreFolder(tx, project, environment, folder, revision);
+        results.push({ folderId: folder.id, secretPath: folder.path, ...counts });
+      }
+      tx.audit({
+        project,
+        type: 'restore-secrets',
+        metadata: { environment: environment.slug, secretPath: path, recursive: input.recursive, revision, folders: results },
+      });
+      return { revision, environment: environment.slug, secretPath: path, folders: results };
+    });
+  }
+
+  async #restoreFolder(tx: WriteContext, project: Project, environment: Environment, place: { id: string; path: string }, revision: number): Promise<RestoreCounts> {
+    const folder = await this.#deps.lookups.requireFolder(tx.db, environment, place.path);
+    const scope = { project, environment, folder, path: place.path, cipher: new SecretCipher(this.#deps.keyring, project) };
+    return restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
+  }
+
+  /** The change row a snapshot id names; one in a project the actor may not know is not found either. */
+  async #requireSnapshotChange(db: Executor, actor: Actor, snapshotId: string): Promise<ChangeRecord> {
+    const revision = /^[1-9][0-9]{0,15}$/.test(snapshotId) ? Number(snapshotId) : undefined;
+    const change = revision === undefined ? undefined : await findChange(db, revision);
+    if (
+      !change ||
+      change.kind !== 'secret' ||
+      change.environmentSlug === null ||
+      change.secretPath === null ||
+      !(await mayKnowProject(this.#deps, db, actor, change.projectId))
+    ) {
+      throw new NotFoundError(`Secret snapshot with ID '${snapshotId}' not found`);
+    }
+    return change;
+  }
+
+  async #readPlace(db: Executor, actor: Actor, projectId: string, place: SnapshotPlace) {
+    const path = normalizeSecretPath(place.secretPath);
+    const project = await this.#deps.lookups.requireProject(db, { id: projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secret-rollback' });
+    await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: place.environment, secretPath: path } });
+    const environment = await this.#deps.lookups.requireEnvironment(db, project.id, place.environment);
+    return { project, environment, path };
+  }
+}
+
+/** The revision a restore goes back to: given, or the newest at the given time; never one not yet committed. */
+async function restoreRevision(tx: WriteContext, input: RestoreInput, latest: number): Promise<number> {
+  if ((input.revision === undefined) === (input.at === undefined)) throw new BadRequestError('Give exactly one of revision and at', 'RestorePoint');
+  const revision = input.revision ?? (await findRevisionAt(tx.db, input.at!));
+  if (revision > latest) throw new BadRequestError(`Revision ${revision} is newer than the newest one (${latest})`, 'RevisionAhead');
+  return revision;
+}
+
+function toSnapshot(change: ChangeRecord, folderId: string, parentFolderId: string | null) {
+  return {
+    id: String(change.revision),
+    revision: Number(change.revision),
+    envId: change.environmentId!,
+    folderId,
+    parentFolderId,
+    createdAt: change.createdAt.toISOString(),
+    updatedAt: change.createdAt.toISOString(),
+  };
+}

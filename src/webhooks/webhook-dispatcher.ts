@@ -1,0 +1,174 @@
+import type { Logger } from 'pino';
+import type { RequestOrigin } from '../actor/actor.ts';
+import type { ChangeRecord } from '../changes/change-feed.ts';
+import { ProjectCipher } from '../crypto/project-cipher.ts';
+import type { Webhook } from '../db/schema.ts';
+import { compilePathGlob } from '../patterns/patterns.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import type { Outbound } from './outbound.ts';
+import { environmentOf, webhookAudit, webhookKeyContext } from './webhook-service.ts';
+import { SIGNATURE_HEADER, signDelivery } from './webhook-signature.ts';
+import { claimDueWebhooks, findWebhook, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
+
+/** What delivers: milliseconds since the epoch (tests inject a clock that moves only when they say). */
+export interface DeliveryClock {
+  now(): number;
+}
+
+export interface DispatchLimits {
+  /** Webhooks one run works on, in all and of one organization (several replicas: each claims its own). */
+  perRun: number;
+  perOrg: number;
+  /** Changes one webhook delivers per run. */
+  changesPerRun: number;
+  /** How long a claim holds before another replica may take the webhook (a replica that died mid-run). */
+  leaseMs: number;
+  /** Failures in a row that disable a webhook (`update-webhook-status`). */
+  maxFailures: number;
+  /** The first retry's delay; each further failure doubles it, up to maxBackoffMs. */
+  backoffMs: number;
+  maxBackoffMs: number;
+}
+
+export const DEFAULT_DISPATCH_LIMITS: DispatchLimits = {
+  perRun: 50,
+  perOrg: 10,
+  changesPerRun: 100,
+  leaseMs: 60_000,
+  maxFailures: 5,
+  backoffMs: 1_000,
+  maxBackoffMs: 5 * 60_000,
+};
+
+/** The kinds of change that alter what a place resolves to: the ones a webhook delivers. */
+const DELIVERED_KINDS = new Set(['secret', 'folder', 'import']);
+const DISPATCHER_ORIGIN: RequestOrigin = { ip: null, userAgent: 'coffer-webhook-dispatcher', userAgentType: 'other' };
+
+/**
+ * Delivers the change feed to webhooks, in revision order, from each webhook's cursor: a delivery that fails stops
+ * the webhook until its backoff ends (the cursor stays, so nothing is skipped); `maxFailures` in a row disable it.
+ * At least once: a replica that dies after the receiver answered and before the cursor moved delivers that change again.
+ */
+export class WebhookDispatcher {
+  readonly #deps: ServiceDeps;
+  readonly #outbound: Outbound;
+  readonly #clock: DeliveryClock;
+  readonly #limits: DispatchLimits;
+
+  constructor(deps: ServiceDeps, outbound: Outbound, clock: DeliveryClock, limits: Partial<DispatchLimits> = {}) {
+    this.#deps = deps;
+    this.#outbound = outbound;
+    this.#clock = clock;
+    this.#limits = { ...DEFAULT_DISPATCH_LIMITS, ...limits };
+  }
+
+  /** One pass over the due webhooks; answers how many delivery attempts it made. */
+  async runOnce(): Promise<number> {
+    const now = this.#clock.now();
+    const claimed = await claimDueWebhooks(this.#deps.db, new Date(now), new Date(now + this.#limits.leaseMs), this.#limits.perRun, this.#limits.perOrg);
+    let attempts = 0;
+    for (const webhook of claimed) attempts += await this.#advance(webhook);
+    return attempts;
+  }
+
+  /** Runs on every committed change and every `intervalMs` (retries falling due); returns a function that stops it. */
+  start(logger: Logger, intervalMs = 1_000): () => void {
+    let running: Promise<unknown> | null = null;
+    let again = false;
+    const run = () => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = this.runOnce()
+        .catch((error: unknown) => logger.warn({ err: error }, 'webhook delivery run failed'))
+        .finally(() => {
+          running = null;
+          if (again) {
+            again = false;
+            run();
+          }
+        });
+    };
+    this.#deps.changes.on('committed', run);
+    const timer = setInterval(run, intervalMs);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      this.#deps.changes.off('committed', run);
+    };
+  }
+
+  async #advance(webhook: Webhook): Promise<number> {
+    const { db } = this.#deps;
+    const environment = await environmentOf(db, webhook);
+    const glob = compilePathGlob(webhook.secretPath);
+    const changes = await listProjectChangesAfter(db, webhook.projectId, Number(webhook.cursorRevision), this.#limits.changesPerRun);
+    let cursor = Number(webhook.cursorRevision);
+    let attempts = 0;
+    for (const change of changes) {
+      if (!delivered(change, webhook, glob)) {
+        cursor = Number(change.revision);
+        continue;
+      }
+      attempts++;
+      const result = await this.#deliver(webhook, environment.slug, change);
+      await insertDelivery(db, {
+        webhookId: webhook.id,
+        revision: Number(change.revision),
+        attempt: webhook.consecutiveFailures + 1,
+        status: result.ok ? 'delivered' : 'failed',
+        responseStatus: result.status,
+        error: result.error,
+      });
+      if (!result.ok) return attempts + (await this.#failed(webhook, cursor, result.error ?? 'failed'));
+      cursor = Number(change.revision);
+      webhook = await updateWebhook(db, webhook.id, { cursorRevision: cursor, consecutiveFailures: 0, lastStatus: 'success', lastRunErrorMessage: null });
+    }
+    // more may wait past this run's share: due again now; otherwise woken by the next change
+    await updateWebhook(db, webhook.id, { cursorRevision: cursor, leaseUntil: null, nextAttemptAt: new Date(this.#clock.now()) });
+    return attempts;
+  }
+
+  async #deliver(webhook: Webhook, environment: string, change: ChangeRecord) {
+    const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: webhook.projectId });
+    const secretKey = new ProjectCipher(this.#deps.keyring, project).open(webhookKeyContext(project.id), webhook.encryptedSecretKey);
+    const timestamp = this.#clock.now();
+    const body = JSON.stringify({
+      event: 'secrets.modified',
+      project: { workspaceId: webhook.projectId, environment, secretPath: change.secretPath },
+      revision: Number(change.revision),
+      kind: change.kind,
+      timestamp,
+    });
+    return this.#outbound.post(webhook.url, body, { [SIGNATURE_HEADER]: signDelivery(secretKey, timestamp, body), 'x-coffer-webhook-id': webhook.id });
+  }
+
+  /** A failed delivery: retried after a backoff from the same cursor; disabled (and audited) after maxFailures in a row. */
+  async #failed(webhook: Webhook, cursor: number, error: string): Promise<number> {
+    const failures = webhook.consecutiveFailures + 1;
+    const delay = Math.min(this.#limits.backoffMs * 2 ** (failures - 1), this.#limits.maxBackoffMs);
+    const progress = { cursorRevision: cursor, consecutiveFailures: failures, lastStatus: 'failed' as const, lastRunErrorMessage: error, leaseUntil: null };
+    if (failures < this.#limits.maxFailures) {
+      await updateWebhook(this.#deps.db, webhook.id, { ...progress, nextAttemptAt: new Date(this.#clock.now() + delay) });
+      return 0;
+    }
+    await this.#deps.unitOfWork.write(DISPATCHER_ORIGIN, async (tx) => {
+      tx.authorizedBy('a webhook failing maxFailures deliveries in a row is disabled by the dispatcher');
+      const current = await findWebhook(tx.db, webhook.id);
+      if (!current) return;
+      const disabled = await updateWebhook(tx.db, webhook.id, { ...progress, isDisabled: true });
+      const project = await tx.project({ id: webhook.projectId });
+      tx.audit({
+        project,
+        type: 'update-webhook-status',
+        metadata: { ...webhookAudit(disabled, await environmentOf(tx.db, disabled)), isDisabled: true, reason: `${failures} failed deliveries in a row` },
+      });
+    });
+    return 0;
+  }
+}
+
+function delivered(change: ChangeRecord, webhook: Webhook, glob: { matches(path: string): boolean }): boolean {
+  return DELIVERED_KINDS.has(change.kind) && change.environmentId === webhook.environmentId && change.secretPath !== null && glob.matches(change.secretPath);
+}

@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import type { Actor } from '../actor/actor.ts';
+import { ProjectCipher } from '../crypto/project-cipher.ts';
+import type { Executor } from '../db/database.ts';
+import type { Environment, Project, Webhook } from '../db/schema.ts';
+import { findEnvironmentById } from '../environments/environment-store.ts';
+import { BadRequestError, NotFoundError } from '../errors.ts';
+import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { pathGlobProblem } from '../patterns/patterns.ts';
+import type { Action } from '../permissions/permission-service.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { mayKnowProject } from '../services/project-visibility.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
+import type { WebhookView } from './webhook-schema.ts';
+import { countWebhooksOfProject, deleteWebhook, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook } from './webhook-store.ts';
+
+/** At most this many webhooks per project: each is one more outbound request per change. */
+export const MAX_WEBHOOKS_PER_PROJECT = 20;
+
+export interface WebhookInput {
+  environment: string;
+  secretPath: string;
+  webhookUrl: string;
+  webhookSecretKey?: string;
+}
+
+/** The signing key of a webhook, sealed with its project's key and bound to the webhook's project. */
+export function webhookKeyContext(projectId: string): string {
+  return `coffer:webhook:${projectId}:signing-key`;
+}
+
+/** Webhooks: per project, environment and path glob; delivered from the change feed by WebhookDispatcher. */
+export class WebhookService {
+  readonly #deps: ServiceDeps;
+
+  constructor(deps: ServiceDeps) {
+    this.#deps = deps;
+  }
+
+  /** Creates a webhook that delivers changes committed from now on; answers the signing key once (generated when not given). */
+  async create(actor: Actor, projectId: string, input: WebhookInput): Promise<{ webhook: WebhookView; secretKey: string }> {
+    const url = receiverUrl(input.webhookUrl);
+    const secretPath = pathGlob(input.secretPath);
+    return this.#write(actor, projectId, 'create', async (tx, project) => {
+      const environment = await this.#deps.lookups.requireEnvironment(tx.db, project.id, input.environment);
+      if ((await countWebhooksOfProject(tx.db, project.id)) >= MAX_WEBHOOKS_PER_PROJECT) {
+        throw new BadRequestError(`A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks`, 'TooManyWebhooks');
+      }
+      const secretKey = input.webhookSecretKey ?? randomBytes(32).toString('hex');
+      const webhook = await insertWebhook(tx.db, {
+        projectId: project.id,
+        environmentId: environment.id,
+        secretPath,
+        url,
+        encryptedSecretKey: new ProjectCipher(this.#deps.keyring, project).seal(webhookKeyContext(project.id), secretKey),
+        cursorRevision: await this.#deps.changes.latestRevision(tx.db),
+      });
+      tx.audit({ project, type: 'create-webhook', metadata: webhookAudit(webhook, environment) });
+      return { webhook: toWebhookView(webhook, environment), secretKey };
+    });
+  }
+
+  async list(actor: Actor, projectId: string, filter: { environment?: string }): Promise<WebhookView[]> {
+    const { db } = this.#deps;
+    const project = await this.#authorize(db, actor, projectId, 'read');
+    const environmentId = filter.environment ? (await this.#deps.lookups.requireEnvironment(db, project.id, filter.environment)).id : undefined;
+    const webhooks = await listWebhooks(db, project.id, environmentId);
+    return Promise.all(webhooks.map(async (webhook) => toWebhookView(webhook, await environmentOf(db, webhook))));
+  }
+
+  /** Enables or disables a webhook; enabling clears its failures and makes it due now (it resumes from its cursor). */
+  async setDisabled(actor: Actor, webhookId: string, isDisabled: boolean): Promise<WebhookView> {
+    return this.#onWebhook(actor, webhookId, 'edit', async (tx, project, webhook) => {
+      const updated = await updateWebhook(tx.db, webhook.id, isDisabled ? { isDisabled } : { isDisabled, consecutiveFailures: 0, nextAttemptAt: new Date() });
+      const environment = await environmentOf(tx.db, updated);
+      tx.audit({ project, type: 'update-webhook-status', metadata: { ...webhookAudit(updated, environment), isDisabled } });
+      return toWebhookView(updated, environment);
+    });
+  }
+
+  /** Delivers again every matching change after `fromRevision` (re-enabling the webhook): the change feed is the source. */
+  async replay(actor: Actor, webhookId: string, fromRevision: number): Promise<WebhookView> {
+    return this.#onWebhook(actor, webhookId, 'edit', async (tx, project, webhook) => {
+      const latest = await this.#deps.changes.latestRevision(tx.db);
+      if (fromRevision > latest) throw new BadRequestError(`Revision ${fromRevision} is newer than the newest one (${latest})`, 'RevisionAhead');
+      const updated = await updateWebhook(tx.db, webhook.id, { cursorRevision: fromRevision, isDisabled: false, consecutiveFailures: 0, nextAttemptAt: new Date() });
+      const environment = await environmentOf(tx.db, updated);
+      tx.audit({ project, type: 'update-webhook-status', metadata: { ...webhookAudit(updated, environment), isDisabled: false, replayFrom: fromRevision } });
+      return toWebhookView(updated, environment);
+    });
+  }
+
+  async delete(actor: Actor, webhookId: string): Promise<WebhookView> {
+    return this.#onWebhook(actor, webhookId, 'delete', async (tx, project, webhook) => {
+      const environment = await environmentOf(tx.db, webhook);
+      await deleteWebhook(tx.db, webhook.id);
+      tx.audit({ project, type: 'delete-webhook', metadata: webhookAudit(webhook, environment) });
+      return toWebhookView(webhook, environment);
+    });
+  }
+
+  /** The webhook's newest delivery attempts, newest first. */
+  async deliveries(actor: Actor, webhookId: string, limit: number) {
+    const { db } = this.#deps;
+    const webhook = await this.#requireWebhook(db, actor, webhookId);
+    await this.#authorize(db, actor, webhook.projectId, 'read');
+    return (await listDeliveries(db, webhook.id, limit)).map((delivery) => ({
+      id: delivery.id,
+      revision: Number(delivery.revision),
+      attempt: delivery.attempt,
+      status: delivery.status,
+      responseStatus: delivery.responseStatus,
+      error: delivery.error,
+      createdAt: delivery.createdAt.toISOString(),
+    }));
+  }
+
+  #onWebhook<T>(actor: Actor, webhookId: string, action: Exclude<Action, 'read'>, work: (tx: WriteContext, project: Project, webhook: Webhook) => Promise<T>) {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const webhook = await this.#requireWebhook(tx.db, actor, webhookId);
+      const project = await tx.project({ id: webhook.projectId });
+      await tx.authorize({ project, action, subject: 'webhooks' });
+      return work(tx, project, webhook);
+    });
+  }
+
+  #write<T>(actor: Actor, projectId: string, action: Exclude<Action, 'read'>, work: (tx: WriteContext, project: Project) => Promise<T>) {
+    return this.#deps.unitOfWork.write(actor, async (tx) => {
+      const project = await tx.project({ id: projectId });
+      await tx.authorize({ project, action, subject: 'webhooks' });
+      return work(tx, project);
+    });
+  }
+
+  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
+    const project = await this.#deps.lookups.requireProject(db, { id: projectId });
+    await this.#deps.permissions.assertProject({ actor, project, action, subject: 'webhooks' });
+    return project;
+  }
+
+  async #requireWebhook(db: Executor, actor: Actor, webhookId: string): Promise<Webhook> {
+    const webhook = await findWebhook(db, webhookId);
+    if (!webhook || !(await mayKnowProject(this.#deps, db, actor, webhook.projectId))) throw new NotFoundError(`Webhook with ID '${webhookId}' not found`);
+    return webhook;
+  }
+}
+
+/** An http(s) URL without credentials in it (they would show in listings). */
+function receiverUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new BadRequestError('webhookUrl must be an absolute http or https URL', 'InvalidWebhookUrl');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadRequestError('webhookUrl must be an absolute http or https URL', 'InvalidWebhookUrl');
+  if (url.username || url.password) throw new BadRequestError('webhookUrl must not carry credentials: sign deliveries with webhookSecretKey', 'InvalidWebhookUrl');
+  return url.toString();
+}
+
+function pathGlob(glob: string): string {
+  const problem = pathGlobProblem(glob);
+  if (problem) throw new BadRequestError(`secretPath ${problem}`, 'InvalidPattern');
+  return /[*?[\]{}!()]/.test(glob) ? glob : normalizeSecretPath(glob);
+}
+
+export async function environmentOf(db: Executor, webhook: Webhook): Promise<Environment> {
+  const environment = await findEnvironmentById(db, webhook.environmentId);
+  if (!environment) throw new NotFoundError(`Webhook with ID '${webhook.id}' not found`);
+  return environment;
+}
+
+export function webhookAudit(webhook: Webhook, environment: Environment) {
+  return { webhookId: webhook.id, environment: environment.slug, secretPath: webhook.secretPath, isDisabled: webhook.isDisabled };
+}
+
+export function toWebhookView(webhook: Webhook, environment: Environment): WebhookView {
+  return {
+    id: webhook.id,
+    projectId: webhook.projectId,
+    envId: environment.id,
+    environment: { id: environment.id, slug: environment.slug, name: environment.name },
+    secretPath: webhook.secretPath,
+    url: webhook.url,
+    type: 'general',
+    isDisabled: webhook.isDisabled,
+    consecutiveFailures: webhook.consecutiveFailures,
+    cursorRevision: Number(webhook.cursorRevision),
+    lastStatus: webhook.lastStatus,
+    lastRunErrorMessage: webhook.lastRunErrorMessage,
+    createdAt: webhook.createdAt.toISOString(),
+    updatedAt: webhook.updatedAt.toISOString(),
+  };
+}

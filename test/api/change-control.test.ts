@@ -1,0 +1,279 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { insertUser } from '../../src/users/user-store.ts';
+import { insertUserOrgMembership } from '../../src/orgs/org-store.ts';
+import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * Change control (issue 33): approval policies and change requests, and point-in-time restore. Both backends.
+ */
+let app: TestApp;
+let admin: Awaited<ReturnType<typeof bootstrap>>;
+let projectId: string;
+const users: Record<'committer' | 'approverA' | 'approverB', { id: string; token: string }> = {} as never;
+
+async function call(method: string, url: string, token: string, body?: unknown, query?: Record<string, string>) {
+  return app.request(method, url, { token, body, query });
+}
+
+async function ok(method: string, url: string, token: string, body?: unknown, query?: Record<string, string>) {
+  const response = await call(method, url, token, body, query);
+  if (response.status !== 200) throw new Error(`${method} ${url} → ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+async function makeUser(name: string, role: string) {
+  const user = await insertUser(app.database.db, { email: `${name}@example.com`, username: `${name}@example.com`, firstName: name, lastName: null, passwordHash: null });
+  await insertUserOrgMembership(app.database.db, { orgId: admin.orgId, userId: user.id, role: 'member', status: 'accepted', inviteEmail: null });
+  await ok('POST', `/api/v2/workspace/${projectId}/memberships`, admin.token, { emails: [user.email], roleSlugs: [role] });
+  const { accessToken } = await app.services.auth.issueUserToken(app.database.db, user.id, admin.orgId, {
+    authMethod: 'email',
+    origin: { ip: '127.0.0.1', userAgent: 'change-control-test', userAgentType: 'other' },
+  });
+  return { id: user.id, token: accessToken };
+}
+
+const latestRevision = async () => app.services.changes.latestRevision(app.database.db, projectId);
+const secretRow = (key: string, environment = 'dev') =>
+  app.database.db
+    .selectFrom('secrets')
+    .innerJoin('secretFolders', 'secretFolders.id', 'secrets.folderId')
+    .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretFolders.envId')
+    .select(['secrets.id', 'secrets.key', 'secrets.version'])
+    .where('projectEnvironments.projectId', '=', projectId)
+    .where('projectEnvironments.slug', '=', environment)
+    .where('secrets.key', '=', key)
+    .executeTakeFirst();
+const auditCount = async (type: string) => (await app.database.db.selectFrom('auditLogs').select('id').where('eventType', '=', type).execute()).length;
+const valueOf = async (key: string, environment = 'dev') =>
+  (await ok('GET', `/api/v3/secrets/raw/${key}`, admin.token, undefined, { workspaceId: projectId, environment, secretPath: '/' })).secret.secretValue;
+const write = (method: string, key: string, token: string, body: Record<string, unknown> = {}, environment = 'dev') =>
+  call(method, `/api/v3/secrets/raw/${key}`, token, { workspaceId: projectId, environment, secretPath: '/', ...body });
+
+beforeAll(async () => {
+  app = await startTestApp();
+  admin = await bootstrap(app);
+  projectId = (await ok('POST', '/api/v2/workspace', admin.token, { projectName: 'Change control' })).project.id;
+  users.committer = await makeUser('committer', 'member');
+  users.approverA = await makeUser('approver-a', 'admin');
+  users.approverB = await makeUser('approver-b', 'admin');
+  await ok('POST', '/api/v3/secrets/raw/DB_URL', admin.token, { workspaceId: projectId, environment: 'dev', secretValue: 'postgres://one' });
+});
+afterAll(async () => app?.close());
+
+describe('approval policies and change requests', () => {
+  let policyId: string;
+
+  test('a policy names its approvers and how many approvals a change needs', async () => {
+    const body = await ok('POST', '/api/v1/secret-approvals', admin.token, {
+      workspaceId: projectId,
+      name: 'production gate',
+      environment: 'dev',
+      secretPath: '/**',
+      approvers: [{ type: 'user', id: users.approverA.id }, { id: users.approverB.id }],
+      approvals: 2,
+    });
+    policyId = body.approval.id;
+    expect(body.approval).toMatchObject({ name: 'production gate', secretPath: '/**', approvals: 2, enforcementLevel: 'hard', environment: { slug: 'dev' } });
+    expect(body.approval.approvers.map((approver: { id: string }) => approver.id).sort()).toEqual([users.approverA.id, users.approverB.id].sort());
+    const rows = await app.database.db.selectFrom('secretApprovalPolicyApprovers').select('userId').where('policyId', '=', policyId).execute();
+    expect(rows).toHaveLength(2);
+    expect(await auditCount('create-secret-approval-policy')).toBe(1);
+  });
+
+  test.each([
+    ['more approvals than approvers', { approvals: 3 }, 400, 'TooFewApprovers'],
+    ['an approver outside the project', { approvers: [{ id: '9d0f7c3e-1111-4111-8111-111111111111' }] }, 400, 'ApproverNotMember'],
+    ['a taken name', {}, 400, 'PolicyExists'],
+    ['no approvers', { approvers: [] }, 422, 'ValidationFailure'],
+  ])('%s → refused, nothing written', async (_name, change, status, code) => {
+    const before = await snapshotDatabase(app.database);
+    const response = await call('POST', '/api/v1/secret-approvals', admin.token, {
+      workspaceId: projectId,
+      name: 'production gate',
+      environment: 'dev',
+      secretPath: '/**',
+      approvers: [{ id: users.approverA.id }, { id: users.approverB.id }],
+      approvals: 2,
+      ...change,
+    });
+    expect(response.status).toBe(status);
+    expect(response.body).toMatchObject({ statusCode: status, reqId: expect.any(String) });
+    if (status === 400) expect(response.body.code).toBe(code);
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test("a user's write becomes a request: nothing reaches the secrets or the change feed", async () => {
+    const revision = await latestRevision();
+    const response = await write('POST', 'API_KEY', users.committer.token, { secretValue: 'proposed-value-1' });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      approval: expect.objectContaining({ policyId, status: 'open', hasMerged: false, committerUserId: users.committer.id, isReplicated: false, bypassReason: null }),
+    });
+    expect(await secretRow('API_KEY')).toBeUndefined();
+    expect(await latestRevision()).toBe(revision);
+    expect(await auditCount('secret-approval-request')).toBe(1);
+    const stored = await app.database.db.selectFrom('secretApprovalRequestSecrets').selectAll().execute();
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.encryptedValue!.toString('utf8')).not.toContain('proposed-value-1');
+  });
+
+  test('a machine identity under a hard policy is refused, nothing written', async () => {
+    const before = await snapshotDatabase(app.database);
+    const response = await write('PATCH', 'DB_URL', admin.token, { secretValue: 'postgres://direct' });
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ code: 'ApprovalRequired' });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test('two approvers, a conflicting change merged meanwhile, then a clean merge', async () => {
+    const first = (await write('PATCH', 'DB_URL', users.committer.token, { secretValue: 'postgres://two' })).body.approval.id as string;
+    const second = (await write('PATCH', 'DB_URL', users.committer.token, { secretValue: 'postgres://three' })).body.approval.id as string;
+    const requests = '/api/v1/secret-approval-requests';
+
+    const detail = await ok('GET', `${requests}/${first}`, users.approverA.token);
+    expect(detail.approval.commits).toEqual([
+      expect.objectContaining({ op: 'update', secretKey: 'DB_URL', secretValue: 'postgres://two', secret: expect.objectContaining({ secretValue: 'postgres://one' }) }),
+    ]);
+
+    expect((await call('POST', `${requests}/${first}/review`, users.committer.token, { status: 'approved' })).status).toBe(403);
+    expect((await call('POST', `${requests}/${first}/merge`, users.approverA.token, {})).body).toMatchObject({ statusCode: 400, code: 'NotEnoughApprovals' });
+    for (const request of [first, second]) {
+      for (const approver of [users.approverA, users.approverB]) await ok('POST', `${requests}/${request}/review`, approver.token, { status: 'approved' });
+    }
+
+    const revision = await latestRevision();
+    const merged = await ok('POST', `${requests}/${second}/merge`, users.approverB.token, {});
+    expect(merged.approval).toMatchObject({ hasMerged: true, status: 'closed', statusChangedByUserId: users.approverB.id });
+    expect(await valueOf('DB_URL')).toBe('postgres://three');
+    const feed = await app.services.changes.changesCommittedWith(app.database.db, await latestRevision());
+    expect(feed).toEqual([expect.objectContaining({ kind: 'secret', environmentSlug: 'dev', secretPath: '/' })]);
+    expect(feed[0]!.revision).toBe(revision + 1);
+
+    const before = await snapshotDatabase(app.database);
+    const conflict = await call('POST', `${requests}/${first}/merge`, users.approverA.token, {});
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ statusCode: 409, code: 'MergeConflict', message: expect.stringContaining('DB_URL') });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+    expect(await valueOf('DB_URL')).toBe('postgres://three');
+
+    const listed = await ok('GET', requests, users.committer.token, undefined, { workspaceId: projectId, status: 'close' });
+    expect(listed.approvals).toEqual([expect.objectContaining({ id: second, hasMerged: true, mergedRevision: revision + 1, reviewers: expect.any(Array) })]);
+    expect(JSON.stringify(listed)).not.toContain('postgres://');
+    expect(await auditCount('secret-approval-merged')).toBe(1);
+  });
+
+  test('close and reopen by the committer, audited; a stranger to the request may not', async () => {
+    const id = (await write('DELETE', 'DB_URL', users.committer.token)).body.approval.id as string;
+    const url = `/api/v1/secret-approval-requests/${id}/status`;
+    expect((await ok('POST', url, users.committer.token, { status: 'close' })).approval.status).toBe('closed');
+    expect((await ok('POST', url, users.committer.token, { status: 'open' })).approval.status).toBe('open');
+    expect(await auditCount('secret-approval-closed')).toBe(1);
+    expect(await auditCount('secret-approval-reopened')).toBe(1);
+    expect((await call('POST', url, admin.token, { status: 'close' })).body).toMatchObject({ statusCode: 403, code: 'UserRequired' });
+    const counts = await ok('GET', '/api/v1/secret-approval-requests/count', users.committer.token, undefined, { workspaceId: projectId });
+    expect(counts.approvals.open).toBeGreaterThanOrEqual(2);
+  });
+
+  test('a soft policy lets an approver merge early with an audited reason, and identities write directly (audited)', async () => {
+    await ok('PATCH', `/api/v1/secret-approvals/${policyId}`, admin.token, { enforcementLevel: 'soft' });
+    const id = (await write('POST', 'FEATURE_FLAG', users.committer.token, { secretValue: 'on' })).body.approval.id as string;
+    const merged = await ok('POST', `/api/v1/secret-approval-requests/${id}/merge`, users.approverA.token, { bypassReason: 'incident 42' });
+    expect(merged.approval).toMatchObject({ hasMerged: true, bypassReason: 'incident 42' });
+    expect(await valueOf('FEATURE_FLAG')).toBe('on');
+    expect((await write('PATCH', 'FEATURE_FLAG', admin.token, { secretValue: 'off' })).status).toBe(200);
+    const audit = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventMetadata')
+      .where('eventType', '=', 'update-secret')
+      .orderBy('createdAt', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(audit.eventMetadata).toMatchObject({ approvalBypass: { policyId } });
+    await ok('DELETE', `/api/v1/secret-approvals/${policyId}`, admin.token);
+  });
+});
+
+describe('snapshots and point-in-time restore', () => {
+  const env = 'staging';
+  const rows = () =>
+    app.database.db
+      .selectFrom('secrets')
+      .innerJoin('secretFolders', 'secretFolders.id', 'secrets.folderId')
+      .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretFolders.envId')
+      .select(['secrets.id', 'secrets.key', 'secrets.encryptedValue', 'secrets.encryptedComment', 'secrets.skipMultilineEncoding', 'secrets.folderId'])
+      .where('projectEnvironments.projectId', '=', projectId)
+      .where('projectEnvironments.slug', '=', env)
+      .where('secrets.type', '=', 'shared')
+      .orderBy('secrets.key')
+      .execute();
+
+  test('a restore to a revision 50 changes back gives exactly the old rows, as one new change, and is reversible', async () => {
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/', name: 'app' });
+    for (const key of ['A', 'B', 'C']) await write('POST', key, admin.token, { secretValue: `${key}-0` }, env);
+    await ok('POST', '/api/v3/secrets/raw/NESTED', admin.token, { workspaceId: projectId, environment: env, secretPath: '/app', secretValue: 'n-0' });
+    const then = await latestRevision();
+    const old = await rows();
+
+    for (let step = 1; step <= 50; step++) {
+      const key = ['A', 'B', 'C', 'D'][step % 4]!;
+      const exists = (await rows()).some((row) => row.key === key);
+      const response =
+        step % 7 === 0 && exists
+          ? await write('DELETE', key, admin.token, {}, env)
+          : await write(exists ? 'PATCH' : 'POST', key, admin.token, { secretValue: `${key}-${step}` }, env);
+      expect(response.status).toBe(200);
+    }
+    expect(await latestRevision()).toBe(then + 50);
+    const changed = await rows();
+    expect(changed).not.toEqual(old);
+
+    const restored = await ok('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, {
+      environment: env,
+      secretPath: '/',
+      recursive: true,
+      revision: then,
+    });
+    expect(restored).toMatchObject({
+      revision: then,
+      folders: [expect.objectContaining({ secretPath: '/' }), expect.objectContaining({ secretPath: '/app', created: 0, updated: 0, deleted: 0 })],
+    });
+    expect(await rows()).toEqual(old);
+    expect(await latestRevision()).toBe(then + 51);
+    expect(await auditCount('restore-secrets')).toBe(1);
+
+    await ok('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, { environment: env, secretPath: '/', revision: then + 50 });
+    expect(await rows()).toEqual(changed);
+  });
+
+  test("a folder's snapshots list its writes; one shows its values and rolls the folder back", async () => {
+    const list = await ok('GET', `/api/v1/workspace/${projectId}/secret-snapshots`, admin.token, undefined, { environment: env, path: '/', limit: '100' });
+    const count = await ok('GET', `/api/v1/workspace/${projectId}/secret-snapshots/count`, admin.token, undefined, { environment: env, path: '/' });
+    expect(list.secretSnapshots).toHaveLength(count.count);
+    const first = list.secretSnapshots.at(-1);
+    const snapshot = await ok('GET', `/api/v1/secret-snapshot/${first.id}`, admin.token);
+    expect(snapshot.secretSnapshot.secretVersions.map((version: { secretKey: string; secretValue: string }) => [version.secretKey, version.secretValue])).toEqual([
+      ['A', 'A-0'],
+    ]);
+    const rolled = await ok('POST', `/api/v1/secret-snapshot/${first.id}/rollback`, admin.token);
+    expect(rolled.secretSnapshot.restored).toMatchObject({ secretPath: '/' });
+    expect((await rows()).filter((row) => row.folderId !== undefined && row.key.length === 1).map((row) => row.key)).toContain('A');
+    expect(await valueOf('A', env)).toBe('A-0');
+  });
+
+  test.each([
+    ['a revision not yet committed', { revision: 10_000_000 }, 400],
+    ['both a revision and a time', { revision: 1, at: '2020-01-01T00:00:00Z' }, 400],
+    ['neither', {}, 400],
+    ['an unknown environment', { environment: 'nope', revision: 1 }, 404],
+  ])('%s → refused, nothing changed', async (_name, body, status) => {
+    const before = await snapshotDatabase(app.database);
+    const response = await call('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, { environment: env, ...body });
+    expect(response.status).toBe(status);
+    expect(response.body).toMatchObject({ statusCode: status, reqId: expect.any(String) });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test('an unknown snapshot → 404', async () => {
+    expect((await call('GET', '/api/v1/secret-snapshot/999999999', admin.token)).status).toBe(404);
+    expect((await call('GET', '/api/v1/secret-snapshot/abc', admin.token)).status).toBe(404);
+  });
+});

@@ -1,0 +1,273 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { Outbound } from '../../src/webhooks/outbound.ts';
+import { DEFAULT_DISPATCH_LIMITS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
+import { SIGNATURE_HEADER, verifyDelivery } from '../../src/webhooks/webhook-signature.ts';
+import { freePort } from '../support/free-port.ts';
+import { markedBlocks } from '../support/readme.ts';
+import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/** Webhooks (issue 33 part 3): signed deliveries from the change feed, retries, disabling, replay. Both backends. */
+
+interface Received {
+  signature: string;
+  body: string;
+}
+
+/** A receiver on 127.0.0.1: answers 204, or holds every request unanswered (`silent`); can be stopped and started on its port. */
+class Receiver {
+  readonly received: Received[] = [];
+  readonly #silent: boolean;
+  #server: Server | null = null;
+  port = 0;
+
+  constructor(silent = false) {
+    this.#silent = silent;
+  }
+
+  get url() {
+    return `http://127.0.0.1:${this.port}/hook`;
+  }
+
+  async start(): Promise<void> {
+    this.port ||= await freePort();
+    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        this.received.push({ signature: String(request.headers[SIGNATURE_HEADER]), body: Buffer.concat(chunks).toString('utf8') });
+        if (!this.#silent) response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.#server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  revisions(): number[] {
+    return this.received.map((entry) => JSON.parse(entry.body).revision as number);
+  }
+}
+
+/** A clock that moves only when the test says so. */
+const clock = { ms: Date.now(), now: () => clock.ms };
+
+let app: TestApp;
+let admin: Awaited<ReturnType<typeof bootstrap>>;
+let projectId: string;
+const receiver = new Receiver();
+
+const dispatcher = (limits: Partial<typeof DEFAULT_DISPATCH_LIMITS> = {}, timeoutMs = 2_000) =>
+  new WebhookDispatcher(app.services, new Outbound({ timeoutMs, denyPrivateAddresses: false }), clock, limits);
+const write = async (key: string, environment = 'dev', secretPath = '/') => {
+  const response = await app.request('POST', `/api/v3/secrets/raw/${key}`, {
+    token: admin.token,
+    body: { workspaceId: projectId, environment, secretPath, secretValue: `${key}-value` },
+  });
+  expect(response.status).toBe(200);
+  return Number(response.headers['coffer-revision']);
+};
+const webhookRow = (id: string) => app.database.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const createWebhook = async (url: string, secretPath = '/') => {
+  const response = await app.request('POST', '/api/v1/webhooks', {
+    token: admin.token,
+    body: { workspaceId: projectId, environment: 'dev', webhookUrl: url, secretPath },
+  });
+  expect(response.status).toBe(200);
+  return response.body as { webhook: { id: string }; webhookSecretKey: string };
+};
+
+beforeAll(async () => {
+  app = await startTestApp();
+  admin = await bootstrap(app);
+  projectId = (await app.request('POST', '/api/v2/workspace', { token: admin.token, body: { projectName: 'Hooks' } })).body.project.id;
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver.stop();
+  await app?.close();
+});
+
+describe('webhooks', () => {
+  let webhookId: string;
+  let secretKey: string;
+  const delivered: number[] = [];
+
+  test('creating one answers its signing key once and stores it sealed, audited', async () => {
+    const created = await createWebhook(receiver.url, '/**');
+    webhookId = created.webhook.id;
+    secretKey = created.webhookSecretKey;
+    expect(created.webhook).toMatchObject({ url: receiver.url, secretPath: '/**', isDisabled: false, type: 'general', environment: { slug: 'dev' } });
+    expect(secretKey).toMatch(/^[0-9a-f]{64}$/);
+    const row = await webhookRow(webhookId);
+    expect(row.encryptedSecretKey.toString('latin1')).not.toContain(secretKey);
+    const listed = await app.request('GET', '/api/v1/webhooks', { token: admin.token, query: { workspaceId: projectId } });
+    expect(JSON.stringify(listed.body)).not.toContain(secretKey);
+    const audit = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'create-webhook').executeTakeFirstOrThrow();
+    expect(audit.eventMetadata).toEqual({ webhookId, environment: 'dev', secretPath: '/**', isDisabled: false });
+  });
+
+  test.each([
+    ['credentials in the URL', { webhookUrl: 'http://user:pass@127.0.0.1/x' }, 400],
+    ['not http', { webhookUrl: 'ftp://127.0.0.1/x' }, 400],
+    ['a bad glob', { webhookUrl: 'http://127.0.0.1/x', secretPath: '/[' }, 400],
+    ['an unknown environment', { webhookUrl: 'http://127.0.0.1/x', environment: 'nope' }, 404],
+  ])('%s → refused, nothing written', async (_name, change, status) => {
+    const before = await snapshotDatabase(app.database);
+    const response = await app.request('POST', '/api/v1/webhooks', { token: admin.token, body: { workspaceId: projectId, environment: 'dev', ...change } });
+    expect(response.status).toBe(status);
+    expect(response.body).toMatchObject({ statusCode: status, reqId: expect.any(String) });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+
+  test('every matching change arrives in order, exactly as signed; other environments do not', async () => {
+    for (const key of ['ONE', 'TWO']) delivered.push(await write(key));
+    await write('ELSEWHERE', 'staging');
+    await app.request('POST', '/api/v1/folders', { token: admin.token, body: { workspaceId: projectId, environment: 'dev', path: '/', name: 'nested' } });
+    delivered.push(Number(await app.services.changes.latestRevision(app.database.db, projectId)));
+    delivered.push(await write('THREE', 'dev', '/nested'));
+    // due from its creation: the dispatcher's clock is set past it (the database's clock set the default)
+    clock.ms = Date.now() + 60_000;
+    expect(await dispatcher().runOnce()).toBe(4);
+    expect(receiver.revisions()).toEqual(delivered);
+    for (const entry of receiver.received) expect(verifyDelivery(secretKey, entry.signature, entry.body, clock.now())).toBe(true);
+    expect(verifyDelivery(secretKey, receiver.received[0]!.signature, `${receiver.received[0]!.body} `, clock.now())).toBe(false);
+    expect(verifyDelivery('another-key', receiver.received[0]!.signature, receiver.received[0]!.body, clock.now())).toBe(false);
+    expect(JSON.parse(receiver.received[0]!.body)).toEqual({
+      event: 'secrets.modified',
+      project: { workspaceId: projectId, environment: 'dev', secretPath: '/' },
+      revision: delivered[0],
+      kind: 'secret',
+      timestamp: clock.now(),
+    });
+    expect(receiver.received.some((entry) => entry.body.includes('-value'))).toBe(false);
+    const log = await app.request('GET', `/api/v1/webhooks/${webhookId}/deliveries`, { token: admin.token });
+    expect(log.body.deliveries.map((delivery: { status: string }) => delivery.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect((await webhookRow(webhookId)).cursorRevision).toBe(await app.services.changes.latestRevision(app.database.db));
+  });
+
+  test("the README's verification recipe accepts a real delivery and refuses a changed one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coffer-webhook-recipe-'));
+    try {
+      const recipe = markedBlocks().find((block) => block.marker === 'readme:webhooks')!;
+      writeFileSync(join(dir, 'verify.mjs'), `${recipe.code}\nexport { verify };\n`);
+      const { verify } = (await import(pathToFileURL(join(dir, 'verify.mjs')).href)) as {
+        verify: (key: string, header: string, body: string, tolerance?: number) => boolean;
+      };
+      const entry = receiver.received[0]!;
+      const tolerance = Math.abs(Date.now() - clock.now()) + 60_000;
+      expect(verify(secretKey, entry.signature, entry.body, tolerance)).toBe(true);
+      expect(verify(secretKey, entry.signature, entry.body.replace('"revision":', '"revision": '), tolerance)).toBe(false);
+      expect(verify('another-key', entry.signature, entry.body, tolerance)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a receiver down for 30 s misses nothing: retries back off, then it catches up in order', async () => {
+    await receiver.stop();
+    const missed = [await write('DOWN_1'), await write('DOWN_2')];
+    const hooks = dispatcher({ maxFailures: 10 });
+    const started = clock.ms;
+    let attempts = 0;
+    while (clock.ms - started < 30_000) {
+      attempts += await hooks.runOnce();
+      clock.ms += 1_000;
+    }
+    // due after 1, 2, 4, 8 s: attempts at 0, 1, 3, 7 and 15 s
+    expect(attempts).toBe(5);
+    const row = await webhookRow(webhookId);
+    expect(row).toMatchObject({ consecutiveFailures: 5, lastStatus: 'failed', isDisabled: false });
+    expect(row.lastRunErrorMessage).toBe('ECONNREFUSED');
+    await receiver.start();
+    clock.ms = row.nextAttemptAt.getTime();
+    expect(await hooks.runOnce()).toBe(2);
+    expect(receiver.revisions().slice(-2)).toEqual(missed);
+    expect(await webhookRow(webhookId)).toMatchObject({ consecutiveFailures: 0, lastStatus: 'success' });
+    delivered.push(...missed);
+  });
+
+  test('replay from a revision delivers every matching change after it again, from the change feed', async () => {
+    const before = receiver.received.length;
+    const response = await app.request('POST', `/api/v1/webhooks/${webhookId}/replay`, { token: admin.token, body: { fromRevision: delivered[0]! } });
+    expect(response.status).toBe(200);
+    expect(await dispatcher().runOnce()).toBe(delivered.length - 1);
+    expect(receiver.revisions().slice(before)).toEqual(delivered.slice(1));
+    const ahead = await app.request('POST', `/api/v1/webhooks/${webhookId}/replay`, { token: admin.token, body: { fromRevision: 99_999_999 } });
+    expect(ahead.body).toMatchObject({ statusCode: 400, code: 'RevisionAhead' });
+  });
+
+  test('two replicas running at once deliver each change once', async () => {
+    const before = receiver.received.length;
+    const revisions = [await write('PARALLEL_1'), await write('PARALLEL_2')];
+    const counts = await Promise.all([dispatcher().runOnce(), dispatcher().runOnce()]);
+    expect(counts.reduce((sum, count) => sum + count, 0)).toBe(2);
+    expect(receiver.revisions().slice(before)).toEqual(revisions);
+  });
+
+  test('private addresses are refused when the switch is on', async () => {
+    const before = receiver.received.length;
+    const refused = await new Outbound({ timeoutMs: 2_000, denyPrivateAddresses: true }).post(receiver.url, '{}', {});
+    expect(refused).toEqual({ ok: false, status: null, error: 'PRIVATE_ADDRESS' });
+    const allowed = await new Outbound({ timeoutMs: 2_000, denyPrivateAddresses: false }).post(receiver.url, '{}', {});
+    expect(allowed).toMatchObject({ ok: true, status: 204 });
+    expect(receiver.received.length).toBe(before + 1);
+  });
+
+  test('disabling stops deliveries until it is enabled again, audited', async () => {
+    expect((await app.request('PATCH', `/api/v1/webhooks/${webhookId}`, { token: admin.token, body: { isDisabled: true } })).body.webhook.isDisabled).toBe(true);
+    const revision = await write('WHILE_DISABLED');
+    expect(await dispatcher().runOnce()).toBe(0);
+    expect((await app.request('PATCH', `/api/v1/webhooks/${webhookId}`, { token: admin.token, body: { isDisabled: false } })).body.webhook.isDisabled).toBe(false);
+    expect(await dispatcher().runOnce()).toBe(1);
+    expect(receiver.revisions().at(-1)).toBe(revision);
+    const audits = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'update-webhook-status').execute();
+    expect(audits.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('a receiver that never answers', () => {
+  const silent = new Receiver(true);
+  afterAll(async () => silent.stop());
+
+  test(`is disabled after ${DEFAULT_DISPATCH_LIMITS.maxFailures} timed-out deliveries, audited, the log showing each`, async () => {
+    await silent.start();
+    const { webhook } = await createWebhook(silent.url);
+    await write('UNHEARD');
+    clock.ms = Math.max(clock.ms, Date.now() + 60_000);
+    const hooks = dispatcher({}, 200);
+    for (let attempt = 0; attempt < DEFAULT_DISPATCH_LIMITS.maxFailures; attempt++) {
+      await hooks.runOnce();
+      clock.ms = (await webhookRow(webhook.id)).nextAttemptAt.getTime();
+    }
+    expect(await webhookRow(webhook.id)).toMatchObject({
+      isDisabled: true,
+      consecutiveFailures: DEFAULT_DISPATCH_LIMITS.maxFailures,
+      lastRunErrorMessage: 'UND_ERR_HEADERS_TIMEOUT',
+    });
+    const log = await app.request('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin.token });
+    expect(log.body.deliveries).toHaveLength(DEFAULT_DISPATCH_LIMITS.maxFailures);
+    expect(log.body.deliveries.every((delivery: { status: string }) => delivery.status === 'failed')).toBe(true);
+    const audit = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventMetadata')
+      .where('eventType', '=', 'update-webhook-status')
+      .orderBy('createdAt', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(audit.eventMetadata).toMatchObject({ webhookId: webhook.id, isDisabled: true });
+    clock.ms += 3_600_000;
+    expect(await hooks.runOnce()).toBe(0);
+    expect((await app.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: admin.token })).status).toBe(200);
+  });
+});
