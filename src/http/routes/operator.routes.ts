@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
 import { integrationSchema } from '../../integrations/integration-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { installationSeenBy } from '../../installation/installation-view.ts';

@@ -4,7 +4,7 @@ import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type {
   Change,
   ChangeStream,
