@@ -24,7 +24,7 @@ const from = (path: string) => import(join(checkout, 'src', path));
 
 const { openDatabase } = await from('db/database.ts');
 const { migrate } = await from('db/migrate.ts');
-const { createServices } = await from('services/container.ts');
+const { createServices } = await from('app/container.ts');
 const { buildApiApp } = await from('http/app.ts');
 const { insertIdentity } = await from('identities/identity-store.ts');
 const { insertIdentityOrgMembership, insertOrganization } = await from('orgs/org-store.ts');

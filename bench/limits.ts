@@ -15,7 +15,7 @@ import pino from 'pino';
 import { openDatabase } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { buildApiApp } from '../src/http/app.ts';
-import { createServices } from '../src/services/container.ts';
+import { createServices } from '../src/app/container.ts';
 import { appendResults, freshDatabase, loadAverage, log, machine, ms, percentile, postgresVersion, table } from './common.ts';
 
 const { values: args } = parseArgs({ options: { backend: { type: 'string', default: 'postgres' }, runs: { type: 'string', default: '10' } } });

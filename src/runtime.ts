@@ -8,7 +8,7 @@ import { migrate } from './db/migrate.ts';
 import { holdServingLock, RotationUnderWayError } from './db/serving-lock.ts';
 import { verifyRootKey } from './installation/root-key.ts';
 import { createLogger as createProcessLogger } from './logger.ts';
-import { createServices, type SecurityKeys, type Services } from './services/container.ts';
+import { createServices, type SecurityKeys, type Services } from './app/container.ts';
 
 /** `serve` logs to stdout; one-shot commands log to stderr so their stdout stays parseable. */
 export function createLogger(config: Config, fd: 1 | 2 = 1): Logger {

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
 import { ProjectCipher } from '../crypto/project-cipher.ts';
-import type { Executor } from '../db/database.ts';
 import type { AppConnection, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Action } from '../permissions/permission-service.ts';
@@ -26,6 +25,7 @@ import {
   updateAppConnection,
 } from './app-connection-store.ts';
 import { type PostgresCredentials, verifyPostgresConnection } from './postgres-server.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** The associated data binding a connection's sealed credentials to its row. */
 function context(connectionId: string): string {
@@ -49,7 +49,7 @@ function duplicateName(name: string): BadRequestError {
 }
 
 /** The project's PostgreSQL connection with this id; 404 when missing or another project's. */
-export async function requireProjectConnection(db: Executor, project: Project, connectionId: string): Promise<AppConnection> {
+export async function requireProjectConnection(db: ReadOnlyDb, project: Project, connectionId: string): Promise<AppConnection> {
   const connection = await findAppConnectionById(db, connectionId);
   if (!connection || connection.projectId !== project.id || connection.app !== POSTGRES_APP) throw connectionNotFound(connectionId);
   return connection;

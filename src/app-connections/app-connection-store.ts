@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { AppConnection } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertAppConnection(
   db: Executor,
@@ -9,18 +9,18 @@ export async function insertAppConnection(
   return db.insertInto('appConnections').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findAppConnectionById(db: Executor, id: string, options: { lock?: boolean } = {}): Promise<AppConnection | undefined> {
+export async function findAppConnectionById(db: ReadOnlyDb, id: string, options: { lock?: boolean } = {}): Promise<AppConnection | undefined> {
   if (!isUuid(id)) return undefined;
   let query = db.selectFrom('appConnections').selectAll().where('id', '=', id);
   if (options.lock) query = query.forUpdate();
   return query.executeTakeFirst();
 }
 
-export async function findAppConnectionByName(db: Executor, projectId: string, name: string): Promise<AppConnection | undefined> {
+export async function findAppConnectionByName(db: ReadOnlyDb, projectId: string, name: string): Promise<AppConnection | undefined> {
   return db.selectFrom('appConnections').selectAll().where('projectId', '=', projectId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function listAppConnections(db: Executor, projectId: string, app: string): Promise<AppConnection[]> {
+export async function listAppConnections(db: ReadOnlyDb, projectId: string, app: string): Promise<AppConnection[]> {
   return db.selectFrom('appConnections').selectAll().where('projectId', '=', projectId).where('app', '=', app).orderBy('name').execute();
 }
 

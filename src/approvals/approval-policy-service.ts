@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Project, SecretApprovalPolicy } from '../db/schema.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
@@ -11,6 +10,7 @@ import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { ApprovalPolicyView } from './approval-schema.ts';
 import { deletePolicy, findPolicy, insertPolicy, listPolicies, listPolicyApprovers, listProjectMemberUsers, setPolicyApprovers, updatePolicy } from './approval-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export interface PolicyInput {
   name: string;
@@ -106,14 +106,14 @@ export class ApprovalPolicyService {
     );
   }
 
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
+  async #authorize(db: ReadOnlyDb, actor: Actor, projectId: string, action: Action): Promise<Project> {
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
     await this.#deps.permissions.assertProject({ actor, project, action, subject: 'secret-approval' });
     return project;
   }
 
   /** The policy; with `actor`, one in a project the actor may not know is not found either. */
-  async #requirePolicy(db: Executor, policyId: string, actor?: Actor): Promise<SecretApprovalPolicy> {
+  async #requirePolicy(db: ReadOnlyDb, policyId: string, actor?: Actor): Promise<SecretApprovalPolicy> {
     const policy = await findPolicy(db, policyId);
     if (!policy || (actor && !(await mayKnowProject(this.#deps, db, actor, policy.projectId)))) throw policyNotFound(policyId);
     return policy;
@@ -141,7 +141,7 @@ async function requireApprovers(db: Executor, project: Project, approvers: Polic
   return ids.sort();
 }
 
-export async function environmentOf(db: Executor, policy: SecretApprovalPolicy): Promise<Environment> {
+export async function environmentOf(db: ReadOnlyDb, policy: SecretApprovalPolicy): Promise<Environment> {
   const environment = await findEnvironmentById(db, policy.environmentId);
   if (!environment) throw policyNotFound(policy.id);
   return environment;

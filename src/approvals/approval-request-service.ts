@@ -1,6 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Project, SecretApprovalRequest, SecretApprovalRequestSecret } from '../db/schema.ts';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { folderLocation } from '../folders/folder-lookup.ts';
@@ -32,6 +31,7 @@ import {
   updateRequest,
   upsertReview,
 } from './approval-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** A single-secret write proposed at a protected place. */
 export interface ProposedWrite {
@@ -234,21 +234,21 @@ export class ApprovalRequestService {
     });
   }
 
-  async #authorizeRead(db: Executor, actor: Actor, projectId: string): Promise<Project> {
+  async #authorizeRead(db: ReadOnlyDb, actor: Actor, projectId: string): Promise<Project> {
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
     await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secret-approval' });
     return project;
   }
 
   /** The request; one in a project the actor may not know is not found either. */
-  async #requireRequest(db: Executor, requestId: string, actor: Actor): Promise<SecretApprovalRequest> {
+  async #requireRequest(db: ReadOnlyDb, requestId: string, actor: Actor): Promise<SecretApprovalRequest> {
     const request = await findRequest(db, requestId);
     if (!request || !(await mayKnowProject(this.#deps, db, actor, request.projectId)))
       throw new NotFoundError(`Secret approval request with ID '${requestId}' not found`);
     return request;
   }
 
-  async #listed(db: Executor, request: SecretApprovalRequest): Promise<ListedApprovalRequest> {
+  async #listed(db: ReadOnlyDb, request: SecretApprovalRequest): Promise<ListedApprovalRequest> {
     const policy = (await findPolicy(db, request.policyId))!;
     const approvers = (await listPolicyApprovers(db, [policy.id])).get(policy.id) ?? [];
     const policyView = toPolicyView(policy, await environmentOf(db, policy), approvers);

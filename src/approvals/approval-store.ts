@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { SecretApprovalPolicy, SecretApprovalRequest, SecretApprovalRequestSecret } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type NewPolicy = Pick<SecretApprovalPolicy, 'projectId' | 'environmentId' | 'name' | 'secretPath' | 'approvals' | 'enforcementLevel'>;
 export type PolicyChanges = Partial<Pick<SecretApprovalPolicy, 'name' | 'secretPath' | 'approvals' | 'enforcementLevel'>>;
@@ -26,12 +26,12 @@ export async function deletePolicy(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('secretApprovalPolicies').where('id', '=', id).execute();
 }
 
-export async function findPolicy(db: Executor, id: string): Promise<SecretApprovalPolicy | undefined> {
+export async function findPolicy(db: ReadOnlyDb, id: string): Promise<SecretApprovalPolicy | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('secretApprovalPolicies').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listPolicies(db: Executor, projectId: string, environmentId?: string): Promise<SecretApprovalPolicy[]> {
+export async function listPolicies(db: ReadOnlyDb, projectId: string, environmentId?: string): Promise<SecretApprovalPolicy[]> {
   let query = db.selectFrom('secretApprovalPolicies').selectAll().where('projectId', '=', projectId);
   if (environmentId) query = query.where('environmentId', '=', environmentId);
   return query.orderBy('createdAt').orderBy('id').execute();
@@ -47,7 +47,7 @@ export async function setPolicyApprovers(db: Executor, policyId: string, userIds
 }
 
 /** Each policy's approver user ids. */
-export async function listPolicyApprovers(db: Executor, policyIds: readonly string[]): Promise<Map<string, string[]>> {
+export async function listPolicyApprovers(db: ReadOnlyDb, policyIds: readonly string[]): Promise<Map<string, string[]>> {
   const approvers = new Map<string, string[]>(policyIds.map((id) => [id, []]));
   if (policyIds.length === 0) return approvers;
   const rows = await db.selectFrom('secretApprovalPolicyApprovers').selectAll().where('policyId', 'in', policyIds).orderBy('userId').execute();
@@ -75,7 +75,7 @@ export async function insertRequest(
   return request;
 }
 
-export async function findRequest(db: Executor, id: string, options: { lock?: boolean } = {}): Promise<SecretApprovalRequest | undefined> {
+export async function findRequest(db: ReadOnlyDb, id: string, options: { lock?: boolean } = {}): Promise<SecretApprovalRequest | undefined> {
   if (!isUuid(id)) return undefined;
   let query = db.selectFrom('secretApprovalRequests').selectAll().where('id', '=', id);
   if (options.lock) query = query.forUpdate();
@@ -83,7 +83,7 @@ export async function findRequest(db: Executor, id: string, options: { lock?: bo
 }
 
 export async function listRequests(
-  db: Executor,
+  db: ReadOnlyDb,
   projectId: string,
   filter: { status?: RequestStatus; environmentId?: string; committer?: string; limit: number; offset: number },
 ): Promise<SecretApprovalRequest[]> {
@@ -97,7 +97,7 @@ export async function listRequests(
   return query.orderBy('createdAt', 'desc').orderBy('id').limit(filter.limit).offset(filter.offset).execute();
 }
 
-export async function countRequests(db: Executor, projectId: string): Promise<{ open: number; closed: number }> {
+export async function countRequests(db: ReadOnlyDb, projectId: string): Promise<{ open: number; closed: number }> {
   const rows = await db
     .selectFrom('secretApprovalRequests')
     .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
@@ -108,7 +108,7 @@ export async function countRequests(db: Executor, projectId: string): Promise<{ 
   return { open: count('open'), closed: count('closed') };
 }
 
-export async function listRequestSecrets(db: Executor, requestId: string): Promise<SecretApprovalRequestSecret[]> {
+export async function listRequestSecrets(db: ReadOnlyDb, requestId: string): Promise<SecretApprovalRequestSecret[]> {
   return db.selectFrom('secretApprovalRequestSecrets').selectAll().where('requestId', '=', requestId).orderBy('secretKey').execute();
 }
 
@@ -135,12 +135,12 @@ export async function upsertReview(db: Executor, requestId: string, reviewerUser
     .executeTakeFirstOrThrow();
 }
 
-export async function listReviews(db: Executor, requestId: string) {
+export async function listReviews(db: ReadOnlyDb, requestId: string) {
   return db.selectFrom('secretApprovalRequestReviews').selectAll().where('requestId', '=', requestId).orderBy('createdAt').execute();
 }
 
 /** The revision a merging transaction committed at (its newest change row), or null. */
-export async function findRevisionOfXact(db: Executor, xact: number | null): Promise<number | null> {
+export async function findRevisionOfXact(db: ReadOnlyDb, xact: number | null): Promise<number | null> {
   if (xact === null) return null;
   const row = await db
     .selectFrom('changeLog')

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { Executor } from '../db/database.ts';
 import { deleteExpiredAuditLogs } from './audit-store.ts';
+import type { Executor } from '../db/database.ts';
 
 const BATCH_SIZE = 5000;
 const HOUR_MS = 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { type Actor, actorMetadata, type RequestOrigin } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { NewAuditLog } from '../db/schema.ts';
-import { insertAuditLog, insertAuditLogs } from './audit-store.ts';
+import { insertAuditLogs } from './audit-store.ts';
+import type { Executor } from '../db/database.ts';
 
 export interface AuditEvent {
   type: string;
@@ -30,12 +30,12 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export class AuditService {
   readonly #retentionDays: number;
-  readonly #reads: AuditBatcher | undefined;
+  readonly #reads: AuditBatcher;
 
-  /** `db` is where recordRead writes; without it recordRead writes one row at a time to the given executor. */
-  constructor(retentionDays: number, db?: Executor) {
+  /** `db` is where recordRead writes: the service's own writable handle (domains are given a read-only one). */
+  constructor(retentionDays: number, db: Executor) {
     this.#retentionDays = retentionDays;
-    this.#reads = db ? new AuditBatcher(db) : undefined;
+    this.#reads = new AuditBatcher(db);
   }
 
   /**
@@ -55,8 +55,7 @@ export class AuditService {
   }
 
   /** The audit row of a successful read (not part of any transaction). */
-  async recordRead(db: Executor, actor: Actor, scope: AuditScope, event: AuditEvent): Promise<void> {
-    if (!this.#reads) return insertAuditLog(db, this.#row(actor, scope, event));
+  async recordRead(actor: Actor, scope: AuditScope, event: AuditEvent): Promise<void> {
     await this.#reads.add(this.#row(actor, scope, event));
   }
 

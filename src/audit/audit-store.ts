@@ -1,10 +1,6 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import type { NewAuditLog } from '../db/schema.ts';
-
-export async function insertAuditLog(db: Executor, row: NewAuditLog): Promise<void> {
-  await db.insertInto('auditLogs').values(row).execute();
-}
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promise<void> {
   await db.insertInto('auditLogs').values(rows).execute();
@@ -30,7 +26,7 @@ export interface AuditLogFilter {
 }
 
 /** Newest first; entries with the same timestamp are ordered by id, so pages are stable. */
-export async function findAuditLogs(db: Executor, filter: AuditLogFilter) {
+export async function findAuditLogs(db: ReadOnlyDb, filter: AuditLogFilter) {
   let query = db.selectFrom('auditLogs').selectAll().where('orgId', '=', filter.orgId);
   if (filter.projectId) query = query.where('projectId', '=', filter.projectId);
   const visible = filter.visible;

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { UserSession } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertUserSession(
   db: Executor,
@@ -41,7 +41,7 @@ export async function recordSessionUse(db: Executor, sessionId: string, at: Date
 }
 
 /** The user's live sessions (optionally in one organization), newest first, with their last use. */
-export async function listLiveSessions(db: Executor, userId: string, now: Date, orgId?: string) {
+export async function listLiveSessions(db: ReadOnlyDb, userId: string, now: Date, orgId?: string) {
   let query = db
     .selectFrom('userSessions as s')
     .leftJoin('userSessionActivity as a', 'a.sessionId', 's.id')

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** Moves each named version by one (a missing row starts at 1), rows taken in name order; answers the new versions. */
 export async function bumpCacheVersions(db: Executor, names: readonly string[]): Promise<{ name: string; version: number }[]> {
@@ -12,7 +12,7 @@ export async function bumpCacheVersions(db: Executor, names: readonly string[]):
 }
 
 /** Every cache version, and the newest committed change-feed revision as the row named `revision`, in one statement. */
-export async function listCacheVersionsAndRevision(db: Executor): Promise<{ name: string; version: number }[]> {
+export async function listCacheVersionsAndRevision(db: ReadOnlyDb): Promise<{ name: string; version: number }[]> {
   return db
     .selectFrom('cacheVersions')
     .select(['name', 'version'])

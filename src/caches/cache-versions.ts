@@ -1,12 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EventEmitter } from 'node:events';
 import type { Kysely } from 'kysely';
-import type { Database, Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { notifyAtCommit } from '../db/statements.ts';
 import type { WriteStatement } from '../db/write-watch.ts';
 import { CACHE_POLICIES, CREDENTIAL_BOOKKEEPING, type VersionedCacheName, VERSIONED_CACHES } from './cache-policies.ts';
 import { bumpCacheVersions, listCacheVersionsAndRevision } from './cache-version-store.ts';
+import type { Database, Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** NOTIFY channel: a committed write may have ended someone's access (caches/access-watch.ts listens). */
 export const ACCESS_CHANNEL = 'coffer_access';
@@ -215,7 +215,7 @@ export class CacheVersions {
    * used is what a read of its rows at that moment would give. Undefined, so that the cache is not used, outside a
    * tracked transaction and for a cache whose tables the transaction has written: it reads its own writes.
    */
-  inTransaction(trx: Executor, name: VersionedCacheName): Promise<CacheVersionSnapshot> | undefined {
+  inTransaction(trx: ReadOnlyDb, name: VersionedCacheName): Promise<CacheVersionSnapshot> | undefined {
     const transaction = transactions.getStore();
     if (!transaction?.open || transaction.written.has(name)) return undefined;
     if (!this.#shared) return Promise.resolve({ ...this.#known });
@@ -239,7 +239,7 @@ export class CacheVersions {
     return this.#known[name];
   }
 
-  async #read(db: Executor = this.#db): Promise<CacheVersionSnapshot> {
+  async #read(db: ReadOnlyDb = this.#db): Promise<CacheVersionSnapshot> {
     // the newest revision in the same statement: one read per request serves the revision-keyed caches too
     const rows = await listCacheVersionsAndRevision(db);
     const snapshot = emptySnapshot();

@@ -1,7 +1,7 @@
-import type { Executor } from '../db/database.ts';
 import type { VersionedCacheName } from './cache-policies.ts';
 import { CACHE_POLICIES } from './cache-policies.ts';
 import type { CacheVersions } from './cache-versions.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /**
  * A small in-process cache for what every request looks up (projects,
@@ -26,7 +26,7 @@ export class VersionedCache<V> {
   }
 
   /** The cached value, or `load()`'s; `expiresAt` (ms since epoch) ends the entry early. `db` is where `load` reads. */
-  async get(db: Executor, key: string, load: () => Promise<{ value: V; expiresAt?: number }>): Promise<V> {
+  async get(db: ReadOnlyDb, key: string, load: () => Promise<{ value: V; expiresAt?: number }>): Promise<V> {
     const versions = db.isTransaction ? this.#versions.inTransaction(db, this.#name) : this.#versions.current();
     if (!versions) return (await load()).value;
     const version = (await versions)[this.#name];

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { type CacheVersions, outsideCacheRequestScope } from '../caches/cache-versions.ts';
-import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
 import { changesCommittedWith, latestRevision, latestRevisionOf, lockAndInsertChanges } from './change-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export { type Change, CHANGE_KINDS, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
 
@@ -57,7 +57,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   }
 
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
-  latestRevision(db: Executor, projectId?: string): Promise<number> {
+  latestRevision(db: ReadOnlyDb, projectId?: string): Promise<number> {
     return latestRevision(db, projectId);
   }
 
@@ -67,7 +67,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    * process's own on PGlite) and reused while that is unchanged. Revisions commit in order, so an unchanged
    * newest revision means no change committed anywhere since the project's was read.
    */
-  async projectRevision(db: Executor, projectId: string): Promise<number> {
+  async projectRevision(db: ReadOnlyDb, projectId: string): Promise<number> {
     if (!this.#versions || db.isTransaction) return latestRevision(db, projectId);
     const { revision: newest } = await this.#versions.current();
     const kept = this.#projectRevisions.get(projectId);
@@ -84,12 +84,12 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   }
 
   /** The newest committed revision of these projects' changes (0 before any). */
-  latestRevisionOf(db: Executor, projectIds: string[]): Promise<number> {
+  latestRevisionOf(db: ReadOnlyDb, projectIds: string[]): Promise<number> {
     return latestRevisionOf(db, projectIds);
   }
 
   /** Every change committed in the same transaction as `revision` (a write's changes), oldest first; none for an unknown revision. */
-  changesCommittedWith(db: Executor, revision: number): Promise<ChangeRecord[]> {
+  changesCommittedWith(db: ReadOnlyDb, revision: number): Promise<ChangeRecord[]> {
     return changesCommittedWith(db, revision);
   }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import type { Change, ChangeRecord } from './change.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** Takes the change log's transaction lock (held to commit) and, with `notifyChannel`, sends the NOTIFY in the same round trip. */
 /**
@@ -45,7 +45,7 @@ export async function changesAfter(db: Executor, revision: number, limit: number
 }
 
 /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
-export async function latestRevision(db: Executor, projectId?: string): Promise<number> {
+export async function latestRevision(db: ReadOnlyDb, projectId?: string): Promise<number> {
   let query = db.selectFrom('changeLog').select((eb) => eb.fn.max('revision').as('revision'));
   if (projectId) query = query.where('projectId', '=', projectId);
   const row = await query.executeTakeFirst();
@@ -53,7 +53,7 @@ export async function latestRevision(db: Executor, projectId?: string): Promise<
 }
 
 /** The newest committed revision of these projects' changes (0 before any): one index look-up per project. */
-export async function latestRevisionOf(db: Executor, projectIds: string[]): Promise<number> {
+export async function latestRevisionOf(db: ReadOnlyDb, projectIds: string[]): Promise<number> {
   if (projectIds.length === 0) return 0;
   const rows = await db
     .selectFrom('projects')
@@ -70,7 +70,7 @@ export async function latestRevisionOf(db: Executor, projectIds: string[]): Prom
 }
 
 /** Every change the transaction that recorded `revision` recorded (none when there is no such revision), oldest first. */
-export async function changesCommittedWith(db: Executor, revision: number): Promise<ChangeRecord[]> {
+export async function changesCommittedWith(db: ReadOnlyDb, revision: number): Promise<ChangeRecord[]> {
   const rows = await db
     .selectFrom('changeLog')
     .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])

@@ -15,7 +15,7 @@ import { loadConfig } from '../config.ts';
 import { DataDirInUseError } from '../db/data-dir-lock.ts';
 import { AppError } from '../errors.ts';
 import { createLogger, startServices } from '../runtime.ts';
-import type { Services } from '../services/container.ts';
+import type { Services } from '../app/container.ts';
 import type { CommandSpec } from './command.ts';
 import { withDatabaseExplained } from './database-errors.ts';
 import { CliError, EXIT } from './exit-codes.ts';

@@ -9,7 +9,7 @@ import { scheduleRotations } from '../rotations/rotation-scheduler.ts';
 import { buildProbeApp } from '../http/probe-app.ts';
 import { startOperator } from '../operator/start.ts';
 import { createLogger, startServices } from '../runtime.ts';
-import type { Services } from '../services/container.ts';
+import type { Services } from '../app/container.ts';
 import { VERSION } from '../version.ts';
 import type { CommandSpec } from './command.ts';
 import { withDatabaseExplained } from './database-errors.ts';
@@ -40,7 +40,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   let operator: ReturnType<typeof startOperator> = null;
   // the operator, once started, says whether it can work (its RBAC): /readyz follows it
   const probes = buildProbeApp(services, metrics.registry, () => operator?.readinessProblem() ?? null);
-  const stopRetention = scheduleAuditRetention(services.db, logger);
+  const stopRetention = scheduleAuditRetention(services.database.db, logger);
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   const stopRotations = scheduleRotations(() => services.rotations.runDue(), logger);
   const stopWebhooks = services.webhookDispatcher.start(logger);

@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Cluster } from '../db/schema.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { findOrgIdentity } from '../identities/identity-store.ts';
@@ -7,6 +6,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { type ClusterResponse, toClusterResponse } from './cluster-schema.ts';
 import { deleteBinding, deleteCluster, findBindingOfIdentity, findCluster, insertBinding, insertCluster, listBoundIdentities, listClusters } from './cluster-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /**
  * Registered clusters: an organization admin names each Kubernetes cluster
@@ -120,13 +120,13 @@ export class ClusterService {
     );
   }
 
-  async #require(db: Executor, actor: Actor, clusterId: string): Promise<Cluster> {
+  async #require(db: ReadOnlyDb, actor: Actor, clusterId: string): Promise<Cluster> {
     const cluster = await findCluster(db, actor.orgId, clusterId);
     if (!cluster) throw new NotFoundError(`Cluster with ID '${clusterId}' not found`);
     return cluster;
   }
 
-  async #response(db: Executor, cluster: Cluster): Promise<ClusterResponse> {
+  async #response(db: ReadOnlyDb, cluster: Cluster): Promise<ClusterResponse> {
     const bound = await listBoundIdentities(db, [cluster.id]);
     return toClusterResponse(
       cluster,

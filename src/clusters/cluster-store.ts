@@ -1,16 +1,16 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Cluster } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertCluster(db: Executor, values: { orgId: string; name: string; description: string }): Promise<Cluster> {
   return db.insertInto('clusters').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function listClusters(db: Executor, orgId: string): Promise<Cluster[]> {
+export async function listClusters(db: ReadOnlyDb, orgId: string): Promise<Cluster[]> {
   return db.selectFrom('clusters').selectAll().where('orgId', '=', orgId).orderBy('name').execute();
 }
 
-export async function findCluster(db: Executor, orgId: string, id: string): Promise<Cluster | undefined> {
+export async function findCluster(db: ReadOnlyDb, orgId: string, id: string): Promise<Cluster | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('clusters').selectAll().where('orgId', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
@@ -24,7 +24,7 @@ export async function deleteCluster(db: Executor, id: string): Promise<void> {
 }
 
 /** The identities bound to each of these clusters, with their names. */
-export async function listBoundIdentities(db: Executor, clusterIds: string[]) {
+export async function listBoundIdentities(db: ReadOnlyDb, clusterIds: string[]) {
   if (clusterIds.length === 0) return [];
   return db
     .selectFrom('clusterIdentities as b')

@@ -9,6 +9,15 @@ import { WriteWatch } from './write-watch.ts';
 export type Backend = 'postgres' | 'pglite';
 /** Anything a store can run SQL on: the database or an open transaction. */
 export type Executor = Kysely<DB> | Transaction<DB>;
+/**
+ * A handle that can only build reads: what every domain is given (ServiceDeps.db) and what a store's read
+ * functions take. Writes are made on the unit of work's transaction, so a service that tries to write
+ * outside one does not compile.
+ */
+export type ReadOnlyDb = Omit<
+  Kysely<DB>,
+  'insertInto' | 'replaceInto' | 'updateTable' | 'deleteFrom' | 'mergeInto' | 'transaction' | 'startTransaction' | 'connection' | 'schema' | 'destroy'
+>;
 
 export interface Database {
   readonly db: Kysely<DB>;

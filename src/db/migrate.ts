@@ -1,8 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type Kysely, sql } from 'kysely';
-import type { Database } from './database.ts';
-import type { DB } from './schema.ts';
+import { sql } from 'kysely';
+import type { Database, ReadOnlyDb } from './database.ts';
 
 /** Works from both src/db and dist/db: migrations/ sits at the package root. */
 const migrationsDir = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -70,13 +69,13 @@ export async function migrate(database: Database, migrations = listMigrations(),
   });
 }
 
-async function appliedNames(db: Kysely<DB>): Promise<Set<string>> {
+async function appliedNames(db: ReadOnlyDb): Promise<Set<string>> {
   const rows = await db.selectFrom('schemaMigrations').select('name').execute();
   return new Set(rows.map((row) => row.name));
 }
 
 /** Names of migrations shipped with this build that the database has not applied. */
-export async function pendingMigrations(db: Kysely<DB>, migrations = listMigrations()): Promise<string[]> {
+export async function pendingMigrations(db: ReadOnlyDb, migrations = listMigrations()): Promise<string[]> {
   const exists = await sql<{ present: boolean }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`.execute(db);
   if (!exists.rows[0]?.present) return migrations.map((migration) => migration.name);
   const applied = await appliedNames(db);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from './database.ts';
+import type { Executor, ReadOnlyDb } from './database.ts';
 
 /**
  * Statements about the session and the transaction rather than a table: the
@@ -7,7 +7,7 @@ import type { Executor } from './database.ts';
  */
 
 /** One round trip to the database (the readiness probe). */
-export async function ping(db: Executor): Promise<void> {
+export async function ping(db: ReadOnlyDb): Promise<void> {
   await sql`SELECT 1`.execute(db);
 }
 

@@ -1,17 +1,17 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertEnvironment(db: Executor, values: { projectId: string; name: string; slug: string; position: number }): Promise<Environment> {
   return db.insertInto('projectEnvironments').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function listEnvironments(db: Executor, projectId: string): Promise<Environment[]> {
+export async function listEnvironments(db: ReadOnlyDb, projectId: string): Promise<Environment[]> {
   return db.selectFrom('projectEnvironments').selectAll().where('projectId', '=', projectId).orderBy('position').execute();
 }
 
 /** Environments of several projects, in position order, grouped by project id. */
-export async function listEnvironmentsOfProjects(db: Executor, projectIds: string[]): Promise<Map<string, Environment[]>> {
+export async function listEnvironmentsOfProjects(db: ReadOnlyDb, projectIds: string[]): Promise<Map<string, Environment[]>> {
   const byProject = new Map<string, Environment[]>(projectIds.map((id) => [id, []]));
   if (projectIds.length === 0) return byProject;
   const rows = await db.selectFrom('projectEnvironments').selectAll().where('projectId', 'in', projectIds).orderBy('position').execute();
@@ -19,12 +19,12 @@ export async function listEnvironmentsOfProjects(db: Executor, projectIds: strin
   return byProject;
 }
 
-export async function findEnvironmentById(db: Executor, id: string): Promise<Environment | undefined> {
+export async function findEnvironmentById(db: ReadOnlyDb, id: string): Promise<Environment | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('projectEnvironments').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findEnvironmentBySlug(db: Executor, projectId: string, slug: string): Promise<Environment | undefined> {
+export async function findEnvironmentBySlug(db: ReadOnlyDb, projectId: string, slug: string): Promise<Environment | undefined> {
   return db.selectFrom('projectEnvironments').selectAll().where('projectId', '=', projectId).where('slug', '=', slug).executeTakeFirst();
 }
 

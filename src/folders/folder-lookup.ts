@@ -1,12 +1,12 @@
-import type { Executor } from '../db/database.ts';
 import type { Folder } from '../db/schema.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { findFolderById, findFolderByPath, folderPathSegments, listFolderSubtree } from './folder-store.ts';
 import { findEnvironmentById } from '../environments/environment-lookup.ts';
 import { formatSecretPath, parseSecretPath } from './secret-path.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** The folder at `path` in an environment, or 404. */
-export async function requireFolder(db: Executor, environment: { id: string; slug: string }, path: string): Promise<Folder> {
+export async function requireFolder(db: ReadOnlyDb, environment: { id: string; slug: string }, path: string): Promise<Folder> {
   const segments = parseSecretPath(path);
   const folder = await findFolderByPath(db, environment.id, segments);
   if (!folder) {
@@ -28,7 +28,7 @@ export const MAX_SUBTREE_FOLDERS = 5000;
  * down, each with its full path. Paths match whole segments only. More than
  * MAX_SUBTREE_FOLDERS folders → 422.
  */
-export async function requireFolderSubtree(db: Executor, environment: { id: string; slug: string }, path: string, maxDepth: number): Promise<FolderAtPath[]> {
+export async function requireFolderSubtree(db: ReadOnlyDb, environment: { id: string; slug: string }, path: string, maxDepth: number): Promise<FolderAtPath[]> {
   const root = await requireFolder(db, environment, path);
   const children = new Map<string, { id: string; name: string }[]>();
   const subtree = await listFolderSubtree(db, root.id, maxDepth, MAX_SUBTREE_FOLDERS + 1);
@@ -54,12 +54,12 @@ export async function requireFolderSubtree(db: Executor, environment: { id: stri
 }
 
 /** The folder at `path`, or undefined when it does not exist. */
-export function findFolderAtPath(db: Executor, envId: string, path: string): Promise<Folder | undefined> {
+export function findFolderAtPath(db: ReadOnlyDb, envId: string, path: string): Promise<Folder | undefined> {
   return findFolderByPath(db, envId, parseSecretPath(path));
 }
 
 /** The environment slug and path of an existing folder. */
-export async function folderLocation(db: Executor, folderId: string): Promise<{ environment: string; secretPath: string }> {
+export async function folderLocation(db: ReadOnlyDb, folderId: string): Promise<{ environment: string; secretPath: string }> {
   const folder = await findFolderById(db, folderId);
   const environment = folder && (await findEnvironmentById(db, folder.envId));
   if (!folder || !environment) throw new NotFoundError(`Folder with ID '${folderId}' not found`);

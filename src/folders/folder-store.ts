@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Folder } from '../db/schema.ts';
 import { ROOT_FOLDER_NAME } from './secret-path.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertRootFolder(db: Executor, envId: string): Promise<Folder> {
   return db.insertInto('secretFolders').values({ envId, parentId: null, name: ROOT_FOLDER_NAME }).returningAll().executeTakeFirstOrThrow();
@@ -16,7 +16,7 @@ export async function insertFolder(db: Executor, values: { envId: string; parent
  * Walks `segments` down from the environment's root and returns the deepest
  * folder that exists along it, with how many segments it matched.
  */
-export async function findDeepestFolder(db: Executor, envId: string, segments: readonly string[]): Promise<{ folder: Folder; depth: number } | undefined> {
+export async function findDeepestFolder(db: ReadOnlyDb, envId: string, segments: readonly string[]): Promise<{ folder: Folder; depth: number } | undefined> {
   const result = await sql<Folder & { depth: number }>`
     WITH RECURSIVE walk AS (
       SELECT f.*, 0 AS depth FROM secret_folders f WHERE f.env_id = ${envId} AND f.parent_id IS NULL
@@ -31,12 +31,12 @@ export async function findDeepestFolder(db: Executor, envId: string, segments: r
   return { folder, depth };
 }
 
-export async function findFolderByPath(db: Executor, envId: string, segments: readonly string[]): Promise<Folder | undefined> {
+export async function findFolderByPath(db: ReadOnlyDb, envId: string, segments: readonly string[]): Promise<Folder | undefined> {
   const found = await findDeepestFolder(db, envId, segments);
   return found && found.depth === segments.length ? found.folder : undefined;
 }
 
-export async function findFolderById(db: Executor, id: string): Promise<Folder | undefined> {
+export async function findFolderById(db: ReadOnlyDb, id: string): Promise<Folder | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('secretFolders').selectAll().where('id', '=', id).executeTakeFirst();
 }
@@ -45,12 +45,12 @@ export async function findChildFolder(db: Executor, parentId: string, name: stri
   return db.selectFrom('secretFolders').selectAll().where('parentId', '=', parentId).where('name', '=', name).executeTakeFirst();
 }
 
-export async function listChildFolders(db: Executor, parentId: string): Promise<Folder[]> {
+export async function listChildFolders(db: ReadOnlyDb, parentId: string): Promise<Folder[]> {
   return db.selectFrom('secretFolders').selectAll().where('parentId', '=', parentId).where('isReserved', '=', false).orderBy('name').execute();
 }
 
 /** Folder names from the root's first child down to the folder itself. */
-export async function folderPathSegments(db: Executor, folderId: string): Promise<string[]> {
+export async function folderPathSegments(db: ReadOnlyDb, folderId: string): Promise<string[]> {
   const result = await sql<{ name: string; parentId: string | null }>`
     WITH RECURSIVE up AS (
       SELECT id, parent_id, name, 0 AS depth FROM secret_folders WHERE id = ${folderId}
@@ -73,7 +73,12 @@ export async function deleteFolder(db: Executor, id: string): Promise<void> {
  * The folder `rootId` and the folders below it, at most `maxDepth` levels
  * down (id, parent and name only), stopping after `limit` rows.
  */
-export async function listFolderSubtree(db: Executor, rootId: string, maxDepth: number, limit: number): Promise<{ id: string; parentId: string | null; name: string }[]> {
+export async function listFolderSubtree(
+  db: ReadOnlyDb,
+  rootId: string,
+  maxDepth: number,
+  limit: number,
+): Promise<{ id: string; parentId: string | null; name: string }[]> {
   const result = await sql<{ id: string; parentId: string | null; name: string }>`
     WITH RECURSIVE tree AS (
       SELECT id, parent_id, name, 0 AS depth FROM secret_folders WHERE id = ${rootId}

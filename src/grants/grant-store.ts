@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { NamespaceGrant, ProjectClaim } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export interface Place {
   cluster: string;
@@ -14,7 +14,7 @@ export async function insertGrant(
   return db.insertInto('namespaceGrants').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function listGrants(db: Executor, projectId: string): Promise<NamespaceGrant[]> {
+export async function listGrants(db: ReadOnlyDb, projectId: string): Promise<NamespaceGrant[]> {
   return db.selectFrom('namespaceGrants').selectAll().where('projectId', '=', projectId).orderBy('cluster').orderBy('namespace').execute();
 }
 
@@ -68,7 +68,7 @@ export async function deleteClaim(db: Executor, id: string): Promise<void> {
  * declares: its claim (matched by uid), the grant of the declaring namespace,
  * and the grant of the using namespace. One statement.
  */
-export async function findClaimWithGrants(db: Executor, orgId: string, declaring: Place & { name: string; uid: string }, using: Place) {
+export async function findClaimWithGrants(db: ReadOnlyDb, orgId: string, declaring: Place & { name: string; uid: string }, using: Place) {
   return db
     .selectFrom('projectClaims as c')
     .leftJoin('namespaceGrants as own', (join) =>
@@ -88,7 +88,7 @@ export async function findClaimWithGrants(db: Executor, orgId: string, declaring
 }
 
 /** The claim on the project with this slug in the organization, by claimants of `cluster`. */
-export async function findClaimByProjectSlug(db: Executor, orgId: string, cluster: string, slug: string): Promise<ProjectClaim | undefined> {
+export async function findClaimByProjectSlug(db: ReadOnlyDb, orgId: string, cluster: string, slug: string): Promise<ProjectClaim | undefined> {
   return db
     .selectFrom('projectClaims as c')
     .innerJoin('projects as p', 'p.id', 'c.projectId')

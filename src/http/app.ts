@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyRequest, type FastifySchem
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { type CacheRequestScope, runInCacheRequestScope } from '../caches/cache-versions.ts';
 import { type CommittedRevisions, trackCommittedRevisions } from '../services/committed-revisions.ts';
-import type { Services } from '../services/container.ts';
+import type { Services } from '../app/container.ts';
 import { requireAuthentication } from './authenticate.ts';
 import { registerDocs } from './docs/openapi-document.ts';
 import { clientErrorHandler, frameworkErrors, newRequestId, registerErrorHandling } from './error-handler.ts';

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
-import type { Services } from '../services/container.ts';
-import { listMigrations, readinessProblem } from '../services/readiness.ts';
+import type { Services } from '../app/container.ts';
+import { listMigrations, readinessProblem } from '../app/readiness.ts';
 
 /** A readiness check answers within this, whatever the database does (the manifests give the probe 3 s). */
 const READINESS_DEADLINE_MS = 2_000;

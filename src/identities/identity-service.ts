@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import { NotFoundError } from '../errors.ts';
 import { addIdentityToOrg } from '../orgs/org-membership-service.ts';
 import type { Action } from '../permissions/permission-rules.ts';
@@ -16,9 +15,10 @@ import {
   updateIdentity,
   updateIdentityOrgRole,
 } from './identity-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** The identity in the actor's organization, or 404 (identities of other organizations are not revealed). */
-export async function requireActorOrgIdentity(db: Executor, actor: Actor, identityId: string): Promise<OrgIdentity> {
+export async function requireActorOrgIdentity(db: ReadOnlyDb, actor: Actor, identityId: string): Promise<OrgIdentity> {
   const identity = await findIdentityWithOrg(db, identityId);
   if (!identity || identity.orgId !== actor.orgId) throw new NotFoundError(`Failed to find identity with ID '${identityId}'`);
   return identity;

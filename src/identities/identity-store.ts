@@ -1,12 +1,12 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Identity } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertIdentity(db: Executor, values: { name: string; authMethod: string | null }): Promise<Identity> {
   return db.insertInto('identities').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-function selectOrgIdentities(db: Executor) {
+function selectOrgIdentities(db: ReadOnlyDb) {
   return db
     .selectFrom('identities as i')
     .innerJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')
@@ -33,12 +33,12 @@ export async function findOrgIdentity(db: Executor, orgId: string, identityId: s
 }
 
 /** Like findOrgIdentity, whatever the organization (callers compare it with the actor's). */
-export async function findIdentityWithOrg(db: Executor, identityId: string) {
+export async function findIdentityWithOrg(db: ReadOnlyDb, identityId: string) {
   if (!isUuid(identityId)) return undefined;
   return selectOrgIdentities(db).where('i.id', '=', identityId).executeTakeFirst();
 }
 
-export async function listOrgIdentities(db: Executor, orgId: string) {
+export async function listOrgIdentities(db: ReadOnlyDb, orgId: string) {
   return selectOrgIdentities(db).where('m.orgId', '=', orgId).orderBy('i.name').orderBy('i.id').execute();
 }
 
@@ -60,7 +60,7 @@ export async function deleteIdentity(db: Executor, id: string): Promise<void> {
 }
 
 /** The organization's service identity of this name (authMethod `service`), with its org role. */
-export async function findServiceIdentity(db: Executor, orgId: string, name: string): Promise<{ id: string; name: string; role: string } | undefined> {
+export async function findServiceIdentity(db: ReadOnlyDb, orgId: string, name: string): Promise<{ id: string; name: string; role: string } | undefined> {
   return db
     .selectFrom('identities as i')
     .innerJoin('identityOrgMemberships as m', 'm.identityId', 'i.id')

@@ -1,7 +1,6 @@
 import type { Actor } from '../actor/actor.ts';
 import { projectScope } from '../audit/audit-service.ts';
 import type { Change } from '../changes/change-feed.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { folderLocation } from '../folders/folder-lookup.ts';
@@ -23,6 +22,7 @@ import {
   updateImport,
 } from './import-store.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 interface ImportLocation {
   projectId: string;
@@ -185,7 +185,7 @@ export class ImportService {
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: input.environment, secretPath: path } });
     const destination = await this.#folderOf(db, project, input.environment, path);
     const rows = await listImportsOfFolder(db, destination.folder.id);
-    await audit.recordRead(db, actor, projectScope(destination.project), {
+    await audit.recordRead(actor, projectScope(destination.project), {
       type: 'get-secret-imports',
       metadata: { environment: destination.environment.slug, folderId: destination.folder.id, numberOfImports: rows.length },
     });
@@ -199,7 +199,7 @@ export class ImportService {
     const project = await lookups.requireProject(db, { id: row.projectId });
     const { environment, secretPath } = await folderLocation(db, row.folderId);
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment, secretPath } });
-    await audit.recordRead(db, actor, projectScope(project), {
+    await audit.recordRead(actor, projectScope(project), {
       type: 'get-secret-import',
       metadata: { secretImportId: row.id, folderId: row.folderId },
     });
@@ -214,7 +214,7 @@ export class ImportService {
     return this.#folderOf(tx.db, project, location.environment, path);
   }
 
-  async #folderOf(db: Executor, project: Project, environmentSlug: string, path: string): Promise<Destination> {
+  async #folderOf(db: ReadOnlyDb, project: Project, environmentSlug: string, path: string): Promise<Destination> {
     const { lookups } = this.#deps;
     const environment = await lookups.requireEnvironment(db, project.id, environmentSlug);
     const folder = await lookups.requireFolder(db, environment, path);

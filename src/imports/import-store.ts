@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { SecretImport } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** An import row with its source environment's name and slug, and the project both belong to. */
 export type ImportRow = SecretImport & { importEnvName: string; importEnvSlug: string; projectId: string };
@@ -16,7 +16,7 @@ export interface ImportEdge {
   importPath: string;
 }
 
-function selectImportRows(db: Executor) {
+function selectImportRows(db: ReadOnlyDb) {
   return db
     .selectFrom('secretImports')
     .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretImports.importEnv')
@@ -24,17 +24,17 @@ function selectImportRows(db: Executor) {
     .select(['projectEnvironments.name as importEnvName', 'projectEnvironments.slug as importEnvSlug', 'projectEnvironments.projectId as projectId']);
 }
 
-export async function findImportById(db: Executor, id: string): Promise<ImportRow | undefined> {
+export async function findImportById(db: ReadOnlyDb, id: string): Promise<ImportRow | undefined> {
   if (!isUuid(id)) return undefined;
   return selectImportRows(db).where('secretImports.id', '=', id).executeTakeFirst();
 }
 
-export async function listImportsOfFolder(db: Executor, folderId: string): Promise<ImportRow[]> {
+export async function listImportsOfFolder(db: ReadOnlyDb, folderId: string): Promise<ImportRow[]> {
   return selectImportRows(db).where('secretImports.folderId', '=', folderId).orderBy('secretImports.position').execute();
 }
 
 export async function listImportsOfFolders(
-  db: Executor,
+  db: ReadOnlyDb,
   folderIds: string[],
 ): Promise<Array<{ id: string; folderId: string; position: number; importEnvId: string; importEnvSlug: string; importPath: string; isReplication: boolean }>> {
   if (folderIds.length === 0) return [];

@@ -1,11 +1,11 @@
-import type { Executor } from '../db/database.ts';
 import type { Selectable } from 'kysely';
 import type { InstallationTable } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type InstallationRow = Pick<Selectable<InstallationTable>, 'id' | 'rootKeyCheck'>;
 
 /** The database's one installation row (the migration makes it). */
-export async function requireInstallation(db: Executor, lock?: 'update' | 'share'): Promise<InstallationRow> {
+export async function requireInstallation(db: ReadOnlyDb, lock?: 'update' | 'share'): Promise<InstallationRow> {
   let query = db.selectFrom('installation').select(['id', 'rootKeyCheck']);
   if (lock === 'update') query = query.forUpdate();
   if (lock === 'share') query = query.forShare();

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** Watched projects are read again this often even without a notification (one may be lost while a connection is re-made). */
 const SAFETY_CHECK_MS = 5_000;
@@ -39,13 +39,13 @@ class ProjectWatch {
  * during one are answered by a single read after it.
  */
 export class BarrierWatch {
-  readonly #db: Executor;
+  readonly #db: ReadOnlyDb;
   readonly #progress: SyncProgress;
   readonly #projects = new Map<string, ProjectWatch>();
   #stopListening: (() => void) | null = null;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(db: Executor, progress: SyncProgress) {
+  constructor(db: ReadOnlyDb, progress: SyncProgress) {
     this.#db = db;
     this.#progress = progress;
   }

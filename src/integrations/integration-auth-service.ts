@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { IntegrationAuth, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -16,6 +15,7 @@ import { INTEGRATION_SLUGS, KUBERNETES_INTEGRATION, toIntegrationAuthResponse } 
 import { integrationChanges, lockIntegrationsOf, readableIntegrationsOf } from './integration-scope.ts';
 import { listIntegrationsOfAuths } from './integration-store.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 export interface AccessTokenInput {
   projectId: string;
@@ -131,7 +131,7 @@ export class IntegrationAuthService {
   }
 
   /** The auth; with `actor`, 404 alike when it is in a project the actor may not know. */
-  async #require(db: Executor, authId: string, actor?: Actor): Promise<IntegrationAuth> {
+  async #require(db: ReadOnlyDb, authId: string, actor?: Actor): Promise<IntegrationAuth> {
     const auth = await findIntegrationAuthById(db, authId);
     if (!auth || (actor && !(await mayKnowProject(this.#deps, db, actor, auth.projectId)))) throw new NotFoundError(`Integration auth with ID '${authId}' not found`);
     return auth;

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { IntegrationAuth } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** The sealed credential columns; null clears one. */
 export interface SealedCredentials {
@@ -21,13 +21,13 @@ export async function setIntegrationAuthCredentials(db: Executor, id: string, se
   return db.updateTable('integrationAuths').set(sealed).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findIntegrationAuthById(db: Executor, id: string): Promise<IntegrationAuth | undefined> {
+export async function findIntegrationAuthById(db: ReadOnlyDb, id: string): Promise<IntegrationAuth | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('integrationAuths').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A project's integration auths, oldest first; only those of one type when `integration` is given. */
-export async function listIntegrationAuthsOfProject(db: Executor, projectId: string, integration?: string): Promise<IntegrationAuth[]> {
+export async function listIntegrationAuthsOfProject(db: ReadOnlyDb, projectId: string, integration?: string): Promise<IntegrationAuth[]> {
   let query = db.selectFrom('integrationAuths').selectAll().where('projectId', '=', projectId);
   if (integration !== undefined) query = query.where('integration', '=', integration);
   return query.orderBy('createdAt').orderBy('id').execute();

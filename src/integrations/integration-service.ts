@@ -1,7 +1,6 @@
 import type { SyncProgress } from './sync-progress.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
 import { actingCluster } from '../clusters/acting-cluster.ts';
@@ -29,6 +28,7 @@ import {
   updateIntegration,
 } from './integration-store.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 export type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
 
@@ -373,7 +373,7 @@ export class IntegrationService {
   }
 
   /** The integration; with `actor`, 404 alike when it is in a project the actor may not know. */
-  async #require(db: Executor, integrationId: string, actor?: Actor): Promise<IntegrationRow> {
+  async #require(db: ReadOnlyDb, integrationId: string, actor?: Actor): Promise<IntegrationRow> {
     const row = await findIntegrationById(db, integrationId);
     if (!row || (actor && !(await mayKnowProject(this.#deps, db, actor, row.projectId)))) throw new NotFoundError(`Integration with ID '${integrationId}' not found`);
     return row;

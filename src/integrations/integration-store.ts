@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment, Integration } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */
 export type IntegrationRow = Integration & { envSlug: string; envName: string; projectId: string };
@@ -26,7 +26,7 @@ export type IntegrationValues = Pick<
   | 'metadata'
 >;
 
-function selectIntegrationRows(db: Executor) {
+function selectIntegrationRows(db: ReadOnlyDb) {
   return db
     .selectFrom('integrations')
     .innerJoin('projectEnvironments', 'projectEnvironments.id', 'integrations.envId')
@@ -34,13 +34,13 @@ function selectIntegrationRows(db: Executor) {
     .select(['projectEnvironments.slug as envSlug', 'projectEnvironments.name as envName', 'projectEnvironments.projectId as projectId']);
 }
 
-export async function findIntegrationById(db: Executor, id: string): Promise<IntegrationRow | undefined> {
+export async function findIntegrationById(db: ReadOnlyDb, id: string): Promise<IntegrationRow | undefined> {
   if (!isUuid(id)) return undefined;
   return selectIntegrationRows(db).where('integrations.id', '=', id).executeTakeFirst();
 }
 
 /** The record an Integration resource keeps: by its cluster and `<namespace>/<name>`. */
-export async function findIntegrationByManagedBy(db: Executor, orgId: string, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
+export async function findIntegrationByManagedBy(db: ReadOnlyDb, orgId: string, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
   return selectIntegrationRows(db)
     .where('integrations.clusterOrgId', '=', orgId)
     .where('integrations.cluster', '=', cluster)
@@ -48,7 +48,7 @@ export async function findIntegrationByManagedBy(db: Executor, orgId: string, cl
     .executeTakeFirst();
 }
 
-export async function listIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
+export async function listIntegrationsOfProject(db: ReadOnlyDb, projectId: string): Promise<IntegrationRow[]> {
   return selectIntegrationRows(db).where('projectEnvironments.projectId', '=', projectId).orderBy('integrations.createdAt').orderBy('integrations.id').execute();
 }
 
@@ -133,7 +133,7 @@ export async function setIntegrationReloadedRevision(db: Executor, id: string, r
 }
 
 /** The records Integration resources keep in a project (any cluster). */
-export async function listManagedIntegrationsOfProject(db: Executor, projectId: string): Promise<IntegrationRow[]> {
+export async function listManagedIntegrationsOfProject(db: ReadOnlyDb, projectId: string): Promise<IntegrationRow[]> {
   return selectIntegrationRows(db)
     .where('projectEnvironments.projectId', '=', projectId)
     .where('integrations.managedBy', 'is not', null)

@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { findOrgIdentity } from '../identities/identity-store.ts';
@@ -15,6 +14,7 @@ import {
   replaceMembershipRoles,
   rolesOfMemberships,
 } from './membership-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 type IdentityMembershipRow = NonNullable<Awaited<ReturnType<typeof findIdentityMembership>>>;
 
@@ -87,7 +87,7 @@ export class IdentityMembershipService {
     });
   }
 
-  async #withRoles(db: Executor, memberships: IdentityMembershipRow[]) {
+  async #withRoles(db: ReadOnlyDb, memberships: IdentityMembershipRow[]) {
     const roles = await rolesOfMemberships(
       db,
       'identity',
@@ -107,7 +107,7 @@ export class IdentityMembershipService {
     return project;
   }
 
-  async #requireMembership(db: Executor, project: Project, identityId: string): Promise<IdentityMembershipRow> {
+  async #requireMembership(db: ReadOnlyDb, project: Project, identityId: string): Promise<IdentityMembershipRow> {
     const membership = await findIdentityMembership(db, project.id, identityId);
     if (!membership) throw new NotFoundError(`Identity with ID '${identityId}' is not a member of project with ID '${project.id}'`);
     return membership;

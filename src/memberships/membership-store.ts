@@ -1,8 +1,8 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { ProjectMembershipRole } from '../db/schema.ts';
 import type { MemberKind } from '../permissions/permission-rules.ts';
 import type { TemporaryAccess } from '../permissions/temporary-access.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type MembershipRoleRow = ProjectMembershipRole & { customRoleSlug: string | null; customRoleName: string | null };
 export interface NewRoleRow extends TemporaryAccess {
@@ -13,7 +13,7 @@ export interface NewRoleRow extends TemporaryAccess {
 const ownerColumn = (kind: MemberKind) => (kind === 'identity' ? 'identityProjectMembershipId' : 'projectMembershipId');
 
 /** The roles of each membership (every id is a key), permanent first. */
-export async function rolesOfMemberships(db: Executor, kind: MemberKind, membershipIds: string[]): Promise<Map<string, MembershipRoleRow[]>> {
+export async function rolesOfMemberships(db: ReadOnlyDb, kind: MemberKind, membershipIds: string[]): Promise<Map<string, MembershipRoleRow[]>> {
   const byMembership = new Map<string, MembershipRoleRow[]>(membershipIds.map((id) => [id, []]));
   if (membershipIds.length === 0) return byMembership;
   const rows = await db
@@ -43,7 +43,7 @@ export async function insertUserMembership(db: Executor, projectId: string, user
   return db.insertInto('projectMemberships').values({ projectId, userId }).returningAll().executeTakeFirstOrThrow();
 }
 
-function selectUserMemberships(db: Executor) {
+function selectUserMemberships(db: ReadOnlyDb) {
   return db
     .selectFrom('projectMemberships as m')
     .innerJoin('users as u', 'u.id', 'm.userId')
@@ -56,7 +56,7 @@ export async function findUserMembership(db: Executor, projectId: string, member
   return selectUserMemberships(db).where('m.projectId', '=', projectId).where('m.id', '=', membershipId).executeTakeFirst();
 }
 
-export async function listUserMemberships(db: Executor, projectId: string) {
+export async function listUserMemberships(db: ReadOnlyDb, projectId: string) {
   return selectUserMemberships(db).where('m.projectId', '=', projectId).orderBy('u.email').execute();
 }
 
@@ -68,7 +68,7 @@ export async function insertIdentityMembership(db: Executor, projectId: string, 
   return db.insertInto('identityProjectMemberships').values({ projectId, identityId }).returningAll().executeTakeFirstOrThrow();
 }
 
-function selectIdentityMemberships(db: Executor) {
+function selectIdentityMemberships(db: ReadOnlyDb) {
   return db
     .selectFrom('identityProjectMemberships as m')
     .innerJoin('identities as i', 'i.id', 'm.identityId')
@@ -76,12 +76,12 @@ function selectIdentityMemberships(db: Executor) {
     .select(['i.name as identityName', 'i.authMethod']);
 }
 
-export async function findIdentityMembership(db: Executor, projectId: string, identityId: string) {
+export async function findIdentityMembership(db: ReadOnlyDb, projectId: string, identityId: string) {
   if (!isUuid(identityId)) return undefined;
   return selectIdentityMemberships(db).where('m.projectId', '=', projectId).where('m.identityId', '=', identityId).executeTakeFirst();
 }
 
-export async function listIdentityMemberships(db: Executor, projectId: string) {
+export async function listIdentityMemberships(db: ReadOnlyDb, projectId: string) {
   return selectIdentityMemberships(db).where('m.projectId', '=', projectId).orderBy('i.name').orderBy('i.id').execute();
 }
 

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
-export async function findTotp(db: Executor, userId: string) {
+export async function findTotp(db: ReadOnlyDb, userId: string) {
   return db.selectFrom('userTotp').selectAll().where('userId', '=', userId).executeTakeFirst();
 }
 
@@ -54,7 +54,7 @@ export async function useRecoveryCode(db: Executor, userId: string, digest: Buff
   return result.numUpdatedRows > 0n;
 }
 
-export async function countUnusedRecoveryCodes(db: Executor, userId: string): Promise<number> {
+export async function countUnusedRecoveryCodes(db: ReadOnlyDb, userId: string): Promise<number> {
   const row = await db
     .selectFrom('userRecoveryCodes')
     .select((eb) => eb.fn.countAll<string>().as('count'))

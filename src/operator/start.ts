@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
-import type { Services } from '../services/container.ts';
+import type { Services } from '../app/container.ts';
 import type { Registry } from 'prom-client';
 import { Operator } from './operator.ts';
 import { connectInProcess } from './port/in-process.ts';

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Organization } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertOrganization(db: Executor, values: { name: string; slug: string }): Promise<Organization> {
   return db.insertInto('organizations').values(values).returningAll().executeTakeFirstOrThrow();
@@ -11,7 +11,7 @@ export async function listOrganizationIds(db: Executor): Promise<string[]> {
 }
 
 /** The first `limit` organizations (oldest first), of this slug when one is given. */
-export async function listOrganizations(db: Executor, options: { slug?: string; limit: number }): Promise<Organization[]> {
+export async function listOrganizations(db: ReadOnlyDb, options: { slug?: string; limit: number }): Promise<Organization[]> {
   let query = db.selectFrom('organizations').selectAll().orderBy('createdAt').limit(options.limit);
   if (options.slug) query = query.where('slug', '=', options.slug);
   return query.execute();
@@ -57,7 +57,7 @@ export async function inviteUserToOrg(
 }
 
 /** The pending invite with this token digest, with the invited user. */
-export async function findInviteByDigest(db: Executor, digest: Buffer) {
+export async function findInviteByDigest(db: ReadOnlyDb, digest: Buffer) {
   return db
     .selectFrom('orgMemberships as m')
     .innerJoin('users as u', 'u.id', 'm.userId')
@@ -85,7 +85,7 @@ export async function acceptedOrgIdsOfUser(db: Executor, userId: string): Promis
 }
 
 /** The organizations a user has joined (accepted invites), by name. */
-export async function acceptedOrgsOfUser(db: Executor, userId: string): Promise<Organization[]> {
+export async function acceptedOrgsOfUser(db: ReadOnlyDb, userId: string): Promise<Organization[]> {
   if (!isUuid(userId)) return [];
   return db
     .selectFrom('organizations as o')
@@ -98,7 +98,7 @@ export async function acceptedOrgsOfUser(db: Executor, userId: string): Promise<
     .execute();
 }
 
-export async function listOrgUserMemberships(db: Executor, orgId: string) {
+export async function listOrgUserMemberships(db: ReadOnlyDb, orgId: string) {
   return db
     .selectFrom('orgMemberships as m')
     .innerJoin('users as u', 'u.id', 'm.userId')

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import { VersionedCache } from '../caches/versioned-cache.ts';
@@ -22,6 +21,7 @@ import {
 } from './permission-rules.ts';
 import { findMembershipId, rulesOfMembership } from './permission-store.ts';
 import { isAtLeastAsPrivileged } from './privilege-compare.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 export type { Action, OrgSubject, PermissionConditions, ProjectSubject };
 
@@ -64,7 +64,7 @@ export interface ProjectPermission {
   /** The environment and secret path the action happens at (rules may be narrowed to them). */
   where?: PermissionConditions;
   /** A transaction to read through: a mutation decides on what it has locked. */
-  db?: Executor;
+  db?: ReadOnlyDb;
 }
 
 /** One organization permission check, by name. */
@@ -106,7 +106,7 @@ export class PermissionService {
   }
 
   /** `db` lets a caller inside a transaction read through it (one connection on PGlite, no pool starvation on PostgreSQL). */
-  async forProject(actor: Actor, project: { id: string; orgId: string }, db: Executor = this.#db): Promise<PermissionSet> {
+  async forProject(actor: Actor, project: { id: string; orgId: string }, db: ReadOnlyDb = this.#db): Promise<PermissionSet> {
     // Another organization's project, and one the caller is no member of, answer as a missing one (no existence revealed).
     if (actor.orgId !== project.orgId) throw new ProjectNotFoundError();
     if (actor.orgRole === 'admin') return ADMIN;
@@ -116,7 +116,7 @@ export class PermissionService {
     return permissions;
   }
 
-  async #load(db: Executor, actor: Actor, projectId: string): Promise<{ value: PermissionSet | null; expiresAt?: number }> {
+  async #load(db: ReadOnlyDb, actor: Actor, projectId: string): Promise<{ value: PermissionSet | null; expiresAt?: number }> {
     const membershipId = await findMembershipId(db, actor.kind, actor.id, projectId);
     if (!membershipId) return { value: null };
     const { rules, changesAt } = await rulesOfMembership(db, actor.kind, membershipId, new Date());

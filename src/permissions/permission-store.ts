@@ -1,11 +1,11 @@
-import type { Executor } from '../db/database.ts';
 import { BUILT_IN_PROJECT_ROLES, type PermissionRule } from './permission-rules.ts';
 
 import type { MemberKind } from './permission-rules.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type { MemberKind };
 
-export async function findMembershipId(db: Executor, kind: MemberKind, memberId: string, projectId: string): Promise<string | undefined> {
+export async function findMembershipId(db: ReadOnlyDb, kind: MemberKind, memberId: string, projectId: string): Promise<string | undefined> {
   const row =
     kind === 'identity'
       ? await db.selectFrom('identityProjectMemberships').select('id').where('projectId', '=', projectId).where('identityId', '=', memberId).executeTakeFirst()
@@ -42,7 +42,7 @@ function nextChange(grants: Grant[], now: Date): number | undefined {
  * (a temporary grant starting or ending).
  */
 export async function rulesOfMembership(
-  db: Executor,
+  db: ReadOnlyDb,
   kind: MemberKind,
   membershipId: string,
   now: Date,

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { IdentityAdditionalPrivilege, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { assertCanManage } from '../memberships/membership-roles.ts';
@@ -11,6 +10,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { toPrivilegeResponse } from './privilege-schema.ts';
 import { deletePrivilege, findPrivilege, insertPrivilege, listPrivileges, type PrivilegeValues, updatePrivilege } from './privilege-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 export interface PrivilegeTarget {
   identityId: string;
@@ -114,13 +114,13 @@ export class PrivilegeService {
 }
 
 /** The identity's membership of the project; 404 when it is none. */
-async function requireMembershipId(db: Executor, project: Project, target: PrivilegeTarget): Promise<string> {
+async function requireMembershipId(db: ReadOnlyDb, project: Project, target: PrivilegeTarget): Promise<string> {
   const membership = await findIdentityMembership(db, project.id, target.identityId);
   if (!membership) throw new NotFoundError(`Failed to find identity with id ${target.identityId}`);
   return membership.id;
 }
 
-async function requirePrivilege(db: Executor, membershipId: string, target: PrivilegeTarget & { privilegeSlug: string }) {
+async function requirePrivilege(db: ReadOnlyDb, membershipId: string, target: PrivilegeTarget & { privilegeSlug: string }) {
   const privilege = await findPrivilege(db, membershipId, target.privilegeSlug);
   if (!privilege) {
     throw new NotFoundError(`Identity additional privilege with slug '${target.privilegeSlug}' not found for the specified identity with ID '${target.identityId}'`);

@@ -1,7 +1,7 @@
-import type { Executor } from '../db/database.ts';
 import type { IdentityAdditionalPrivilege } from '../db/schema.ts';
 import type { PermissionRule } from '../permissions/permission-rules.ts';
 import type { TemporaryAccess } from '../permissions/temporary-access.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export interface PrivilegeValues extends TemporaryAccess {
   slug: string;
@@ -30,7 +30,7 @@ export async function deletePrivilege(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('identityProjectAdditionalPrivileges').where('id', '=', id).execute();
 }
 
-export async function findPrivilege(db: Executor, membershipId: string, slug: string): Promise<IdentityAdditionalPrivilege | undefined> {
+export async function findPrivilege(db: ReadOnlyDb, membershipId: string, slug: string): Promise<IdentityAdditionalPrivilege | undefined> {
   return db
     .selectFrom('identityProjectAdditionalPrivileges')
     .selectAll()
@@ -39,6 +39,6 @@ export async function findPrivilege(db: Executor, membershipId: string, slug: st
     .executeTakeFirst();
 }
 
-export async function listPrivileges(db: Executor, membershipId: string): Promise<IdentityAdditionalPrivilege[]> {
+export async function listPrivileges(db: ReadOnlyDb, membershipId: string): Promise<IdentityAdditionalPrivilege[]> {
   return db.selectFrom('identityProjectAdditionalPrivileges').selectAll().where('identityProjectMembershipId', '=', membershipId).orderBy('slug').execute();
 }

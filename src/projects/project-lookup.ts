@@ -1,8 +1,8 @@
-import type { Executor } from '../db/database.ts';
 import type { Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
 import { BadRequestError, ProjectNotFoundError } from '../errors.ts';
 import { findProjectById, findProjectBySlug, listProjectsOfOrg, lockProject } from './project-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export { listProjectsOfOrg };
 
@@ -42,7 +42,7 @@ export async function findProject(db: Executor, reference: ProjectReference): Pr
  * holds the row (FOR UPDATE) until the transaction ends. Callers use it
  * through Lookups (services/lookups.ts), which caches reads outside transactions.
  */
-export async function requireProject(db: Executor, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
+export async function requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
   const named = normalize(reference);
   if ('id' in named) {
     const project = options.lock ? await lockProject(db, named.id) : await findProjectById(db, named.id);

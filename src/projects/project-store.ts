@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Project } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertProject(db: Executor, values: { name: string; slug: string; orgId: string }): Promise<Project> {
   return db.insertInto('projects').values(values).returningAll().executeTakeFirstOrThrow();
@@ -22,23 +22,23 @@ export async function findAnyProjectDataKey(db: Executor): Promise<{ id: string;
   return row ? { id: row.id, encryptedDataKey: row.encryptedDataKey! } : undefined;
 }
 
-export async function findProjectById(db: Executor, id: string): Promise<Project | undefined> {
+export async function findProjectById(db: ReadOnlyDb, id: string): Promise<Project | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('projects').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findProjectBySlug(db: Executor, orgId: string, slug: string): Promise<Project | undefined> {
+export async function findProjectBySlug(db: ReadOnlyDb, orgId: string, slug: string): Promise<Project | undefined> {
   return db.selectFrom('projects').selectAll().where('orgId', '=', orgId).where('slug', '=', slug).executeTakeFirst();
 }
 
 /** Locks the project row for the rest of the transaction; serialises environment changes. */
-export async function lockProject(db: Executor, id: string): Promise<Project | undefined> {
+export async function lockProject(db: ReadOnlyDb, id: string): Promise<Project | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** The organization's projects; with `member`, only those it is a member of. */
-export async function listProjectsOfOrg(db: Executor, orgId: string, member: { kind: 'user' | 'identity'; id: string } | null): Promise<Project[]> {
+export async function listProjectsOfOrg(db: ReadOnlyDb, orgId: string, member: { kind: 'user' | 'identity'; id: string } | null): Promise<Project[]> {
   let query = db.selectFrom('projects').selectAll().where('orgId', '=', orgId);
   if (member?.kind === 'identity') {
     const memberships = db.selectFrom('identityProjectMemberships').select('projectId').where('identityId', '=', member.id);

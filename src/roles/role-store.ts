@@ -1,7 +1,7 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { ProjectRole } from '../db/schema.ts';
 import type { PermissionRule } from '../permissions/permission-rules.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export interface RoleValues {
   name: string;
@@ -37,12 +37,12 @@ export async function findRoleById(db: Executor, projectId: string, id: string):
   return db.selectFrom('projectRoles').selectAll().where('projectId', '=', projectId).where('id', '=', id).executeTakeFirst();
 }
 
-export async function findRolesBySlugs(db: Executor, projectId: string, slugs: string[]): Promise<ProjectRole[]> {
+export async function findRolesBySlugs(db: ReadOnlyDb, projectId: string, slugs: string[]): Promise<ProjectRole[]> {
   if (slugs.length === 0) return [];
   return db.selectFrom('projectRoles').selectAll().where('projectId', '=', projectId).where('slug', 'in', slugs).execute();
 }
 
-export async function listRoles(db: Executor, projectId: string): Promise<ProjectRole[]> {
+export async function listRoles(db: ReadOnlyDb, projectId: string): Promise<ProjectRole[]> {
   return db.selectFrom('projectRoles').selectAll().where('projectId', '=', projectId).orderBy('slug').execute();
 }
 

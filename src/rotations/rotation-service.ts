@@ -150,7 +150,6 @@ export class RotationService {
     });
     const credentials = this.#openCredentials(project, row).filter((credential): credential is GeneratedValue => credential !== null);
     await this.#deps.audit.recordRead(
-      this.#deps.db,
       actor,
       { orgId: project.orgId, projectId: project.id, projectName: project.name },
       {

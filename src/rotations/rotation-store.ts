@@ -1,12 +1,12 @@
 import type { Insertable, Updateable } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { SecretRotation, SecretRotationsTable } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** A rotation with the names its answer shows. */
 export type RotationRow = SecretRotation & { environmentSlug: string; environmentName: string; connectionName: string | null };
 
-function withNames(db: Executor) {
+function withNames(db: ReadOnlyDb) {
   return db
     .selectFrom('secretRotations')
     .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretRotations.environmentId')
@@ -19,16 +19,16 @@ export async function insertRotation(db: Executor, values: Insertable<SecretRota
   return db.insertInto('secretRotations').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findRotationById(db: Executor, id: string): Promise<RotationRow | undefined> {
+export async function findRotationById(db: ReadOnlyDb, id: string): Promise<RotationRow | undefined> {
   if (!isUuid(id)) return undefined;
   return withNames(db).where('secretRotations.id', '=', id).executeTakeFirst();
 }
 
-export async function findRotationByName(db: Executor, projectId: string, name: string): Promise<RotationRow | undefined> {
+export async function findRotationByName(db: ReadOnlyDb, projectId: string, name: string): Promise<RotationRow | undefined> {
   return withNames(db).where('secretRotations.projectId', '=', projectId).where('secretRotations.name', '=', name).executeTakeFirst();
 }
 
-export async function listRotations(db: Executor, projectId: string, type?: string): Promise<RotationRow[]> {
+export async function listRotations(db: ReadOnlyDb, projectId: string, type?: string): Promise<RotationRow[]> {
   let query = withNames(db).where('secretRotations.projectId', '=', projectId);
   if (type) query = query.where('secretRotations.type', '=', type);
   return query.orderBy('secretRotations.name').execute();
@@ -57,7 +57,7 @@ export async function deleteRotation(db: Executor, id: string): Promise<void> {
  * Rotations a scheduler may start or resume now, at most `limit`: due by schedule, or left with a run under way
  * whose claim has lapsed (its replica died). Rows another replica holds locked are skipped, not waited for.
  */
-export async function listDueRotationIds(db: Executor, now: Date, limit: number): Promise<string[]> {
+export async function listDueRotationIds(db: ReadOnlyDb, now: Date, limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('secretRotations')
     .select('id')
@@ -77,7 +77,7 @@ export async function listDueRotationIds(db: Executor, now: Date, limit: number)
 }
 
 /** The newest change-feed revision that touched one place (the last write of a rotation there, or a later one). */
-export async function findLastRevisionAt(db: Executor, projectId: string, environmentId: string, secretPath: string): Promise<number | undefined> {
+export async function findLastRevisionAt(db: ReadOnlyDb, projectId: string, environmentId: string, secretPath: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('changeLog')
     .select((eb) => eb.fn.max('revision').as('revision'))

@@ -1,9 +1,9 @@
-import type { Executor } from '../db/database.ts';
 import type { Secret } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { MAX_IMPORT_DEPTH } from '../imports/import-schema.ts';
 import { listImportsOfFolders } from '../imports/import-store.ts';
 import type { SharedSecretsCache } from './shared-secrets-cache.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /**
  * Imports followed for one request, counted along every chain (a folder
@@ -29,13 +29,13 @@ export interface ResolvedImport {
  * already passed stops there.
  */
 export class ImportResolver {
-  readonly #db: Executor;
+  readonly #db: ReadOnlyDb;
   readonly #cache: SharedSecretsCache;
   /** Each folder's imports, read once per request. */
   readonly #importsByFolder = new Map<string, Promise<ImportEntry[]>>();
   #followed = 0;
 
-  constructor(db: Executor, cache: SharedSecretsCache) {
+  constructor(db: ReadOnlyDb, cache: SharedSecretsCache) {
     this.#db = db;
     this.#cache = cache;
   }

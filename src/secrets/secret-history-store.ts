@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { Secret, SecretVersion } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** A shared secret's version as it stood at a revision. */
 export type SecretState = SecretVersion;
@@ -11,7 +11,7 @@ export type SecretState = SecretVersion;
  * transaction whose change rows are at or below the revision (versions from before history was kept count as
  * older than all), unless a deletion at or below the revision came after it.
  */
-export async function listSecretStatesAt(db: Executor, folderIds: readonly string[], revision: number): Promise<SecretState[]> {
+export async function listSecretStatesAt(db: ReadOnlyDb, folderIds: readonly string[], revision: number): Promise<SecretState[]> {
   if (folderIds.length === 0) return [];
   const folders = sql.join(folderIds.map((id) => sql`${id}::uuid`));
   const { rows } = await sql<SecretState & { revision: number }>`
@@ -45,7 +45,7 @@ export async function listSecretStatesAt(db: Executor, folderIds: readonly strin
 
 /** The change rows of secret writes at one folder (by environment and path), newest first. */
 export async function listFolderSecretChanges(
-  db: Executor,
+  db: ReadOnlyDb,
   place: { projectId: string; environmentId: string; secretPath: string },
   page: { limit: number; offset: number },
 ): Promise<ChangeRecord[]> {
@@ -58,14 +58,14 @@ export async function listFolderSecretChanges(
   return rows as ChangeRecord[];
 }
 
-export async function countFolderSecretChanges(db: Executor, place: { projectId: string; environmentId: string; secretPath: string }): Promise<number> {
+export async function countFolderSecretChanges(db: ReadOnlyDb, place: { projectId: string; environmentId: string; secretPath: string }): Promise<number> {
   const row = await folderSecretChanges(db, place)
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirst();
   return Number(row?.count ?? 0);
 }
 
-function folderSecretChanges(db: Executor, place: { projectId: string; environmentId: string; secretPath: string }) {
+function folderSecretChanges(db: ReadOnlyDb, place: { projectId: string; environmentId: string; secretPath: string }) {
   return db
     .selectFrom('changeLog')
     .where('projectId', '=', place.projectId)
@@ -74,7 +74,7 @@ function folderSecretChanges(db: Executor, place: { projectId: string; environme
     .where('kind', '=', 'secret');
 }
 
-export async function findChange(db: Executor, revision: number): Promise<ChangeRecord | undefined> {
+export async function findChange(db: ReadOnlyDb, revision: number): Promise<ChangeRecord | undefined> {
   const row = await db
     .selectFrom('changeLog')
     .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])

@@ -117,7 +117,7 @@ export class SecretReader {
 
   async list(actor: Actor, input: ListSecretsInput): Promise<SecretListing> {
     const { context, path, secrets, imports, version } = await this.#read(actor, input);
-    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
+    await this.#deps.audit.recordRead(actor, projectScope(context.project), {
       type: 'get-secrets',
       metadata: { environment: context.environment.slug, secretPath: path, numberOfSecrets: secrets.length },
     });
@@ -237,7 +237,7 @@ export class SecretReader {
     const key = input.secretName.trim();
     const listed = await this.#fromSharedListing(context, { id: folder.id, path }, key, input);
     if (listed) {
-      await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
+      await this.#deps.audit.recordRead(actor, projectScope(context.project), {
         type: input.reveal ? 'reveal-secret' : 'get-secret',
         metadata: { environment: context.environment.slug, secretPath: path, secretId: listed.id, secretKey: listed.secretKey, secretVersion: listed.version },
       });
@@ -250,7 +250,7 @@ export class SecretReader {
         ? await this.#importedSecret(context, folder.id, path, key)
         : undefined;
     if (!result) throw new NotFoundError(`Secret with name '${key}' not found in '${path}'`);
-    await this.#deps.audit.recordRead(this.#deps.db, actor, projectScope(context.project), {
+    await this.#deps.audit.recordRead(actor, projectScope(context.project), {
       type: input.reveal ? 'reveal-secret' : 'get-secret',
       metadata: secretAuditMetadata({ ...context, path, folder, cipher: context.cipher }, result.secret),
     });

@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { findEnvironmentBySlug } from '../environments/environment-lookup.ts';
 import { AppError } from '../errors.ts';
@@ -7,6 +6,7 @@ import { formatSecretPath, isValidFolderName, MAX_PATH_DEPTH } from '../folders/
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { SharedSecretsCache } from './shared-secrets-cache.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** `${KEY}` (same folder) or `${env.folder.sub.KEY}` (another environment and path). */
 const REFERENCE = /\$\{([^{}\s]+)\}/g;
@@ -62,7 +62,7 @@ interface Origin {
  */
 export class ReferenceExpander {
   readonly #deps: ServiceDeps;
-  readonly #db: Executor;
+  readonly #db: ReadOnlyDb;
   readonly #actor: Actor;
   readonly #project: Project;
   readonly #cache: SharedSecretsCache;
@@ -71,7 +71,7 @@ export class ReferenceExpander {
   #substitutions = 0;
   #produced = 0;
 
-  constructor(deps: ServiceDeps, db: Executor, actor: Actor, project: Project, cache: SharedSecretsCache) {
+  constructor(deps: ServiceDeps, db: ReadOnlyDb, actor: Actor, project: Project, cache: SharedSecretsCache) {
     this.#deps = deps;
     this.#db = db;
     this.#actor = actor;

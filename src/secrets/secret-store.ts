@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import type { Executor } from '../db/database.ts';
 import type { Secret, SecretTag, SecretVersion } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type SecretType = 'shared' | 'personal';
 
@@ -19,7 +19,7 @@ export async function insertSecrets(db: Executor, secrets: NewSecret[]): Promise
 
 /** The shared secret of a key, or the user's personal override of it. */
 export async function findSecret(
-  db: Executor,
+  db: ReadOnlyDb,
   folderId: string,
   key: string,
   type: SecretType,
@@ -40,7 +40,7 @@ export async function lockSharedSecrets(db: Executor, folderId: string, keys: st
 
 /** Shared secrets of the folders, plus the personal overrides of `userId` when given; by key. */
 /** The folders' shared secrets and `userId`'s personal overrides, by folder, key, shared first. */
-function secretsOfFolders(db: Executor, folderIds: string[], userId: string | null) {
+function secretsOfFolders(db: ReadOnlyDb, folderIds: string[], userId: string | null) {
   return db
     .selectFrom('secrets')
     .where('folderId', 'in', folderIds)
@@ -50,7 +50,7 @@ function secretsOfFolders(db: Executor, folderIds: string[], userId: string | nu
     .orderBy('type', 'desc');
 }
 
-export async function listSecretsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<Secret[]> {
+export async function listSecretsOfFolders(db: ReadOnlyDb, folderIds: string[], userId: string | null): Promise<Secret[]> {
   if (folderIds.length === 0) return [];
   return secretsOfFolders(db, folderIds, userId).selectAll().execute();
 }
@@ -59,7 +59,7 @@ export async function listSecretsOfFolders(db: Executor, folderIds: string[], us
 export type LinkedTag = Pick<SecretTag, 'id' | 'slug' | 'color'>;
 
 /** listSecretsOfFolders, each secret with its tags (slug order) in the same statement. */
-export async function listSecretsWithTagsOfFolders(db: Executor, folderIds: string[], userId: string | null): Promise<(Secret & { tags: LinkedTag[] })[]> {
+export async function listSecretsWithTagsOfFolders(db: ReadOnlyDb, folderIds: string[], userId: string | null): Promise<(Secret & { tags: LinkedTag[] })[]> {
   if (folderIds.length === 0) return [];
   return secretsOfFolders(db, folderIds, userId)
     .selectAll('secrets')
@@ -130,7 +130,7 @@ export async function insertSecretVersions(db: Executor, secrets: Secret[], tagI
     .execute();
 }
 
-export async function findSecretVersion(db: Executor, secretId: string, version: number): Promise<SecretVersion | undefined> {
+export async function findSecretVersion(db: ReadOnlyDb, secretId: string, version: number): Promise<SecretVersion | undefined> {
   return db.selectFrom('secretVersions').selectAll().where('secretId', '=', secretId).where('version', '=', version).executeTakeFirst();
 }
 

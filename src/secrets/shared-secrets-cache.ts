@@ -1,10 +1,10 @@
-import type { Executor } from '../db/database.ts';
 import type { Environment, Secret } from '../db/schema.ts';
 import { findFolderAtPath } from '../folders/folder-lookup.ts';
 import { formatSecretPath, parseSecretPath } from '../folders/secret-path.ts';
 import { folderKey } from './folder-ref.ts';
 import type { SecretCipher } from './secret-cipher.ts';
 import { listSecretsOfFolders } from './secret-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 export interface FolderSecrets {
   folderId: string | null;
@@ -17,11 +17,11 @@ export interface FolderSecrets {
  * decrypted once per request; missing folders hold no secrets.
  */
 export class SharedSecretsCache {
-  readonly #db: Executor;
+  readonly #db: ReadOnlyDb;
   readonly #cipher: SecretCipher;
   readonly #entries = new Map<string, Promise<FolderSecrets>>();
 
-  constructor(db: Executor, cipher: SecretCipher) {
+  constructor(db: ReadOnlyDb, cipher: SecretCipher) {
     this.#db = db;
     this.#cipher = cipher;
   }

@@ -1,16 +1,15 @@
-import type { Kysely } from 'kysely';
 import type { AuditService } from '../audit/audit-service.ts';
 import type { ChangeFeed } from '../changes/change-feed.ts';
 import type { Keyring } from '../crypto/keyring.ts';
-import type { DB } from '../db/schema.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 import type { PermissionService } from '../permissions/permission-service.ts';
 import type { Lookups } from './lookups.ts';
 import type { UnitOfWork } from './unit-of-work.ts';
 
 /** What every domain service is built with. */
 export interface ServiceDeps {
-  /** For reads; every write goes through `unitOfWork`. */
-  db: Kysely<DB>;
+  /** For reads only (the type has no insert, update, delete or transaction): every write goes through `unitOfWork`. */
+  db: ReadOnlyDb;
   unitOfWork: UnitOfWork;
   permissions: PermissionService;
   /** Reads' audit entries (recordRead); writes' go through the unit of work. */

@@ -1,10 +1,10 @@
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import { VersionedCache } from '../caches/versioned-cache.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Folder, Project } from '../db/schema.ts';
 import { requireEnvironment } from '../environments/environment-lookup.ts';
 import { requireFolder } from '../folders/folder-lookup.ts';
 import { type ProjectReference, projectCacheKey, requireProject } from '../projects/project-lookup.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /**
  * Projects, environments and folders as every request looks them up: through
@@ -25,21 +25,21 @@ export class Lookups {
   }
 
   /** The one way to get a project (projects/project-lookup.ts); 404 when missing, `lock` only inside a transaction. */
-  requireProject(db: Executor, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
+  requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
     const load = () => requireProject(db, reference, options);
     if (!this.#projects || options.lock) return load();
     return this.#projects.get(db, projectCacheKey(reference), async () => ({ value: await load() }));
   }
 
   /** The project's environment with this slug; 404 when missing. */
-  requireEnvironment(db: Executor, projectId: string, slug: string): Promise<Environment> {
+  requireEnvironment(db: ReadOnlyDb, projectId: string, slug: string): Promise<Environment> {
     const load = () => requireEnvironment(db, projectId, slug);
     if (!this.#environments) return load();
     return this.#environments.get(db, `${projectId}:${slug}`, async () => ({ value: await load() }));
   }
 
   /** The folder at `path` (normalised) in the environment; 404 when missing. */
-  requireFolder(db: Executor, environment: { id: string; slug: string }, path: string): Promise<Folder> {
+  requireFolder(db: ReadOnlyDb, environment: { id: string; slug: string }, path: string): Promise<Folder> {
     const load = () => requireFolder(db, environment, path);
     if (!this.#folders) return load();
     return this.#folders.get(db, `${environment.id}:${path}`, async () => ({ value: await load() }));

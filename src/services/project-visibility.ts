@@ -1,7 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import { ProjectNotFoundError } from '../errors.ts';
 import type { ServiceDeps } from './deps.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /**
  * Whether the actor may know that the project exists: an admin of its
@@ -10,7 +10,7 @@ import type { ServiceDeps } from './deps.ts';
  * answer does not tell the two apart (the permission check would answer the
  * project's 404 instead).
  */
-export async function mayKnowProject(deps: Pick<ServiceDeps, 'lookups' | 'permissions'>, db: Executor, actor: Actor, projectId: string): Promise<boolean> {
+export async function mayKnowProject(deps: Pick<ServiceDeps, 'lookups' | 'permissions'>, db: ReadOnlyDb, actor: Actor, projectId: string): Promise<boolean> {
   try {
     await deps.permissions.forProject(actor, await deps.lookups.requireProject(db, { id: projectId }), db);
     return true;

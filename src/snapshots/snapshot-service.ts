@@ -1,6 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
@@ -11,6 +10,7 @@ import { type RestoreCounts, restoreFolderSecrets } from '../secrets/secret-rest
 import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** How deep a recursive restore goes (as recursive listings). */
 const MAX_RESTORE_DEPTH = 20;
@@ -124,7 +124,7 @@ export class SnapshotService {
   }
 
   /** The change row a snapshot id names; one in a project the actor may not know is not found either. */
-  async #requireSnapshotChange(db: Executor, actor: Actor, snapshotId: string): Promise<ChangeRecord> {
+  async #requireSnapshotChange(db: ReadOnlyDb, actor: Actor, snapshotId: string): Promise<ChangeRecord> {
     const revision = /^[1-9][0-9]{0,15}$/.test(snapshotId) ? Number(snapshotId) : undefined;
     const change = revision === undefined ? undefined : await findChange(db, revision);
     if (
@@ -139,7 +139,7 @@ export class SnapshotService {
     return change;
   }
 
-  async #readPlace(db: Executor, actor: Actor, projectId: string, place: SnapshotPlace) {
+  async #readPlace(db: ReadOnlyDb, actor: Actor, projectId: string, place: SnapshotPlace) {
     const path = normalizeSecretPath(place.secretPath);
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
     await this.#deps.permissions.assertProject({ actor, project, action: 'read', subject: 'secret-rollback' });

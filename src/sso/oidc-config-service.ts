@@ -1,5 +1,4 @@
 import type { Actor } from '../actor/actor.ts';
-import type { Executor } from '../db/database.ts';
 import type { OrgOidcConfig } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
@@ -16,6 +15,7 @@ import {
 } from './oidc-config-schema.ts';
 import { sealClientSecret } from './client-secret-cipher.ts';
 import { findOidcConfig, findOrgBySlug, findProjectsOfOrg, insertOidcConfig, type OidcConfigValues, updateOidcConfig, updateOrgPolicy } from './sso-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** The redirect URI of every organization's sign-in: the provider sends the browser back here. */
 export function callbackUrl(publicUrl: string): string {
@@ -119,7 +119,7 @@ export class OidcConfigService {
   }
 
   /** The caller's own organization by slug; another organization's slug is refused like the caller's lack of access. */
-  async #orgOf(db: Executor, actor: Actor, orgSlug: string) {
+  async #orgOf(db: ReadOnlyDb, actor: Actor, orgSlug: string) {
     const org = await findOrgBySlug(db, orgSlug);
     if (!org || org.id !== actor.orgId) throw new ForbiddenError('You are not a member of the organization that owns this resource', 'ForbiddenError');
     return org;

@@ -1,5 +1,5 @@
-import type { Executor } from '../db/database.ts';
 import type { OrgOidcConfig } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export interface OidcConfigValues {
   issuer: string;
@@ -22,7 +22,7 @@ function toColumns(values: Partial<OidcConfigValues>) {
   };
 }
 
-export async function findOidcConfig(db: Executor, orgId: string): Promise<OrgOidcConfig | undefined> {
+export async function findOidcConfig(db: ReadOnlyDb, orgId: string): Promise<OrgOidcConfig | undefined> {
   return db.selectFrom('orgOidcConfigs').selectAll().where('orgId', '=', orgId).executeTakeFirst();
 }
 
@@ -54,7 +54,7 @@ export async function setSealedClientSecret(db: Executor, id: string, sealed: Bu
 
 // ---- organizations' sign-in policy ----
 
-export async function findOrgBySlug(db: Executor, slug: string) {
+export async function findOrgBySlug(db: ReadOnlyDb, slug: string) {
   return db.selectFrom('organizations').selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 

@@ -1,6 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
 import type { Change } from '../changes/change-feed.ts';
-import type { Executor } from '../db/database.ts';
 import type { Project, SecretTag } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import type { Action } from '../permissions/permission-service.ts';
@@ -20,6 +19,7 @@ import {
   listTags,
   updateTag,
 } from './tag-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export { toTagSummary };
 
@@ -41,7 +41,7 @@ export async function requireTagsByIds(db: Executor, projectId: string, tagIds: 
 }
 
 /** The project's tags with these slugs, or 404 if any is unknown. */
-export async function requireTagsBySlugs(db: Executor, projectId: string, slugs: string[]): Promise<SecretTag[]> {
+export async function requireTagsBySlugs(db: ReadOnlyDb, projectId: string, slugs: string[]): Promise<SecretTag[]> {
   const unique = [...new Set(slugs)];
   const tags = await findTagsBySlugs(db, projectId, unique);
   if (tags.length !== unique.length) throw tagsNotFound();
@@ -49,7 +49,7 @@ export async function requireTagsBySlugs(db: Executor, projectId: string, slugs:
 }
 
 /** Each secret's tags in slug order; every requested secret id is a key. */
-export async function tagsOfSecrets(db: Executor, secretIds: string[]): Promise<Map<string, TagSummary[]>> {
+export async function tagsOfSecrets(db: ReadOnlyDb, secretIds: string[]): Promise<Map<string, TagSummary[]>> {
   const bySecret = new Map<string, TagSummary[]>(secretIds.map((id) => [id, []]));
   for (const link of await listTagLinks(db, secretIds)) bySecret.get(link.secretId)?.push(toTagSummary(link));
   return bySecret;
@@ -144,13 +144,13 @@ export class TagService {
     );
   }
 
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
+  async #authorize(db: ReadOnlyDb, actor: Actor, projectId: string, action: Action): Promise<Project> {
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
     await this.#deps.permissions.assertProject({ actor, project, action, subject: 'tags' });
     return project;
   }
 
-  async #requireInProject(db: Executor, project: Project, tagId: string): Promise<SecretTag> {
+  async #requireInProject(db: ReadOnlyDb, project: Project, tagId: string): Promise<SecretTag> {
     const tag = await findTagById(db, tagId);
     if (!tag || tag.projectId !== project.id) throw new NotFoundError(`Tag with ID '${tagId}' not found`);
     return tag;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { SecretTag } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** Byte order, so both backends list slugs alike whatever the database collation. */
 const bySlug = sql`${sql.ref('secretTags.slug')} collate "C"`;
@@ -13,16 +13,16 @@ export async function insertTag(
   return db.insertInto('secretTags').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function listTags(db: Executor, projectId: string): Promise<SecretTag[]> {
+export async function listTags(db: ReadOnlyDb, projectId: string): Promise<SecretTag[]> {
   return db.selectFrom('secretTags').selectAll().where('projectId', '=', projectId).orderBy(bySlug).execute();
 }
 
-export async function findTagById(db: Executor, id: string): Promise<SecretTag | undefined> {
+export async function findTagById(db: ReadOnlyDb, id: string): Promise<SecretTag | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('secretTags').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function findTagBySlug(db: Executor, projectId: string, slug: string): Promise<SecretTag | undefined> {
+export async function findTagBySlug(db: ReadOnlyDb, projectId: string, slug: string): Promise<SecretTag | undefined> {
   return db.selectFrom('secretTags').selectAll().where('projectId', '=', projectId).where('slug', '=', slug).executeTakeFirst();
 }
 
@@ -32,7 +32,7 @@ export async function findTagsByIds(db: Executor, projectId: string, ids: string
   return db.selectFrom('secretTags').selectAll().where('projectId', '=', projectId).where('id', 'in', uuids).orderBy(bySlug).execute();
 }
 
-export async function findTagsBySlugs(db: Executor, projectId: string, slugs: string[]): Promise<SecretTag[]> {
+export async function findTagsBySlugs(db: ReadOnlyDb, projectId: string, slugs: string[]): Promise<SecretTag[]> {
   if (slugs.length === 0) return [];
   return db.selectFrom('secretTags').selectAll().where('projectId', '=', projectId).where('slug', 'in', slugs).orderBy(bySlug).execute();
 }
@@ -51,7 +51,7 @@ export async function deleteTag(db: Executor, id: string): Promise<void> {
 }
 
 /** The tags linked to each of the secrets, one row per link, in slug order. */
-export async function listTagLinks(db: Executor, secretIds: string[]): Promise<Array<SecretTag & { secretId: string }>> {
+export async function listTagLinks(db: ReadOnlyDb, secretIds: string[]): Promise<Array<SecretTag & { secretId: string }>> {
   const uuids = secretIds.filter(isUuid);
   if (uuids.length === 0) return [];
   return db

@@ -1,6 +1,6 @@
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { User } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export async function insertUser(
   db: Executor,
@@ -40,7 +40,7 @@ export async function findOrgUsers(db: Executor, orgId: string, emails: string[]
     .execute();
 }
 
-export async function findUserByEmail(db: Executor, email: string): Promise<User | undefined> {
+export async function findUserByEmail(db: ReadOnlyDb, email: string): Promise<User | undefined> {
   return db
     .selectFrom('users')
     .selectAll()

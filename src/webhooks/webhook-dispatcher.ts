@@ -9,6 +9,7 @@ import type { Outbound } from './outbound.ts';
 import { environmentOf, webhookAudit, webhookKeyContext } from './webhook-service.ts';
 import { SIGNATURE_HEADER, signDelivery } from './webhook-signature.ts';
 import { claimDueWebhooks, findWebhook, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
+import type { Executor } from '../db/database.ts';
 
 /** What delivers: milliseconds since the epoch (tests inject a clock that moves only when they say). */
 export interface DeliveryClock {
@@ -51,12 +52,15 @@ const DISPATCHER_ORIGIN: RequestOrigin = { ip: null, userAgent: 'coffer-webhook-
  */
 export class WebhookDispatcher {
   readonly #deps: ServiceDeps;
+  /** Its own bookkeeping (leases, the delivery log, cursors and backoff): operational state written outside a unit of work, like the login throttle's. */
+  readonly #bookkeeping: Executor;
   readonly #outbound: Outbound;
   readonly #clock: DeliveryClock;
   readonly #limits: DispatchLimits;
 
-  constructor(deps: ServiceDeps, outbound: Outbound, clock: DeliveryClock, limits: Partial<DispatchLimits> = {}) {
+  constructor(deps: ServiceDeps, bookkeeping: Executor, outbound: Outbound, clock: DeliveryClock, limits: Partial<DispatchLimits> = {}) {
     this.#deps = deps;
+    this.#bookkeeping = bookkeeping;
     this.#outbound = outbound;
     this.#clock = clock;
     this.#limits = { ...DEFAULT_DISPATCH_LIMITS, ...limits };
@@ -65,7 +69,7 @@ export class WebhookDispatcher {
   /** One pass over the due webhooks; answers how many delivery attempts it made. */
   async runOnce(): Promise<number> {
     const now = this.#clock.now();
-    const claimed = await claimDueWebhooks(this.#deps.db, new Date(now), new Date(now + this.#limits.leaseMs), this.#limits.perRun, this.#limits.perOrg);
+    const claimed = await claimDueWebhooks(this.#bookkeeping, new Date(now), new Date(now + this.#limits.leaseMs), this.#limits.perRun, this.#limits.perOrg);
     let attempts = 0;
     for (const webhook of claimed) attempts += await this.#advance(webhook);
     return attempts;
@@ -101,6 +105,7 @@ export class WebhookDispatcher {
 
   async #advance(webhook: Webhook): Promise<number> {
     const { db } = this.#deps;
+    const bookkeeping = this.#bookkeeping;
     const environment = await environmentOf(db, webhook);
     const glob = compilePathGlob(webhook.secretPath);
     const changes = await listProjectChangesAfter(db, webhook.projectId, Number(webhook.cursorRevision), this.#limits.changesPerRun);
@@ -113,7 +118,7 @@ export class WebhookDispatcher {
       }
       attempts++;
       const result = await this.#deliver(webhook, environment.slug, change);
-      await insertDelivery(db, {
+      await insertDelivery(bookkeeping, {
         webhookId: webhook.id,
         revision: Number(change.revision),
         attempt: webhook.consecutiveFailures + 1,
@@ -123,10 +128,10 @@ export class WebhookDispatcher {
       });
       if (!result.ok) return attempts + (await this.#failed(webhook, cursor, result.error ?? 'failed'));
       cursor = Number(change.revision);
-      webhook = await updateWebhook(db, webhook.id, { cursorRevision: cursor, consecutiveFailures: 0, lastStatus: 'success', lastRunErrorMessage: null });
+      webhook = await updateWebhook(bookkeeping, webhook.id, { cursorRevision: cursor, consecutiveFailures: 0, lastStatus: 'success', lastRunErrorMessage: null });
     }
     // more may wait past this run's share: due again now; otherwise woken by the next change
-    await updateWebhook(db, webhook.id, { cursorRevision: cursor, leaseUntil: null, nextAttemptAt: new Date(this.#clock.now()) });
+    await updateWebhook(bookkeeping, webhook.id, { cursorRevision: cursor, leaseUntil: null, nextAttemptAt: new Date(this.#clock.now()) });
     return attempts;
   }
 
@@ -150,7 +155,7 @@ export class WebhookDispatcher {
     const delay = Math.min(this.#limits.backoffMs * 2 ** (failures - 1), this.#limits.maxBackoffMs);
     const progress = { cursorRevision: cursor, consecutiveFailures: failures, lastStatus: 'failed' as const, lastRunErrorMessage: error, leaseUntil: null };
     if (failures < this.#limits.maxFailures) {
-      await updateWebhook(this.#deps.db, webhook.id, { ...progress, nextAttemptAt: new Date(this.#clock.now() + delay) });
+      await updateWebhook(this.#bookkeeping, webhook.id, { ...progress, nextAttemptAt: new Date(this.#clock.now() + delay) });
       return 0;
     }
     await this.#deps.unitOfWork.write(DISPATCHER_ORIGIN, async (tx) => {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
 import { ProjectCipher } from '../crypto/project-cipher.ts';
-import type { Executor } from '../db/database.ts';
 import type { Environment, Project, Webhook } from '../db/schema.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
@@ -13,6 +12,7 @@ import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { WebhookView } from './webhook-schema.ts';
 import { countWebhooksOfProject, deleteWebhook, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook } from './webhook-store.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 
 /** At most this many webhooks per project: each is one more outbound request per change. */
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
@@ -132,13 +132,13 @@ export class WebhookService {
     });
   }
 
-  async #authorize(db: Executor, actor: Actor, projectId: string, action: Action): Promise<Project> {
+  async #authorize(db: ReadOnlyDb, actor: Actor, projectId: string, action: Action): Promise<Project> {
     const project = await this.#deps.lookups.requireProject(db, { id: projectId });
     await this.#deps.permissions.assertProject({ actor, project, action, subject: 'webhooks' });
     return project;
   }
 
-  async #requireWebhook(db: Executor, actor: Actor, webhookId: string): Promise<Webhook> {
+  async #requireWebhook(db: ReadOnlyDb, actor: Actor, webhookId: string): Promise<Webhook> {
     const webhook = await findWebhook(db, webhookId);
     if (!webhook || !(await mayKnowProject(this.#deps, db, actor, webhook.projectId))) throw new NotFoundError(`Webhook with ID '${webhookId}' not found`);
     return webhook;
@@ -164,7 +164,7 @@ function pathGlob(glob: string): string {
   return /[*?[\]{}!()]/.test(glob) ? glob : normalizeSecretPath(glob);
 }
 
-export async function environmentOf(db: Executor, webhook: Webhook): Promise<Environment> {
+export async function environmentOf(db: ReadOnlyDb, webhook: Webhook): Promise<Environment> {
   const environment = await findEnvironmentById(db, webhook.environmentId);
   if (!environment) throw new NotFoundError(`Webhook with ID '${webhook.id}' not found`);
   return environment;

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Executor } from '../db/database.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { Webhook, WebhookDelivery } from '../db/schema.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 export type NewWebhook = Pick<Webhook, 'projectId' | 'environmentId' | 'secretPath' | 'url' | 'encryptedSecretKey' | 'cursorRevision'>;
 export type WebhookProgress = Partial<
@@ -13,12 +13,12 @@ export async function insertWebhook(db: Executor, values: NewWebhook): Promise<W
   return db.insertInto('webhooks').values(values).returningAll().executeTakeFirstOrThrow();
 }
 
-export async function findWebhook(db: Executor, id: string): Promise<Webhook | undefined> {
+export async function findWebhook(db: ReadOnlyDb, id: string): Promise<Webhook | undefined> {
   if (!isUuid(id)) return undefined;
   return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export async function listWebhooks(db: Executor, projectId: string, environmentId?: string): Promise<Webhook[]> {
+export async function listWebhooks(db: ReadOnlyDb, projectId: string, environmentId?: string): Promise<Webhook[]> {
   let query = db.selectFrom('webhooks').selectAll().where('projectId', '=', projectId);
   if (environmentId) query = query.where('environmentId', '=', environmentId);
   return query.orderBy('createdAt').orderBy('id').execute();
@@ -78,7 +78,7 @@ export async function claimDueWebhooks(db: Executor, now: Date, leaseUntil: Date
 }
 
 /** The project's change rows after `revision`, oldest first. */
-export async function listProjectChangesAfter(db: Executor, projectId: string, revision: number, limit: number): Promise<ChangeRecord[]> {
+export async function listProjectChangesAfter(db: ReadOnlyDb, projectId: string, revision: number, limit: number): Promise<ChangeRecord[]> {
   const rows = await db
     .selectFrom('changeLog')
     .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])
@@ -94,7 +94,7 @@ export async function insertDelivery(db: Executor, values: Omit<WebhookDelivery,
   await db.insertInto('webhookDeliveries').values(values).execute();
 }
 
-export async function listDeliveries(db: Executor, webhookId: string, limit: number): Promise<WebhookDelivery[]> {
+export async function listDeliveries(db: ReadOnlyDb, webhookId: string, limit: number): Promise<WebhookDelivery[]> {
   return db
     .selectFrom('webhookDeliveries')
     .selectAll()

@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import type { AuthService, IssuedToken } from '../auth/auth-service.ts';
 import type { LoginThrottle } from '../auth/login-throttle.ts';
-import type { Executor } from '../db/database.ts';
 import { UnauthorizedError } from '../errors.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { TokenSettings } from './token-settings.ts';
 import { orgIdsOfIdentity } from './workload-auth-store.ts';
+import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** A login method's configuration row, with the identity it belongs to. */
 export interface WorkloadConfig extends TokenSettings {
@@ -24,7 +24,7 @@ export interface WorkloadLoginMethod<C extends WorkloadConfig> {
   /** The audit event of a successful login, and the metadata key naming the configuration. */
   event: string;
   configIdKey: string;
-  findConfig(db: Executor, identityId: string): Promise<C | undefined>;
+  findConfig(db: ReadOnlyDb, identityId: string): Promise<C | undefined>;
   /**
    * Resolves with who the token says the caller is (a service account `namespace/name`, a JWT's `sub`) when it proves
    * the caller is allowed by this configuration, else throws; may call out (never in a transaction).
@@ -49,13 +49,13 @@ interface Verified<C> {
  * counted by the login throttle per identity id and source address, as universal auth's.
  */
 export class WorkloadLogin<C extends WorkloadConfig> {
-  readonly #db: Executor;
+  readonly #db: ReadOnlyDb;
   readonly #auth: AuthService;
   readonly #throttle: LoginThrottle;
   readonly #method: WorkloadLoginMethod<C>;
   readonly #logger: Logger | undefined;
 
-  constructor(db: Executor, auth: AuthService, throttle: LoginThrottle, method: WorkloadLoginMethod<C>, logger?: Logger) {
+  constructor(db: ReadOnlyDb, auth: AuthService, throttle: LoginThrottle, method: WorkloadLoginMethod<C>, logger?: Logger) {
     this.#db = db;
     this.#auth = auth;
     this.#throttle = throttle;

@@ -69,7 +69,7 @@ let projectId: string;
 const receiver = new Receiver();
 
 const dispatcher = (limits: Partial<typeof DEFAULT_DISPATCH_LIMITS> = {}, timeoutMs = 2_000) =>
-  new WebhookDispatcher(app.services, new Outbound({ timeoutMs, denyPrivateAddresses: false }), clock, limits);
+  new WebhookDispatcher(app.services, app.services.database.db, new Outbound({ timeoutMs, denyPrivateAddresses: false }), clock, limits);
 const write = async (key: string, environment = 'dev', secretPath = '/') => {
   const response = await app.request('POST', `/api/v3/secrets/raw/${key}`, {
     token: admin.token,

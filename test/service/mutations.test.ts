@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Actor } from '../../src/actor/actor.ts';
-import type { Services } from '../../src/services/container.ts';
+import type { Services } from '../../src/app/container.ts';
 import { ANY_ADDRESS } from '../../src/universal-auth/trusted-ips.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 import { exportSPKI, generateKeyPair, SignJWT } from 'jose';

@@ -5,13 +5,13 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { DEFAULT_LOGIN_LIMITS, type LoginThrottleLimits } from '../../src/auth/login-throttle.ts';
-import type { ServiceOptions } from '../../src/services/container.ts';
+import type { ServiceOptions } from '../../src/app/container.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../src/http/app.ts';
 import type { ConsoleFiles } from '../../src/http/console/console-files.ts';
 import type { EventStreamSettings } from '../../src/http/routes/events.routes.ts';
 import { loggerOptions } from '../../src/logger.ts';
-import { createServices, type Services } from '../../src/services/container.ts';
+import { createServices, type Services } from '../../src/app/container.ts';
 import { adminQuery, databaseUrl } from './postgres-server.ts';
 
 export type Backend = 'pglite' | 'postgres';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { flag, id, required } from '../../validation/input.ts';
 import { loginTokenHook, requestOrigin } from '../authenticate.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appConnectionSchema, createPostgresConnectionSchema, updatePostgresConnectionSchema } from '../../app-connections/app-connection-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { id } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';

@@ -6,7 +6,7 @@ import {
   ENFORCEMENT_LEVELS,
   listedApprovalRequestSchema,
 } from '../../approvals/approval-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { environmentSlug, id, integer, name, optional, optionalInteger, path, text } from '../../validation/input.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { auditLogSchema, USER_AGENT_TYPES } from '../../audit/audit-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { dateTime, id, optional, optionalInteger, TEXT_MAX, text } from '../../validation/input.ts';
 import { describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';

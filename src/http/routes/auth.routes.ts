@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { loginBody, tokenResponseSchema } from '../../universal-auth/ua-schema.ts';
 import { publicUserSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../zod-app.ts';

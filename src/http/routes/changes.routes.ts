@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HELD_REQUEST_LIMITS } from '../../actor/caller-quota.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { parseDuration } from '../../validation/duration.ts';

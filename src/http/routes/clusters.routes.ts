@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { clusterSchema } from '../../clusters/cluster-schema.ts';
 import { clusterNameSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { id, optional, required, text } from '../../validation/input.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';

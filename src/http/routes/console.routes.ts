@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { USER_SESSION_TTL_SECONDS } from '../../auth/auth-service.ts';
 import { ForbiddenError } from '../../errors.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { email, id, optional, password, required } from '../../validation/input.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { clearConsoleCookie, CONSOLE_HEADER, requireConsoleHeader, setConsoleCookie } from '../console/console-cookie.ts';

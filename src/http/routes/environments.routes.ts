@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { environmentNameSchema, environmentSchema, environmentSlugSchema } from '../../environments/environment-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, position } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { HELD_REQUEST_LIMITS } from '../../actor/caller-quota.ts';
 import { PROJECT_EVENT_NAMES } from '../../events/project-events.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { requestOrigin } from '../authenticate.ts';
 import { id, optional, required, text } from '../../validation/input.ts';

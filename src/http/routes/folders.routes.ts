@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { folderDetailSchema, folderSchema } from '../../folders/folder-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { environmentSlug, hasProjectId, id, optional, PATH_MAX, projectIdFields, projectIdOf, projectIdRequired, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';

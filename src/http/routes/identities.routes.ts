@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { identityNameSchema, identitySchema, orgIdentitySchema, orgRoleSchema } from '../../identities/identity-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, optional } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, reads } from '../docs/operation-doc.ts';

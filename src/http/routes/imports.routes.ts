@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { secretImportSchema } from '../../imports/import-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import {
   environmentSlug,

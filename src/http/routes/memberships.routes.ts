@@ -6,7 +6,7 @@ import {
   roleAssignmentsSchema,
   userMembershipSchema,
 } from '../../memberships/membership-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { email, id, optional, required } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { clusterNameSchema, namespaceGrantSchema, namespaceNameSchema } from '../../grants/grant-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { id, optional } from '../../validation/input.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';

@@ -1,4 +1,4 @@
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { installationSeenBy } from '../../installation/installation-view.ts';

@@ -7,7 +7,7 @@ import {
   rulesOf,
   updatePrivilegeBody,
 } from '../../privileges/privilege-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id } from '../../validation/input.ts';
 import { changes, describeRoute, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';

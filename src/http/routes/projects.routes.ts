@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { projectNameSchema, projectSchema, projectSlugSchema, projectWithEnvironmentsSchema } from '../../projects/project-schema.ts';
 import { effectivePermissionsSchema } from '../../permissions/permission-schema.ts';
 import { OPERATOR_ROLE_SLUG } from '../../permissions/permission-rules.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';
 import { changes, describeRoute, orgPermission, projectPermission, reads } from '../docs/operation-doc.ts';

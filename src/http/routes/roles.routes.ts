@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { permissionRulesInputSchema } from '../../permissions/permission-schema.ts';
 import { roleSchema, roleSlugSchema } from '../../roles/role-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, required, text } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';

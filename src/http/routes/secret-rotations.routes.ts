@@ -13,7 +13,7 @@ import {
   updateGeneratedRotationSchema,
   updatePostgresRotationSchema,
 } from '../../rotations/rotation-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { environmentSlug, id, path } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { importedGroupSchema, listedSecretSchema, rawSecretSchema, withValueVisibility } from '../../secrets/secret-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { commaList, flag, optionalInteger, projectRef } from '../../validation/input.ts';
 import {

@@ -4,7 +4,7 @@ import { CACHE_POLICIES } from '../../caches/cache-policies.ts';
 import { RevisionCache } from '../../caches/revision-cache.ts';
 import { encryptedSecretSchema, importedGroupSchema, listedSecretSchema, rawSecretSchema } from '../../secrets/secret-schema.ts';
 import { approvalRequestSchema } from '../../approvals/approval-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { commaList, environmentSlug, flag, id, optionalInteger, projectRef, required, path as secretPathField } from '../../validation/input.ts';
 import {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { bigInteger, dateTime, environmentSlug, id, optionalInteger, path, required } from '../../validation/input.ts';

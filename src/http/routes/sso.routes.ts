@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { createOidcConfigBody, oidcConfigSchema, updateOidcConfigBody } from '../../sso/oidc-config-schema.ts';
 import { id, optional, slug, text } from '../../validation/input.ts';
 import { requestOrigin } from '../authenticate.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import type { ConsoleFiles } from '../console/console-files.ts';
 import { consolePageFor, sendConsolePage } from '../console/console-routes.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { tagColorSchema, tagSchema, tagSlugSchema } from '../../tags/tag-schema.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id, optional, text } from '../../validation/input.ts';

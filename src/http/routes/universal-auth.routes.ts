@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { attachUniversalAuthBody, clientSecretDataSchema, createClientSecretBody, universalAuthSchema, updateUniversalAuthBody } from '../../universal-auth/ua-schema.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { id } from '../../validation/input.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { orgRoleSchema } from '../../identities/identity-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { orgMembershipSchema } from '../../users/user-schema.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { email, id } from '../../validation/input.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { deliverySchema, webhookSchema } from '../../webhooks/webhook-schema.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';

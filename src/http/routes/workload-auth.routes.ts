@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { attachJwtAuthBody, jwtAuthSchema, updateJwtAuthBody } from '../../jwt-auth/jwt-auth-schema.ts';
 import { attachKubernetesAuthBody, kubernetesAuthSchema, updateKubernetesAuthBody, workloadLoginBody } from '../../kubernetes-auth/kubernetes-auth-schema.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import { tokenResponseSchema } from '../../universal-auth/ua-schema.ts';
 import { id } from '../../validation/input.ts';
 import { tokenSettingsOf } from '../../workload-auth/token-settings.ts';

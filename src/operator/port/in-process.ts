@@ -5,7 +5,7 @@ import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { NotFoundError } from '../../errors.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
-import type { Services } from '../../services/container.ts';
+import type { Services } from '../../app/container.ts';
 import type {
   Change,
   ChangeStream,

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { migrate } from '../../../src/db/migrate.ts';
 import { buildApiApp, type ZodApp } from '../../../src/http/app.ts';
-import { createServices } from '../../../src/services/container.ts';
+import { createServices } from '../../../src/app/container.ts';
 import type { FuzzRequest, FuzzTarget } from './fuzzer.ts';
 
 /** The fuzzer's view of an API app: its OpenAPI document, a way to send, and an admin token from bootstrapping it. */

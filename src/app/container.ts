@@ -16,9 +16,9 @@ import { Keyring } from '../crypto/keyring.ts';
 import { TokenSigner } from '../crypto/tokens.ts';
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.ts';
-import type { ServiceDeps } from './deps.ts';
-import { Lookups } from './lookups.ts';
-import { UnitOfWork } from './unit-of-work.ts';
+import type { ServiceDeps } from '../services/deps.ts';
+import { Lookups } from '../services/lookups.ts';
+import { UnitOfWork } from '../services/unit-of-work.ts';
 import { EnvironmentService } from '../environments/environment-service.ts';
 import { FolderService } from '../folders/folder-service.ts';
 import { ClusterService } from '../clusters/cluster-service.ts';
@@ -151,6 +151,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     webhooks: new WebhookService(deps),
     webhookDispatcher: new WebhookDispatcher(
       deps,
+      db,
       new Outbound({ timeoutMs: 10_000, denyPrivateAddresses: false, ...options.outbound }),
       options.deliveryClock ?? { now: Date.now },
       options.dispatchLimits,
