@@ -39,12 +39,14 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const probes = buildProbeApp(services, metrics.registry, () => operator?.readinessProblem() ?? null);
   const stopRetention = scheduleAuditRetention(services.db, logger);
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
+  const stopLeaseExpiry = services.dynamicSecretLeases.scheduleExpiry(logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
     await listen(probes, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
   } catch (error) {
     stopRetention();
     stopThrottlePruning();
+    stopLeaseExpiry();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     throw error;
@@ -65,6 +67,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     logger.info({ signal }, 'shutting down');
     stopRetention();
     stopThrottlePruning();
+    stopLeaseExpiry();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

@@ -530,6 +530,35 @@ export interface SchemaMigrationsTable {
   appliedAt: Timestamp;
 }
 
+export interface DynamicSecretsTable {
+  id: Generated<string>;
+  projectId: string;
+  folderId: string;
+  name: string;
+  type: string;
+  version: Generated<number>;
+  defaultTtl: string;
+  maxTtl: string | null;
+  encryptedInputs: Buffer;
+  createdAt: Generated<Date>;
+  updatedAt: Generated<Date>;
+}
+
+export interface DynamicSecretLeasesTable {
+  id: Generated<string>;
+  dynamicSecretId: string;
+  projectId: string;
+  externalEntityId: string;
+  version: Generated<number>;
+  expireAt: Timestamp;
+  status: string | null;
+  statusDetails: string | null;
+  createdBy: string;
+  revokeClaimedUntil: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Generated<Date>;
+}
+
 export interface DB {
   cacheVersions: CacheVersionsTable;
   instanceState: InstanceStateTable;
@@ -568,6 +597,8 @@ export interface DB {
   secrets: SecretsTable;
   secretVersions: SecretVersionsTable;
   secretTags: SecretTagsTable;
+  dynamicSecrets: DynamicSecretsTable;
+  dynamicSecretLeases: DynamicSecretLeasesTable;
   secretTagLinks: SecretTagLinksTable;
   secretImports: SecretImportsTable;
   integrationAuths: IntegrationAuthsTable;
@@ -585,6 +616,8 @@ export type Folder = Selectable<SecretFoldersTable>;
 export type Secret = Selectable<SecretsTable>;
 export type SecretVersion = Selectable<SecretVersionsTable>;
 export type SecretTag = Selectable<SecretTagsTable>;
+export type DynamicSecret = Selectable<DynamicSecretsTable>;
+export type DynamicSecretLease = Selectable<DynamicSecretLeasesTable>;
 export type SecretImport = Selectable<SecretImportsTable>;
 export type IntegrationAuth = Selectable<IntegrationAuthsTable>;
 export type Integration = Selectable<IntegrationsTable>;

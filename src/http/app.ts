@@ -33,6 +33,7 @@ import { publicSsoRoutes, ssoConfigRoutes } from './routes/sso.routes.ts';
 import { mfaEnrolmentRoutes, sessionRoutes } from './routes/account.routes.ts';
 import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
+import { dynamicSecretRoutes } from './routes/dynamic-secrets.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
 import { userRoutes } from './routes/users.routes.ts';
 import { jwtAuthRoutes, kubernetesAuthRoutes, workloadLoginRoutes } from './routes/workload-auth.routes.ts';
@@ -92,6 +93,7 @@ const protectedRouteGroups = [
   secretRoutes,
   secretV4Routes,
   tagRoutes,
+  dynamicSecretRoutes,
   importRoutes,
   integrationRoutes,
   operatorRoutes,

@@ -21,6 +21,8 @@ export const PROJECT_SUBJECTS = [
   'identity',
   'role',
   'namespace-grants',
+  'dynamic-secrets',
+  'dynamic-secret-leases',
 ] as const;
 export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 
@@ -167,6 +169,9 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
       only('audit-logs', 'read'),
       only('workspace', 'read'),
       only('namespace-grants', 'read'),
+      // The provider's admin connection and statement templates stay the admin's: a member leases, never configures.
+      only('dynamic-secrets', 'read'),
+      crud('dynamic-secret-leases'),
     ],
   },
   viewer: {

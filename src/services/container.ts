@@ -42,6 +42,8 @@ import { SecretReader } from '../secrets/secret-reader.ts';
 import { SecretService } from '../secrets/secret-service.ts';
 import { SecretTagging } from '../secrets/secret-tagging.ts';
 import { TagService } from '../tags/tag-service.ts';
+import { DynamicSecretLeaseService, type LeaseLimits } from '../dynamic-secrets/dynamic-secret-lease-service.ts';
+import { DynamicSecretService } from '../dynamic-secrets/dynamic-secret-service.ts';
 import { UniversalAuthLogin } from '../universal-auth/ua-login.ts';
 import { UniversalAuthService } from '../universal-auth/ua-service.ts';
 import { JwtAuthService } from '../jwt-auth/jwt-auth-service.ts';
@@ -80,6 +82,8 @@ export interface ServiceOptions {
   ssoBreakGlass?: boolean;
   /** Milliseconds since the epoch, for TOTP codes (tests inject one). */
   clock?: () => number;
+  /** Caps on dynamic secret leases held at once (tests lower them). */
+  leaseLimits?: LeaseLimits;
 }
 
 export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -131,6 +135,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     secretTagging: new SecretTagging(deps),
     imports: new ImportService(deps),
     tags: new TagService(deps),
+    dynamicSecrets: new DynamicSecretService(deps),
+    dynamicSecretLeases: new DynamicSecretLeaseService(deps, { clock: options.clock, limits: options.leaseLimits }),
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps, syncProgress),
     clusters: new ClusterService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),

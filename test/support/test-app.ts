@@ -90,6 +90,8 @@ export async function startTestApp(
     heldRequestLimits?: ServiceOptions['heldRequestLimits'];
     /** Sign-in settings: break-glass, the public URL, the TOTP clock. */
     signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
+    /** Caps on dynamic secret leases. */
+    leaseLimits?: ServiceOptions['leaseLimits'];
   } = {},
 ): Promise<TestApp> {
   const backend = currentBackend();
@@ -100,6 +102,7 @@ export async function startTestApp(
     eventStreams: options.eventStreams,
     heldRequestLimits: options.heldRequestLimits,
     signIn: options.signIn,
+    leaseLimits: options.leaseLimits,
   });
 }
 
@@ -138,7 +141,9 @@ async function serveTestApp(
     eventStreams,
     heldRequestLimits,
     signIn,
+    leaseLimits,
   }: {
+    leaseLimits?: ServiceOptions['leaseLimits'];
     loginLimits: LoginThrottleLimits;
     ownsDatabase?: boolean;
     eventStreams?: Partial<EventStreamSettings>;
@@ -154,7 +159,7 @@ async function serveTestApp(
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, ...signIn });
+  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, leaseLimits, ...signIn });
   const { app } = await buildApiApp(services, { logger, trustedProxies: [], eventStreams: { heartbeatMs: 250, recheckMs: 500, stallTimeoutMs: 2_000, ...eventStreams } });
   await app.ready();
 
