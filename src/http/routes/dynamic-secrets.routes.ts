@@ -22,7 +22,11 @@ const place = {
 };
 const placeQuery = z.object(place);
 const nameParams = z.object({ name: dynamicSecretName });
-const leaseParams = z.object({ leaseId: id().describe("The lease's id.") });
+const leaseParams = z.object({
+  leaseId: id()
+    .describe("The lease's id.")
+    .meta({ examples: ['3f9c2a51-7d4e-4b8a-9c61-2e5f0a7b1d93'] }),
+});
 const isForced = z.boolean().default(false).describe('Forget it even when the database refuses the revocation (its role then stays).');
 const dynamicSecretResponse = { 200: z.object({ dynamicSecret: dynamicSecretSchema }) };
 const leaseResponse = { 200: z.object({ lease: leaseSchema }) };
@@ -44,7 +48,13 @@ export function dynamicSecretRoutes(app: ZodApp, services: Services): void {
           effects: changes('Creates the dynamic secret.', 'create-dynamic-secret'),
           errors: configErrors,
         }),
-        body: z.object({ ...place, name: dynamicSecretName, provider: providerSchema, defaultTTL: ttlSchema, maxTTL: ttlSchema.nullable().optional() }),
+        body: z.object({
+          ...place,
+          name: dynamicSecretName,
+          provider: providerSchema,
+          defaultTTL: ttlSchema,
+          maxTTL: ttlSchema.nullable().optional().describe('The longest a lease may last, renewals included; none: no limit.'),
+        }),
         response: dynamicSecretResponse,
       },
     },
@@ -69,12 +79,14 @@ export function dynamicSecretRoutes(app: ZodApp, services: Services): void {
         params: nameParams,
         body: z.object({
           ...place,
-          data: z.object({
-            inputs: postgresInputsSchema.partial().optional(),
-            defaultTTL: ttlSchema.optional(),
-            maxTTL: ttlSchema.nullable().optional(),
-            newName: dynamicSecretName.optional(),
-          }),
+          data: z
+            .object({
+              inputs: postgresInputsSchema.partial().optional().describe('Inputs to change; the others keep their stored value.'),
+              defaultTTL: ttlSchema.optional(),
+              maxTTL: ttlSchema.nullable().optional().describe('The longest a lease may last; null: no limit.'),
+              newName: dynamicSecretName.optional(),
+            })
+            .describe('What to change.'),
         }),
         response: dynamicSecretResponse,
       },
