@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type MatrixFixture, matrixFixture, type Persona, REJECTED_PERSONAS, ROLE_PERSONAS } from '../support/matrix-fixture.ts';
+import { dropLeaseTarget, type MatrixFixture, matrixFixture, type Persona, REJECTED_PERSONAS, ROLE_PERSONAS } from '../support/matrix-fixture.ts';
 import { type RouteEntry, routeTable } from '../support/route-table.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -46,7 +46,10 @@ beforeAll(async () => {
   fx = await matrixFixture(app);
   table = routeTable(fx);
 }, 120_000);
-afterAll(async () => app?.close());
+afterAll(async () => {
+  await app?.close();
+  await dropLeaseTarget();
+});
 
 const REJECTED_STATUS: Record<(typeof REJECTED_PERSONAS)[number], number[]> = {
   noToken: [401],

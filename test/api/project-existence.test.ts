@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type MatrixFixture, matrixFixture } from '../support/matrix-fixture.ts';
+import { dropLeaseTarget, type MatrixFixture, matrixFixture } from '../support/matrix-fixture.ts';
 import { type RouteRequest, routeTable } from '../support/route-table.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -51,7 +51,10 @@ beforeAll(async () => {
   // the organization's audit log, filtered to one project
   routes.push(['GET /api/v1/organization/audit-logs?projectId', async () => ({ url: '/api/v1/organization/audit-logs', query: { projectId: fx.ids.projectId } })]);
 }, 120_000);
-afterAll(async () => app?.close());
+afterAll(async () => {
+  await app?.close();
+  await dropLeaseTarget();
+});
 
 /** The request with every id (but the organization's) and the project slug replaced by random ones, and how to map them back. */
 function withRandomIds(request: RouteRequest): { request: RouteRequest; back: (text: string) => string } {
