@@ -175,6 +175,29 @@ describe('leases', () => {
     expect(leases.map((row) => row.id)).toContain(long.body.lease.id);
   });
 
+  test("the Go SDK's request shapes are accepted: an empty ttl is the default, extra fields are ignored", async () => {
+    // CreateDynamicSecretLeaseV1Request and RenewDynamicSecretLeaseV1Request (github:Infisical/go-sdk) send every field
+    const created = await app.request('POST', '/api/v1/dynamic-secrets/leases', {
+      token,
+      body: { dynamicSecretName: 'pg', projectSlug, ttl: '', path: '/', environmentSlug: 'dev' },
+    });
+    expect(created.status).toBe(200);
+    usernames.add(created.body.data.DB_USERNAME);
+    expect(new Date(created.body.lease.expireAt).getTime()).toBe(start + clock.now() + 3_600_000);
+    const id = created.body.lease.id;
+    const renewed = await app.request('POST', `/api/v1/dynamic-secrets/leases/${id}/renew`, {
+      token,
+      body: { leaseId: id, ttl: '', projectSlug, path: '/', environmentSlug: 'dev', isForced: false },
+    });
+    expect(renewed.status).toBe(200);
+    expect(new Date(renewed.body.lease.expireAt).getTime()).toBe(new Date(created.body.lease.expireAt).getTime() + 3_600_000);
+    const revoked = await app.request('DELETE', `/api/v1/dynamic-secrets/leases/${id}`, {
+      token,
+      body: { leaseId: id, projectSlug, path: '/', environmentSlug: 'dev', isForced: false },
+    });
+    expect(revoked.status).toBe(200);
+  });
+
   test('leases held at once are capped per caller: the next is a 429 and creates no role', async () => {
     let status = 200;
     while (status === 200) status = (await lease()).status;

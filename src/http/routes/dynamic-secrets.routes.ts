@@ -10,7 +10,7 @@ import {
   visibleInputsSchema,
 } from '../../dynamic-secrets/dynamic-secret-schema.ts';
 import type { Services } from '../../services/container.ts';
-import { environmentSlug, id, path } from '../../validation/input.ts';
+import { environmentSlug, id, optional, path } from '../../validation/input.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';
 
@@ -195,7 +195,7 @@ function leaseRoutes(app: ZodApp, services: Services): void {
           effects: changes('Creates the role and the lease.', 'create-dynamic-secret-lease'),
           errors: [400, 429],
         }),
-        body: z.object({ ...place, dynamicSecretName, ttl: ttlSchema.optional() }),
+        body: z.object({ ...place, dynamicSecretName, ttl: optional(ttlSchema) }),
         response: { 200: z.object({ lease: leaseSchema, dynamicSecret: dynamicSecretSchema, data: leaseDataSchema }) },
       },
     },
@@ -242,7 +242,7 @@ function leaseRoutes(app: ZodApp, services: Services): void {
           errors: [400],
         }),
         params: leaseParams,
-        body: z.object({ ...place, ttl: ttlSchema.optional() }),
+        body: z.object({ ...place, ttl: optional(ttlSchema) }),
         response: leaseResponse,
       },
     },
