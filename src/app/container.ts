@@ -43,6 +43,8 @@ import { SecretReader } from '../secrets/secret-reader.ts';
 import { SecretService } from '../secrets/secret-service.ts';
 import { SecretTagging } from '../secrets/secret-tagging.ts';
 import { TagService } from '../tags/tag-service.ts';
+import { DynamicSecretLeaseService, type LeaseLimits } from '../dynamic-secrets/dynamic-secret-lease-service.ts';
+import { DynamicSecretService } from '../dynamic-secrets/dynamic-secret-service.ts';
 import { UniversalAuthLogin } from '../universal-auth/ua-login.ts';
 import { UniversalAuthService } from '../universal-auth/ua-service.ts';
 import { JwtAuthService } from '../jwt-auth/jwt-auth-service.ts';
@@ -94,6 +96,8 @@ export interface ServiceOptions {
   /** The webhook dispatcher's clock (tests inject one) and limits. */
   deliveryClock?: DeliveryClock;
   dispatchLimits?: Partial<DispatchLimits>;
+  /** Caps on dynamic secret leases held at once (tests lower them). */
+  leaseLimits?: LeaseLimits;
 }
 
 export const DEFAULT_PUBLIC_URL = 'http://127.0.0.1:8080';
@@ -158,6 +162,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     ),
     imports: new ImportService(deps),
     tags: new TagService(deps),
+    dynamicSecrets: new DynamicSecretService(deps),
+    dynamicSecretLeases: new DynamicSecretLeaseService(deps, { clock: options.clock, limits: options.leaseLimits }),
     integrationAuths: new IntegrationAuthService(deps),
     integrations: new IntegrationService(deps, syncProgress),
     clusters: new ClusterService(deps, options.clusterName ?? DEFAULT_CLUSTER_NAME),

@@ -44,6 +44,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   const stopRotations = scheduleRotations(() => services.rotations.runDue(), logger);
   const stopWebhooks = services.webhookDispatcher.start(logger);
+  const stopLeaseExpiry = services.dynamicSecretLeases.scheduleExpiry(logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
     await listen(probes, 'probes', config.host, config.probePort, 'COFFER_PROBE_PORT (--probe-port)');
@@ -52,6 +53,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopThrottlePruning();
     stopRotations();
     stopWebhooks();
+    stopLeaseExpiry();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
     throw error;
@@ -74,6 +76,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopThrottlePruning();
     stopRotations();
     stopWebhooks();
+    stopLeaseExpiry();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();

@@ -675,6 +675,34 @@ export interface SecretRotationsTable {
   updatedAt: Timestamp;
 }
 export type SecretRotation = Selectable<SecretRotationsTable>;
+export interface DynamicSecretsTable {
+  id: Generated<string>;
+  projectId: string;
+  folderId: string;
+  name: string;
+  type: string;
+  version: Generated<number>;
+  defaultTtl: string;
+  maxTtl: string | null;
+  encryptedInputs: Buffer;
+  createdAt: Generated<Date>;
+  updatedAt: Generated<Date>;
+}
+
+export interface DynamicSecretLeasesTable {
+  id: Generated<string>;
+  dynamicSecretId: string;
+  projectId: string;
+  externalEntityId: string;
+  version: Generated<number>;
+  expireAt: Timestamp;
+  status: string | null;
+  statusDetails: string | null;
+  createdBy: string;
+  revokeClaimedUntil: Timestamp | null;
+  createdAt: Timestamp;
+  updatedAt: Generated<Date>;
+}
 
 export interface DB {
   appConnections: AppConnectionsTable;
@@ -724,6 +752,8 @@ export interface DB {
   secretApprovalRequestSecrets: SecretApprovalRequestSecretsTable;
   secretApprovalRequestReviews: SecretApprovalRequestReviewsTable;
   secretTags: SecretTagsTable;
+  dynamicSecrets: DynamicSecretsTable;
+  dynamicSecretLeases: DynamicSecretLeasesTable;
   secretTagLinks: SecretTagLinksTable;
   secretImports: SecretImportsTable;
   integrationAuths: IntegrationAuthsTable;
@@ -746,6 +776,8 @@ export type SecretApprovalPolicy = Selectable<SecretApprovalPoliciesTable>;
 export type SecretApprovalRequest = Selectable<SecretApprovalRequestsTable>;
 export type SecretApprovalRequestSecret = Selectable<SecretApprovalRequestSecretsTable>;
 export type SecretTag = Selectable<SecretTagsTable>;
+export type DynamicSecret = Selectable<DynamicSecretsTable>;
+export type DynamicSecretLease = Selectable<DynamicSecretLeasesTable>;
 export type SecretImport = Selectable<SecretImportsTable>;
 export type IntegrationAuth = Selectable<IntegrationAuthsTable>;
 export type Integration = Selectable<IntegrationsTable>;

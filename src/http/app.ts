@@ -42,6 +42,7 @@ import { systemRoutes } from './routes/system.routes.ts';
 import { tagRoutes } from './routes/tags.routes.ts';
 import { appConnectionRoutes } from './routes/app-connections.routes.ts';
 import { secretRotationRoutes } from './routes/secret-rotations.routes.ts';
+import { dynamicSecretRoutes } from './routes/dynamic-secrets.routes.ts';
 import { universalAuthRoutes } from './routes/universal-auth.routes.ts';
 import { userRoutes } from './routes/users.routes.ts';
 import { jwtAuthRoutes, kubernetesAuthRoutes, workloadLoginRoutes } from './routes/workload-auth.routes.ts';
@@ -107,6 +108,7 @@ const protectedRouteGroups = [
   snapshotRoutes,
   webhookRoutes,
   tagRoutes,
+  dynamicSecretRoutes,
   importRoutes,
   integrationRoutes,
   operatorRoutes,

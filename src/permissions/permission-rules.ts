@@ -26,6 +26,8 @@ export const PROJECT_SUBJECTS = [
   'secret-approval',
   'secret-rollback',
   'webhooks',
+  'dynamic-secrets',
+  'dynamic-secret-leases',
 ] as const;
 export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 
@@ -176,6 +178,9 @@ export const BUILT_IN_PROJECT_ROLES: Record<string, { name: string; description:
       only('app-connections', 'read'),
       only('secret-approval', 'read'),
       only('secret-rollback', 'read', 'create'),
+      // The provider's admin connection and statement templates stay the admin's: a member leases, never configures.
+      only('dynamic-secrets', 'read'),
+      crud('dynamic-secret-leases'),
     ],
   },
   viewer: {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type MatrixFixture, matrixFixture, type Persona, REJECTED_PERSONAS, ROLE_PERSONAS } from '../support/matrix-fixture.ts';
+import { dropLeaseTarget, type MatrixFixture, matrixFixture, type Persona, REJECTED_PERSONAS, ROLE_PERSONAS } from '../support/matrix-fixture.ts';
 import { dropRotatedRoles, type RouteEntry, routeTable } from '../support/route-table.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -51,6 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await dropRotatedRoles();
+  await dropLeaseTarget();
 });
 
 const REJECTED_STATUS: Record<(typeof REJECTED_PERSONAS)[number], number[]> = {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type MatrixFixture, matrixFixture } from '../support/matrix-fixture.ts';
+import { dropLeaseTarget, type MatrixFixture, matrixFixture } from '../support/matrix-fixture.ts';
 import { dropRotatedRoles, type RouteRequest, routeTable } from '../support/route-table.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -56,6 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await app?.close();
   await dropRotatedRoles();
+  await dropLeaseTarget();
 });
 
 /** The request with every id (but the organization's) and the project slug replaced by random ones, and how to map them back. */

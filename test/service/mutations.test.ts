@@ -8,6 +8,7 @@ import { exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import { json, type LocalServer, startLocalServer } from '../support/local-https.ts';
 import { startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
 import * as OTPAuth from 'otpauth';
+import { adminQuery } from '../support/postgres-server.ts';
 
 /**
  * Every method of every service in the container, classified. A write must go
@@ -104,6 +105,10 @@ const READS = new Set([
   'snapshots.get',
   'webhooks.list',
   'webhooks.deliveries',
+  'dynamicSecrets.get',
+  'dynamicSecrets.list',
+  'dynamicSecretLeases.get',
+  'dynamicSecretLeases.list',
 ]);
 
 /**
@@ -113,6 +118,9 @@ const READS = new Set([
 const UNAUDITED_WRITES: Record<string, string> = {
   'oidcLogin.start':
     "stores a sign-in's single-use state (digest, nonce, sealed PKCE verifier, 10 minutes); audited by its callback (run by the oidcLogin.callback case)",
+  'dynamicSecretLeases.revokeExpired':
+    'claims due leases (a row update that grants nothing) and revokes each through the unit of dynamicSecretLeases.revoke (its case), audited as revoke-dynamic-secret-lease; test/api/dynamic-secrets.test.ts runs it',
+  'dynamicSecretLeases.scheduleExpiry': 'starts the timer that runs revokeExpired',
   'mfa.enrol': 'stores a pending TOTP secret that no sign-in accepts until mfa.confirm, which is audited (run by the mfa.confirm case)',
 };
 
@@ -158,6 +166,40 @@ interface WriteCase {
   /** Builds what the write needs (committed before the write is tried) and returns the write. */
   prepare(world: World): Promise<() => Promise<unknown>>;
 }
+
+/** A database of its own on the local PostgreSQL server, for dynamic secret leases (dropped in afterAll with their roles). */
+const LEASE_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+const leaseDatabase = `coffer_mut_${process.pid}_${Date.now().toString(36)}`;
+let leaseDatabaseMade: Promise<unknown> | undefined;
+
+async function withDynamicSecret(world: World) {
+  leaseDatabaseMade ??= adminQuery(LEASE_SERVER, `CREATE DATABASE ${leaseDatabase}`);
+  await leaseDatabaseMade;
+  const project = await world.project();
+  const place = { projectSlug: project.slug, environmentSlug: 'dev', path: '/' };
+  const name = `pg-${next()}`;
+  const inputs = {
+    client: 'postgres' as const,
+    host: '127.0.0.1',
+    port: 5432,
+    database: leaseDatabase,
+    username: 'postgres',
+    password: '',
+    creationStatement: `CREATE ROLE "{{username}}" WITH LOGIN VALID UNTIL '{{expiration}}';`,
+    revocationStatement: 'DROP ROLE IF EXISTS "{{username}}";',
+    renewStatement: `ALTER ROLE "{{username}}" VALID UNTIL '{{expiration}}';`,
+  };
+  await world.services.dynamicSecrets.create(world.admin, place, { name, provider: { type: 'sql-database', inputs }, defaultTTL: '1h', maxTTL: '1d' });
+  return { place, name, inputs };
+}
+
+async function withLease(world: World) {
+  const at = await withDynamicSecret(world);
+  const created = await world.services.dynamicSecretLeases.create(world.admin, at.place, { dynamicSecretName: at.name });
+  leaseRoles.add(created.data.DB_USERNAME);
+  return { ...at, leaseId: created.lease.id };
+}
+const leaseRoles = new Set<string>();
 
 let counter = 0;
 const next = () => ++counter;
@@ -1321,6 +1363,51 @@ const WRITES: Record<string, WriteCase> = {
       return () => world.services.clusters.delete(world.admin, cluster.id);
     },
   },
+  'dynamicSecrets.create': {
+    audit: ['create-dynamic-secret'],
+    prepare: async (world) => {
+      const { place, inputs } = await withDynamicSecret(world);
+      return () => world.services.dynamicSecrets.create(world.admin, place, { name: `pg-${next()}`, provider: { type: 'sql-database', inputs }, defaultTTL: '1h' });
+    },
+  },
+  'dynamicSecrets.update': {
+    audit: ['update-dynamic-secret'],
+    prepare: async (world) => {
+      const { place, name } = await withDynamicSecret(world);
+      return () => world.services.dynamicSecrets.update(world.admin, place, name, { defaultTTL: '2h' });
+    },
+  },
+  'dynamicSecrets.delete': {
+    audit: ['delete-dynamic-secret'],
+    prepare: async (world) => {
+      const { place, name } = await withDynamicSecret(world);
+      return () => world.services.dynamicSecrets.delete(world.admin, place, name, false);
+    },
+  },
+  'dynamicSecretLeases.create': {
+    audit: ['create-dynamic-secret-lease'],
+    prepare: async (world) => {
+      const { place, name } = await withDynamicSecret(world);
+      return async () => {
+        const created = await world.services.dynamicSecretLeases.create(world.admin, place, { dynamicSecretName: name });
+        leaseRoles.add(created.data.DB_USERNAME);
+      };
+    },
+  },
+  'dynamicSecretLeases.renew': {
+    audit: ['renew-dynamic-secret-lease'],
+    prepare: async (world) => {
+      const { place, leaseId } = await withLease(world);
+      return () => world.services.dynamicSecretLeases.renew(world.admin, place, leaseId, { ttl: '1m' });
+    },
+  },
+  'dynamicSecretLeases.revoke': {
+    audit: ['revoke-dynamic-secret-lease'],
+    prepare: async (world) => {
+      const { place, leaseId } = await withLease(world);
+      return () => world.services.dynamicSecretLeases.revoke(world.admin, place, leaseId, false);
+    },
+  },
   'clusters.bindIdentity': {
     audit: ['bind-cluster-identity'],
     prepare: async (world) => {
@@ -1381,6 +1468,8 @@ beforeAll(async () => {
   };
 });
 afterAll(async () => {
+  for (const role of leaseRoles) await adminQuery(LEASE_SERVER, `DROP ROLE IF EXISTS "${role}"`);
+  if (leaseDatabaseMade) await adminQuery(LEASE_SERVER, `DROP DATABASE IF EXISTS ${leaseDatabase}`);
   await tokenReviews?.close();
   await app?.close();
   await sso?.close();

@@ -2,6 +2,7 @@ import { TokenSigner } from '../../src/crypto/tokens.ts';
 import { insertIdentity } from '../../src/identities/identity-store.ts';
 import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
 import { accessFixture } from './access-fixture.ts';
+import { adminQuery } from './postgres-server.ts';
 import type { TestApp } from './test-app.ts';
 
 export const ROLE_PERSONAS = ['viewer', 'member', 'admin', 'orgAdmin'] as const;
@@ -31,6 +32,7 @@ export const unique = (prefix: string) => `${prefix}-${process.pid}-${++counter}
  */
 export async function matrixFixture(app: TestApp) {
   const fx = await accessFixture(app, 'matrix-project');
+  await ensureLeaseTarget();
   const { call, projectId } = fx;
   const personaIdentities = {
     viewer: await fx.identity('viewer', 'member', 'viewer'),
@@ -40,6 +42,7 @@ export async function matrixFixture(app: TestApp) {
   };
   const devId: string = (await call('GET', `/api/v1/workspace/${projectId}`)).workspace.environments.find((env: { slug: string }) => env.slug === 'dev').id;
 
+  const dynamicSecretPlace = { projectSlug: fx.projectSlug, environmentSlug: 'dev', path: '/' };
   const fresh = {
     async project() {
       const { project } = await call('POST', '/api/v2/workspace', { projectName: unique('p').slice(0, 60) });
@@ -71,6 +74,16 @@ export async function matrixFixture(app: TestApp) {
     async import() {
       const body = { workspaceId: projectId, environment: 'dev', path: '/', import: { environment: 'staging', path: `/${unique('src')}` } };
       return (await call('POST', '/api/v1/secret-imports', body)).secretImport.id as string;
+    },
+    /** A dynamic secret at the project's dev root whose leases are roles on the matrix's own target database. */
+    async dynamicSecret() {
+      const name = unique('pg');
+      await call('POST', '/api/v1/dynamic-secrets', { ...dynamicSecretPlace, name, provider: leaseProvider(), defaultTTL: '1h', maxTTL: '1d' });
+      return name;
+    },
+    async lease() {
+      const dynamicSecretName = await fresh.dynamicSecret();
+      return (await call('POST', '/api/v1/dynamic-secrets/leases', { ...dynamicSecretPlace, dynamicSecretName })).lease.id as string;
     },
     async tag() {
       return (await call('POST', `/api/v1/workspace/${projectId}/tags`, { slug: unique('t'), color: '#000000' })).workspaceTag.id as string;
@@ -283,3 +296,41 @@ async function otherOrganization(app: TestApp, issueToken: (identityId: string) 
 }
 
 export type MatrixFixture = Awaited<ReturnType<typeof matrixFixture>>;
+
+/**
+ * The database the matrix's dynamic secrets make their lease roles on (the local PostgreSQL server, trust auth);
+ * each role carries a comment naming it, so dropLeaseTarget() finds every one, whoever created it.
+ */
+const LEASE_SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
+const leaseTarget = `coffer_matrix_${process.pid}_${Date.now().toString(36)}`;
+let leaseTargetMade: Promise<unknown> | undefined;
+
+export function leaseProvider() {
+  return {
+    type: 'sql-database',
+    inputs: {
+      client: 'postgres',
+      host: '127.0.0.1',
+      port: 5432,
+      database: leaseTarget,
+      username: 'postgres',
+      password: '',
+      creationStatement: `CREATE ROLE "{{username}}" WITH LOGIN VALID UNTIL '{{expiration}}'; COMMENT ON ROLE "{{username}}" IS '${leaseTarget}';`,
+      revocationStatement: 'DROP ROLE IF EXISTS "{{username}}";',
+    },
+  };
+}
+
+/** Creates the target database once, before the first dynamic secret. */
+export async function ensureLeaseTarget(): Promise<void> {
+  leaseTargetMade ??= adminQuery(LEASE_SERVER, `CREATE DATABASE ${leaseTarget}`);
+  await leaseTargetMade;
+}
+
+/** Drops every role the matrix's leases made, and the target database. */
+export async function dropLeaseTarget(): Promise<void> {
+  if (!leaseTargetMade) return;
+  const roles = await adminQuery(LEASE_SERVER, `SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') = '${leaseTarget}'`);
+  for (const { rolname } of roles.rows as { rolname: string }[]) await adminQuery(LEASE_SERVER, `DROP ROLE IF EXISTS "${rolname}"`);
+  await adminQuery(LEASE_SERVER, `DROP DATABASE IF EXISTS ${leaseTarget}`);
+}

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { type MatrixFixture, oidcConfigBody, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
+import { leaseProvider, type MatrixFixture, oidcConfigBody, type Persona, type RolePersona, unique } from './matrix-fixture.ts';
 
 export interface RouteRequest {
   url: string;
@@ -63,6 +63,7 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   const { ids, fresh } = fx;
   const p = ids.projectId;
   const dev = { workspaceId: p, environment: 'dev' };
+  const ds = { projectSlug: ids.projectSlug, environmentSlug: 'dev', path: '/' };
   const ua = '/api/v1/auth/universal-auth/identities';
   const k8s = '/api/v1/auth/kubernetes-auth/identities';
   const jwt = '/api/v1/auth/jwt-auth/identities';
@@ -325,6 +326,29 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       build: async () => ({ url: `/api/v1/projects/${p}/tags`, body: { slug: unique('t'), color: '#00ff00' } }),
     },
     'GET /api/v1/projects/:projectId/tags/slug/:tagSlug': { allow: ALL, build: at(`/api/v1/projects/${p}/tags/slug/${ids.tagSlug}`) },
+    // dynamic secrets (configuring is the project admin's; leasing the members')
+    'POST /api/v1/dynamic-secrets': {
+      allow: ADMINS,
+      build: async () => ({ url: '/api/v1/dynamic-secrets', body: { ...ds, name: unique('pg'), provider: leaseProvider(), defaultTTL: '1h' } }),
+    },
+    'PATCH /api/v1/dynamic-secrets/:name': {
+      allow: ADMINS,
+      build: async () => ({ url: `/api/v1/dynamic-secrets/${await fresh.dynamicSecret()}`, body: { ...ds, data: { defaultTTL: '2h' } } }),
+    },
+    'DELETE /api/v1/dynamic-secrets/:name': { allow: ADMINS, build: async () => ({ url: `/api/v1/dynamic-secrets/${await fresh.dynamicSecret()}`, body: ds }) },
+    'GET /api/v1/dynamic-secrets/:name': { allow: ALL, build: async () => ({ url: `/api/v1/dynamic-secrets/${await fresh.dynamicSecret()}`, query: ds }) },
+    'GET /api/v1/dynamic-secrets': { allow: ALL, build: at('/api/v1/dynamic-secrets', { query: ds }) },
+    'GET /api/v1/dynamic-secrets/:name/leases': { allow: ALL, build: async () => ({ url: `/api/v1/dynamic-secrets/${await fresh.dynamicSecret()}/leases`, query: ds }) },
+    'POST /api/v1/dynamic-secrets/leases': {
+      allow: WRITERS,
+      build: async () => ({ url: '/api/v1/dynamic-secrets/leases', body: { ...ds, dynamicSecretName: await fresh.dynamicSecret() } }),
+    },
+    'DELETE /api/v1/dynamic-secrets/leases/:leaseId': { allow: WRITERS, build: async () => ({ url: `/api/v1/dynamic-secrets/leases/${await fresh.lease()}`, body: ds }) },
+    'POST /api/v1/dynamic-secrets/leases/:leaseId/renew': {
+      allow: WRITERS,
+      build: async () => ({ url: `/api/v1/dynamic-secrets/leases/${await fresh.lease()}/renew`, body: { ...ds, ttl: '1m' } }),
+    },
+    'GET /api/v1/dynamic-secrets/leases/:leaseId': { allow: ALL, build: async () => ({ url: `/api/v1/dynamic-secrets/leases/${await fresh.lease()}`, query: ds }) },
     // integrations
     'POST /api/v1/integration-auth/access-token': {
       allow: WRITERS,

@@ -93,6 +93,8 @@ export async function startTestApp(
     signIn?: Pick<ServiceOptions, 'ssoBreakGlass' | 'publicUrl' | 'clock'>;
     /** The built web console to serve at `/` (test/console/). */
     console?: ConsoleFiles;
+    /** Caps on dynamic secret leases. */
+    leaseLimits?: ServiceOptions['leaseLimits'];
   } = {},
 ): Promise<TestApp> {
   const backend = currentBackend();
@@ -104,6 +106,7 @@ export async function startTestApp(
     heldRequestLimits: options.heldRequestLimits,
     signIn: options.signIn,
     console: options.console,
+    leaseLimits: options.leaseLimits,
   });
 }
 
@@ -143,8 +146,10 @@ async function serveTestApp(
     heldRequestLimits,
     signIn,
     console,
+    leaseLimits,
   }: {
     console?: ConsoleFiles;
+    leaseLimits?: ServiceOptions['leaseLimits'];
     loginLimits: LoginThrottleLimits;
     ownsDatabase?: boolean;
     eventStreams?: Partial<EventStreamSettings>;
@@ -160,7 +165,7 @@ async function serveTestApp(
     },
   });
   const logger = pino(loggerOptions('debug'), sink);
-  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, ...signIn });
+  const services = createServices(database, keys, { auditRetentionDays: 90, loginLimits, logger, heldRequestLimits, leaseLimits, ...signIn });
   const { app } = await buildApiApp(services, {
     logger,
     trustedProxies: [],
