@@ -8,7 +8,7 @@
 # Node 24 LTS, pinned (the same release as the `node` dev dependency the npm scripts run).
 ARG NODE_IMAGE=node:24.21.0-trixie-slim
 
-# ---- build: TypeScript → dist/ (needs the dev dependencies)
+# ---- build: TypeScript → dist/, the web console → dist/console (needs the dev dependencies)
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -17,7 +17,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN node_modules/.bin/tsc -p tsconfig.build.json
+COPY console ./console
+# `npm run build`'s two steps, called directly: npm would put node_modules/.bin first on PATH, where the
+# uninstalled `node` dev dependency shadows the image's Node.js.
+RUN node_modules/.bin/tsc -p tsconfig.build.json && node_modules/.bin/vite build --config console/vite.config.ts --logLevel warn
 
 # ---- deps: production dependencies only
 FROM ${NODE_IMAGE} AS deps

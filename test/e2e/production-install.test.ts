@@ -98,13 +98,17 @@ describe('the Dockerfile', () => {
   });
 
   test('builds dist/ the way `npm run build` does, from sources the build context keeps', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string } };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string; 'build:console': string } };
     const build = dockerfile.filter((instruction) => instruction.stage === 'build');
-    expect(build.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('tsc'))!.args).toContain(pkg.scripts.build.replace(/^tsc /, ''));
+    const run = build.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('tsc'))!.args;
+    // `npm run build` is the server's tsc and then `npm run build:console` (vite): the image runs both
+    expect(pkg.scripts.build).toMatch(/^tsc (.+) && npm run build:console$/);
+    expect(run).toContain(`node_modules/.bin/tsc ${/^tsc (.+) && npm run build:console$/.exec(pkg.scripts.build)![1]}`);
+    expect(run).toContain(`node_modules/.bin/${pkg.scripts['build:console']}`);
     const buildSources = copies(dockerfile)
       .filter((copy) => copy.stage === 'build' && !copy.from)
       .flatMap((copy) => copy.sources);
-    expect(buildSources).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src']));
+    expect(buildSources).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'console']));
     // .dockerignore excludes everything but these: each copied source must be let through.
     const allowed = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
       .split('\n')
