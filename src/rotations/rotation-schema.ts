@@ -93,10 +93,7 @@ export const generatedParametersSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('ed25519').describe('An Ed25519 key pair, PEM.') }),
   z.object({
     kind: z.literal('rsa').describe('An RSA key pair, PEM.'),
-    modulusLength: z
-      .union([z.literal(2048), z.literal(3072), z.literal(4096)])
-      .default(2048)
-      .describe('Bits of the modulus.'),
+    modulusLength: z.number().int().min(2048).max(4096).multipleOf(1024).default(2048).describe('Bits of the modulus: 2048, 3072 or 4096.'),
   }),
 ]);
 export type GeneratedParameters = z.infer<typeof generatedParametersSchema>;

@@ -39,8 +39,9 @@ const SUPPORTED: Record<string, string | RegExp | undefined> = {
   'Auth().JwtAuthLogin, then Secrets().List': 'BASE=base-value,GO_BATCH_A=a,GO_BATCH_B=b',
   'automatic token renewal, then Secrets().List': undefined,
   'Auth().RevokeAccessToken': undefined,
+  'DynamicSecrets().List': '0 dynamic secrets',
 };
-const NOT_OFFERED = ['DynamicSecrets().List', 'Kms().Keys().GetByName'];
+const NOT_OFFERED = ['Kms().Keys().GetByName'];
 /** Logins the SDK makes that Coffer refuses with its 401: a malformed JWT, and Kubernetes Auth for an identity without it. */
 const REFUSED_LOGINS = ['Auth().JwtAuthLogin(a malformed JWT)', 'Auth().KubernetesRawServiceAccountTokenLogin'];
 
