@@ -1,7 +1,11 @@
 import pg from 'pg';
 import { BadRequestError } from '../errors.ts';
 
-/** How Coffer signs in to a PostgreSQL server it rotates credentials on. */
+/**
+ * How Coffer signs in to a PostgreSQL server of a customer's (one a rotation changes passwords on, one a dynamic
+ * secret makes roles on). This module is the one place that talks to such a server, so the rule that the driver's
+ * text is never passed on (it can quote a statement, and a statement can hold a password) has one owner.
+ */
 export interface PostgresCredentials {
   host: string;
   port: number;
@@ -30,7 +34,9 @@ const SQLSTATE_MESSAGES: Record<string, string> = {
   '28P01': 'The PostgreSQL server rejected the connection credentials',
   '28000': 'The PostgreSQL server rejected the connection credentials',
   '3D000': 'The database named in the connection does not exist',
-  '42704': 'A role named in the rotation does not exist on the PostgreSQL server',
+  '42704': 'A role named in the statement does not exist on the PostgreSQL server',
+  '42710': 'A role of that name already exists on the PostgreSQL server',
+  '42601': 'The PostgreSQL server refused the statement as a syntax error',
   '42501': "The connection's role may not change that role's password",
   '57014': 'The PostgreSQL server did not answer in time',
 };
@@ -52,7 +58,10 @@ export function describeServerError(error: unknown): PostgresServerError {
   return new PostgresServerError(code ? `The PostgreSQL server answered with error ${code}` : 'The PostgreSQL server could not be used');
 }
 
-function clientConfig(credentials: PostgresCredentials): pg.ClientConfig {
+/** Who Coffer is on the server (pg_stat_activity's application_name). */
+export type ServerPurpose = 'coffer-secret-rotation' | 'coffer-dynamic-secret';
+
+function clientConfig(credentials: PostgresCredentials, purpose: ServerPurpose): pg.ClientConfig {
   return {
     host: credentials.host,
     port: credentials.port,
@@ -62,14 +71,14 @@ function clientConfig(credentials: PostgresCredentials): pg.ClientConfig {
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: STATEMENT_TIMEOUT_MS,
-    application_name: 'coffer-secret-rotation',
+    application_name: purpose,
     ssl: credentials.sslEnabled ? { rejectUnauthorized: credentials.sslRejectUnauthorized, ca: credentials.sslCertificate ?? undefined } : false,
   };
 }
 
 /** Connects, runs `work`, disconnects; every failure is a PostgresServerError. */
-async function withServer<T>(credentials: PostgresCredentials, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client(clientConfig(credentials));
+async function withServer<T>(credentials: PostgresCredentials, work: (client: pg.Client) => Promise<T>, purpose: ServerPurpose = 'coffer-secret-rotation'): Promise<T> {
+  const client = new pg.Client(clientConfig(credentials, purpose));
   // a connection dropped while idle must not become an unhandled 'error' event
   client.on('error', () => undefined);
   try {
@@ -97,4 +106,12 @@ export async function setRolePassword(credentials: PostgresCredentials, role: st
 /** `role` exists on the server (what creating a rotation checks, before anything is changed). */
 export async function roleExists(credentials: PostgresCredentials, role: string): Promise<boolean> {
   return withServer(credentials, async (client) => (await client.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [role])).rowCount === 1);
+}
+
+/**
+ * Runs `statements` as one simple-protocol query (several statements in one implicit transaction) on a fresh
+ * connection: a dynamic secret's creation, renewal or revocation template with its generated values filled in.
+ */
+export async function runStatements(credentials: PostgresCredentials, statements: string): Promise<void> {
+  await withServer(credentials, (client) => client.query(statements), 'coffer-dynamic-secret');
 }

@@ -10,7 +10,8 @@ import { countLeases, findDynamicSecretById, findLease, insertLease, listLeases,
 import { fillTemplate, formatExpiration, generatePassword, generateUsername } from './dynamic-secret-template.ts';
 import { EXPIRY_BATCH, revokeExpiredLeases, scheduleLeaseExpiry } from './lease-expiry.ts';
 import { revokeLease, revokeOnTarget } from './lease-revoker.ts';
-import { runOnTarget, TargetDatabaseError } from './postgres-target-store.ts';
+import { runOnTarget } from './dynamic-secret-target.ts';
+import { PostgresServerError } from '../app-connections/postgres-server.ts';
 
 /** How many leases may be held at once: in one project, and by one user or identity in it. */
 export interface LeaseLimits {
@@ -24,7 +25,7 @@ function leaseNotFound(leaseId: string): NotFoundError {
   return new NotFoundError(`Lease with ID '${leaseId}' not found`, 'DynamicSecretLeaseNotFound');
 }
 
-function providerFailed(error: TargetDatabaseError): BadRequestError {
+function providerFailed(error: PostgresServerError): BadRequestError {
   return new BadRequestError(`Failed to create the lease: ${error.message}`, 'DynamicSecretProviderError');
 }
 
@@ -61,7 +62,7 @@ export class DynamicSecretLeaseService {
     try {
       await runOnTarget(inputs, fillTemplate(inputs.creationStatement, { ...credentials, expiration: formatExpiration(expireAt) }));
     } catch (error) {
-      throw error instanceof TargetDatabaseError ? providerFailed(error) : error;
+      throw error instanceof PostgresServerError ? providerFailed(error) : error;
     }
     const lease = await this.#record(actor, at, config, { externalEntityId: credentials.username, expireAt, createdAt: now }).catch(async (error: unknown) => {
       await revokeOnTarget(this.#deps, at.project, config, { externalEntityId: credentials.username, expireAt } as DynamicSecretLease).catch(() => undefined);
@@ -85,7 +86,7 @@ export class DynamicSecretLeaseService {
       try {
         await runOnTarget(inputs, fillTemplate(inputs.renewStatement, { username: lease.externalEntityId, expiration: formatExpiration(expireAt) }));
       } catch (error) {
-        if (error instanceof TargetDatabaseError) throw new BadRequestError(`Failed to renew the lease: ${error.message}`, 'DynamicSecretProviderError');
+        if (error instanceof PostgresServerError) throw new BadRequestError(`Failed to renew the lease: ${error.message}`, 'DynamicSecretProviderError');
         throw error;
       }
     }

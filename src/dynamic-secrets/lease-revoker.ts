@@ -5,14 +5,15 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { openInputs } from './dynamic-secret-lookup.ts';
 import { deleteLease, listLeases, markLeaseRevokeFailed } from './dynamic-secret-store.ts';
 import { formatExpiration, fillTemplate } from './dynamic-secret-template.ts';
-import { runOnTarget, TargetDatabaseError } from './postgres-target-store.ts';
+import { runOnTarget } from './dynamic-secret-target.ts';
+import { PostgresServerError } from '../app-connections/postgres-server.ts';
 
-/** The database's answer to a revocation, told to the caller and kept on the lease: a SQLSTATE at most, never the driver's text. */
-export function revocationFailed(error: TargetDatabaseError): BadRequestError {
+/** The database's answer to a revocation, told to the caller and kept on the lease: a fixed sentence, never the driver's text. */
+export function revocationFailed(error: PostgresServerError): BadRequestError {
   return new BadRequestError(`Failed to revoke the lease: ${error.message}`, 'DynamicSecretRevocationFailed');
 }
 
-/** Runs the revocation statement for the lease's role; a database refusal becomes a TargetDatabaseError. */
+/** Runs the revocation statement for the lease's role; a database refusal becomes a PostgresServerError. */
 export async function revokeOnTarget(deps: Pick<ServiceDeps, 'keyring'>, project: Project, config: DynamicSecret, lease: DynamicSecretLease): Promise<void> {
   const inputs = openInputs(deps, project, config);
   const statements = fillTemplate(inputs.revocationStatement, { username: lease.externalEntityId, expiration: formatExpiration(new Date(lease.expireAt)) });
@@ -32,11 +33,11 @@ export async function revokeLease(
   lease: DynamicSecretLease,
   options: { isForced: boolean; retryAt: Date | null },
 ): Promise<void> {
-  let failure: TargetDatabaseError | undefined;
+  let failure: PostgresServerError | undefined;
   try {
     await revokeOnTarget(deps, project, config, lease);
   } catch (error) {
-    if (!(error instanceof TargetDatabaseError)) throw error;
+    if (!(error instanceof PostgresServerError)) throw error;
     failure = error;
   }
   await deps.unitOfWork.write(who.actor, async (tx) => {
