@@ -192,7 +192,7 @@ export class ApprovalRequestService {
       const approved = reviews.filter((review) => review.status === 'approved' && approvers.includes(review.reviewerUserId)).length;
       const bypass = approved < policy.approvals ? bypassReasonFor(actor, policy, approvers, input.bypassReason, approved) : null;
       const location = await folderLocation(tx.db, request.folderId);
-      const scope = await resolveSecretScope(this.#deps, tx, { workspaceId: project.id, ...location }, 'edit');
+      const scope = await resolveSecretScope(this.#deps, tx, { projectId: project.id, ...location }, 'edit');
       const edits = (await listRequestSecrets(tx.db, request.id)).map((row) => toEdit(row, scope));
       const conflicts = await editConflicts(tx, scope, edits);
       if (conflicts.length > 0) {

@@ -152,7 +152,7 @@ export class PlaceReadIndex {
     try {
       const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: place.projectId });
       return await this.#reader.foldersRead(wholeProjectReader(project.orgId), {
-        workspaceId: project.id,
+        projectId: project.id,
         environment: place.scope.environment,
         secretPath: place.scope.path,
         recursive: place.scope.recursive,

@@ -8,18 +8,18 @@ export { listProjectsOfOrg };
 
 /**
  * How a caller names a project: by id; by slug within an organization; by
- * either (an id when it is a UUID); or as the secrets API does, `workspaceId`
- * or else `projectSlug` (400 when neither is given).
+ * either (an id when it is a UUID); or as the secrets API does, `projectId`
+ * (the wire's `workspaceId`) or else `projectSlug` (400 when neither is given).
  */
 export type ProjectReference =
-  { id: string } | { orgId: string; slug: string } | { orgId: string; idOrSlug: string } | { orgId: string; workspaceId?: string; projectSlug?: string };
+  { id: string } | { orgId: string; slug: string } | { orgId: string; idOrSlug: string } | { orgId: string; projectId?: string; projectSlug?: string };
 
 /** The reference as an id or a slug, and how a 404 names it. */
 function normalize(reference: ProjectReference): { id: string } | { orgId: string; slug: string } {
   if ('id' in reference) return { id: reference.id };
   if ('slug' in reference) return reference;
   if ('idOrSlug' in reference) return isUuid(reference.idOrSlug) ? { id: reference.idOrSlug } : { orgId: reference.orgId, slug: reference.idOrSlug };
-  if (reference.workspaceId) return { id: reference.workspaceId };
+  if (reference.projectId) return { id: reference.projectId };
   if (reference.projectSlug) return { orgId: reference.orgId, slug: reference.projectSlug };
   throw new BadRequestError('workspaceId or workspaceSlug is required', 'MissingProject');
 }

@@ -59,7 +59,7 @@ export class OperatorListings {
   async list(actor: Actor, source: SecretSource, options: { fresh?: boolean } = {}): Promise<OperatorListing> {
     const dependencies = new Set<string>();
     const listing = await this.#reader.list(actor, {
-      workspaceId: source.projectId,
+      projectId: source.projectId,
       environment: source.environment,
       secretPath: source.path,
       recursive: source.recursive,

@@ -27,7 +27,7 @@ export const MAX_LISTING_BYTES = 32 * 1024 * 1024;
 const LISTED_SECRET_OVERHEAD_BYTES = 400;
 
 export interface ListSecretsInput {
-  workspaceId?: string;
+  projectId?: string;
   projectSlug?: string;
   environment: string;
   secretPath: string;
@@ -335,7 +335,7 @@ export class SecretReader {
     return raw;
   }
 
-  async #context(actor: Actor, input: Pick<ListSecretsInput, 'workspaceId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
+  async #context(actor: Actor, input: Pick<ListSecretsInput, 'projectId' | 'projectSlug' | 'environment' | 'expandSecretReferences'>): Promise<ReadContext> {
     const { db, permissions, keyring, lookups } = this.#deps;
     const project = await lookups.requireProject(db, secretProject(actor, input));
     const permission = await permissions.forProject(actor, project);

@@ -9,9 +9,9 @@ import type { WriteContext } from '../services/unit-of-work.ts';
 import { SecretCipher } from './secret-cipher.ts';
 import type { RawSecret, TagSummary } from './secret-schema.ts';
 
-/** Where a secret operation applies: `workspaceId`, or a project slug. */
+/** Where a secret operation applies: the project's id (the wire's `workspaceId`), or its slug. */
 export interface SecretLocation {
-  workspaceId?: string;
+  projectId?: string;
   projectSlug?: string;
   environment: string;
   secretPath: string;
@@ -26,9 +26,9 @@ export interface SecretScope {
   cipher: SecretCipher;
 }
 
-/** The project a secret operation names: `workspaceId`, or else a slug in the actor's organization (400 without either). */
-export function secretProject(actor: Actor, location: Pick<SecretLocation, 'workspaceId' | 'projectSlug'>): ProjectReference {
-  return { orgId: actor.orgId, workspaceId: location.workspaceId, projectSlug: location.projectSlug };
+/** The project a secret operation names: its id, or else a slug in the actor's organization (400 without either). */
+export function secretProject(actor: Actor, location: Pick<SecretLocation, 'projectId' | 'projectSlug'>): ProjectReference {
+  return { orgId: actor.orgId, projectId: location.projectId, projectSlug: location.projectSlug };
 }
 
 /** Project, permission check, environment and folder for a secret write. */

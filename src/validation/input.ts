@@ -261,9 +261,9 @@ export interface ProjectRefInput {
 }
 
 /** The project a request names: by id (`projectId` or `workspaceId`), else by slug (`projectSlug` or `workspaceSlug`). */
-export function projectRef(fields: ProjectRefInput): { workspaceId?: string; projectSlug?: string } {
-  const workspaceId = fields.projectId ?? fields.workspaceId;
-  if (workspaceId !== undefined) return { workspaceId };
+export function projectRef(fields: ProjectRefInput): { projectId?: string; projectSlug?: string } {
+  const projectId = fields.projectId ?? fields.workspaceId;
+  if (projectId !== undefined) return { projectId };
   return { projectSlug: fields.projectSlug ?? fields.workspaceSlug };
 }
 

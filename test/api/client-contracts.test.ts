@@ -390,14 +390,14 @@ describe('v4 defaults and options (reference: listSecretsV4 / getSecretByNameV4)
       userAgentType: 'other',
     };
     await app.services.secrets.create(actor, {
-      workspaceId: projectId,
+      projectId,
       environment: 'dev',
       secretPath: '/',
       secretName: 'DB_HOST',
       secretValue: 'my-laptop',
       type: 'personal',
     });
-    const base = { workspaceId: projectId, environment: 'dev', secretPath: '/', recursive: false, includeImports: false, expandSecretReferences: false };
+    const base = { projectId, environment: 'dev', secretPath: '/', recursive: false, includeImports: false, expandSecretReferences: false };
     const priority = await app.services.secretReader.list(actor, { ...base, personalOverrides: 'priority' });
     expect(priority.secrets.filter((secret) => secret.secretKey === 'DB_HOST').map((secret) => [secret.type, secret.secretValue])).toEqual([['personal', 'my-laptop']]);
     const none = await app.services.secretReader.list(actor, { ...base, personalOverrides: 'none' });

@@ -147,7 +147,7 @@ describe('error table: 4xx and the database unchanged', () => {
 describe('personal secrets (users only)', () => {
   test('need a shared secret, are returned to their owner beside the shared one, and go with it', async () => {
     const user = fx.userActor();
-    const location = { workspaceId: fx.projectId, environment: 'dev', secretPath: '/' };
+    const location = { projectId: fx.projectId, environment: 'dev', secretPath: '/' };
     await expect(app.services.secrets.create(user, { ...location, secretName: 'PERSONAL_ONLY', secretValue: 'x', type: 'personal' })).rejects.toMatchObject({
       statusCode: 400,
     });

@@ -203,7 +203,7 @@ const leaseRoles = new Set<string>();
 
 let counter = 0;
 const next = () => ++counter;
-const dev = (projectId: string, path = '/') => ({ workspaceId: projectId, environment: 'dev', secretPath: path });
+const dev = (projectId: string, path = '/') => ({ projectId, environment: 'dev', secretPath: path });
 const folderAt = (projectId: string, path = '/') => ({ projectId, environment: 'dev', path });
 
 async function withSecret(world: World, projectId: string, key = `KEY_${next()}`) {

@@ -245,7 +245,7 @@ async function approvalRequest(
   };
   const request = await app.services.approvalRequests.proposeIfProtected(
     actor,
-    { workspaceId: fx.projectId, environment: 'prod', secretPath: `/${name}` },
+    { projectId: fx.projectId, environment: 'prod', secretPath: `/${name}` },
     { op: 'create', secretName: 'GATED', secretValue: 'value' },
   );
   return request!.id;
