@@ -279,8 +279,11 @@ describe('import-mutation: work per write, not per subscription', () => {
       try {
         expect(many.every((stream) => stream.response.status === 200)).toBe(true);
         const withMany = await statementsFor(many, 'MANY');
-        // a read of the place per subscription and write would be 19 × 3 reads more (each several statements)
-        expect(withMany - withOne).toBeLessThan(6);
+        // a read of the place per subscription and write would be 19 × 3 reads more (each several statements); what
+        // may differ between the two runs is per caller, not per write: the 4 viewers' first permission and token
+        // look-ups, and how read audit rows happen to be grouped into INSERTs. So: fewer than one statement per extra
+        // subscription over the three writes.
+        expect(withMany - withOne).toBeLessThan(19);
       } finally {
         for (const stream of many) stream.close();
       }
