@@ -3,6 +3,7 @@ import type { RequestOrigin } from '../actor/actor.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { claimExpiredLeases, findDynamicSecretById } from './dynamic-secret-store.ts';
 import { revokeLease } from './lease-revoker.ts';
+import { repeatPasses } from '../services/repeating-pass.ts';
 
 /** How long a replica holds its claim on a lease it is revoking, and waits before retrying a refused revocation. */
 const CLAIM_MS = 5 * 60 * 1000;
@@ -40,21 +41,10 @@ export async function revokeExpiredLeases(deps: ServiceDeps, now: Date, limit = 
 
 /** Runs the expiry job every minute (a full batch runs again at once); returns a function that stops it. */
 export function scheduleLeaseExpiry(revokeDue: () => Promise<number>, logger: Logger): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const run = async () => {
-    try {
-      const revoked = await revokeDue();
-      if (revoked > 0) logger.info({ revoked }, 'expired dynamic secret leases revoked');
-      if (revoked === EXPIRY_BATCH && !stopped) return void run();
-    } catch (error) {
-      logger.warn({ err: error }, 'dynamic secret lease expiry run failed');
-    }
-    if (!stopped) timer = setTimeout(() => void run(), MINUTE_MS).unref();
+  const pass = async () => {
+    const revoked = await revokeDue();
+    if (revoked > 0) logger.info({ revoked }, 'expired dynamic secret leases revoked');
+    return revoked === EXPIRY_BATCH;
   };
-  void run();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  return repeatPasses(pass, { intervalMs: MINUTE_MS, failure: 'dynamic secret lease expiry run failed', logger });
 }
