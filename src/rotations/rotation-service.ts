@@ -331,11 +331,7 @@ export class RotationService {
 
   async #claim(caller: Caller, rotationId: string, manual: boolean): Promise<Claim | undefined> {
     return this.#deps.unitOfWork.write(caller, async (tx) => {
-      const row = await lockRotation(tx.db, rotationId);
-      if (!row) throw rotationNotFound(rotationId);
-      const project = await tx.project({ id: row.projectId });
-      if (manual) await tx.authorize({ project, action: 'edit', subject: 'secret-rotation' });
-      else tx.authorizedBy('a scheduled run: authorized when the rotation was created');
+      const { row, project } = await this.#lockForRun(tx, rotationId, manual);
       const now = this.#now();
       if (row.runClaimedUntil && row.runClaimedUntil.getTime() > now) {
         if (manual) throw runUnderWay();
@@ -420,6 +416,16 @@ export class RotationService {
     });
   }
 
+  /** A run's step on the rotation's row, locked: a manual run needs `edit` on it; a scheduled one was authorized at creation. */
+  async #lockForRun(tx: WriteContext, rotationId: string, manual: boolean): Promise<{ row: SecretRotation; project: Project }> {
+    const row = await lockRotation(tx.db, rotationId);
+    if (!row) throw rotationNotFound(rotationId);
+    const project = await tx.project({ id: row.projectId });
+    if (manual) await tx.authorize({ project, action: 'edit', subject: 'secret-rotation' });
+    else tx.authorizedBy('a scheduled run: authorized when the rotation was created');
+    return { row, project };
+  }
+
   async #lockClaimed(tx: WriteContext, claim: Claim): Promise<SecretRotation> {
     const row = await lockRotation(tx.db, claim.rotationId);
     if (!row) throw rotationNotFound(claim.rotationId);
@@ -488,11 +494,7 @@ export class RotationService {
   /** The rotation waits for `waiting`: status and audit when it starts waiting; failed (and stopped) once it waited past its window. */
   async #recordWaiting(caller: Caller, rotationId: string, waiting: string[], manual: boolean): Promise<void> {
     await this.#deps.unitOfWork.write(caller, async (tx) => {
-      const row = await lockRotation(tx.db, rotationId);
-      if (!row) throw rotationNotFound(rotationId);
-      const project = await tx.project({ id: row.projectId });
-      if (manual) await tx.authorize({ project, action: 'edit', subject: 'secret-rotation' });
-      else tx.authorizedBy('a scheduled run: authorized when the rotation was created');
+      const { row, project } = await this.#lockForRun(tx, rotationId, manual);
       const now = this.#now();
       const named = { ...rotationAuditMetadata(row), waitingFor: waiting };
       if (!row.waitingSince) {
