@@ -1,15 +1,23 @@
 import { field } from './form-field.ts';
 import { type FormEvent, useCallback, useEffect, useState } from 'react';
 import { api, type AuditEntry, type Project } from './api.ts';
+import { describeFailure } from './resource.tsx';
 
 const USER_AGENT_TYPES = ['web', 'cli', 'k8-operator', 'terraform', 'other', 'InfisicalNodeSDK', 'InfisicalPythonSDK'];
 
-interface Filters {
-  eventType?: string;
-  userAgentType?: string;
-  actor?: string;
-  startDate?: string;
-  endDate?: string;
+const ACTOR_TYPES = ['user', 'identity', 'service', 'unknownUser'];
+/** Export follows the pages up to this many entries. */
+const EXPORT_MAX = 10_000;
+
+type Filters = Record<string, string | undefined>;
+type Page = { auditLogs: AuditEntry[]; nextCursor?: string };
+
+/** Where the entries come from: one project's log, or the organization's (which also filters by project and kind of actor). */
+export interface AuditSource {
+  title: string;
+  path: string;
+  fileName: string;
+  projects?: Project[];
 }
 
 function actorName(entry: AuditEntry): string {
@@ -17,43 +25,60 @@ function actorName(entry: AuditEntry): string {
   return metadata?.email ?? metadata?.name ?? entry.actor.type;
 }
 
-/** The project's audit log, filtered by the API; the page shown can be downloaded as JSON. */
-export function Audit({ project }: { project: Project }) {
+/** An audit log, filtered by the API, a page at a time; the export downloads every matching entry as JSON. */
+export function Audit({ source }: { source: AuditSource }) {
   const [filters, setFilters] = useState<Filters>({});
   const [entries, setEntries] = useState<AuditEntry[]>();
+  const [cursor, setCursor] = useState<string>();
   const [error, setError] = useState<string>();
 
-  const load = useCallback(async () => {
-    try {
-      const answer = await api<{ auditLogs: AuditEntry[] }>('GET', `/api/v1/workspace/${project.id}/audit-logs`, { query: { ...filters, limit: 200 } });
-      setEntries(answer.auditLogs);
-      setError(undefined);
-    } catch (failure) {
-      setError((failure as Error).message);
-    }
-  }, [project.id, filters]);
-  useEffect(() => void load(), [load]);
+  const page = useCallback((after?: string, limit = 100) => api<Page>('GET', source.path, { query: { ...filters, limit, cursor: after } }), [source.path, filters]);
+  const more = useCallback(
+    async (after?: string) => {
+      try {
+        const answer = await page(after);
+        setEntries((shown) => (after ? [...(shown ?? []), ...answer.auditLogs] : answer.auditLogs));
+        setCursor(answer.nextCursor);
+        setError(undefined);
+      } catch (failure) {
+        setError(describeFailure(failure));
+      }
+    },
+    [page],
+  );
+  useEffect(() => void more(), [more]);
 
   function apply(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const form = new FormData(event.currentTarget);
     const text = (name: string) => field(form, name).trim() || undefined;
     const date = (name: string) => (text(name) ? new Date(text(name)!).toISOString() : undefined);
-    setFilters({ eventType: text('eventType'), userAgentType: text('userAgentType'), actor: text('actor'), startDate: date('startDate'), endDate: date('endDate') });
+    const names = ['eventType', 'userAgentType', 'actor', 'actorType', 'projectId'];
+    setFilters({ ...Object.fromEntries(names.map((name) => [name, text(name)])), startDate: date('startDate'), endDate: date('endDate') });
   }
 
-  function exportJson() {
-    const blob = new Blob([JSON.stringify(entries ?? [], null, 2)], { type: 'application/json' });
-    const link = document.createElement('a');
-    link.href = URL.createObjectURL(blob);
-    link.download = `audit-${project.slug}.json`;
-    link.click();
-    URL.revokeObjectURL(link.href);
+  async function exportJson() {
+    try {
+      const all: AuditEntry[] = [];
+      let after: string | undefined;
+      do {
+        const answer = await page(after, 1000);
+        all.push(...answer.auditLogs);
+        after = answer.nextCursor;
+      } while (after && all.length < EXPORT_MAX);
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob([JSON.stringify(all, null, 2)], { type: 'application/json' }));
+      link.download = source.fileName;
+      link.click();
+      URL.revokeObjectURL(link.href);
+    } catch (failure) {
+      setError(describeFailure(failure));
+    }
   }
 
   return (
     <section aria-labelledby="audit-title">
-      <h1 id="audit-title">{project.name}: audit log</h1>
+      <h1 id="audit-title">{source.title}</h1>
       <form onSubmit={apply} className="inline" aria-label="Filter the audit log">
         <label>
           Event type
@@ -72,6 +97,30 @@ export function Audit({ project }: { project: Project }) {
           Actor id
           <input name="actor" />
         </label>
+        {source.projects && (
+          <>
+            <label>
+              Actor kind
+              <select name="actorType" defaultValue="">
+                <option value="">Any</option>
+                {ACTOR_TYPES.map((type) => (
+                  <option key={type}>{type}</option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Project
+              <select name="projectId" defaultValue="">
+                <option value="">Any</option>
+                {source.projects.map((project) => (
+                  <option key={project.id} value={project.id}>
+                    {project.name}
+                  </option>
+                ))}
+              </select>
+            </label>
+          </>
+        )}
         <label>
           From
           <input name="startDate" type="datetime-local" />
@@ -81,7 +130,7 @@ export function Audit({ project }: { project: Project }) {
           <input name="endDate" type="datetime-local" />
         </label>
         <button type="submit">Filter</button>
-        <button type="button" onClick={exportJson} disabled={!entries?.length}>
+        <button type="button" onClick={() => void exportJson()} disabled={!entries?.length}>
           Export JSON
         </button>
       </form>
@@ -112,6 +161,11 @@ export function Audit({ project }: { project: Project }) {
             ))}
           </tbody>
         </table>
+      )}
+      {cursor && (
+        <button type="button" onClick={() => void more(cursor)}>
+          Load older entries
+        </button>
       )}
     </section>
   );

@@ -3,6 +3,7 @@ import { api, type Project, type Session } from './api.ts';
 import { Access } from './Access.tsx';
 import { Audit } from './Audit.tsx';
 import { Compare } from './Compare.tsx';
+import { ORG_PATH, OrgNav, OrgScreen } from './Organization.tsx';
 import { Projects } from './Projects.tsx';
 import { navigate, useLocation } from './router.ts';
 import { Secrets } from './Secrets.tsx';
@@ -15,6 +16,7 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
   const [projects, setProjects] = useState<Project[]>();
   const [error, setError] = useState<string>();
   const match = PROJECT_PATH.exec(url.pathname);
+  const orgScreen = ORG_PATH.exec(url.pathname)?.[1];
   const project = projects?.find((candidate) => candidate.id === match?.[1]);
 
   async function loadProjects() {
@@ -67,6 +69,7 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
             ))}
           </select>
         </label>
+        <OrgNav current={orgScreen} />
         {project && (
           <nav aria-label="Project">
             <a
@@ -109,11 +112,17 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
       <main>
         {error && <p role="alert">{error}</p>}
         {!projects && !error && <p>Loading…</p>}
-        {projects && !match && <Projects projects={projects} onCreated={loadProjects} />}
+        {projects && orgScreen && <OrgScreen screen={orgScreen} session={session} projects={projects} />}
+        {projects && !match && !orgScreen && <Projects projects={projects} onCreated={loadProjects} />}
         {projects && match && !project && <p role="alert">This project does not exist or you may not see it.</p>}
         {project && !match?.[2] && <Secrets key={project.id} project={project} />}
         {project && match?.[2] === '/compare' && <Compare key={project.id} project={project} />}
-        {project && match?.[2] === '/audit' && <Audit key={project.id} project={project} />}
+        {project && match?.[2] === '/audit' && (
+          <Audit
+            key={project.id}
+            source={{ title: `${project.name}: audit log`, path: `/api/v1/workspace/${project.id}/audit-logs`, fileName: `audit-${project.slug}.json` }}
+          />
+        )}
         {project && match?.[2] === '/access' && <Access key={project.id} project={project} />}
       </main>
     </>

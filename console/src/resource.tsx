@@ -1,0 +1,57 @@
+import { type DependencyList, useCallback, useEffect, useState } from 'react';
+import { ApiError } from './api.ts';
+
+/** What a failed call tells the user: a refusal by the API's permissions says so plainly. */
+export function describeFailure(failure: unknown): string {
+  if (failure instanceof ApiError && failure.status === 403) return `Not allowed: ${failure.message}. Ask an admin of this project or organization.`;
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+/** One read from the API, kept with its failure; `reload` reads it again. */
+export function useResource<T>(load: () => Promise<T>, deps: DependencyList) {
+  const [data, setData] = useState<T>();
+  const [error, setError] = useState<string>();
+  const reload = useCallback(async () => {
+    try {
+      const value = await load();
+      setData(() => value); // a read may answer a function (permissions): never taken as an updater
+
+      setError(undefined);
+    } catch (failure) {
+      setError(describeFailure(failure));
+    }
+  }, deps);
+  useEffect(() => void reload(), [reload]);
+  return { data, error, reload };
+}
+
+export type Notice = { text: string; error?: boolean } | undefined;
+
+/** Runs a write, then reloads; the outcome becomes the screen's notice (a refusal included). */
+export function useWrite(after: () => Promise<void>) {
+  const [notice, setNotice] = useState<Notice>();
+  const run = useCallback(
+    async (what: () => Promise<unknown>, done: string) => {
+      try {
+        await what();
+        setNotice({ text: done });
+        await after();
+        return true;
+      } catch (failure) {
+        setNotice({ text: describeFailure(failure), error: true });
+        return false;
+      }
+    },
+    [after],
+  );
+  return { notice, run };
+}
+
+export function NoticeLine({ notice }: { notice: Notice }) {
+  if (!notice) return null;
+  return (
+    <p role={notice.error ? 'alert' : 'status'} className={notice.error ? 'error' : 'notice'}>
+      {notice.text}
+    </p>
+  );
+}
