@@ -3,6 +3,7 @@ import { type FormEvent, memo, useCallback, useDeferredValue, useEffect, useMemo
 import { type Folder, type Place, type Project, type SecretRow, secretsApi } from './api.ts';
 import { parseEnvText } from './env-text.ts';
 import { History } from './History.tsx';
+import { chosenTagIds, type FolderExtras, Imported, loadFolderExtras, PersonalOverride, References, TagPicker } from './SecretExtras.tsx';
 import { navigate, useLocation } from './router.ts';
 
 const MASK = '••••••••';
@@ -28,15 +29,17 @@ export function Secrets({ project }: { project: Project }) {
   const place = placeFrom(project, url);
   const [secrets, setSecrets] = useState<SecretRow[]>();
   const [folders, setFolders] = useState<Folder[]>([]);
+  const [extras, setExtras] = useState<FolderExtras>(NO_EXTRAS);
   const [filter, setFilter] = useState('');
   const [message, setMessage] = useState<{ text: string; error?: boolean }>();
   const placeKey = `${place.environment}\u0000${place.secretPath}`;
 
   const load = useCallback(async () => {
     try {
-      const [listed, children] = await Promise.all([secretsApi.list(place), secretsApi.folders(place)]);
+      const [listed, children, more] = await Promise.all([secretsApi.list(place), secretsApi.folders(place), loadFolderExtras(place)]);
       setSecrets(listed);
       setFolders(children);
+      setExtras(more);
     } catch (failure) {
       setSecrets([]);
       setMessage({ text: (failure as Error).message, error: true });
@@ -139,11 +142,12 @@ export function Secrets({ project }: { project: Project }) {
           </thead>
           <tbody>
             {shown.map((secret) => (
-              <SecretLine key={secret.id} place={place} secret={secret} run={run} />
+              <SecretLine key={secret.id} place={place} secret={secret} run={run} extras={extras} />
             ))}
           </tbody>
         </table>
       )}
+      <Imported groups={extras.imports} />
       <AddSecret place={place} run={run} />
       <BulkPaste place={place} run={run} />
       <AddFolder place={place} run={run} />
@@ -152,10 +156,12 @@ export function Secrets({ project }: { project: Project }) {
 }
 
 type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
+const NO_EXTRAS: FolderExtras = { personalKeys: new Set(), imports: [], tags: [] };
 
-const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Place; secret: SecretRow; run: Run }) {
+const SecretLine = memo(function SecretLine({ place, secret, run, extras }: { place: Place; secret: SecretRow; run: Run; extras: FolderExtras }) {
   const [value, setValue] = useState<string>();
-  const [mode, setMode] = useState<'view' | 'edit' | 'history'>('view');
+  const [mode, setMode] = useState<'view' | 'edit' | 'history' | 'personal'>('view');
+  const hasPersonal = extras.personalKeys.has(secret.secretKey);
   const [error, setError] = useState<string>();
 
   async function reveal() {
@@ -176,7 +182,11 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
       secretValue: newValue === '' ? undefined : newValue,
       secretComment: field(form, 'comment'),
     };
-    if (await run(() => secretsApi.update(place, secret.secretKey, change), `Saved ${newKey || secret.secretKey}`)) setMode('view');
+    const saved = await run(
+      async () => secretsApi.update(place, secret.secretKey, { ...change, tagIds: await chosenTagIds(form, place.projectId) }),
+      `Saved ${newKey || secret.secretKey}`,
+    );
+    if (saved) setMode('view');
   }
 
   if (mode === 'edit') {
@@ -196,6 +206,7 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
               Comment
               <input name="comment" defaultValue={secret.secretComment} />
             </label>
+            <TagPicker tags={extras.tags} chosen={secret.tags} />
             <button type="submit">Save</button>
             <button type="button" onClick={() => setMode('view')}>
               Cancel
@@ -214,9 +225,13 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
         </th>
         <td className="value">
           {value === undefined ? <span aria-label="hidden value">{MASK}</span> : <code className="revealed">{value}</code>}
+          {value !== undefined && <References value={value} place={place} />}
           {error && <span role="alert">{error}</span>}
         </td>
-        <td>{secret.secretComment}</td>
+        <td>
+          {secret.secretComment}
+          {hasPersonal && <span className="badge">personal value set</span>}
+        </td>
         <td>{secret.tags?.map((tag) => tag.slug).join(', ')}</td>
         <td className="actions">
           {value === undefined ? (
@@ -234,6 +249,9 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
           <button type="button" onClick={() => setMode(mode === 'history' ? 'view' : 'history')} aria-label={`History of ${secret.secretKey}`}>
             History
           </button>
+          <button type="button" onClick={() => setMode(mode === 'personal' ? 'view' : 'personal')} aria-label={`Personal value of ${secret.secretKey}`}>
+            Personal
+          </button>
           <button
             type="button"
             onClick={() => confirm(`Delete ${secret.secretKey}?`) && void run(() => secretsApi.remove(place, secret.secretKey), `Deleted ${secret.secretKey}`)}
@@ -243,6 +261,13 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
           </button>
         </td>
       </tr>
+      {mode === 'personal' && (
+        <tr>
+          <td colSpan={5}>
+            <PersonalOverride place={place} secret={secret} exists={hasPersonal} run={run} />
+          </td>
+        </tr>
+      )}
       {mode === 'history' && (
         <tr>
           <td colSpan={5}>

@@ -104,7 +104,7 @@ export const secretsApi = {
     }).then((r) => r.secret.secretValue),
   create: (place: Place, key: string, value: string, comment: string) =>
     api('POST', `/api/v4/secrets/${encodeURIComponent(key)}`, { body: { ...place, secretValue: value, secretComment: comment } }),
-  update: (place: Place, key: string, change: { secretValue?: string; secretComment?: string; newSecretName?: string }) =>
+  update: (place: Place, key: string, change: { secretValue?: string; secretComment?: string; newSecretName?: string; tagIds?: string[] }) =>
     api('PATCH', `/api/v4/secrets/${encodeURIComponent(key)}`, { body: { ...place, ...change } }),
   remove: (place: Place, key: string) => api('DELETE', `/api/v4/secrets/${encodeURIComponent(key)}`, { body: place }),
   createMany: (place: Place, secrets: { secretKey: string; secretValue: string }[]) => api('POST', '/api/v4/secrets/batch', { body: { ...place, secrets } }),
