@@ -79,8 +79,16 @@ export async function setUserOrgRole(db: Executor, membershipId: string, role: s
   await db.updateTable('orgMemberships').set({ role, updatedAt: new Date() }).where('id', '=', membershipId).execute();
 }
 
+/** The organizations a user has joined, the first joined first. */
 export async function acceptedOrgIdsOfUser(db: Executor, userId: string): Promise<string[]> {
-  const rows = await db.selectFrom('orgMemberships').select('orgId').where('userId', '=', userId).where('status', '=', 'accepted').execute();
+  const rows = await db
+    .selectFrom('orgMemberships')
+    .select('orgId')
+    .where('userId', '=', userId)
+    .where('status', '=', 'accepted')
+    .orderBy('createdAt')
+    .orderBy('orgId')
+    .execute();
   return rows.map((row) => row.orgId);
 }
 

@@ -52,7 +52,8 @@ export class UserLogin {
     this.#options = options;
   }
 
-  async login(input: PasswordLoginInput & { organizationId?: string }, origin: RequestOrigin) {
+  /** `firstOrganization`: a user of several organizations who names none signs in to the one joined first (the console, which then switches). */
+  async login(input: PasswordLoginInput & { organizationId?: string; firstOrganization?: boolean }, origin: RequestOrigin) {
     return this.#throttle.attempt(
       this.#attempt(input.email),
       origin,
@@ -118,7 +119,7 @@ export class UserLogin {
 
   async #issue(
     tx: WriteContext,
-    input: SecondFactorInput & { organizationId?: string },
+    input: SecondFactorInput & { organizationId?: string; firstOrganization?: boolean },
     origin: RequestOrigin,
     user: { id: string; email: string } | undefined,
     secondFactorChecked: boolean,
@@ -126,7 +127,7 @@ export class UserLogin {
     const trx = tx.db;
     if (!user) throw new UnauthorizedError('Invalid credentials');
     const orgIds = await acceptedOrgIdsOfUser(trx, user.id);
-    const orgId = input.organizationId ?? (orgIds.length === 1 ? orgIds[0] : undefined);
+    const orgId = input.organizationId ?? (orgIds.length === 1 || input.firstOrganization ? orgIds[0] : undefined);
     if (!orgId) throw new BadRequestError('You belong to several organizations: give organizationId', 'OrganizationRequired');
     if (!orgIds.includes(orgId)) throw new UnauthorizedError('Invalid credentials');
     const membership = (await findUserOrgMembership(trx, orgId, user.id))!;

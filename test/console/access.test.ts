@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { otherOrganization } from '../support/access-fixture.ts';
 import { ADMIN, expectAccessible, launchBrowser, startConsoleServer } from './console-server.ts';
 
 /**
@@ -246,5 +247,31 @@ test('a project member sees only the actions they may take, and a refusal as a m
   await expectAccessible(bob, 'refusal shown');
   const { body } = await server.app.request('GET', `/api/v2/organizations/${server.admin.orgId}/memberships`, { token: server.admin.token });
   expect(body.users.map((user: any) => user.user.email ?? user.inviteEmail)).not.toContain('carol@example.com');
+  await context.close();
+});
+
+test('a user of two organizations signs in to the one joined first and switches with the organization picker', async () => {
+  const other = await otherOrganization(server.app, 'second');
+  const invited = await server.app.request('POST', '/api/v1/invite-org/signup', {
+    token: other.token,
+    body: { inviteeEmails: [ADMIN.email], organizationId: other.orgId, organizationRoleSlug: 'admin' },
+  });
+  const accepted = await server.app.request('POST', '/api/v1/invite-org/accept', {
+    body: { email: ADMIN.email, organizationId: other.orgId, inviteToken: invited.body.invites[0].inviteToken, password: ADMIN.password },
+  });
+  expect(accepted.status).toBe(200);
+
+  const context = await browser.newContext();
+  const twice = await context.newPage();
+  await signIn(twice, ADMIN);
+  const picker = twice.getByRole('combobox', { name: 'Organization', exact: true });
+  expect(await picker.locator('option').allTextContents()).toEqual(['Acme', other.name]);
+  expect(await picker.inputValue()).toBe(server.admin.orgId);
+  await twice.getByRole('link', { name: 'Team' }).waitFor();
+  await picker.selectOption({ label: other.name });
+  await twice.getByText('No projects yet').waitFor();
+  await orgLink(twice, 'Organization audit').click();
+  await twice.getByRole('heading', { name: `${other.name}: audit log` }).waitFor();
+  await expectAccessible(twice, 'second organization');
   await context.close();
 });

@@ -33,6 +33,22 @@ export async function inject(app: TestApp, method: string, url: string, options:
   return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
 }
 
+/** A second organization on the same server (written directly: bootstrap makes only the first), with an admin identity and its token. */
+export async function otherOrganization(app: TestApp, slug: string) {
+  const org = await insertOrganization(app.database.db, { name: `Org ${slug}`, slug });
+  const created = await insertIdentity(app.database.db, { name: `${slug}-admin`, authMethod: 'token-auth' });
+  await insertIdentityOrgMembership(app.database.db, { identityId: created.id, orgId: org.id, role: 'admin' });
+  const issued = await app.services.auth.issueIdentityToken(app.database.db, {
+    identityId: created.id,
+    authMethod: 'token-auth',
+    name: null,
+    accessTokenTtl: 0,
+    accessTokenMaxTtl: 0,
+    accessTokenNumUsesLimit: 0,
+  });
+  return { orgId: org.id, name: org.name, token: issued.accessToken };
+}
+
 /**
  * A bootstrapped instance with one project, and helpers to make machine
  * identities with org and project roles and to log them in.
@@ -83,12 +99,8 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
     return inject(app, 'POST', '/api/v1/auth/universal-auth/login', { body: { clientId, clientSecret }, remoteAddress });
   }
 
-  /** The admin identity of a second organization on the same server (written directly: bootstrap makes only the first), and its token. */
   async function foreignAdmin(slug: string): Promise<string> {
-    const org = await insertOrganization(app.database.db, { name: `Org ${slug}`, slug });
-    const created = await insertIdentity(app.database.db, { name: `${slug}-admin`, authMethod: 'token-auth' });
-    await insertIdentityOrgMembership(app.database.db, { identityId: created.id, orgId: org.id, role: 'admin' });
-    return issueToken(created.id);
+    return (await otherOrganization(app, slug)).token;
   }
 
   /** Registers the cluster `name` (once) and binds the identity to it: its tokens act for that cluster. */

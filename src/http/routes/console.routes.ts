@@ -37,14 +37,16 @@ export function publicConsoleRoutes(app: ZodApp, { userLogin }: Services): void 
           password: password(1).describe("The user's password."),
           totpCode: optional(required(16)).describe('A current TOTP code, when the user has enrolled one.'),
           recoveryCode: optional(required(32)).describe('One of the recovery codes, in place of `totpCode`.'),
-          organizationId: optional(id()).describe('The organization to sign in to; needed only when the user belongs to several (400 `OrganizationRequired`).'),
+          organizationId: optional(id()).describe(
+            'The organization to sign in to; when absent, the only one the user belongs to, or the one they joined first (switch with `PUT /api/v1/console/session/organization`).',
+          ),
         }),
         response: { 200: z.object({ organizationId: z.string(), expiresIn: z.number().describe('Seconds until the session ends.') }) },
       },
     },
     async (request, reply) => {
       requireConsoleHeader(request);
-      const session = await userLogin.login(request.body, requestOrigin(request));
+      const session = await userLogin.login({ ...request.body, firstOrganization: true }, requestOrigin(request));
       setConsoleCookie(request, reply, session.accessToken, session.expiresIn);
       return { organizationId: session.organizationId, expiresIn: session.expiresIn };
     },
