@@ -14,7 +14,7 @@ import {
 import type { Project } from './api.ts';
 import { field } from './form-field.ts';
 import { Grants } from './Grants.tsx';
-import { NoticeLine, useResource, useWrite } from './resource.tsx';
+import { Confirmed, NoticeLine, useResource, useWrite } from './resource.tsx';
 import { Roles } from './Roles.tsx';
 
 type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
@@ -110,16 +110,12 @@ function Members({ project, members, roleSlugs, can, run }: ListProps<ProjectMem
                     />
                   )}
                   {can('delete', 'member') && (
-                    <button
-                      type="button"
-                      aria-label={`Remove ${member.user.email}`}
-                      onClick={() =>
-                        confirm(`Remove ${member.user.email} from ${project.name}?`) &&
-                        void run(() => membersApi.remove(project.id, member.id), `Removed ${member.user.email}`)
-                      }
-                    >
-                      Remove
-                    </button>
+                    <Confirmed
+                      label={`Remove ${member.user.email}`}
+                      question={`Remove ${member.user.email} from ${project.name}?`}
+                      text="Remove"
+                      onConfirm={() => run(() => membersApi.remove(project.id, member.id), `Removed ${member.user.email}`)}
+                    />
                   )}
                 </td>
               </tr>
@@ -185,16 +181,12 @@ function Identities({ project, identities, roleSlugs, can, run }: ListProps<Proj
                     />
                   )}
                   {can('delete', 'identity') && (
-                    <button
-                      type="button"
-                      aria-label={`Remove ${membership.identity.name}`}
-                      onClick={() =>
-                        confirm(`Remove ${membership.identity.name} from ${project.name}?`) &&
-                        void run(() => projectIdentitiesApi.remove(project.id, membership.identity.id), `Removed ${membership.identity.name}`)
-                      }
-                    >
-                      Remove
-                    </button>
+                    <Confirmed
+                      label={`Remove ${membership.identity.name}`}
+                      question={`Remove ${membership.identity.name} from ${project.name}?`}
+                      text="Remove"
+                      onConfirm={() => run(() => projectIdentitiesApi.remove(project.id, membership.identity.id), `Removed ${membership.identity.name}`)}
+                    />
                   )}
                 </td>
               </tr>

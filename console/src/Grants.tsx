@@ -2,7 +2,7 @@ import type { FormEvent } from 'react';
 import { type Can, grantsApi } from './access-api.ts';
 import type { Project } from './api.ts';
 import { field } from './form-field.ts';
-import { NoticeLine, useResource, useWrite } from './resource.tsx';
+import { Confirmed, NoticeLine, useResource, useWrite } from './resource.tsx';
 
 /** The Kubernetes namespaces that may use the project (its SecretsProject, Integrations and SecretImports there). */
 export function Grants({ project, can }: { project: Project; can: Can }) {
@@ -43,16 +43,12 @@ export function Grants({ project, can }: { project: Project; can: Can }) {
                 <td>{new Date(entry.createdAt).toLocaleString()}</td>
                 <td>
                   {can('delete', 'namespace-grants') && (
-                    <button
-                      type="button"
-                      aria-label={`Revoke ${entry.cluster}/${entry.namespace}`}
-                      onClick={() =>
-                        confirm(`Revoke ${entry.cluster}/${entry.namespace}? The Secrets synced there for this project are deleted.`) &&
-                        void run(() => grantsApi.revoke(project.id, entry.id), `Revoked namespace ${entry.namespace}`)
-                      }
-                    >
-                      Revoke
-                    </button>
+                    <Confirmed
+                      label={`Revoke ${entry.cluster}/${entry.namespace}`}
+                      question={`Revoke ${entry.cluster}/${entry.namespace}? The Secrets synced there for this project are deleted.`}
+                      text="Revoke"
+                      onConfirm={() => run(() => grantsApi.revoke(project.id, entry.id), `Revoked namespace ${entry.namespace}`)}
+                    />
                   )}
                 </td>
               </tr>

@@ -3,7 +3,7 @@ import { type OrgIdentity, orgApi, universalAuthApi } from './access-api.ts';
 import type { Session } from './api.ts';
 import { field } from './form-field.ts';
 import { OneTimeSecret } from './OneTimeSecret.tsx';
-import { describeFailure, NoticeLine, useResource, useWrite } from './resource.tsx';
+import { Confirmed, describeFailure, NoticeLine, useResource, useWrite } from './resource.tsx';
 
 type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
 const ORG_ROLES = ['no-access', 'member', 'admin'];
@@ -96,15 +96,12 @@ function IdentityLine({ entry, open, onToggle, run }: { entry: OrgIdentity; open
               Client secrets
             </button>
           )}
-          <button
-            type="button"
-            aria-label={`Delete ${identity.name}`}
-            onClick={() =>
-              confirm(`Delete ${identity.name}? Its tokens stop working at once.`) && void run(() => orgApi.deleteIdentity(identity.id), `Deleted ${identity.name}`)
-            }
-          >
-            Delete
-          </button>
+          <Confirmed
+            label={`Delete ${identity.name}`}
+            question={`Delete ${identity.name}? Its tokens stop working at once.`}
+            text="Delete"
+            onConfirm={() => run(() => orgApi.deleteIdentity(identity.id), `Deleted ${identity.name}`)}
+          />
         </td>
       </tr>
       {open && (
@@ -176,16 +173,12 @@ function ClientSecrets({ identityId, name, universalAuth }: { identityId: string
                 </td>
                 <td>{new Date(secret.createdAt).toLocaleString()}</td>
                 <td>
-                  <button
-                    type="button"
-                    aria-label={`Revoke client secret ${secret.clientSecretPrefix}`}
-                    onClick={() =>
-                      confirm('Revoke this client secret? Its access tokens stop working at once.') &&
-                      void run(() => universalAuthApi.revokeClientSecret(identityId, secret.id), `Revoked client secret ${secret.clientSecretPrefix}…`)
-                    }
-                  >
-                    Revoke
-                  </button>
+                  <Confirmed
+                    label={`Revoke client secret ${secret.clientSecretPrefix}`}
+                    question={'Revoke this client secret? Its access tokens stop working at once.'}
+                    text="Revoke"
+                    onConfirm={() => run(() => universalAuthApi.revokeClientSecret(identityId, secret.id), `Revoked client secret ${secret.clientSecretPrefix}…`)}
+                  />
                 </td>
               </tr>
             ))}

@@ -2,6 +2,7 @@ import { type FormEvent, useState } from 'react';
 import { type Can, type Role, rolesApi, type Rule } from './access-api.ts';
 import type { Project } from './api.ts';
 import { field } from './form-field.ts';
+import { Confirmed } from './resource.tsx';
 
 type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
 const ACTIONS = ['read', 'create', 'edit', 'delete'];
@@ -89,13 +90,12 @@ export function Roles({ project, roles, can, run }: { project: Project; roles: R
                   </button>
                 )}
                 {!role.isBuiltIn && can('delete', 'role') && (
-                  <button
-                    type="button"
-                    aria-label={`Delete role ${role.slug}`}
-                    onClick={() => confirm(`Delete role ${role.slug}?`) && void run(() => rolesApi.remove(project.id, role.id), `Deleted role ${role.slug}`)}
-                  >
-                    Delete
-                  </button>
+                  <Confirmed
+                    label={`Delete role ${role.slug}`}
+                    question={`Delete role ${role.slug}?`}
+                    text="Delete"
+                    onConfirm={() => run(() => rolesApi.remove(project.id, role.id), `Deleted role ${role.slug}`)}
+                  />
                 )}
               </td>
             </tr>

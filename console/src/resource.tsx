@@ -55,3 +55,12 @@ export function NoticeLine({ notice }: { notice: Notice }) {
     </p>
   );
 }
+
+/** A button for a write that cannot be undone: it asks first. */
+export function Confirmed({ label, question, text, onConfirm }: { label: string; question: string; text: string; onConfirm: () => Promise<unknown> }) {
+  return (
+    <button type="button" aria-label={label} onClick={() => confirm(question) && void onConfirm()}>
+      {text}
+    </button>
+  );
+}
