@@ -62,7 +62,7 @@ export class ApprovalRequestService {
     if (actor.kind !== 'user') return undefined;
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const scope = await resolveSecretScope(this.#deps, tx, location, ACTION_OF[write.op]);
-      const policy = await approvalPolicyAt(tx.db, scope);
+      const policy = await approvalPolicyAt(tx, scope);
       if (!policy) return undefined;
       if (write.tagIds?.length)
         throw new BadRequestError(`'${scope.path}' is protected by an approval policy: change tags with a write of their own`, 'TagsNeedDirectWrite');

@@ -31,6 +31,8 @@ export const CACHE_POLICIES = {
   environments: lookup(['projects', 'projectEnvironments']),
   /** Folders by environment and path (services/lookups.ts). */
   folders: lookup(['projects', 'projectEnvironments', 'secretFolders']),
+  /** An environment's approval policies (secrets/protected-places.ts), looked up by every shared write. */
+  approvalPolicies: lookup(['projects', 'projectEnvironments', 'secretApprovalPolicies']),
   /**
    * What an actor may do in a project (permissions/permission-service.ts): every
    * table whose writes may change it. A temporary grant starting or ending ends
@@ -66,7 +68,7 @@ export const CACHE_POLICIES = {
 } as const;
 
 /** The caches kept by version (caches/cache-versions.ts), each with a row of its own in `cache_versions`. */
-export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'permissions', 'identityTokens', 'userSessions'] as const;
+export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'approvalPolicies', 'permissions', 'identityTokens', 'userSessions'] as const;
 export type VersionedCacheName = (typeof VERSIONED_CACHES)[number];
 
 /**

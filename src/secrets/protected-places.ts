@@ -1,5 +1,3 @@
-import { listPolicies } from '../approvals/approval-store.ts';
-import type { Executor } from '../db/database.ts';
 import type { SecretApprovalPolicy } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { compilePathGlob } from '../patterns/patterns.ts';
@@ -15,8 +13,8 @@ export interface ApprovalBypass {
  * The approval policy protecting a place: of the environment's policies whose path glob matches, the one with the
  * longest literal base (the most specific), the oldest among equals.
  */
-export async function approvalPolicyAt(db: Executor, scope: Pick<SecretScope, 'project' | 'environment' | 'path'>): Promise<SecretApprovalPolicy | undefined> {
-  const policies = await listPolicies(db, scope.project.id, scope.environment.id);
+export async function approvalPolicyAt(tx: WriteContext, scope: Pick<SecretScope, 'project' | 'environment' | 'path'>): Promise<SecretApprovalPolicy | undefined> {
+  const policies = await tx.approvalPolicies(scope.project.id, scope.environment.id);
   const matching = policies.map((policy) => ({ policy, glob: compilePathGlob(policy.secretPath) })).filter(({ glob }) => glob.matches(scope.path));
   matching.sort((a, b) => b.glob.base.length - a.glob.base.length);
   return matching[0]?.policy;
@@ -27,7 +25,7 @@ export async function approvalPolicyAt(db: Executor, scope: Pick<SecretScope, 'p
  * hard policy protects, let through and marked for the audit entry at a place a soft one protects.
  */
 export async function directWriteAllowance(tx: WriteContext, scope: SecretScope): Promise<ApprovalBypass | undefined> {
-  const policy = await approvalPolicyAt(tx.db, scope);
+  const policy = await approvalPolicyAt(tx, scope);
   if (!policy) return undefined;
   if (policy.enforcementLevel === 'soft' && tx.actor.kind === 'identity') return { approvalBypass: { policyId: policy.id, policyName: policy.name } };
   throw new AppError(

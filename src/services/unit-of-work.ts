@@ -3,7 +3,7 @@ import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import { type AuditEvent, type AuditService, projectScope } from '../audit/audit-service.ts';
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
-import type { DB, Project } from '../db/schema.ts';
+import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
 import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
@@ -73,6 +73,11 @@ export class WriteContext {
   /** The project, read in this transaction; `lock` holds its row until the transaction ends (writes in one project serialized). */
   project(reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
     return this.#deps.lookups.requireProject(this.db, reference, options);
+  }
+
+  /** The environment's approval policies, read in this transaction (through its versioned cache). */
+  approvalPolicies(projectId: string, environmentId: string): Promise<readonly SecretApprovalPolicy[]> {
+    return this.#deps.lookups.approvalPolicies(this.db, projectId, environmentId);
   }
 
   /** The actor may do `action` on `subject` in `project` (where: environment and secret path); 403 otherwise. */

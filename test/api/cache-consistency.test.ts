@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { insertUserOrgMembership } from '../../src/orgs/org-store.ts';
+import { insertUser } from '../../src/users/user-store.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { currentBackend, startReplica, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -169,6 +171,31 @@ describe('another server on the same database', () => {
     const deleted = await get();
     expect(deleted.status).toBe(404);
     expect(deleted.body.secret).toBeUndefined();
+  });
+
+  // Every shared write looks up its environment's approval policies through a versioned cache: a policy made or
+  // removed through one server decides the very next write through the other.
+  test('an approval policy created or deleted through one server holds for the next write through the other', async () => {
+    const writer = await fx.identity('writer-elsewhere', 'member', 'member');
+    const write = (value: string) =>
+      other.request('PATCH', '/api/v3/secrets/raw/CACHED', { token: writer.token, body: { workspaceId: fx.projectId, environment: 'dev', secretValue: value } });
+    for (let attempt = 0; attempt < 3; attempt++) expect((await write(`before-${attempt}`)).status).toBe(200);
+    const approver = await insertUser(app.database.db, { email: 'approver@cache.example', username: 'approver@cache.example', firstName: 'A', lastName: null, passwordHash: null });
+    await insertUserOrgMembership(app.database.db, { orgId: fx.orgId, userId: approver.id, role: 'member', status: 'accepted', inviteEmail: null });
+    await fx.call('POST', `/api/v2/workspace/${fx.projectId}/memberships`, { emails: [approver.email], roleSlugs: ['admin'] });
+    const policy = await fx.call('POST', '/api/v1/secret-approvals', {
+      workspaceId: fx.projectId,
+      name: 'cache gate',
+      environment: 'dev',
+      secretPath: '/',
+      approvers: [{ type: 'user', id: approver.id }],
+      approvals: 1,
+    });
+    const refused = await write('while-protected');
+    expect(refused.status).toBe(403);
+    expect(refused.body.code).toBe('ApprovalRequired');
+    await fx.call('DELETE', `/api/v1/secret-approvals/${policy.approval.id}`);
+    expect((await write('after')).status).toBe(200);
   });
 
   test('an environment and a project deleted through one server are 404 through the other', async () => {
