@@ -1,7 +1,25 @@
 import type { KyselyPlugin, OperationNode, PluginTransformQueryArgs, PluginTransformResultArgs, QueryId, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 
-/** The tables an INSERT, UPDATE or DELETE built with the query builder writes (raw SQL is not seen). */
+/**
+ * The tables an INSERT, UPDATE or DELETE built with the query builder writes, its WITH clauses' writes included
+ * (a data-modifying CTE writes as surely as the statement around it; raw SQL is not seen).
+ */
 export function writtenTables(node: RootOperationNode): string[] {
+  return writeNodes(node).flatMap(ownTables);
+}
+
+/** The statement's own write, if it is one, then its WITH clauses' writes. */
+function writeNodes(node: OperationNode): RootOperationNode[] {
+  const own = isWrite(node) ? [node] : [];
+  const ctes = ((node as { with?: { expressions: { expression: OperationNode }[] } }).with?.expressions ?? []).flatMap((cte) => writeNodes(cte.expression));
+  return [...own, ...ctes];
+}
+
+function isWrite(node: OperationNode): node is RootOperationNode {
+  return node.kind === 'InsertQueryNode' || node.kind === 'UpdateQueryNode' || node.kind === 'DeleteQueryNode';
+}
+
+function ownTables(node: RootOperationNode): string[] {
   switch (node.kind) {
     case 'InsertQueryNode':
       return tableNames(node.into);
@@ -30,10 +48,12 @@ export type WriteObserver = (tables: string[], statement: WriteStatement) => (()
 /** What kind of write a statement is; for an UPDATE, the columns it sets. */
 export type WriteStatement = { kind: 'insert' } | { kind: 'update'; columns: string[] } | { kind: 'delete' };
 
+/** The statement's first write (its own, else its first WITH clause's): a CTE's UPDATE of a SELECT is an update. */
 function statementOf(node: RootOperationNode): WriteStatement {
-  if (node.kind === 'InsertQueryNode') return { kind: 'insert' };
-  if (node.kind !== 'UpdateQueryNode') return { kind: 'delete' };
-  const updates = (node.updates ?? []) as unknown as { column: { kind: string; column?: { name: string } } }[];
+  const write = writeNodes(node)[0] ?? node;
+  if (write.kind === 'InsertQueryNode') return { kind: 'insert' };
+  if (write.kind !== 'UpdateQueryNode') return { kind: 'delete' };
+  const updates = (write.updates ?? []) as unknown as { column: { kind: string; column?: { name: string } } }[];
   return { kind: 'update', columns: updates.map((update) => update.column.column?.name ?? '') };
 }
 

@@ -15,11 +15,11 @@ import {
   deletePersonalOverrides,
   deleteSecretsByIds,
   findSecret,
-  insertSecrets,
-  insertSecretVersions,
+  insertSecretIfAbsent,
+  type NewSecret,
   renamePersonalOverrides,
   type SecretType,
-  updateSecret,
+  updateSecretWithVersion,
 } from './secret-store.ts';
 
 export interface CreateSecretInput extends SecretLocation {
@@ -70,32 +70,30 @@ export class SecretService {
     const value = normalizeSecretValue(input.secretValue);
     const owner = personalOwner(actor, input.type, 'create');
     return this.#write(actor, input, 'create', key, async (tx, scope) => {
-      if (input.type === 'shared' && (await findSecret(tx.db, scope.folder.id, key, 'shared', null))) throw secretExists(key, scope.path);
       if (input.type === 'personal' && !(await findSecret(tx.db, scope.folder.id, key, 'shared', null))) {
         throw new BadRequestError('Failed to create personal secret override for no corresponding shared secret', 'NoSharedSecret');
       }
       const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : [];
       await assertReferencesReadable(tx, scope, [value]);
       const id = randomUUID();
-      const [secret] = await insertSecrets(tx.db, [
-        {
-          id,
-          folderId: scope.folder.id,
-          type: input.type,
-          userId: owner,
-          key,
-          encryptedValue: scope.cipher.seal(id, 'value', value),
-          encryptedComment: scope.cipher.sealComment(id, input.secretComment?.trim() ?? ''),
-          skipMultilineEncoding: input.skipMultilineEncoding ?? false,
-          reminderNote: input.secretReminderNote ?? null,
-          reminderRepeatDays: input.secretReminderRepeatDays ?? null,
-        },
-      ]);
       const tagIds = tags.map((tag) => tag.id);
+      const row: NewSecret = {
+        id,
+        folderId: scope.folder.id,
+        type: input.type,
+        userId: owner,
+        key,
+        encryptedValue: scope.cipher.seal(id, 'value', value),
+        encryptedComment: scope.cipher.sealComment(id, input.secretComment?.trim() ?? ''),
+        skipMultilineEncoding: input.skipMultilineEncoding ?? false,
+        reminderNote: input.secretReminderNote ?? null,
+        reminderRepeatDays: input.secretReminderRepeatDays ?? null,
+      };
+      const secret = await insertSecretIfAbsent(tx.db, row, tagIds);
+      if (!secret) throw secretExists(key, scope.path);
       // a new secret has no links to replace
       if (tagIds.length > 0) await setSecretTags(tx.db, id, tagIds);
-      await insertSecretVersions(tx.db, [secret!], new Map([[id, tagIds]]));
-      return { secret: secret!, event: 'create-secret', tags: tags.map(toTagSummary) };
+      return { secret, event: 'create-secret', tags: tags.map(toTagSummary) };
     });
   }
 
@@ -107,24 +105,23 @@ export class SecretService {
       const current = await this.#requireSecret(tx, scope, key, input.type, owner);
       const changes = await secretChangesFor(tx, scope, current, input);
       const tags = input.tagIds ? await requireTagsByIds(tx.db, scope.project.id, input.tagIds) : undefined;
-      const currentTags = (await tagsOfSecrets(tx.db, [current.id])).get(current.id) ?? [];
+      // without tags asked for, the tags stay: read with the update itself, unless there is nothing to update
+      const currentTags = tags || Object.keys(changes).length === 0 ? ((await tagsOfSecrets(tx.db, [current.id])).get(current.id) ?? []) : undefined;
       const retag = tagsChange(
-        currentTags,
+        currentTags ?? [],
         tags?.map((tag) => tag.id),
       );
       // storing what is there is no write: no version, no change row, no audit entry, no revision
-      if (Object.keys(changes).length === 0 && !retag) return { secret: current, event: 'update-secret', tags: currentTags, unchanged: true };
-      const secret = await updateSecret(tx.db, current.id, changes);
-      if (changes.key && current.type === 'shared') await renamePersonalOverrides(tx.db, scope.folder.id, current.key, changes.key);
+      if (Object.keys(changes).length === 0 && !retag) return { secret: current, event: 'update-secret', tags: currentTags ?? [], unchanged: true };
       if (tags && retag)
         await setSecretTags(
           tx.db,
-          secret.id,
+          current.id,
           tags.map((tag) => tag.id),
         );
-      const tagSummaries = tags && retag ? ((await tagsOfSecrets(tx.db, [secret.id])).get(secret.id) ?? []) : currentTags;
-      await insertSecretVersions(tx.db, [secret], new Map([[secret.id, tagSummaries.map((tag) => tag.id)]]));
-      return { secret, event: 'update-secret', tags: tagSummaries };
+      const { tags: linked, ...secret } = await updateSecretWithVersion(tx.db, current.id, changes);
+      if (changes.key && current.type === 'shared') await renamePersonalOverrides(tx.db, scope.folder.id, current.key, changes.key);
+      return { secret, event: 'update-secret', tags: linked.map(toTagSummary) };
     });
   }
 

@@ -23,7 +23,7 @@ export const tagSchema = tagSummarySchema.extend({
 export type TagSummary = z.infer<typeof tagSummarySchema>;
 export type TagResponse = z.infer<typeof tagSchema>;
 
-export function toTagSummary(tag: SecretTag): TagSummary {
+export function toTagSummary(tag: Pick<SecretTag, 'id' | 'slug' | 'color'>): TagSummary {
   return { id: tag.id, slug: tag.slug, name: tag.slug, color: tag.color };
 }
 

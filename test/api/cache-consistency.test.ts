@@ -180,7 +180,13 @@ describe('another server on the same database', () => {
     const write = (value: string) =>
       other.request('PATCH', '/api/v3/secrets/raw/CACHED', { token: writer.token, body: { workspaceId: fx.projectId, environment: 'dev', secretValue: value } });
     for (let attempt = 0; attempt < 3; attempt++) expect((await write(`before-${attempt}`)).status).toBe(200);
-    const approver = await insertUser(app.database.db, { email: 'approver@cache.example', username: 'approver@cache.example', firstName: 'A', lastName: null, passwordHash: null });
+    const approver = await insertUser(app.database.db, {
+      email: 'approver@cache.example',
+      username: 'approver@cache.example',
+      firstName: 'A',
+      lastName: null,
+      passwordHash: null,
+    });
     await insertUserOrgMembership(app.database.db, { orgId: fx.orgId, userId: approver.id, role: 'member', status: 'accepted', inviteEmail: null });
     await fx.call('POST', `/api/v2/workspace/${fx.projectId}/memberships`, { emails: [approver.email], roleSlugs: ['admin'] });
     const policy = await fx.call('POST', '/api/v1/secret-approvals', {

@@ -39,16 +39,17 @@ test('a warm listing of 100 secrets and a warm get of one run one read and the a
   expect(await statementsOf(() => app.request('GET', '/api/v3/secrets/raw/KEY_42', { token, query: place() }))).toBeLessThanOrEqual(most);
 });
 
-// The write's own: the secret (a create: whether it exists; an update: locked, and its tags), the write, its
-// version row, the audit row, and the change log's lock with its row in one statement; PostgreSQL adds the
-// request's versions read, BEGIN, the versions read in the transaction, and COMMIT. Plus, for a shared write, the
-// environment's approval policies read in the transaction (secrets/protected-places.ts: a write to a protected place
-// is refused or marked as a bypass in the same transaction).
+// The write's own: a create inserts the secret and its version in one statement (the unique index tells a taken
+// key); an update locks the secret, then updates it and inserts its version (with the tags linked now) in one; then
+// the audit row, and the change log's lock with its row in one statement. PostgreSQL adds the request's versions
+// read, BEGIN, the versions read in the transaction, and COMMIT. The environment's approval policies (a shared
+// write to a protected place is refused or marked as a bypass) come from their versioned cache, checked against
+// the versions read in the transaction.
 test('a create and an update read the project, permissions, environment and folder from the caches, checked in the transaction', async () => {
   const create = () => app.request('POST', `/api/v3/secrets/raw/NEW_${written++}`, { token, body: { ...place(), environment: 'staging', secretValue: 'created' } });
   const update = () => app.request('PATCH', `/api/v3/secrets/raw/KEY_${written++ % 100}`, { token, body: { ...place(), secretValue: `updated-${written}` } });
-  expect(await statementsOf(create)).toBeLessThanOrEqual(app.backend === 'postgres' ? 10 : 6);
-  expect(await statementsOf(update)).toBeLessThanOrEqual(app.backend === 'postgres' ? 11 : 7);
+  expect(await statementsOf(create)).toBeLessThanOrEqual(app.backend === 'postgres' ? 7 : 3);
+  expect(await statementsOf(update)).toBeLessThanOrEqual(app.backend === 'postgres' ? 8 : 4);
 });
 
 // Concurrent requests share the reads of the cache versions (each sent after every request that shares it began)
