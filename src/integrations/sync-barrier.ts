@@ -19,6 +19,8 @@ export interface BarrierIntegration {
   syncedRevision: number | null;
   reloadedRevision: number | null;
   state: BarrierState;
+  /** Whether its last sync succeeded (null before the first): a pending one whose last sync failed is failing, not slow. */
+  isSynced: boolean | null;
   /** The record's last sync message (status text, never a value). */
   message: string | null;
 }
@@ -136,6 +138,7 @@ function toBarrierIntegration(row: IntegrationRow, state: BarrierState): Barrier
     syncedRevision: row.syncedRevision,
     reloadedRevision: row.reloadedRevision,
     state,
+    isSynced: row.isSynced,
     message: row.syncMessage,
   };
 }
