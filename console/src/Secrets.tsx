@@ -4,6 +4,7 @@ import { type Folder, type Place, type Project, type SecretRow, secretsApi } fro
 import { parseEnvText } from './env-text.ts';
 import { History } from './History.tsx';
 import { navigate, useLocation } from './router.ts';
+import { whereHref } from './Where.tsx';
 
 const MASK = '••••••••';
 
@@ -99,6 +100,9 @@ export function Secrets({ project }: { project: Project }) {
           </span>
         ))}
       </nav>
+      <button type="button" className="link" onClick={() => navigate(whereHref(place))}>
+        Where {place.environment}:{place.secretPath} goes
+      </button>
       {folders.length > 0 && (
         <ul className="folders" aria-label="Folders">
           {folders.map((folder) => (
@@ -233,6 +237,9 @@ const SecretLine = memo(function SecretLine({ place, secret, run }: { place: Pla
           </button>
           <button type="button" onClick={() => setMode(mode === 'history' ? 'view' : 'history')} aria-label={`History of ${secret.secretKey}`}>
             History
+          </button>
+          <button type="button" onClick={() => navigate(whereHref(place, secret.secretKey))} aria-label={`Where ${secret.secretKey} goes`}>
+            Where
           </button>
           <button
             type="button"

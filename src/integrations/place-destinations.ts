@@ -21,7 +21,7 @@ export const destinationSchema = z.object({
     .enum(['source', 'recursive', 'import'])
     .describe('How it reads the place asked about: it is its source, lies below its recursive source, or comes through an import.'),
   isActive: z.boolean().describe('False: paused, its Secret is not updated.'),
-  isSynced: z.boolean().nullable().describe("Whether its last sync succeeded; null before the first."),
+  isSynced: z.boolean().nullable().describe('Whether its last sync succeeded; null before the first.'),
   syncMessage: z.string().nullable().describe('Its last sync message: why it failed (the condition message), or the keys left out; never a value.'),
   syncedRevision: z.number().nullable().describe('The change-log revision its Secret reflects; null before the first sync.'),
   reloads: z.boolean().describe('Whether it rolls the workloads that read a changed key (spec.reload).'),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DESTINATIONS_ANSWERED_MAX } from '../../src/integrations/place-destinations.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { playedOperator } from '../support/played-operator.ts';
 import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -9,16 +10,12 @@ import { snapshotDatabase, startTestApp, type TestApp } from '../support/test-ap
  */
 const app: TestApp = await startTestApp();
 let fx: AccessFixture;
-let operator: { id: string; token: string };
-let environmentIds: Record<string, string>;
+let operator: Awaited<ReturnType<typeof playedOperator>>;
 const VALUE = 'destination-value-5e1c07';
 
 beforeAll(async () => {
   fx = await accessFixture(app, 'where-project');
-  operator = await fx.identity('where-operator', 'member', 'admin');
-  await fx.bindToCluster(operator.id, 'cluster-w');
-  const environments = (await fx.call('GET', `/api/v1/workspace/${fx.projectId}`)).workspace.environments as { id: string; slug: string }[];
-  environmentIds = Object.fromEntries(environments.map((environment) => [environment.slug, environment.id]));
+  operator = await playedOperator(app, fx, fx.projectId, 'cluster-w');
   for (const [environment, name, path] of [
     ['dev', 'app', '/'],
     ['dev', 'db', '/app'],
@@ -34,41 +31,22 @@ afterAll(async () => app?.close());
 const syncing = (query: Record<string, string>, token = fx.token, projectId = fx.projectId) =>
   app.request('GET', `/api/v1/workspace/${projectId}/integrations/syncing`, { token, query });
 
-/** An Integration resource of cluster-w, as its operator keeps the record. */
-async function record(name: string, environment: string, secretPath: string): Promise<string> {
-  const response = await app.request('PUT', '/api/v1/operator/integrations', {
-    token: operator.token,
-    body: { cluster: 'cluster-w', managedBy: `shop/${name}`, projectId: fx.projectId, environment, secretPath, app: `${name}-secret`, owner: 'shop', targetEnvironment: 'shop' },
-  });
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-  return response.body.integration.id as string;
-}
-
-async function syncResult(id: string, result: Record<string, unknown>, places?: { environment: string; path: string; recursive?: boolean }[]) {
-  const body = {
-    ...result,
-    ...(places ? { places: places.map((place) => ({ environmentId: environmentIds[place.environment], path: place.path, recursive: place.recursive ?? false })) } : {}),
-  };
-  const response = await app.request('POST', `/api/v1/operator/integrations/${id}/sync-result`, { token: operator.token, body });
-  expect(response.status, JSON.stringify(response.body)).toBe(200);
-}
-
 const names = (body: { integrations: { name: string }[] }) => body.integrations.map((integration) => integration.name).sort();
 
 describe('where a folder is synced', () => {
   test('the Integrations reading the folder, as source, below a recursive source or through an import, with how far each got; none other, no value', async () => {
-    const direct = await record('direct', 'dev', '/app');
-    const recursive = await record('recursive', 'dev', '/');
-    const imported = await record('imported', 'staging', '/shared');
-    const failing = await record('failing', 'dev', '/app');
-    await record('elsewhere', 'dev', '/ops');
-    await syncResult(direct, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [{ environment: 'dev', path: '/app' }]);
-    await syncResult(recursive, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [{ environment: 'dev', path: '/', recursive: true }]);
-    await syncResult(imported, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [
+    const direct = await operator.record('direct', 'dev', '/app');
+    const recursive = await operator.record('recursive', 'dev', '/');
+    const imported = await operator.record('imported', 'staging', '/shared');
+    const failing = await operator.record('failing', 'dev', '/app');
+    await operator.record('elsewhere', 'dev', '/ops');
+    await operator.syncResult(direct, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [{ environment: 'dev', path: '/app' }]);
+    await operator.syncResult(recursive, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [{ environment: 'dev', path: '/', recursive: true }]);
+    await operator.syncResult(imported, { isSynced: true, syncMessage: null, syncedRevision: 3 }, [
       { environment: 'staging', path: '/shared' },
       { environment: 'dev', path: '/app' },
     ]);
-    await syncResult(failing, { isSynced: false, syncMessage: 'Secret shop/failing-secret exists and is not managed by this Integration' });
+    await operator.syncResult(failing, { isSynced: false, syncMessage: 'Secret shop/failing-secret exists and is not managed by this Integration' });
 
     const answer = await syncing({ environment: 'dev', secretPath: '/app' });
     expect(answer.status).toBe(200);
@@ -163,7 +141,7 @@ describe('who may ask', () => {
 describe('cost', () => {
   test(`at most ${DESTINATIONS_ANSWERED_MAX} are answered; truncated says there were more`, async () => {
     await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'many' });
-    for (let index = 0; index <= DESTINATIONS_ANSWERED_MAX; index++) await record(`many-${index}`, 'dev', '/many');
+    for (let index = 0; index <= DESTINATIONS_ANSWERED_MAX; index++) await operator.record(`many-${index}`, 'dev', '/many');
     const answer = await syncing({ environment: 'dev', secretPath: '/many' });
     expect(answer.status).toBe(200);
     expect(answer.body.integrations).toHaveLength(DESTINATIONS_ANSWERED_MAX);
