@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { changeTouches, isWithin, type ReadPlace } from '../changes/read-places.ts';
+import { changeTouches, isWithin } from '../changes/read-places.ts';
+import { readPlacesOf, resourceOf } from './managed-record.ts';
 import type { IntegrationRow } from './integration-store.ts';
 
 /** Managed records of one project read for one answer, at most; a project with more says so (`truncated`). */
@@ -44,15 +45,11 @@ with a limit one past DESTINATIONS_READ_MAX, so that a project with more is answ
  */
 export function destinationsOf(rows: readonly IntegrationRow[], place: { projectId: string; environmentId: string; path: string }): PlaceDestinations {
   const change = { projectId: place.projectId, environmentId: place.environmentId, secretPath: place.path, kind: 'secret' as const };
-  const reaching = rows.slice(0, DESTINATIONS_READ_MAX).filter((row) => changeTouches(row.projectId, placesOf(row), change));
+  const reaching = rows.slice(0, DESTINATIONS_READ_MAX).filter((row) => changeTouches(row.projectId, readPlacesOf(row), change));
   return {
     integrations: reaching.slice(0, DESTINATIONS_ANSWERED_MAX).map((row) => toDestination(row, place)),
     truncated: rows.length > DESTINATIONS_READ_MAX || reaching.length > DESTINATIONS_ANSWERED_MAX,
   };
-}
-
-function placesOf(row: IntegrationRow): ReadPlace[] {
-  return (row.readPlaces as ReadPlace[] | null) ?? [{ environmentId: row.envId, path: row.secretPath, recursive: false }];
 }
 
 function throughOf(row: IntegrationRow, place: { environmentId: string; path: string }): ReachedThrough {
@@ -61,13 +58,8 @@ function throughOf(row: IntegrationRow, place: { environmentId: string; path: st
 }
 
 function toDestination(row: IntegrationRow, place: { environmentId: string; path: string }): Destination {
-  const [namespace = '', name = ''] = (row.managedBy ?? '').split('/');
   return {
-    id: row.id,
-    cluster: row.cluster ?? '',
-    namespace,
-    name,
-    secretName: row.app,
+    ...resourceOf(row),
     source: { environment: row.envSlug, secretPath: row.secretPath },
     through: throughOf(row, place),
     isActive: row.isActive,

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import provideChromium from '../console/chromium-setup.ts';
 import { launchBrowser } from '../console/console-server.ts';
-import { answersHolding, expectAccessible, recordApiAnswers, valuesInPage } from '../console/page-checks.ts';
+import { answersHolding, expectAccessible, recordApiAnswers, saveAndFollow, signInThroughForm, valuesInPage } from '../console/page-checks.ts';
 import { createTestNamespace, type TestNamespace } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
@@ -64,15 +64,8 @@ afterAll(async () => {
 
 test('after an edit in the console, the Where it goes screen shows the Integration reach the new revision; the failing one its reason; no value loaded', async () => {
   await page.goto(`${api.api}/projects/${projectId}?env=dev&path=%2Fwhere`);
-  await page.getByLabel('Email').fill(USER.email);
-  await page.getByLabel('Password').fill(USER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('button', { name: 'Edit DB_PASSWORD' }).click();
-  const edit = page.getByRole('form', { name: 'Edit DB_PASSWORD' });
-  await edit.getByLabel('New value (empty keeps it)').fill(VALUES.edited);
-  await edit.getByRole('button', { name: 'Save' }).click();
-  await page.getByText('Saved DB_PASSWORD').waitFor();
-  await page.getByRole('button', { name: 'Where DB_PASSWORD goes' }).click();
+  await signInThroughForm(page, USER);
+  await saveAndFollow(page, 'DB_PASSWORD', VALUES.edited);
 
   const delivery = page.getByRole('region', { name: /^Your save of DB_PASSWORD, revision \d+$/ });
   const revision = Number(/revision (\d+)$/.exec((await delivery.getAttribute('aria-label'))!)![1]);

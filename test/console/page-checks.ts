@@ -42,3 +42,20 @@ export async function valuesInPage(page: Page, values: string[]): Promise<string
   const html: string = await page.evaluate('document.documentElement.outerHTML');
   return values.filter((value) => html.includes(value));
 }
+
+/** Signs in through the console's form (the page shows it for any address until signed in). */
+export async function signInThroughForm(page: Page, user: { email: string; password: string }): Promise<void> {
+  await page.getByLabel('Email').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** On the secrets screen: edits `key` to `value`, saves, and opens the Where it goes screen of `key`. */
+export async function saveAndFollow(page: Page, key: string, value: string): Promise<void> {
+  await page.getByRole('button', { name: `Edit ${key}` }).click();
+  const edit = page.getByRole('form', { name: `Edit ${key}` });
+  await edit.getByLabel('New value (empty keeps it)').fill(value);
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await page.getByText(`Saved ${key}`).waitFor();
+  await page.getByRole('button', { name: `Where ${key} goes` }).click();
+}

@@ -2,7 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { playedOperator } from '../support/played-operator.ts';
 import { ADMIN, launchBrowser, startConsoleServer } from './console-server.ts';
-import { answersHolding, expectAccessible, recordApiAnswers, valuesInPage } from './page-checks.ts';
+import { answersHolding, expectAccessible, recordApiAnswers, saveAndFollow, signInThroughForm, valuesInPage } from './page-checks.ts';
 
 /**
  * The "Where it goes" screen in a real browser, with the operator of cluster `east` played through the operator API
@@ -57,9 +57,7 @@ const row = (name: string) => page.getByRole('table').getByRole('row', { name: n
 
 test('the Integrations syncing a secret, one failing with its reason, a new one live, and an edit followed to the cluster; no value loaded', async () => {
   await page.goto(`${server.origin}/projects/${projectId}?env=dev&path=%2Fapp`);
-  await page.getByLabel('Email').fill(ADMIN.email);
-  await page.getByLabel('Password').fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signInThroughForm(page, ADMIN);
   await page.getByRole('button', { name: 'Where DB_PASSWORD goes' }).click();
 
   await page.getByRole('heading', { name: 'Shop: where DB_PASSWORD goes' }).waitFor();
@@ -77,13 +75,8 @@ test('the Integrations syncing a secret, one failing with its reason, a new one 
 
   // an edit in the console, followed to the cluster
   await page.getByRole('link', { name: 'Back to the secrets of dev:/app' }).click();
-  await page.getByRole('button', { name: 'Edit DB_PASSWORD' }).click();
-  const edit = page.getByRole('form', { name: 'Edit DB_PASSWORD' });
-  await edit.getByLabel('New value (empty keeps it)').fill(VALUES.edited);
-  await edit.getByRole('button', { name: 'Save' }).click();
-  await page.getByText('Saved DB_PASSWORD').waitFor();
+  await saveAndFollow(page, 'DB_PASSWORD', VALUES.edited);
   const saved = await latestRevision();
-  await page.getByRole('button', { name: 'Where DB_PASSWORD goes' }).click();
   const delivery = page.getByRole('region', { name: `Your save of DB_PASSWORD, revision ${saved}` });
   await delivery.getByText('east / shop / app: Waiting for its operator…').waitFor();
   await delivery.getByText(`east / shop / taken: Failing: ${CONFLICT}`).waitFor();
