@@ -8,8 +8,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { startCoffer, stopCoffer } from '../test/support/coffer-process.ts';
+import { callCoffer, startCoffer, stopCoffer } from '../test/support/coffer-process.ts';
 import { CHROMIUM_FLAGS, seedProject, signIn } from '../test/support/console-demo.ts';
+import { playedClusters } from '../test/support/console-where-demo.ts';
 
 const OUT = join(import.meta.dirname, '../docs/console');
 mkdirSync(OUT, { recursive: true });
@@ -17,7 +18,23 @@ const dataDir = mkdtempSync(join(tmpdir(), 'coffer-console-docs-'));
 const server = await startCoffer({ COFFER_DATA_DIR: dataDir, DATABASE_URL: '', COFFER_OPERATOR: 'false', COFFER_LOG_LEVEL: 'warn' }, 300_000);
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_FLAGS });
 try {
-  const { projectId } = await seedProject(server, 'Payments', 12);
+  const { projectId, token, orgId } = await seedProject(server, 'Payments', 12);
+  // where the secrets go: three Integrations in two clusters, one of them failing (their operators played over HTTP)
+  const clusters = await playedClusters(server, { token, orgId }, projectId, ['eu-west', 'us-east']);
+  const root = { environment: 'dev', secretPath: '/' };
+  const integrations = {
+    euApi: await clusters.record('eu-west', 'payments', 'api', 'payments-env', root),
+    usApi: await clusters.record('us-east', 'payments', 'api', 'payments-env', root),
+    usWorker: await clusters.record('us-east', 'batch', 'worker', 'worker-env', root),
+  };
+  const seeded = await callCoffer(server, 'PATCH', '/api/v4/secrets/SERVICE_0002_URL', token, { projectId, ...root, secretValue: 'https://service-0002.internal:8443' });
+  const seededRevision = Number(seeded.headers.get('coffer-revision'));
+  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision });
+  await clusters.syncResult('us-east', integrations.usApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision });
+  await clusters.syncResult('us-east', integrations.usWorker, {
+    isSynced: false,
+    syncMessage: 'Secret batch/worker-env exists and is not managed by this Integration; use creationPolicy Merge to add keys to it',
+  });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const shot = async (name: string) => {
     await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: false });
@@ -82,7 +99,20 @@ try {
   await page.getByRole('button', { name: 'Set personal value' }).click();
   await page.getByRole('row', { name: /SERVICE_0002_URL.*personal value set/ }).waitFor();
   await shot('personal-value');
+  // an edit, followed to the clusters: one reached, one on its way, one failing
   await page.getByRole('link', { name: 'Secrets' }).click();
+  await page.getByRole('button', { name: 'Edit SERVICE_0001_URL' }).click();
+  const edit = page.getByRole('form', { name: 'Edit SERVICE_0001_URL' });
+  await edit.getByLabel('New value (empty keeps it)').fill('https://service-0001.internal:8443');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await page.getByText('Saved SERVICE_0001_URL').waitFor();
+  await page.getByRole('button', { name: 'Where SERVICE_0001_URL goes' }).click();
+  const delivery = page.getByRole('region', { name: /^Your save of SERVICE_0001_URL, revision \d+$/ });
+  const saved = Number(/(\d+)$/.exec((await delivery.getAttribute('aria-label'))!)![1]);
+  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: saved });
+  await delivery.getByText(`eu-west / payments / api: Reached (at revision ${saved})`).waitFor();
+  await shot('where-it-goes');
+  await page.getByRole('link', { name: 'Secrets', exact: true }).click();
   await page.getByRole('button', { name: 'Dark theme' }).click();
   await page.getByRole('row', { name: /SERVICE_0000_URL/ }).waitFor();
   await shot('secrets-dark');

@@ -5,6 +5,7 @@ import { parseEnvText } from './env-text.ts';
 import { History } from './History.tsx';
 import { chosenTagIds, type FolderExtras, Imported, loadFolderExtras, PersonalOverride, References, TagPicker } from './SecretExtras.tsx';
 import { navigate, useLocation } from './router.ts';
+import { whereHref } from './Where.tsx';
 
 const MASK = '••••••••';
 
@@ -102,6 +103,9 @@ export function Secrets({ project }: { project: Project }) {
           </span>
         ))}
       </nav>
+      <button type="button" className="link" onClick={() => navigate(whereHref(place))}>
+        Where {place.environment}:{place.secretPath} goes
+      </button>
       {folders.length > 0 && (
         <ul className="folders" aria-label="Folders">
           {folders.map((folder) => (
@@ -251,6 +255,9 @@ const SecretLine = memo(function SecretLine({ place, secret, run, extras }: { pl
           </button>
           <button type="button" onClick={() => setMode(mode === 'personal' ? 'view' : 'personal')} aria-label={`Personal value of ${secret.secretKey}`}>
             Personal
+          </button>
+          <button type="button" onClick={() => navigate(whereHref(place, secret.secretKey))} aria-label={`Where ${secret.secretKey} goes`}>
+            Where
           </button>
           <button
             type="button"

@@ -8,8 +8,9 @@ import { Projects } from './Projects.tsx';
 import { navigate, useLocation } from './router.ts';
 import { Secrets } from './Secrets.tsx';
 import { ThemeToggle } from './ThemeToggle.tsx';
+import { Where } from './Where.tsx';
 
-const PROJECT_PATH = /^\/projects\/([^/]+)(\/compare|\/audit|\/access)?$/;
+const PROJECT_PATH = /^\/projects\/([^/]+)(\/compare|\/audit|\/access|\/where)?$/;
 
 export function Shell({ session, onSessionChanged, onSignedOut }: { session: Session; onSessionChanged: () => Promise<void>; onSignedOut: () => void }) {
   const url = useLocation();
@@ -87,6 +88,13 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
               Compare
             </a>
             <a
+              href={`/projects/${project.id}/where`}
+              aria-current={match?.[2] === '/where' ? 'page' : undefined}
+              onClick={(event) => (event.preventDefault(), navigate(`/projects/${project.id}/where`))}
+            >
+              Where it goes
+            </a>
+            <a
               href={`/projects/${project.id}/audit`}
               aria-current={match?.[2] === '/audit' ? 'page' : undefined}
               onClick={(event) => (event.preventDefault(), navigate(`/projects/${project.id}/audit`))}
@@ -124,6 +132,7 @@ export function Shell({ session, onSessionChanged, onSignedOut }: { session: Ses
           />
         )}
         {project && match?.[2] === '/access' && <Access key={project.id} project={project} />}
+        {project && match?.[2] === '/where' && <Where key={project.id} project={project} />}
       </main>
     </>
   );

@@ -1,3 +1,5 @@
+import { noteWrite } from './recent-writes.ts';
+
 /**
  * The console's only way to the API: same origin, the session cookie (HttpOnly, never seen here) and the
  * header that proves the request comes from the console's own page (docs/threat-model.md, "The web console").
@@ -44,6 +46,7 @@ export async function api<T>(method: string, path: string, options: { query?: Qu
     const message = typeof body.message === 'string' ? body.message : `The server answered ${response.status}`;
     throw new ApiError(response.status, typeof body.code === 'string' ? body.code : 'Error', message);
   }
+  noteWrite(method, path, options.body, response);
   return body as T;
 }
 

@@ -23,11 +23,13 @@ import {
   type IntegrationRow,
   insertIntegration,
   listIntegrationsOfProject,
+  listManagedIntegrationsOfProject,
   setIntegrationReloadedRevision,
   setIntegrationSyncResult,
   updateIntegration,
 } from './integration-store.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
+import { DESTINATIONS_READ_MAX, destinationsOf, type PlaceDestinations } from './place-destinations.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
 export type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
@@ -83,6 +85,21 @@ export class IntegrationService {
   async listOfProject(actor: Actor, projectId: string): Promise<IntegrationResponse[]> {
     const project = await readableIntegrationsOf(this.#deps, actor, projectId);
     return (await listIntegrationsOfProject(this.#deps.db, project.id)).map(toIntegrationResponse);
+  }
+
+  /**
+   * Where the secrets of one folder go: the Integration resources' records that read it, with how far each got. The
+   * caller must read the project's integrations and the folder's secrets; the folder's existence is not checked (an
+   * absent one is answered as one nothing reads), so the answer tells nothing about places the caller may not read.
+   */
+  async destinationsOf(actor: Actor, place: { projectId: string; environment: string; secretPath: string }): Promise<PlaceDestinations> {
+    const { db, lookups, permissions } = this.#deps;
+    const project = await readableIntegrationsOf(this.#deps, actor, place.projectId);
+    const path = normalizeSecretPath(place.secretPath);
+    await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: place.environment, secretPath: path } });
+    const environment = await lookups.requireEnvironment(db, project.id, place.environment);
+    const rows = await listManagedIntegrationsOfProject(db, project.id, DESTINATIONS_READ_MAX + 1);
+    return destinationsOf(rows, { projectId: project.id, environmentId: environment.id, path });
   }
 
   /** PATCH (op 1): activates or pauses, and moves the source; omitted fields keep their stored values. */

@@ -132,11 +132,12 @@ export async function setIntegrationReloadedRevision(db: Executor, id: string, r
   return Number(updated.numUpdatedRows) > 0;
 }
 
-/** The records Integration resources keep in a project (any cluster). */
-export async function listManagedIntegrationsOfProject(db: ReadOnlyDb, projectId: string): Promise<IntegrationRow[]> {
-  return selectIntegrationRows(db)
+/** The records Integration resources keep in a project (any cluster); the first `limit` when given. */
+export async function listManagedIntegrationsOfProject(db: ReadOnlyDb, projectId: string, limit?: number): Promise<IntegrationRow[]> {
+  const query = selectIntegrationRows(db)
     .where('projectEnvironments.projectId', '=', projectId)
     .where('integrations.managedBy', 'is not', null)
     .orderBy('integrations.createdAt')
-    .execute();
+    .orderBy('integrations.id');
+  return (limit === undefined ? query : query.limit(limit)).execute();
 }

@@ -1,6 +1,7 @@
 import type { Actor } from '../actor/actor.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
-import { changeTouches, type ReadPlace } from '../changes/read-places.ts';
+import { changeTouches } from '../changes/read-places.ts';
+import { readPlacesOf, resourceOf } from './managed-record.ts';
 import { CallerQuota, HELD_REQUEST_LIMITS, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -19,6 +20,8 @@ export interface BarrierIntegration {
   syncedRevision: number | null;
   reloadedRevision: number | null;
   state: BarrierState;
+  /** Whether its last sync succeeded (null before the first): a pending one whose last sync failed is failing, not slow. */
+  isSynced: boolean | null;
   /** The record's last sync message (status text, never a value). */
   message: string | null;
 }
@@ -117,8 +120,7 @@ function answerOf(rows: IntegrationRow[], written: WrittenChanges, revision: num
 
 function stateOf(row: IntegrationRow, revision: number, written: readonly ChangeRecord[]): BarrierState {
   if (!row.isActive) return 'paused';
-  // before its first sync only its own place is known
-  const places = (row.readPlaces as ReadPlace[] | null) ?? [{ environmentId: row.envId, path: row.secretPath, recursive: false }];
+  const places = readPlacesOf(row);
   if (!written.some((change) => changeTouches(row.projectId, places, change))) return 'reached';
   if ((row.syncedRevision ?? 0) < revision) return 'pending';
   if (row.reloads && (row.reloadedRevision ?? 0) < revision) return 'pending';
@@ -126,16 +128,12 @@ function stateOf(row: IntegrationRow, revision: number, written: readonly Change
 }
 
 function toBarrierIntegration(row: IntegrationRow, state: BarrierState): BarrierIntegration {
-  const [namespace = '', name = ''] = (row.managedBy ?? '').split('/');
   return {
-    id: row.id,
-    cluster: row.cluster ?? '',
-    namespace,
-    name,
-    secretName: row.app,
+    ...resourceOf(row),
     syncedRevision: row.syncedRevision,
     reloadedRevision: row.reloadedRevision,
     state,
+    isSynced: row.isSynced,
     message: row.syncMessage,
   };
 }

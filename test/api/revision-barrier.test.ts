@@ -203,6 +203,7 @@ describe('GET /api/v1/changes/wait', () => {
       syncedRevision: null,
       reloadedRevision: null,
       state: 'pending',
+      isSynced: null,
       message: null,
     });
     await synced(id, revision - 1, [{ environment: 'dev', path: '/' }]);
@@ -279,7 +280,7 @@ describe('GET /api/v1/changes/wait', () => {
     expect(answer.body.integrations.find((integration: { id: string }) => integration.id === id)).toMatchObject({ state: 'reached', reloadedRevision: revision });
   });
 
-  test('a failed sync keeps the revision reached, and its message says why it is pending', async () => {
+  test('a failed sync keeps the revision reached, and its message says why it is pending (isSynced false: failing, not slow)', async () => {
     await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'failing' });
     const id = await record('failing', { secretPath: '/failing' });
     const first = await writeSecret('FAILING', 'x', '/failing');
@@ -291,6 +292,7 @@ describe('GET /api/v1/changes/wait', () => {
     expect(answer.body.integrations.find((integration: { id: string }) => integration.id === id)).toMatchObject({
       state: 'pending',
       syncedRevision: first,
+      isSynced: false,
       message: 'the template failed',
     });
     // a write it does not read is not held up by it

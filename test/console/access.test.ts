@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { otherOrganization } from '../support/access-fixture.ts';
-import { ADMIN, expectAccessible, launchBrowser, startConsoleServer } from './console-server.ts';
+import { ADMIN, launchBrowser, startConsoleServer } from './console-server.ts';
+import { expectAccessible } from './page-checks.ts';
 
 /**
  * The console's access and audit screens in a real browser: an admin invites a user (the token shown once), makes a

@@ -1,8 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { chromium, type Browser } from 'playwright-core';
 import { loadConsoleFiles } from '../../src/http/console/console-files.ts';
 import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -22,18 +19,4 @@ export async function startConsoleServer() {
 /** One headless chromium per test file (root needs --no-sandbox in a container). */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: process.env.COFFER_CHROMIUM ?? '/usr/bin/chromium', headless: true, args: ['--no-sandbox'] });
-}
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** axe-core on the page's current screen: no serious or critical violation. */
-export async function expectAccessible(page: Page, screen: string) {
-  // evaluated as source: the CSP allows no inline script, but a page.evaluate runs outside it
-  if (!(await page.evaluate('"axe" in window'))) await page.evaluate(AXE_SOURCE);
-  const violations: { id: string; impact: string; nodes: unknown[] }[] = await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((result) =>
-    result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.map((node) => node.target) })))`);
-  expect(
-    violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical'),
-    screen,
-  ).toEqual([]);
 }

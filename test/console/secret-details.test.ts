@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { ADMIN, expectAccessible, launchBrowser, startConsoleServer } from './console-server.ts';
+import { ADMIN, launchBrowser, startConsoleServer } from './console-server.ts';
+import { expectAccessible } from './page-checks.ts';
 
 /**
  * A secret's details in a real browser: where an imported secret and a `${…}` reference come from, tags edited on a

@@ -33,7 +33,7 @@ export async function seedProject(server: CofferProcess, projectName: string, co
     secrets: keys.slice(0, 3).map((secretKey) => ({ secretKey, secretValue: `https://${secretKey.toLowerCase()}.prod.internal` })),
   });
   await call(server, 'POST', '/api/v1/folders', token, { workspaceId: project.id, environment: 'dev', path: '/', name: 'payments' });
-  return { token, projectId: project.id as string };
+  return { token, projectId: project.id as string, orgId: boot.body.organization.id as string };
 }
 
 /** Signs in through the console's form. */

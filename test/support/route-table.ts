@@ -373,6 +373,10 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'DELETE /api/v1/integration/:integrationId': { allow: WRITERS, build: async () => ({ url: `/api/v1/integration/${await fresh.integration()}` }) },
     'POST /api/v1/integration/:integrationId/sync': { allow: WRITERS, build: at(`/api/v1/integration/${ids.integrationId}/sync`) },
     'GET /api/v1/workspace/:workspaceId/integrations': { allow: ALL, build: at(`/api/v1/workspace/${p}/integrations`) },
+    'GET /api/v1/workspace/:workspaceId/integrations/syncing': {
+      allow: ALL,
+      build: at(`/api/v1/workspace/${p}/integrations/syncing`, { query: { environment: 'dev', secretPath: '/' } }),
+    },
     // the operator of another cluster (test/api/operator-api.test.ts follows the calls through)
     'GET /api/v1/operator/installation': { allow: ALL, ownOrg: true, build: at('/api/v1/operator/installation') },
     // an operator's writes and claims: only a credential bound to a registered cluster (test/api/registered-clusters.test.ts)

@@ -144,6 +144,10 @@ const barrierAnswer = z
           state: z
             .enum(['reached', 'pending', 'paused'])
             .describe('`reached`: it reflects the revision (or the write does not concern it); `pending`: not yet; `paused`: inactive, not waited for.'),
+          isSynced: z
+            .boolean()
+            .nullable()
+            .describe('Whether its last sync succeeded (null before the first): a `pending` one whose last sync failed waits on that failure (its message says why).'),
           message: z.string().nullable().describe('Its last sync message (why it is not synced), never a value.'),
         }),
       )
@@ -164,6 +168,7 @@ const barrierAnswer = z
             syncedRevision: 42,
             reloadedRevision: null,
             state: 'reached',
+            isSynced: true,
             message: null,
           },
         ],

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { integrationAuthSchema, integrationMetadataSchema, integrationSchema } from '../../integrations/integration-schema.ts';
 import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
-import { flag, id, optional, PATH_MAX, path, required, text, url } from '../../validation/input.ts';
+import { environmentSlug, flag, id, optional, PATH_MAX, path, required, text, url } from '../../validation/input.ts';
+import { DESTINATIONS_ANSWERED_MAX, DESTINATIONS_READ_MAX, destinationSchema } from '../../integrations/place-destinations.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Integrations'];
@@ -263,5 +264,29 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
       },
     },
     async (request) => ({ integrations: await integrations.listOfProject(request.actor, request.params.workspaceId) }),
+  );
+
+  app.get(
+    '/api/v1/workspace/:workspaceId/integrations/syncing',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Where a folder is synced',
+          description: `The Integration resources (in every cluster) that sync the secrets of one folder: as its source, below a recursive source, or through an import, as each last told its operator what it reads (before its first sync, its own source). Each with its cluster, namespace, Secret, the revision it reflects and its last sync message (why it fails; never a value). The folder's existence is not checked: one that does not exist is answered as one nothing reads. At most ${DESTINATIONS_ANSWERED_MAX} are answered, of the first ${DESTINATIONS_READ_MAX} of the project; \`truncated\` says when there were more.`,
+          permission: `${projectPermission('read', 'integrations')} And \`read\` on \`secrets\` at the environment and path.`,
+          effects: reads(),
+        }),
+        params: workspaceParams,
+        querystring: z.object({ environment: environmentSlug(), secretPath: path() }),
+        response: {
+          200: z.object({
+            integrations: z.array(destinationSchema),
+            truncated: z.boolean().describe('More Integrations than the answer names may sync the folder.'),
+          }),
+        },
+      },
+    },
+    async (request) => integrations.destinationsOf(request.actor, { projectId: request.params.workspaceId, ...request.query }),
   );
 }
