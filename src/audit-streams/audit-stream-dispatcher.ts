@@ -22,7 +22,10 @@ export interface StreamLimits {
   /** Audit entries in one request (JSON lines), and requests to one stream per pass. */
   linesPerRequest: number;
   requestsPerRun: number;
-  /** How long a claim holds before another replica may take the stream (a replica that died mid-pass): longer than requestsPerRun timed-out requests. */
+  /**
+   * How long a claim holds before another replica may take the stream (one that died mid-pass): renewed before each
+   * request, so it must outlast one timed-out request; it is also how long a killed replica delays its streams.
+   */
   leaseMs: number;
   /** The first retry's delay; each further failure doubles it, up to maxBackoffMs. A stream is never given up. */
   backoffMs: number;
@@ -34,7 +37,7 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   perOrg: 10,
   linesPerRequest: 100,
   requestsPerRun: 10,
-  leaseMs: 180_000,
+  leaseMs: 20_000,
   backoffMs: 1_000,
   maxBackoffMs: 5 * 60_000,
 };
@@ -93,6 +96,7 @@ export class AuditStreamDispatcher {
       if (rows.length === 0) break;
       const body = rows.map((row) => JSON.stringify(toAuditLogEntry(row))).join('\n') + '\n';
       const timestamp = this.#clock.now();
+      if (!(await updateAuditLogStream(this.#bookkeeping, stream.id, { leaseUntil: new Date(timestamp + this.#limits.leaseMs) }))) break;
       const result = await this.#outbound.post(stream.url, body, {
         ...headers,
         'content-type': 'application/x-ndjson',

@@ -12,12 +12,13 @@ export interface Received {
  */
 export class Receiver {
   readonly received: Received[] = [];
-  readonly #answer: number | 'silent';
+  /** What the next requests get; a test may change it (e.g. hold requests unanswered from some point on). */
+  answer: number | 'silent';
   #server: Server | null = null;
   port = 0;
 
   constructor(answer: number | 'silent' = 204) {
-    this.#answer = answer;
+    this.answer = answer;
   }
 
   get url() {
@@ -31,11 +32,21 @@ export class Receiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         this.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
-        if (this.#answer !== 'silent') response.writeHead(this.#answer).end(this.#answer >= 400 ? 'receiver says: secret internal detail' : undefined);
+        const answer = this.answer;
+        if (answer !== 'silent') response.writeHead(answer).end(answer >= 400 ? 'receiver says: secret internal detail' : undefined);
       });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.#server = server;
+  }
+
+  /** Resolves once `count` requests arrived; fails after `timeoutMs`. */
+  async waitFor(count: number, timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.received.length < count) {
+      if (Date.now() > deadline) throw new Error(`${this.received.length} of ${count} requests arrived within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   async stop(): Promise<void> {

@@ -59,7 +59,7 @@ function auditLogStreamWriteRoutes(app: ZodApp, { auditLogStreams }: Services): 
           errors: [400],
         }),
         params: streamParams,
-        body: z.object({ url: optional(url()), headers: optional(headers) }),
+        body: z.object({ url: optional(url()).describe('The new receiver URL.'), headers: optional(headers).describe('The new headers (replacing all of them).') }),
         response: streamResponse,
       },
     },
