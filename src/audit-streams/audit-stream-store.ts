@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { AuditLogStream, AuditLogsTable } from '../db/schema.ts';
+import { claimDueRows } from '../db/leases.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import type { Selectable } from 'kysely';
@@ -85,35 +86,18 @@ export async function setSealedAuditLogStream(db: Executor, id: string, sealed: 
   await db.updateTable('auditLogStreams').set(sealed).where('id', '=', id).execute();
 }
 
-/**
- * Leases due streams to this replica until `leaseUntil`: due, not leased by a live claim, at most `perOrg` of one
- * organization and `limit` in all. SKIP LOCKED: replicas claiming at once take different rows.
- */
+/** Leases due streams to this replica until `leaseUntil` (db/leases.ts: per organization, SKIP LOCKED). */
 export async function claimDueAuditLogStreams(db: Executor, now: Date, leaseUntil: Date, limit: number, perOrg: number): Promise<AuditLogStream[]> {
-  const { rows } = await sql<{ id: string }>`
-    WITH due AS (
-      SELECT id, row_number() OVER (PARTITION BY org_id ORDER BY next_attempt_at, id) AS place
-      FROM audit_log_streams
-      WHERE next_attempt_at <= ${now} AND (lease_until IS NULL OR lease_until < ${now})
-    ),
-    picked AS (
-      SELECT s.id FROM audit_log_streams s JOIN due ON due.id = s.id
-      WHERE due.place <= ${perOrg}
-      ORDER BY s.next_attempt_at LIMIT ${limit}
-      FOR UPDATE OF s SKIP LOCKED
-    )
-    UPDATE audit_log_streams SET lease_until = ${leaseUntil} FROM picked WHERE audit_log_streams.id = picked.id RETURNING audit_log_streams.id`.execute(db);
-  if (rows.length === 0) return [];
-  return db
-    .selectFrom('auditLogStreams')
-    .selectAll()
-    .where(
-      'id',
-      'in',
-      rows.map((row) => row.id),
-    )
-    .orderBy('nextAttemptAt')
-    .execute();
+  const ids = await claimDueRows(
+    db,
+    { table: 'audit_log_streams', source: sql`audit_log_streams t`, org: sql`t.org_id`, eligible: sql<boolean>`true` },
+    now,
+    leaseUntil,
+    limit,
+    perOrg,
+  );
+  if (ids.length === 0) return [];
+  return db.selectFrom('auditLogStreams').selectAll().where('id', 'in', ids).orderBy('nextAttemptAt').execute();
 }
 
 /**

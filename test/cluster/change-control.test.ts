@@ -36,7 +36,8 @@ async function projectUser(email: string, role: string): Promise<{ id: string; t
   return { id: users.find((member) => member.user.email === email)!.user.id, token: login.body.accessToken };
 }
 
-const waitFor = async (revision: number) => expect((await ok('GET', `/api/v1/changes/wait?revision=${revision}&timeout=30s`, token)).body).toMatchObject({ reached: true });
+const waitFor = async (revision: number) =>
+  expect((await ok('GET', `/api/v1/changes/wait?revision=${revision}&timeout=30s`, token)).body).toMatchObject({ reached: true });
 
 beforeAll(async () => {
   cluster = clusterClients();
@@ -72,7 +73,14 @@ describe('change control in the cluster', () => {
   test('a change request leaves the Secret as it was until it is merged; the merge reaches it', async () => {
     const committer = await projectUser('committer@example.com', 'member');
     const approver = await projectUser('approver@example.com', 'admin');
-    await ok('POST', '/api/v1/secret-approvals', token, { workspaceId: projectId, name: 'prod gate', environment: 'prod', secretPath: '/**', approvers: [{ id: approver.id }], approvals: 1 });
+    await ok('POST', '/api/v1/secret-approvals', token, {
+      workspaceId: projectId,
+      name: 'prod gate',
+      environment: 'prod',
+      secretPath: '/**',
+      approvers: [{ id: approver.id }],
+      approvals: 1,
+    });
     const proposed = await ok('PATCH', '/api/v3/secrets/raw/GATED', committer.token, { workspaceId: projectId, environment: 'prod', secretPath: '/', secretValue: 'v2' });
     const requestId: string = proposed.body.approval.id;
 

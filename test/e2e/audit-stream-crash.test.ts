@@ -88,7 +88,7 @@ describe.each(backends)('on $name', (backend) => {
     // writes keep coming; once deliveries flow, the receiver stops answering and Coffer is killed while one waits
     let writing = true;
     const writes = (async () => {
-      for (let n = 0; writing; n++) await write(server!, `BEFORE_${n}`).catch(() => (writing = false));
+      for (let n = 0; writing; n++) await write(server, `BEFORE_${n}`).catch(() => (writing = false));
     })();
     await receiver.waitFor(2);
     receiver.answer = 'silent';
