@@ -63,7 +63,9 @@ import { RotationService } from '../rotations/rotation-service.ts';
 import { ApprovalPolicyService } from '../approvals/approval-policy-service.ts';
 import { ApprovalRequestService } from '../approvals/approval-request-service.ts';
 import { SnapshotService } from '../snapshots/snapshot-service.ts';
-import { Outbound, type OutboundOptions } from '../webhooks/outbound.ts';
+import { Outbound, type OutboundOptions } from '../outbound/outbound.ts';
+import { AuditStreamDispatcher, type StreamLimits } from '../audit-streams/audit-stream-dispatcher.ts';
+import { AuditLogStreamService } from '../audit-streams/audit-stream-service.ts';
 import { type DeliveryClock, type DispatchLimits, WebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { WebhookService } from '../webhooks/webhook-service.ts';
 
@@ -91,11 +93,12 @@ export interface ServiceOptions {
   ssoBreakGlass?: boolean;
   /** Milliseconds since the epoch, for TOTP codes (tests inject one). */
   clock?: () => number;
-  /** Outbound deliveries (webhooks): timeout (default 10 s) and whether private addresses are refused (default not). */
+  /** Outbound deliveries (webhooks, audit log streams): timeout (default 10 s) and whether private addresses are refused (default not). */
   outbound?: Partial<OutboundOptions>;
-  /** The webhook dispatcher's clock (tests inject one) and limits. */
+  /** The webhook and audit log stream dispatchers' clock (tests inject one) and limits. */
   deliveryClock?: DeliveryClock;
   dispatchLimits?: Partial<DispatchLimits>;
+  streamLimits?: Partial<StreamLimits>;
   /** Caps on dynamic secret leases held at once (tests lower them). */
   leaseLimits?: LeaseLimits;
 }
@@ -128,6 +131,8 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const projects = new ProjectService(deps);
   const held = { ...HELD_REQUEST_LIMITS, ...options.heldRequestLimits };
   const syncBarrier = new SyncBarrier(deps, syncProgress, held.revisionWaits);
+  const outbound = new Outbound({ timeoutMs: 10_000, denyPrivateAddresses: false, ...options.outbound });
+  const deliveryClock = options.deliveryClock ?? { now: Date.now };
   return {
     database,
     ...deps,
@@ -153,13 +158,9 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     approvalRequests: new ApprovalRequestService(deps),
     snapshots: new SnapshotService(deps),
     webhooks: new WebhookService(deps),
-    webhookDispatcher: new WebhookDispatcher(
-      deps,
-      db,
-      new Outbound({ timeoutMs: 10_000, denyPrivateAddresses: false, ...options.outbound }),
-      options.deliveryClock ?? { now: Date.now },
-      options.dispatchLimits,
-    ),
+    webhookDispatcher: new WebhookDispatcher(deps, db, outbound, deliveryClock, options.dispatchLimits),
+    auditLogStreams: new AuditLogStreamService(deps),
+    auditStreamDispatcher: new AuditStreamDispatcher(deps, db, outbound, deliveryClock, options.streamLimits),
     imports: new ImportService(deps),
     tags: new TagService(deps),
     dynamicSecrets: new DynamicSecretService(deps),

@@ -44,6 +44,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
   const stopThrottlePruning = services.loginThrottle.schedulePruning(logger);
   const stopRotations = scheduleRotations(() => services.rotations.runDue(), logger);
   const stopWebhooks = services.webhookDispatcher.start(logger);
+  const stopAuditStreams = services.auditStreamDispatcher.start(logger);
   const stopLeaseExpiry = services.dynamicSecretLeases.scheduleExpiry(logger);
   try {
     await listen(app, 'API', config.host, config.port, 'COFFER_PORT (--port)');
@@ -53,6 +54,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopThrottlePruning();
     stopRotations();
     stopWebhooks();
+    stopAuditStreams();
     stopLeaseExpiry();
     await Promise.allSettled([app.close(), probes.close()]);
     await services.database.close();
@@ -76,6 +78,7 @@ async function serve(flags: Record<string, unknown>): Promise<void> {
     stopThrottlePruning();
     stopRotations();
     stopWebhooks();
+    stopAuditStreams();
     stopLeaseExpiry();
     await operator?.stop().catch((error: unknown) => logger.warn({ err: error }, 'operator stop failed'));
     await Promise.allSettled([app.close(), probes.close()]);

@@ -393,6 +393,9 @@ export interface AuditLogsTable {
   projectName: string | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  /** The writing transaction and the order of insertion: an audit log stream's cursor (migration 0024). */
+  xact: Generated<number>;
+  sequence: Generated<number>;
 }
 
 export interface ChangeLogTable {
@@ -480,6 +483,26 @@ export interface WebhookDeliveriesTable {
   responseStatus: number | null;
   error: string | null;
   createdAt: Timestamp;
+}
+
+export interface AuditLogStreamsTable {
+  id: Generated<string>;
+  orgId: string;
+  url: string;
+  encryptedSecretKey: Buffer;
+  encryptedHeaders: Buffer;
+  headerKeys: string[];
+  cursorXact: number;
+  cursorSequence: number;
+  lastDeliveredId: string | null;
+  lastDeliveredAt: Date | null;
+  consecutiveFailures: Generated<number>;
+  lastError: string | null;
+  lastErrorAt: Date | null;
+  nextAttemptAt: Timestamp;
+  leaseUntil: Date | null;
+  createdAt: Timestamp;
+  updatedAt: Timestamp;
 }
 
 export interface SecretApprovalPoliciesTable {
@@ -746,6 +769,7 @@ export interface DB {
   secretDeletions: SecretDeletionsTable;
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
+  auditLogStreams: AuditLogStreamsTable;
   secretApprovalPolicies: SecretApprovalPoliciesTable;
   secretApprovalPolicyApprovers: SecretApprovalPolicyApproversTable;
   secretApprovalRequests: SecretApprovalRequestsTable;
@@ -772,6 +796,7 @@ export type Secret = Selectable<SecretsTable>;
 export type SecretVersion = Selectable<SecretVersionsTable>;
 export type Webhook = Selectable<WebhooksTable>;
 export type WebhookDelivery = Selectable<WebhookDeliveriesTable>;
+export type AuditLogStream = Selectable<AuditLogStreamsTable>;
 export type SecretApprovalPolicy = Selectable<SecretApprovalPoliciesTable>;
 export type SecretApprovalRequest = Selectable<SecretApprovalRequestsTable>;
 export type SecretApprovalRequestSecret = Selectable<SecretApprovalRequestSecretsTable>;

@@ -17,6 +17,7 @@ import { consoleAssetRoutes, consolePageFor, sendConsolePage } from './console/c
 import { consoleSessionRoutes, publicConsoleRoutes } from './routes/console.routes.ts';
 import { approvalRoutes } from './routes/approvals.routes.ts';
 import { auditRoutes } from './routes/audit.routes.ts';
+import { auditLogStreamRoutes } from './routes/audit-log-streams.routes.ts';
 import { snapshotRoutes } from './routes/snapshots.routes.ts';
 import { webhookRoutes } from './routes/webhooks.routes.ts';
 import { bodyTokenRoutes, publicAuthRoutes, tokenRoutes } from './routes/auth.routes.ts';
@@ -98,6 +99,7 @@ const accessControlRouteGroups = [
 /** Route groups that need an access token, in registration order. */
 const protectedRouteGroups = [
   auditRoutes,
+  auditLogStreamRoutes,
   projectRoutes,
   namespaceGrantRoutes,
   environmentRoutes,

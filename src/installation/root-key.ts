@@ -4,6 +4,7 @@ import { Keyring } from '../crypto/keyring.ts';
 import type { Executor } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
+import { resealAuditLogStreams } from '../audit-streams/audit-stream-cipher.ts';
 import { resealReviewerJwts } from '../kubernetes-auth/reviewer-jwt-cipher.ts';
 import { resealOidcClientSecrets } from '../sso/client-secret-cipher.ts';
 import { resealTotpSecrets } from '../mfa/second-factor.ts';
@@ -95,6 +96,7 @@ async function rewrapAll(trx: Executor, current: Keyring, next: Keyring): Promis
   await resealReviewerJwts(trx, current, next);
   await resealOidcClientSecrets(trx, current, next);
   await resealTotpSecrets(trx, current, next);
+  await resealAuditLogStreams(trx, current, next);
   await replaceRootKeyCheck(trx, installation.id, next.rootKeyCheck(installation.id));
   return { installationId: installation.id, projects: projects.length };
 }

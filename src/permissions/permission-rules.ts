@@ -34,7 +34,7 @@ export type ProjectSubject = (typeof PROJECT_SUBJECTS)[number];
 /** Subjects whose rules may be narrowed to an environment and a secret path. */
 export const CONDITIONAL_SUBJECTS: readonly ProjectSubject[] = ['secrets', 'secret-folders', 'secret-imports'];
 
-export const ORG_SUBJECTS = ['workspace', 'identity', 'member', 'role', 'settings', 'audit-logs'] as const;
+export const ORG_SUBJECTS = ['workspace', 'identity', 'member', 'role', 'settings', 'audit-logs', 'audit-log-streams'] as const;
 export type OrgSubject = (typeof ORG_SUBJECTS)[number];
 
 /** Where a secret operation happens; rules with conditions match against it. */

@@ -21,16 +21,21 @@ export async function approvalPolicyAt(tx: WriteContext, scope: Pick<SecretScope
 }
 
 /**
- * A write that does not go through an approval request (a batch, a machine identity's write): refused at a place a
- * hard policy protects, let through and marked for the audit entry at a place a soft one protects.
+ * A write that does not go through an approval request (a batch, a machine identity's write, a restore): refused at a
+ * place a hard policy protects, let through and marked for the audit entry at a place a soft one protects (machine
+ * identities only: a user's change there is a change request). `advice` ends the refusal: what the caller can do.
  */
-export async function directWriteAllowance(tx: WriteContext, scope: SecretScope): Promise<ApprovalBypass | undefined> {
+export async function directWriteAllowance(
+  tx: WriteContext,
+  scope: Pick<SecretScope, 'project' | 'environment' | 'path'>,
+  advice = 'write one secret at a time as a user to open a change request',
+): Promise<ApprovalBypass | undefined> {
   const policy = await approvalPolicyAt(tx, scope);
   if (!policy) return undefined;
   if (policy.enforcementLevel === 'soft' && tx.actor.kind === 'identity') return { approvalBypass: { policyId: policy.id, policyName: policy.name } };
   throw new AppError(
     403,
     'ApprovalRequired',
-    `'${scope.path}' in environment '${scope.environment.slug}' is protected by the approval policy '${policy.name}': write one secret at a time as a user to open a change request`,
+    `'${scope.path}' in environment '${scope.environment.slug}' is protected by the approval policy '${policy.name}': ${advice}`,
   );
 }

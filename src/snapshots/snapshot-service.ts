@@ -6,6 +6,7 @@ import { requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import { countFolderSecretChanges, findChange, findRevisionAt, listFolderSecretChanges, listSecretStatesAt } from '../secrets/secret-history-store.ts';
+import { type ApprovalBypass, directWriteAllowance } from '../secrets/protected-places.ts';
 import { type RestoreCounts, restoreFolderSecrets } from '../secrets/secret-restore.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
@@ -117,10 +118,24 @@ export class SnapshotService {
     });
   }
 
-  async #restoreFolder(tx: WriteContext, project: Project, environment: Environment, place: { id: string; path: string }, revision: number): Promise<RestoreCounts> {
+  /**
+   * Restores one folder. A restore that changes a place an approval policy protects is a direct write there: refused
+   * (403 ApprovalRequired, the whole restore rolled back) unless a soft policy lets the caller (a machine identity)
+   * through, which the audit entry records. A restore that leaves the protected place as it is passes.
+   */
+  async #restoreFolder(
+    tx: WriteContext,
+    project: Project,
+    environment: Environment,
+    place: { id: string; path: string },
+    revision: number,
+  ): Promise<RestoreCounts & Partial<ApprovalBypass>> {
     const folder = await this.#deps.lookups.requireFolder(tx.db, environment, place.path);
     const scope = { project, environment, folder, path: place.path, cipher: new SecretCipher(this.#deps.keyring, project) };
-    return restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
+    const counts = await restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
+    if (counts.created + counts.updated + counts.deleted === 0) return counts;
+    const bypass = await directWriteAllowance(tx, scope, 'restore it through change requests (one secret at a time, as a user), or ask an admin to lift the policy');
+    return { ...counts, ...bypass };
   }
 
   /** The change row a snapshot id names; one in a project the actor may not know is not found either. */

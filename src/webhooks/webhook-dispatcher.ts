@@ -5,9 +5,10 @@ import { ProjectCipher } from '../crypto/project-cipher.ts';
 import type { Webhook } from '../db/schema.ts';
 import { compilePathGlob } from '../patterns/patterns.ts';
 import type { ServiceDeps } from '../services/deps.ts';
-import type { Outbound } from './outbound.ts';
+import type { Outbound } from '../outbound/outbound.ts';
+import { retryDelay } from '../outbound/receiver-url.ts';
 import { environmentOf, webhookAudit, webhookKeyContext } from './webhook-service.ts';
-import { SIGNATURE_HEADER, signDelivery } from './webhook-signature.ts';
+import { SIGNATURE_HEADER, signDelivery } from '../outbound/delivery-signature.ts';
 import { claimDueWebhooks, findWebhook, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
 import type { Executor } from '../db/database.ts';
 
@@ -152,7 +153,7 @@ export class WebhookDispatcher {
   /** A failed delivery: retried after a backoff from the same cursor; disabled (and audited) after maxFailures in a row. */
   async #failed(webhook: Webhook, cursor: number, error: string): Promise<number> {
     const failures = webhook.consecutiveFailures + 1;
-    const delay = Math.min(this.#limits.backoffMs * 2 ** (failures - 1), this.#limits.maxBackoffMs);
+    const delay = retryDelay(failures, this.#limits.backoffMs, this.#limits.maxBackoffMs);
     const progress = { cursorRevision: cursor, consecutiveFailures: failures, lastStatus: 'failed' as const, lastRunErrorMessage: error, leaseUntil: null };
     if (failures < this.#limits.maxFailures) {
       await updateWebhook(this.#bookkeeping, webhook.id, { ...progress, nextAttemptAt: new Date(this.#clock.now() + delay) });

@@ -5,6 +5,7 @@ import type { Environment, Project, Webhook } from '../db/schema.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { receiverUrl } from '../outbound/receiver-url.ts';
 import { pathGlobProblem } from '../patterns/patterns.ts';
 import type { Action } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -39,7 +40,7 @@ export class WebhookService {
 
   /** Creates a webhook that delivers changes committed from now on; answers the signing key once (generated when not given). */
   async create(actor: Actor, projectId: string, input: WebhookInput): Promise<{ webhook: WebhookView; secretKey: string }> {
-    const url = receiverUrl(input.webhookUrl);
+    const url = receiverUrl(input.webhookUrl, 'webhookUrl', 'InvalidWebhookUrl');
     const secretPath = pathGlob(input.secretPath);
     return this.#write(actor, projectId, 'create', async (tx, project) => {
       const environment = await this.#deps.lookups.requireEnvironment(tx.db, project.id, input.environment);
@@ -143,19 +144,6 @@ export class WebhookService {
     if (!webhook || !(await mayKnowProject(this.#deps, db, actor, webhook.projectId))) throw new NotFoundError(`Webhook with ID '${webhookId}' not found`);
     return webhook;
   }
-}
-
-/** An http(s) URL without credentials in it (they would show in listings). */
-function receiverUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new BadRequestError('webhookUrl must be an absolute http or https URL', 'InvalidWebhookUrl');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new BadRequestError('webhookUrl must be an absolute http or https URL', 'InvalidWebhookUrl');
-  if (url.username || url.password) throw new BadRequestError('webhookUrl must not carry credentials: sign deliveries with webhookSecretKey', 'InvalidWebhookUrl');
-  return url.toString();
 }
 
 function pathGlob(glob: string): string {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { claimDueRows } from '../db/leases.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
 import type { Webhook, WebhookDelivery } from '../db/schema.ts';
@@ -46,35 +47,18 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('webhooks').where('id', '=', id).execute();
 }
 
-/**
- * Leases due webhooks to this replica until `leaseUntil`: enabled, due, not leased by a live claim, at most
- * `perOrg` of one organization and `limit` in all. SKIP LOCKED: replicas claiming at once take different rows.
- */
+/** Leases due, enabled webhooks to this replica until `leaseUntil` (db/leases.ts: per organization, SKIP LOCKED). */
 export async function claimDueWebhooks(db: Executor, now: Date, leaseUntil: Date, limit: number, perOrg: number): Promise<Webhook[]> {
-  const { rows } = await sql<{ id: string }>`
-    WITH due AS (
-      SELECT w.id, row_number() OVER (PARTITION BY p.org_id ORDER BY w.next_attempt_at, w.id) AS place
-      FROM webhooks w JOIN projects p ON p.id = w.project_id
-      WHERE NOT w.is_disabled AND w.next_attempt_at <= ${now} AND (w.lease_until IS NULL OR w.lease_until < ${now})
-    ),
-    picked AS (
-      SELECT webhooks.id FROM webhooks JOIN due ON due.id = webhooks.id
-      WHERE due.place <= ${perOrg}
-      ORDER BY webhooks.next_attempt_at LIMIT ${limit}
-      FOR UPDATE OF webhooks SKIP LOCKED
-    )
-    UPDATE webhooks SET lease_until = ${leaseUntil} FROM picked WHERE webhooks.id = picked.id RETURNING webhooks.id`.execute(db);
-  if (rows.length === 0) return [];
-  return db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where(
-      'id',
-      'in',
-      rows.map((row) => row.id),
-    )
-    .orderBy('nextAttemptAt')
-    .execute();
+  const ids = await claimDueRows(
+    db,
+    { table: 'webhooks', source: sql`webhooks t JOIN projects p ON p.id = t.project_id`, org: sql`p.org_id`, eligible: sql<boolean>`NOT t.is_disabled` },
+    now,
+    leaseUntil,
+    limit,
+    perOrg,
+  );
+  if (ids.length === 0) return [];
+  return db.selectFrom('webhooks').selectAll().where('id', 'in', ids).orderBy('nextAttemptAt').execute();
 }
 
 /** The project's change rows after `revision`, oldest first. */

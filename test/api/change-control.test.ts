@@ -272,6 +272,46 @@ describe('snapshots and point-in-time restore', () => {
     expect(await snapshotDatabase(app.database)).toEqual(before);
   });
 
+  test('a restore that would change a place an approval policy protects: refused under hard, nothing changed; under soft an identity restores, audited', async () => {
+    const then = await latestRevision();
+    await write('PATCH', 'A', admin.token, { secretValue: 'A-after-gate' }, env);
+    const policy = await ok('POST', '/api/v1/secret-approvals', admin.token, {
+      workspaceId: projectId,
+      name: 'staging gate',
+      environment: env,
+      secretPath: '/',
+      approvers: [{ id: users.approverA.id }],
+      approvals: 1,
+    });
+    const restore = (token: string) =>
+      call('POST', `/api/v1/workspace/${projectId}/secrets/restore`, token, { environment: env, secretPath: '/', recursive: true, revision: then });
+    // a restore that changes only unprotected folders (the policy names '/', not '/app') passes
+    expect((await call('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, { environment: env, secretPath: '/app', revision: then })).status).toBe(
+      200,
+    );
+    for (const caller of [admin.token, users.approverA.token]) {
+      const before = await snapshotDatabase(app.database);
+      const refused = await restore(caller);
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'ApprovalRequired', message: expect.stringContaining('staging gate') });
+      expect(await snapshotDatabase(app.database)).toEqual(before);
+    }
+    await ok('PATCH', `/api/v1/secret-approvals/${policy.approval.id}`, admin.token, { enforcementLevel: 'soft' });
+    expect((await restore(users.approverA.token)).status).toBe(403);
+    expect((await restore(admin.token)).status).toBe(200);
+    expect(await valueOf('A', env)).toBe('A-0');
+    const audit = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventMetadata')
+      .where('eventType', '=', 'restore-secrets')
+      .orderBy('createdAt', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(audit.eventMetadata).toMatchObject({
+      folders: expect.arrayContaining([expect.objectContaining({ secretPath: '/', approvalBypass: { policyId: policy.approval.id, policyName: 'staging gate' } })]),
+    });
+    await ok('DELETE', `/api/v1/secret-approvals/${policy.approval.id}`, admin.token);
+  });
+
   test('an unknown snapshot → 404', async () => {
     expect((await call('GET', '/api/v1/secret-snapshot/999999999', admin.token)).status).toBe(404);
     expect((await call('GET', '/api/v1/secret-snapshot/abc', admin.token)).status).toBe(404);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Keyring } from '../../src/crypto/keyring.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { DatabaseInUseError, holdServingLock, RotationUnderWayError, withServingLockExclusive } from '../../src/db/serving-lock.ts';
+import { openStreamHeaders, openStreamKey } from '../../src/audit-streams/audit-stream-cipher.ts';
 import { RootKeyMismatchError, rotateRootKey, verifyRootKey } from '../../src/installation/root-key.ts';
 import { openClientSecret } from '../../src/sso/client-secret-cipher.ts';
 import { secretsFixture } from '../support/secrets-fixture.ts';
@@ -41,6 +42,11 @@ async function sealedSignInSecrets() {
   const totpSecret: string = (await app.request('POST', '/api/v1/auth/mfa/totp', { token: loginToken })).body.secret;
   const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(totpSecret), period: 30 }).generate();
   expect((await app.request('POST', '/api/v1/auth/mfa/totp/confirm', { token: loginToken, body: { code } })).status).toBe(200);
+  const stream = await app.request('POST', '/api/v1/audit-log-streams', {
+    token: fx.token,
+    body: { url: 'http://127.0.0.1:9/audit', signingKey: 'rotated-signing-key', headers: [{ key: 'Authorization', value: 'Bearer rotated-header' }] },
+  });
+  expect(stream.status).toBe(200);
   return { totpSecret };
 }
 
@@ -116,6 +122,10 @@ describe('rotation', () => {
       // the OIDC client secret and the TOTP secret were re-sealed with the new key
       const config = await restarted.database.db.selectFrom('orgOidcConfigs').selectAll().executeTakeFirstOrThrow();
       expect(openClientSecret(keyOf(newKey), config.orgId, config.encryptedClientSecret)).toBe('rotated-client-secret');
+      // and so were an audit log stream's signing key and headers
+      const stream = await restarted.database.db.selectFrom('auditLogStreams').selectAll().executeTakeFirstOrThrow();
+      expect(openStreamKey(keyOf(newKey), stream.orgId, stream.encryptedSecretKey)).toBe('rotated-signing-key');
+      expect(openStreamHeaders(keyOf(newKey), stream.orgId, stream.encryptedHeaders)).toEqual([{ key: 'Authorization', value: 'Bearer rotated-header' }]);
       const code = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(sealed.totpSecret), period: 30 }).generate({ timestamp: Date.now() + 30_000 });
       const signedIn = await restarted.request('POST', '/api/v1/auth/login', { body: { ...ADMIN_USER, totpCode: code } });
       expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);

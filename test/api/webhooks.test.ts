@@ -1,64 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { Outbound } from '../../src/webhooks/outbound.ts';
+import { Outbound } from '../../src/outbound/outbound.ts';
 import { DEFAULT_DISPATCH_LIMITS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
-import { SIGNATURE_HEADER, verifyDelivery } from '../../src/webhooks/webhook-signature.ts';
-import { freePort } from '../support/free-port.ts';
-import { markedBlocks } from '../support/readme.ts';
+import { SIGNATURE_HEADER, verifyDelivery } from '../../src/outbound/delivery-signature.ts';
+import { type Received, Receiver } from '../support/http-receiver.ts';
+import { signatureRecipe } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /** Webhooks (issue 33 part 3): signed deliveries from the change feed, retries, disabling, replay. Both backends. */
 
-interface Received {
-  signature: string;
-  body: string;
-}
-
-/** A receiver on 127.0.0.1: answers 204, or holds every request unanswered (`silent`); can be stopped and started on its port. */
-class Receiver {
-  readonly received: Received[] = [];
-  readonly #silent: boolean;
-  #server: Server | null = null;
-  port = 0;
-
-  constructor(silent = false) {
-    this.#silent = silent;
-  }
-
-  get url() {
-    return `http://127.0.0.1:${this.port}/hook`;
-  }
-
-  async start(): Promise<void> {
-    this.port ||= await freePort();
-    const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        this.received.push({ signature: String(request.headers[SIGNATURE_HEADER]), body: Buffer.concat(chunks).toString('utf8') });
-        if (!this.#silent) response.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.#server = server;
-  }
-
-  async stop(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    if (!server) return;
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-
-  revisions(): number[] {
-    return this.received.map((entry) => JSON.parse(entry.body).revision as number);
-  }
-}
+const signatureOf = (entry: Received) => String(entry.headers[SIGNATURE_HEADER]);
+const revisionsOf = (receiver: Receiver) => receiver.received.map((entry) => JSON.parse(entry.body).revision as number);
 
 /** A clock that moves only when the test says so. */
 const clock = { ms: Date.now(), now: () => clock.ms };
@@ -140,10 +91,10 @@ describe('webhooks', () => {
     // due from its creation: the dispatcher's clock is set past it (the database's clock set the default)
     clock.ms = Date.now() + 60_000;
     expect(await dispatcher().runOnce()).toBe(4);
-    expect(receiver.revisions()).toEqual(delivered);
-    for (const entry of receiver.received) expect(verifyDelivery(secretKey, entry.signature, entry.body, clock.now())).toBe(true);
-    expect(verifyDelivery(secretKey, receiver.received[0]!.signature, `${receiver.received[0]!.body} `, clock.now())).toBe(false);
-    expect(verifyDelivery('another-key', receiver.received[0]!.signature, receiver.received[0]!.body, clock.now())).toBe(false);
+    expect(revisionsOf(receiver)).toEqual(delivered);
+    for (const entry of receiver.received) expect(verifyDelivery(secretKey, signatureOf(entry), entry.body, clock.now())).toBe(true);
+    expect(verifyDelivery(secretKey, signatureOf(receiver.received[0]!), `${receiver.received[0]!.body} `, clock.now())).toBe(false);
+    expect(verifyDelivery('another-key', signatureOf(receiver.received[0]!), receiver.received[0]!.body, clock.now())).toBe(false);
     expect(JSON.parse(receiver.received[0]!.body)).toEqual({
       event: 'secrets.modified',
       project: { workspaceId: projectId, environment: 'dev', secretPath: '/' },
@@ -158,21 +109,12 @@ describe('webhooks', () => {
   });
 
   test("the README's verification recipe accepts a real delivery and refuses a changed one", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'coffer-webhook-recipe-'));
-    try {
-      const recipe = markedBlocks().find((block) => block.marker === 'readme:webhooks')!;
-      writeFileSync(join(dir, 'verify.mjs'), `${recipe.code}\nexport { verify };\n`);
-      const { verify } = (await import(pathToFileURL(join(dir, 'verify.mjs')).href)) as {
-        verify: (key: string, header: string, body: string, tolerance?: number) => boolean;
-      };
-      const entry = receiver.received[0]!;
-      const tolerance = Math.abs(Date.now() - clock.now()) + 60_000;
-      expect(verify(secretKey, entry.signature, entry.body, tolerance)).toBe(true);
-      expect(verify(secretKey, entry.signature, entry.body.replace('"revision":', '"revision": '), tolerance)).toBe(false);
-      expect(verify('another-key', entry.signature, entry.body, tolerance)).toBe(false);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const verify = await signatureRecipe();
+    const entry = receiver.received[0]!;
+    const tolerance = Math.abs(Date.now() - clock.now()) + 60_000;
+    expect(verify(secretKey, signatureOf(entry), entry.body, tolerance)).toBe(true);
+    expect(verify(secretKey, signatureOf(entry), entry.body.replace('"revision":', '"revision": '), tolerance)).toBe(false);
+    expect(verify('another-key', signatureOf(entry), entry.body, tolerance)).toBe(false);
   });
 
   test('a receiver down for 30 s misses nothing: retries back off, then it catches up in order', async () => {
@@ -193,7 +135,7 @@ describe('webhooks', () => {
     await receiver.start();
     clock.ms = row.nextAttemptAt.getTime();
     expect(await hooks.runOnce()).toBe(2);
-    expect(receiver.revisions().slice(-2)).toEqual(missed);
+    expect(revisionsOf(receiver).slice(-2)).toEqual(missed);
     expect(await webhookRow(webhookId)).toMatchObject({ consecutiveFailures: 0, lastStatus: 'success' });
     delivered.push(...missed);
   });
@@ -203,7 +145,7 @@ describe('webhooks', () => {
     const response = await app.request('POST', `/api/v1/webhooks/${webhookId}/replay`, { token: admin.token, body: { fromRevision: delivered[0]! } });
     expect(response.status).toBe(200);
     expect(await dispatcher().runOnce()).toBe(delivered.length - 1);
-    expect(receiver.revisions().slice(before)).toEqual(delivered.slice(1));
+    expect(revisionsOf(receiver).slice(before)).toEqual(delivered.slice(1));
     const ahead = await app.request('POST', `/api/v1/webhooks/${webhookId}/replay`, { token: admin.token, body: { fromRevision: 99_999_999 } });
     expect(ahead.body).toMatchObject({ statusCode: 400, code: 'RevisionAhead' });
   });
@@ -213,7 +155,7 @@ describe('webhooks', () => {
     const revisions = [await write('PARALLEL_1'), await write('PARALLEL_2')];
     const counts = await Promise.all([dispatcher().runOnce(), dispatcher().runOnce()]);
     expect(counts.reduce((sum, count) => sum + count, 0)).toBe(2);
-    expect(receiver.revisions().slice(before)).toEqual(revisions);
+    expect(revisionsOf(receiver).slice(before)).toEqual(revisions);
   });
 
   test('private addresses are refused when the switch is on', async () => {
@@ -231,14 +173,14 @@ describe('webhooks', () => {
     expect(await dispatcher().runOnce()).toBe(0);
     expect((await app.request('PATCH', `/api/v1/webhooks/${webhookId}`, { token: admin.token, body: { isDisabled: false } })).body.webhook.isDisabled).toBe(false);
     expect(await dispatcher().runOnce()).toBe(1);
-    expect(receiver.revisions().at(-1)).toBe(revision);
+    expect(revisionsOf(receiver).at(-1)).toBe(revision);
     const audits = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'update-webhook-status').execute();
     expect(audits.length).toBeGreaterThanOrEqual(3);
   });
 });
 
 describe('a receiver that never answers', () => {
-  const silent = new Receiver(true);
+  const silent = new Receiver('silent');
   afterAll(async () => silent.stop());
 
   test(`is disabled after ${DEFAULT_DISPATCH_LIMITS.maxFailures} timed-out deliveries, audited, the log showing each`, async () => {

@@ -36,6 +36,8 @@ const INFRASTRUCTURE: Record<string, string> = {
   accessWatch: 'wakes held requests when a write that may end access commits; it writes nothing',
   webhookDispatcher:
     'background delivery: its bookkeeping (delivery rows, cursors, leases) is not audited; disabling a failing webhook is, in a unit of work (test/api/webhooks.test.ts)',
+  auditStreamDispatcher:
+    'background delivery of the audit log: its bookkeeping (cursors, leases, status) is not audited, or every delivery would be an entry to deliver (test/api/audit-log-streams.test.ts)',
 };
 
 /** Methods that only read (reads' audit entries are written after the read, by recordRead). */
@@ -105,6 +107,8 @@ const READS = new Set([
   'snapshots.get',
   'webhooks.list',
   'webhooks.deliveries',
+  'auditLogStreams.list',
+  'auditLogStreams.get',
   'dynamicSecrets.get',
   'dynamicSecrets.list',
   'dynamicSecretLeases.get',
@@ -1350,6 +1354,24 @@ const WRITES: Record<string, WriteCase> = {
       const project = await world.project();
       const record = await world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/reloaded-${next()}`));
       return () => world.services.integrations.recordReloadResultAs(world.admin, record.id, 1);
+    },
+  },
+  'auditLogStreams.create': {
+    audit: ['create-audit-log-stream'],
+    prepare: async (world) => () => world.services.auditLogStreams.create(world.admin, { url: 'http://127.0.0.1:9/audit' }),
+  },
+  'auditLogStreams.update': {
+    audit: ['update-audit-log-stream'],
+    prepare: async (world) => {
+      const { auditLogStream } = await world.services.auditLogStreams.create(world.admin, { url: 'http://127.0.0.1:9/audit' });
+      return () => world.services.auditLogStreams.update(world.admin, auditLogStream.id, { headers: [{ key: 'Authorization', value: 'Bearer x' }] });
+    },
+  },
+  'auditLogStreams.delete': {
+    audit: ['delete-audit-log-stream'],
+    prepare: async (world) => {
+      const { auditLogStream } = await world.services.auditLogStreams.create(world.admin, { url: 'http://127.0.0.1:9/audit' });
+      return () => world.services.auditLogStreams.delete(world.admin, auditLogStream.id);
     },
   },
   'clusters.register': {

@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * The README's fenced blocks that an HTML comment marks for a test:
@@ -12,7 +14,8 @@ import { join } from 'node:path';
  *   <!-- readme:run -->            a shell block the examples test runs after the quick start, in order
  *   <!-- readme:output -->         the output of the run block before it (`…` stands for any text)
  *   <!-- readme:node -->           a JavaScript block saved as the `app.mjs` a run block starts
- *   <!-- readme:webhooks -->  the webhook signature recipe, run against real deliveries (test/api/webhooks.test.ts)
+ *   <!-- readme:webhooks -->  the webhook signature recipe, run against real deliveries (test/api/webhooks.test.ts,
+ *                             test/api/audit-log-streams.test.ts)
  *
  * A marked block may be indented (inside a list item); the indentation is taken off its code.
  */
@@ -70,4 +73,18 @@ export function bash(script: string, cwd: string, env: Record<string, string> = 
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The README's signature recipe (`readme:webhooks`) as a receiver would paste it: its `verify` function. */
+export type VerifyRecipe = (secretKey: string, header: string, rawBody: string, toleranceMs?: number) => boolean;
+
+export async function signatureRecipe(): Promise<VerifyRecipe> {
+  const dir = mkdtempSync(join(tmpdir(), 'coffer-signature-recipe-'));
+  try {
+    const recipe = markedBlocks().find((block) => block.marker === 'readme:webhooks')!;
+    writeFileSync(join(dir, 'verify.mjs'), `${recipe.code}\nexport { verify };\n`);
+    return ((await import(pathToFileURL(join(dir, 'verify.mjs')).href)) as { verify: VerifyRecipe }).verify;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -103,6 +103,16 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
   /** The record of an Integration of cluster `matrix`, as its operator keeps it. */
   const managedRecord = async () => (await asOperator('PUT', '/api/v1/operator/integrations', managedBody(unique('ns')))).integration.id as string;
   const cluster = async () => (await ids.call('POST', '/api/v1/clusters', { name: unique('c') })).cluster.id as string;
+  /** Deletes the organization's streams, so the next call may make one (at most 10 an organization); builds run at once, so one may find another's stream gone (404). */
+  const dropAuditLogStreams = async () => {
+    for (const stream of (await ids.call('GET', '/api/v1/audit-log-streams')).auditLogStreams as { id: string }[]) {
+      await fx.request('DELETE', `/api/v1/audit-log-streams/${stream.id}`, { token: fx.tokens.orgAdmin });
+    }
+  };
+  const auditLogStream = async () => {
+    await dropAuditLogStreams();
+    return (await ids.call('POST', '/api/v1/audit-log-streams', { url: 'http://127.0.0.1:9/audit' })).auditLogStream.id as string;
+  };
 
   return {
     // projects
@@ -421,6 +431,22 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       allow: ORG_ADMIN,
       build: async () => ({ url: `/api/v1/operator/integrations/${await managedRecord()}/reload-result`, body: { reloadedRevision: 1 } }),
     },
+    // audit log streams (an organization holds at most 10: each call that makes one deletes it again)
+    'POST /api/v1/audit-log-streams': {
+      allow: ORG_ADMIN,
+      ownOrg: true,
+      build: async () => {
+        await dropAuditLogStreams();
+        return { url: '/api/v1/audit-log-streams', body: { url: 'http://127.0.0.1:9/audit' } };
+      },
+    },
+    'GET /api/v1/audit-log-streams': { allow: ORG_ADMIN, ownOrg: true, build: at('/api/v1/audit-log-streams') },
+    'GET /api/v1/audit-log-streams/:id': { allow: ORG_ADMIN, build: async () => ({ url: `/api/v1/audit-log-streams/${await auditLogStream()}` }) },
+    'PATCH /api/v1/audit-log-streams/:id': {
+      allow: ORG_ADMIN,
+      build: async () => ({ url: `/api/v1/audit-log-streams/${await auditLogStream()}`, body: { url: 'http://127.0.0.1:9/other' } }),
+    },
+    'DELETE /api/v1/audit-log-streams/:id': { allow: ORG_ADMIN, build: async () => ({ url: `/api/v1/audit-log-streams/${await auditLogStream()}` }) },
     // registered clusters
     'POST /api/v1/clusters': { allow: ORG_ADMIN, ownOrg: true, build: async () => ({ url: '/api/v1/clusters', body: { name: unique('c') } }) },
     'GET /api/v1/clusters': { allow: ALL, ownOrg: true, build: at('/api/v1/clusters') },

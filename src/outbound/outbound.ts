@@ -2,7 +2,7 @@ import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
 import { Agent, request } from 'undici';
 
-/** How an outbound delivery is made: timeouts, and whether private addresses are refused. */
+/** How an outbound delivery (a webhook's, an audit log stream's) is made: timeouts, and whether private addresses are refused. */
 export interface OutboundOptions {
   timeoutMs: number;
   /** Refuse receivers on loopback, private, link-local and shared addresses (COFFER_OUTBOUND_DENY_PRIVATE). */
