@@ -616,6 +616,8 @@ export interface IntegrationsTable {
   /** The Integration rolls workloads: the revision barrier waits for reloadedRevision too. */
   reloads: Generated<boolean>;
   reloadedRevision: number | null;
+  /** The workloads it reloads whose rollout has not finished, as its operator last reported (JSON: [{kind, namespace, name}]). */
+  rollingWorkloads: ColumnType<unknown, string | undefined, string>;
   lastUsed: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;

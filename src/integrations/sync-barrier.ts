@@ -7,6 +7,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { BarrierWatch } from './barrier-watch.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
+import type { WorkloadRef } from './workload-rollout.ts';
 
 export type BarrierState = 'reached' | 'pending' | 'paused';
 
@@ -21,6 +22,8 @@ export interface BarrierIntegration {
   state: BarrierState;
   /** The record's last sync message (status text, never a value). */
   message: string | null;
+  /** The workloads its reload rolls whose rollout had not finished at its operator's last report (names only; not waited for here). */
+  rolling: WorkloadRef[];
 }
 
 export interface BarrierAnswer {
@@ -137,5 +140,6 @@ function toBarrierIntegration(row: IntegrationRow, state: BarrierState): Barrier
     reloadedRevision: row.reloadedRevision,
     state,
     message: row.syncMessage,
+    rolling: row.reloads ? ((row.rollingWorkloads as WorkloadRef[] | null) ?? []) : [],
   };
 }

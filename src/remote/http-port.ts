@@ -186,8 +186,8 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
     async recordSyncResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result, answer: wire.messageAnswer });
     },
-    async recordReloadResult(integrationId, reloadedRevision) {
-      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: { reloadedRevision }, answer: wire.messageAnswer });
+    async recordReloadResult(integrationId, result) {
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: result, answer: wire.messageAnswer });
     },
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`, { answer: wire.messageAnswer });

@@ -7,6 +7,7 @@ import { AppError, BadRequestError, ConflictError, NotFoundError } from '../erro
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
 import type { SyncBarrier } from '../integrations/sync-barrier.ts';
+import { describeWorkload } from '../integrations/workload-rollout.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import type { SecretScope } from '../secrets/secret-scope.ts';
 import { putSharedSecrets, readSharedSecrets } from '../secrets/secret-writer.ts';
@@ -468,8 +469,9 @@ export class RotationService {
 
   /**
    * The Integrations that read the rotation's place and do not yet reflect its last write there (synced, and
-   * reloaded where they roll workloads): names only. None when no run is due to retire anything (the first run,
-   * a run under way, or a previous credential already retired).
+   * reloaded where they roll workloads), and those whose workloads have not finished rolling out, as their
+   * operators report it: names only. None when no run is due to retire anything (the first run, a run under
+   * way, or a previous credential already retired).
    */
   async #consumersPending(rotationId: string): Promise<string[]> {
     const row = await findRotationById(this.#deps.db, rotationId);
@@ -486,9 +488,12 @@ export class RotationService {
       kind: 'secret' as const,
     };
     const answer = await this.#barrier.check({ projectId: row.projectId, changes: [{ ...change, revision, createdAt: new Date(0) }] }, revision);
-    return answer.integrations
-      .filter((integration) => integration.state === 'pending')
-      .map((integration) => `${integration.cluster}/${integration.namespace}/${integration.name}`);
+    return answer.integrations.flatMap((integration) => {
+      const name = `${integration.cluster}/${integration.namespace}/${integration.name}`;
+      if (integration.state === 'pending') return [name];
+      if (integration.state === 'paused') return [];
+      return integration.rolling.map((workload) => `${name}: ${describeWorkload(workload)} rolling out`);
+    });
   }
 
   /** The rotation waits for `waiting`: status and audit when it starts waiting; failed (and stopped) once it waited past its window. */

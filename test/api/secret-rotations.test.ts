@@ -330,7 +330,8 @@ describe('consumer-aware retirement', () => {
     );
   /** Plays the operator of cluster `local`: the Integration shop/billing-db synced (and its workloads reloaded) up to `revision`. */
   const synced = (revision: number) => app.services.integrations.recordSyncResult(integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
-  const reloaded = (revision: number) => app.services.integrations.recordReloadResult(integrationId, revision);
+  const reloaded = (revision: number, rolling: { kind: 'Deployment'; namespace: string; name: string }[] = []) =>
+    app.services.integrations.recordReloadResult(integrationId, { reloadedRevision: revision, rolling });
 
   beforeAll(async () => {
     const created = await createPostgresRotation('billing', { consumerWaitMinutes: 5 });
@@ -374,6 +375,27 @@ describe('consumer-aware retirement', () => {
     expect(await state()).toMatchObject({ rotationStatus: 'success', waitingFor: [], waitingSince: null });
     expect(await canLogIn(previous.username, previous.password)).toBe(false);
     expect(await canLogIn(await secretValue('BILLING_USER'), await secretValue('BILLING_PASSWORD'))).toBe(true);
+  });
+
+  test('a workload whose rollout has not finished holds the next run, named with its Integration; the run goes ahead once it has', async () => {
+    const previous = (await app.request('GET', `${postgresBase}/${rotationId}/generated-credentials`, { token })).body.generatedCredentials;
+    const revision = await latestRevision();
+    await synced(revision);
+    await reloaded(revision, [{ kind: 'Deployment', namespace: 'shop', name: 'billing-api' }]);
+    const refused = await rotate();
+    expect(refused.status).toBe(409);
+    const named = 'local/shop/billing-db: Deployment/shop/billing-api rolling out';
+    expect(refused.body.message).toBe(`Waiting for consumers to take the current credential: ${named}`);
+    expect(await state()).toMatchObject({ rotationStatus: 'waiting', waitingFor: [named] });
+    for (const credential of previous) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+
+    await reloaded(revision, []);
+    const rotated = await rotate();
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.secretRotation).toMatchObject({ rotationStatus: 'success', waitingFor: [] });
+    const active = (await state()).activeIndex;
+    expect(await canLogIn(previous[active].username, previous[active].password)).toBe(false);
+    expect(await canLogIn(previous[1 - active].username, previous[1 - active].password)).toBe(true);
   });
 
   test('a consumer that does not converge within the window stops the rotation with a clear status, an audit event and a metric, never a cut-off', async () => {

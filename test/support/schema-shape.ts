@@ -225,6 +225,7 @@ export const SCHEMA_SHAPE = {
     readPlaces: 'nullable',
     reloads: 'not null',
     reloadedRevision: 'nullable',
+    rollingWorkloads: 'nullable',
     clusterOrgId: 'nullable',
   },
   loginThrottles: { key: 'not null', failures: 'not null', windowStartedAt: 'not null', lockouts: 'not null', lockedUntil: 'nullable', lastFailureAt: 'not null' },

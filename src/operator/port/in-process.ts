@@ -174,7 +174,7 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
     recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result),
-    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResultAs(actor, integrationId, reloadedRevision),
+    recordReloadResult: (integrationId, result) => integrations.recordReloadResultAs(actor, integrationId, result),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };

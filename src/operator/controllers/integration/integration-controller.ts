@@ -286,7 +286,9 @@ export class IntegrationController implements Controller<IntegrationResource> {
       syncedRevision: revision,
       places,
     });
-    if (resource.spec.reload && reload?.reloadedRevision !== undefined) await port.integrations.recordReloadResult(identity.integrationId, reload.reloadedRevision);
+    if (resource.spec.reload && reload?.reloadedRevision !== undefined) {
+      await port.integrations.recordReloadResult(identity.integrationId, { reloadedRevision: reload.reloadedRevision, rolling: reload.rolling });
+    }
     return { missed, recheckInMs: reload?.recheckInMs };
   }
 
