@@ -402,6 +402,8 @@ export interface ChangeLogTable {
   environmentSlug: string | null;
   secretPath: string | null;
   kind: string;
+  /** Kind `rotation`: {rotation, phase}. */
+  rotation: ColumnType<unknown, string | undefined, string>;
   createdAt: Timestamp;
   /** The transaction that recorded it (txid_current()). */
   xact: Generated<number>;

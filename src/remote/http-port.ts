@@ -78,6 +78,7 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
     altersSecrets: !LISTING_METADATA_KINDS.has(change.kind),
     // over HTTP the operator cannot tell its own record writes from others': it is woken by them, and finds nothing to do
     ownWrite: false,
+    ...(change.rotation ? { rotation: change.rotation } : {}),
   });
   return {
     latestRevision: async () => (await call('GET', '/api/v1/operator/installation', { answer: wire.installationAnswer })).revision,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CHANGE_KINDS } from '../changes/change-feed.ts';
+import { CHANGE_KINDS, ROTATION_PHASES } from '../changes/change-feed.ts';
 import { clusterNameSchema, namespaceNameSchema } from '../grants/grant-schema.ts';
 import { integrationSchema } from '../integrations/integration-schema.ts';
 import { ROLLING_WORKLOADS_MAX, ROLLOUT_KINDS } from '../integrations/workload-rollout.ts';
@@ -216,6 +216,8 @@ export const changeEvent = z.object({
   environment: z.string().nullable(),
   secretPath: z.string().nullable(),
   time: z.string(),
+  /** Kind `rotation` only: which secret rotation reached which phase (names only). */
+  rotation: z.object({ rotation: z.string(), phase: z.enum(ROTATION_PHASES) }).optional(),
 });
 export type ChangeEvent = z.infer<typeof changeEvent>;
 

@@ -81,6 +81,7 @@ export const SCHEMA_SHAPE = {
     environmentSlug: 'nullable',
     secretPath: 'nullable',
     kind: 'not null',
+    rotation: 'nullable',
     createdAt: 'not null',
     xact: 'not null',
   },

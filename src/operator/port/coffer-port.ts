@@ -1,5 +1,6 @@
 import type { PermissionNeed } from '../../permissions/operator-role.ts';
-import type { ChangeKind } from '../../changes/change-feed.ts';
+import type { ChangeKind, RotationNote } from '../../changes/change-feed.ts';
+export type { RotationNote } from '../../changes/change-feed.ts';
 import type { ReadPlace } from '../../changes/read-places.ts';
 import type { ReloadResult } from '../../integrations/workload-rollout.ts';
 import type { OperatorListing, SecretSource } from '../../secrets/operator-listing.ts';
@@ -47,6 +48,8 @@ export interface Change {
   altersSecrets: boolean;
   /** An integration-record write this operator made itself (it needs no wake-up for it). */
   ownWrite: boolean;
+  /** Kind `rotation`: the secret rotation writing at the place, and the phase it reached (names only). */
+  rotation?: RotationNote;
 }
 
 export interface ChangeSubscription {

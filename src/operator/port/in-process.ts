@@ -93,6 +93,7 @@ function changeStream(services: OperatorServices): ChangeStream {
     secretPath: record.secretPath,
     altersSecrets: !LISTING_METADATA_KINDS.has(record.kind),
     ownWrite: record.kind === 'integration' && changes.isQuiet(record.revision),
+    ...(record.rotation ? { rotation: record.rotation } : {}),
   });
   return {
     latestRevision: () => changes.latestRevision(services.db),

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { parseDuration } from '../../../validation/duration.ts';
+import { ROLLING_WORKLOADS_MAX } from '../../../integrations/workload-rollout.ts';
 import type { Revision, WorkloadRef } from '../../port/coffer-port.ts';
 import type { IntegrationResource, WorkloadKind } from '../../resources.ts';
 import type { EventRecorder } from '../../runtime/event-recorder.ts';
@@ -282,7 +283,8 @@ export class WorkloadReloader {
         if (patched <= (consumer.workload.metadata?.generation ?? 0)) this.#patchedGeneration.delete(id);
         return !rolloutFinished(consumer.kind, consumer.workload, patched);
       })
-      .map(({ kind, workload }) => ({ kind, namespace: workload.metadata!.namespace!, name: workload.metadata!.name! }));
+      .map(({ kind, workload }) => ({ kind, namespace: workload.metadata!.namespace!, name: workload.metadata!.name! }))
+      .slice(0, ROLLING_WORKLOADS_MAX);
   }
 
   #rolloutFailed(consumer: Consumer): ConditionUpdate {
