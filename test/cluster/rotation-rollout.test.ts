@@ -146,6 +146,7 @@ beforeAll(async () => {
       environment: 'dev',
       secretPath: '/',
       isAutoRotationEnabled: false,
+      rotationInterval: 1,
       consumerWaitMinutes: 5,
       parameters: { username1: roles.first, username2: roles.second },
       secretsMapping: { username: 'DB_USER', password: 'DB_PASSWORD' },

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { waitFor } from '../k8s/helpers.ts';
+import { type CofferProcess, callCoffer, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { ManualClock } from '../support/manual-clock.ts';
+import { type PrivatePostgres, startPrivatePostgres } from '../support/private-postgres.ts';
+import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
+
+/**
+ * kill -9 of `coffer serve` at each step of a PostgreSQL credential rotation's
+ * run: while it claims the run, while it sets the password on the server, and
+ * while it publishes the new credential. The server is held at each step by a
+ * lock the test takes (on Coffer's database or on the rotated server), then
+ * killed. Whatever it left, one credential at least signs in to the real
+ * PostgreSQL server, and the run resumes (an in-process replica's scheduler,
+ * its clock injected, once the dead one's claim lapses).
+ */
+process.env.COFFER_TEST_BACKEND ??= 'postgres';
+
+const suffix = randomBytes(4).toString('hex');
+const roles = { rotator: `rotator_${suffix}`, first: `app_a_${suffix}`, second: `app_b_${suffix}` };
+const superuserPassword = randomBytes(12).toString('hex');
+const rotatorPassword = randomBytes(12).toString('hex');
+const base = '/api/v2/secret-rotations/postgres-credentials';
+const clock = new ManualClock();
+
+let server: PrivatePostgres;
+let app: TestApp;
+let token: string;
+let rotationId: string;
+
+async function canLogIn(user: string, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '28P01') return false;
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function connect(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+const credentials = async () => (await app.request('GET', `${base}/${rotationId}/generated-credentials`, { token })).body;
+const secretValue = async (key: string, projectId: string) =>
+  (await app.request('GET', `/api/v3/secrets/raw/${key}`, { token, query: { workspaceId: projectId, environment: 'dev', secretPath: '/' } })).body.secret.secretValue;
+
+/** A session of `url` waiting for a lock, as pg_stat_activity shows it there. */
+function waitForLockWait(url: string, applicationName?: string) {
+  return waitFor(
+    'the run to wait for the lock the test holds',
+    async () => {
+      const client = await connect(url);
+      try {
+        const { rows } = await client.query(
+          `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND ($1::text IS NULL OR application_name = $1)`,
+          [applicationName ?? null],
+        );
+        return rows[0].waiting > 0;
+      } finally {
+        await client.end();
+      }
+    },
+    { intervalMs: 20 },
+  );
+}
+
+/** Starts a rotation run on a `coffer serve` child, holds it at `lock`'s step, kills it with SIGKILL, and releases the lock. */
+async function killDuringRun(lock: { url: string; statement: string; params: unknown[]; applicationName?: string }): Promise<void> {
+  const child = await startCoffer({
+    DATABASE_URL: app.databaseUrl!,
+    COFFER_ENCRYPTION_KEY: app.keys.encryptionKey,
+    COFFER_AUTH_SECRET: app.keys.authSecret,
+    COFFER_OPERATOR: 'false',
+  });
+  const holder = await connect(lock.url);
+  try {
+    await holder.query('BEGIN');
+    await holder.query(lock.statement, lock.params);
+    const run = callCoffer(child, 'POST', `${base}/${rotationId}/rotate-secrets`, token).catch(() => undefined);
+    await waitForLockWait(lock.url, lock.applicationName);
+    await stopCoffer(child, 'SIGKILL');
+    await run;
+  } finally {
+    await holder.query('ROLLBACK').finally(() => holder.end());
+    await stopCoffer(child as CofferProcess, 'SIGKILL');
+  }
+}
+
+beforeAll(async () => {
+  server = await startPrivatePostgres({ superuserPassword });
+  const admin = await connect(server.url);
+  await admin.query(`CREATE ROLE ${roles.rotator} LOGIN CREATEROLE PASSWORD '${rotatorPassword}'`);
+  for (const role of [roles.first, roles.second]) await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${randomBytes(12).toString('hex')}'`);
+  await admin.end();
+  clock.advance(Date.now());
+  app = await startTestApp({ signIn: { clock: () => clock.now() } });
+  ({ token } = await bootstrap(app));
+}, 120_000);
+
+afterAll(async () => {
+  await app?.close();
+  await server?.destroy();
+});
+
+describe('kill -9 at each step of a run', () => {
+  let projectId: string;
+
+  beforeAll(async () => {
+    projectId = (await app.request('POST', '/api/v2/workspace', { token, body: { projectName: 'Crashes' } })).body.project.id;
+    const connection = await app.request('POST', '/api/v1/app-connections/postgres', {
+      token,
+      body: {
+        name: 'orders-db',
+        projectId,
+        credentials: { host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, password: rotatorPassword },
+      },
+    });
+    const created = await app.request('POST', base, {
+      token,
+      body: {
+        name: 'orders',
+        projectId,
+        connectionId: connection.body.appConnection.id,
+        environment: 'dev',
+        secretPath: '/',
+        isAutoRotationEnabled: false,
+        rotationInterval: 1,
+        parameters: { username1: roles.first, username2: roles.second },
+        secretsMapping: { username: 'DB_USER', password: 'DB_PASSWORD' },
+      },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    rotationId = created.body.secretRotation.id;
+    // a previous credential to keep or retire: the second role takes its turn
+    expect((await app.request('POST', `${base}/${rotationId}/rotate-secrets`, { token })).status).toBe(200);
+  });
+
+  /** The credential the secrets hold signs in; after the resumed run, the new one and the one before it do. */
+  async function expectRecovered(resumes: boolean): Promise<void> {
+    expect(await canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
+    const before = await credentials();
+    clock.advance(2 * 60_000 + 1_000);
+    expect(await app.services.rotations.runDue()).toBe(resumes ? 1 : 0);
+    if (!resumes) expect((await app.request('POST', `${base}/${rotationId}/rotate-secrets`, { token })).status).toBe(200);
+    const after = await credentials();
+    expect(after.activeIndex).toBe(1 - before.activeIndex);
+    for (const credential of after.generatedCredentials) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+    expect(await canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
+  }
+
+  test('while it claims the run: nothing was done; both credentials sign in and the next run goes through', async () => {
+    const previous = await credentials();
+    await killDuringRun({ url: app.databaseUrl!, statement: 'SELECT 1 FROM secret_rotations WHERE id = $1 FOR UPDATE', params: [rotationId] });
+    expect(await credentials()).toEqual(previous);
+    for (const credential of previous.generatedCredentials) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+    await expectRecovered(false);
+  });
+
+  test('while it sets the password on the server: the claim stays, the active credential signs in, and the scheduler resumes the run', async () => {
+    const previous = await credentials();
+    const [active, inactive] = [previous.generatedCredentials[previous.activeIndex], previous.generatedCredentials[1 - previous.activeIndex]];
+    // an ALTER ROLE of the test's, not committed, holds the role's catalog row: the run's ALTER ROLE waits for it
+    await killDuringRun({ url: server.url, statement: `ALTER ROLE ${inactive.username} CONNECTION LIMIT -1`, params: [], applicationName: 'coffer-secret-rotation' });
+    // the server finishes the statement it was sent (the role not in use may have its new password already): the active one is untouched
+    expect(await canLogIn(active.username, active.password)).toBe(true);
+    await expectRecovered(true);
+  });
+
+  test('while it publishes the new credential: the active one still signs in, and the scheduler finishes the run', async () => {
+    const previous = await credentials();
+    const active = previous.generatedCredentials[previous.activeIndex];
+    await killDuringRun({ url: app.databaseUrl!, statement: "SELECT 1 FROM secrets WHERE key = 'DB_PASSWORD' FOR UPDATE", params: [] });
+    expect(await canLogIn(active.username, active.password)).toBe(true);
+    await expectRecovered(true);
+  });
+});
