@@ -1,12 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, stopCoffer } from '../support/coffer-process.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { type Cluster, clusterClients, startOperatorProcess } from '../support/operator-fixture.ts';
-import { type PrivatePostgres, startPrivatePostgres } from '../support/private-postgres.ts';
+import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
 import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -19,42 +17,17 @@ import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
  */
 process.env.COFFER_TEST_BACKEND ??= 'postgres';
 
-const suffix = randomBytes(4).toString('hex');
-const roles = { rotator: `rotator_${suffix}`, first: `app_a_${suffix}`, second: `app_b_${suffix}` };
-const superuserPassword = randomBytes(12).toString('hex');
-const rotatorPassword = randomBytes(12).toString('hex');
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const base = '/api/v2/secret-rotations/postgres-credentials';
 const clock = new ManualClock();
 
-let server: PrivatePostgres;
+let rotated: RotatedPostgres;
 let app: TestApp;
 let operator: CofferProcess;
 let cluster: Cluster;
 let namespace: TestNamespace;
 let token: string;
 let rotationId: string;
-
-async function canLogIn(user: string, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch (error) {
-    if ((error as { code?: string }).code === '28P01') return false;
-    throw error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
-  await client.query(statement).finally(() => client.end());
-}
 
 const rotate = () => app.request('POST', `${base}/${rotationId}/rotate-secrets`, { token });
 const rotation = async () => (await app.request('GET', `${base}/${rotationId}`, { token })).body.secretRotation;
@@ -109,9 +82,7 @@ const waitForRolling = (expected: unknown[]) =>
   });
 
 beforeAll(async () => {
-  server = await startPrivatePostgres({ superuserPassword });
-  await admin(`CREATE ROLE ${roles.rotator} LOGIN CREATEROLE PASSWORD '${rotatorPassword}'`);
-  for (const role of [roles.first, roles.second]) await admin(`CREATE ROLE ${role} LOGIN PASSWORD '${randomBytes(12).toString('hex')}'`);
+  rotated = await startRotatedPostgres();
   clock.advance(Date.now());
   app = await startTestApp({ signIn: { clock: () => clock.now() } });
   ({ token } = await bootstrap(app));
@@ -126,32 +97,22 @@ beforeAll(async () => {
     COFFER_RESYNC_INTERVAL: '1h',
     COFFER_LOG_LEVEL: 'info',
   });
-  await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Shop', slug: `rot-${suffix}` } });
+  await cluster.apply('secretsprojects', namespace.name, {
+    kind: 'SecretsProject',
+    metadata: { name: 'shop' },
+    spec: { name: 'Shop', slug: `rot-${Date.now().toString(36)}` },
+  });
   const projectId = (await cluster.waitReady('secretsprojects', namespace.name, 'shop')).status.projectId;
   const connection = await app.request('POST', '/api/v1/app-connections/postgres', {
     token,
     body: {
       name: 'orders-db',
       projectId,
-      credentials: { host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, password: rotatorPassword },
+      credentials: rotated.connectionCredentials(),
     },
   });
   expect(connection.status, JSON.stringify(connection.body)).toBe(200);
-  const created = await app.request('POST', base, {
-    token,
-    body: {
-      name: 'orders',
-      projectId,
-      connectionId: connection.body.appConnection.id,
-      environment: 'dev',
-      secretPath: '/',
-      isAutoRotationEnabled: false,
-      rotationInterval: 1,
-      consumerWaitMinutes: 5,
-      parameters: { username1: roles.first, username2: roles.second },
-      secretsMapping: { username: 'DB_USER', password: 'DB_PASSWORD' },
-    },
-  });
+  const created = await app.request('POST', base, { token, body: rotated.onDemandRotation(projectId, connection.body.appConnection.id, { consumerWaitMinutes: 5 }) });
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   rotationId = created.body.secretRotation.id;
   const labels = { app: 'api' };
@@ -181,7 +142,7 @@ afterAll(async () => {
   if (operator) await stopCoffer(operator);
   await namespace?.cleanup();
   await app?.close();
-  await server?.destroy();
+  await rotated?.server.destroy();
 });
 
 describe('a rotation waits for its consumers to finish rolling out', () => {
@@ -200,21 +161,21 @@ describe('a rotation waits for its consumers to finish rolling out', () => {
     expect(held.status).toBe(409);
     expect(held.body).toMatchObject({ code: 'SecretRotationWaiting', message: `Waiting for consumers to take the current credential: ${named}` });
     expect(await rotation()).toMatchObject({ rotationStatus: 'waiting', waitingFor: [named], activeIndex });
-    expect(await canLogIn(previous.username, previous.password)).toBe(true);
+    expect(await rotated.canLogIn(previous.username, previous.password)).toBe(true);
 
     // held past the window: the rotation stops, and cuts nobody off
     clock.advance(5 * 60_000 + 1);
     expect((await rotate()).status).toBe(409);
     expect(await rotation()).toMatchObject({ rotationStatus: 'failed', lastRotationMessage: expect.stringContaining(named), activeIndex });
-    for (const credential of [previous, current]) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+    for (const credential of [previous, current]) expect(await rotated.canLogIn(credential.username, credential.password)).toBe(true);
 
     await writeRolloutStatus('api', true);
     await waitForRolling([]);
     const retired = await rotate();
     expect(retired.status, JSON.stringify(retired.body)).toBe(200);
     expect(retired.body.secretRotation).toMatchObject({ rotationStatus: 'success', waitingFor: [], activeIndex: 1 - activeIndex });
-    expect(await canLogIn(previous.username, previous.password)).toBe(false);
-    expect(await canLogIn(current.username, current.password)).toBe(true);
+    expect(await rotated.canLogIn(previous.username, previous.password)).toBe(false);
+    expect(await rotated.canLogIn(current.username, current.password)).toBe(true);
   });
 
   test('each phase is an Event on the Integration naming the rotation, never a value', async () => {
@@ -224,7 +185,7 @@ describe('a rotation waits for its consumers to finish rolling out', () => {
     const { generatedCredentials } = await credentials();
     const messages = (await cluster.core.listNamespacedEvent({ namespace: namespace.name })).items.map((event) => event.message ?? '').join('\n');
     for (const credential of generatedCredentials) expect(messages).not.toContain(credential.password);
-    expect(messages).not.toContain(rotatorPassword);
+    expect(messages).not.toContain(rotated.rotatorPassword);
   });
 
   test('an application stand-in that connects with whatever the synced Secret holds never fails across 20 rotations', async () => {
@@ -234,7 +195,7 @@ describe('a rotation waits for its consumers to finish rolling out', () => {
     const standIn = (async () => {
       while (running) {
         const data = (await cluster.secretData(namespace.name, 'db'))!;
-        if (await canLogIn(data.DB_USER!, data.DB_PASSWORD!)) connections++;
+        if (await rotated.canLogIn(data.DB_USER!, data.DB_PASSWORD!)) connections++;
         else refused.push(data.DB_USER!);
       }
     })();

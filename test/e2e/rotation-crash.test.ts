@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, callCoffer, startCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { callCoffer, startCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { type PrivatePostgres, startPrivatePostgres } from '../support/private-postgres.ts';
+import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
 import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
 
 /**
@@ -18,32 +17,13 @@ import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
  */
 process.env.COFFER_TEST_BACKEND ??= 'postgres';
 
-const suffix = randomBytes(4).toString('hex');
-const roles = { rotator: `rotator_${suffix}`, first: `app_a_${suffix}`, second: `app_b_${suffix}` };
-const superuserPassword = randomBytes(12).toString('hex');
-const rotatorPassword = randomBytes(12).toString('hex');
 const base = '/api/v2/secret-rotations/postgres-credentials';
 const clock = new ManualClock();
 
-let server: PrivatePostgres;
+let rotated: RotatedPostgres;
 let app: TestApp;
 let token: string;
 let rotationId: string;
-
-async function canLogIn(user: string, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch (error) {
-    if ((error as { code?: string }).code === '28P01') return false;
-    throw error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 async function connect(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
@@ -93,16 +73,12 @@ async function killDuringRun(lock: { url: string; statement: string; params: unk
     await run;
   } finally {
     await holder.query('ROLLBACK').finally(() => holder.end());
-    await stopCoffer(child as CofferProcess, 'SIGKILL');
+    await stopCoffer(child, 'SIGKILL');
   }
 }
 
 beforeAll(async () => {
-  server = await startPrivatePostgres({ superuserPassword });
-  const admin = await connect(server.url);
-  await admin.query(`CREATE ROLE ${roles.rotator} LOGIN CREATEROLE PASSWORD '${rotatorPassword}'`);
-  for (const role of [roles.first, roles.second]) await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD '${randomBytes(12).toString('hex')}'`);
-  await admin.end();
+  rotated = await startRotatedPostgres();
   clock.advance(Date.now());
   app = await startTestApp({ signIn: { clock: () => clock.now() } });
   ({ token } = await bootstrap(app));
@@ -110,7 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await app?.close();
-  await server?.destroy();
+  await rotated?.server.destroy();
 });
 
 describe('kill -9 at each step of a run', () => {
@@ -123,23 +99,10 @@ describe('kill -9 at each step of a run', () => {
       body: {
         name: 'orders-db',
         projectId,
-        credentials: { host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, password: rotatorPassword },
+        credentials: rotated.connectionCredentials(),
       },
     });
-    const created = await app.request('POST', base, {
-      token,
-      body: {
-        name: 'orders',
-        projectId,
-        connectionId: connection.body.appConnection.id,
-        environment: 'dev',
-        secretPath: '/',
-        isAutoRotationEnabled: false,
-        rotationInterval: 1,
-        parameters: { username1: roles.first, username2: roles.second },
-        secretsMapping: { username: 'DB_USER', password: 'DB_PASSWORD' },
-      },
-    });
+    const created = await app.request('POST', base, { token, body: rotated.onDemandRotation(projectId, connection.body.appConnection.id) });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     rotationId = created.body.secretRotation.id;
     // a previous credential to keep or retire: the second role takes its turn
@@ -148,22 +111,22 @@ describe('kill -9 at each step of a run', () => {
 
   /** The credential the secrets hold signs in; after the resumed run, the new one and the one before it do. */
   async function expectRecovered(resumes: boolean): Promise<void> {
-    expect(await canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
+    expect(await rotated.canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
     const before = await credentials();
     clock.advance(2 * 60_000 + 1_000);
     expect(await app.services.rotations.runDue()).toBe(resumes ? 1 : 0);
     if (!resumes) expect((await app.request('POST', `${base}/${rotationId}/rotate-secrets`, { token })).status).toBe(200);
     const after = await credentials();
     expect(after.activeIndex).toBe(1 - before.activeIndex);
-    for (const credential of after.generatedCredentials) expect(await canLogIn(credential.username, credential.password)).toBe(true);
-    expect(await canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
+    for (const credential of after.generatedCredentials) expect(await rotated.canLogIn(credential.username, credential.password)).toBe(true);
+    expect(await rotated.canLogIn(await secretValue('DB_USER', projectId), await secretValue('DB_PASSWORD', projectId))).toBe(true);
   }
 
   test('while it claims the run: nothing was done; both credentials sign in and the next run goes through', async () => {
     const previous = await credentials();
     await killDuringRun({ url: app.databaseUrl!, statement: 'SELECT 1 FROM secret_rotations WHERE id = $1 FOR UPDATE', params: [rotationId] });
     expect(await credentials()).toEqual(previous);
-    for (const credential of previous.generatedCredentials) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+    for (const credential of previous.generatedCredentials) expect(await rotated.canLogIn(credential.username, credential.password)).toBe(true);
     await expectRecovered(false);
   });
 
@@ -171,9 +134,14 @@ describe('kill -9 at each step of a run', () => {
     const previous = await credentials();
     const [active, inactive] = [previous.generatedCredentials[previous.activeIndex], previous.generatedCredentials[1 - previous.activeIndex]];
     // an ALTER ROLE of the test's, not committed, holds the role's catalog row: the run's ALTER ROLE waits for it
-    await killDuringRun({ url: server.url, statement: `ALTER ROLE ${inactive.username} CONNECTION LIMIT -1`, params: [], applicationName: 'coffer-secret-rotation' });
+    await killDuringRun({
+      url: rotated.server.url,
+      statement: `ALTER ROLE ${inactive.username} CONNECTION LIMIT -1`,
+      params: [],
+      applicationName: 'coffer-secret-rotation',
+    });
     // the server finishes the statement it was sent (the role not in use may have its new password already): the active one is untouched
-    expect(await canLogIn(active.username, active.password)).toBe(true);
+    expect(await rotated.canLogIn(active.username, active.password)).toBe(true);
     await expectRecovered(true);
   });
 
@@ -181,7 +149,7 @@ describe('kill -9 at each step of a run', () => {
     const previous = await credentials();
     const active = previous.generatedCredentials[previous.activeIndex];
     await killDuringRun({ url: app.databaseUrl!, statement: "SELECT 1 FROM secrets WHERE key = 'DB_PASSWORD' FOR UPDATE", params: [] });
-    expect(await canLogIn(active.username, active.password)).toBe(true);
+    expect(await rotated.canLogIn(active.username, active.password)).toBe(true);
     await expectRecovered(true);
   });
 });
