@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
@@ -77,7 +78,7 @@ async function consumersTakeIt(): Promise<void> {
 const waitForRolling = (expected: unknown[]) =>
   waitFor(`the operator to report ${JSON.stringify(expected)} rolling`, async () => {
     const rolling = await reportedRolling('db');
-    if (JSON.stringify(rolling) === JSON.stringify(expected)) return true;
+    if (isDeepStrictEqual(rolling, expected)) return true;
     throw new Error(`reported ${JSON.stringify(rolling)}`);
   });
 
