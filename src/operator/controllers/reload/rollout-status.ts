@@ -15,7 +15,7 @@ export function rolloutFinished(kind: WorkloadKind, workload: Workload, generati
   if (current < generation || (workload.status?.observedGeneration ?? -1) < current) return false;
   if (kind === 'DaemonSet') return daemonSetFinished(workload as V1DaemonSet);
   if (kind === 'StatefulSet') return statefulSetFinished(workload as V1StatefulSet);
-  return deploymentFinished(workload as V1Deployment);
+  return deploymentFinished(workload);
 }
 
 function deploymentFinished({ spec, status }: V1Deployment): boolean {
