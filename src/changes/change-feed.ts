@@ -4,7 +4,16 @@ import type { Change, ChangeRecord } from './change.ts';
 import { changesCommittedWith, latestRevision, latestRevisionOf, lockAndInsertChanges } from './change-store.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
-export { type Change, CHANGE_KINDS, type ChangeKind, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
+export {
+  type Change,
+  CHANGE_KINDS,
+  type ChangeKind,
+  type ChangeRecord,
+  LISTING_METADATA_KINDS,
+  ROTATION_PHASES,
+  type RotationNote,
+  type RotationPhase,
+} from './change.ts';
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 const MAX_PROJECT_REVISIONS = 10_000;

@@ -12,11 +12,12 @@ export async function lockAndInsertChanges(db: Executor, lockKey: number, notify
   const lock = notifyChannel === null ? sql`SELECT pg_advisory_xact_lock(${lockKey})` : sql`SELECT pg_advisory_xact_lock(${lockKey}), pg_notify(${notifyChannel}, '')`;
   const { rows } = await sql<{ revision: number }>`
     WITH locked AS MATERIALIZED (${lock})
-    INSERT INTO change_log (project_id, environment_id, environment_slug, secret_path, kind)
-    SELECT c.project_id, c.environment_id, c.environment_slug, c.secret_path, c.kind
+    INSERT INTO change_log (project_id, environment_id, environment_slug, secret_path, kind, rotation)
+    SELECT c.project_id, c.environment_id, c.environment_slug, c.secret_path, c.kind, c.rotation
     FROM locked CROSS JOIN ROWS FROM (
-      jsonb_to_recordset(${JSON.stringify(changes.map(toRow))}::jsonb) AS (project_id uuid, environment_id uuid, environment_slug text, secret_path text, kind text)
-    ) WITH ORDINALITY AS c(project_id, environment_id, environment_slug, secret_path, kind, position)
+      jsonb_to_recordset(${JSON.stringify(changes.map(toRow))}::jsonb)
+        AS (project_id uuid, environment_id uuid, environment_slug text, secret_path text, kind text, rotation jsonb)
+    ) WITH ORDINALITY AS c(project_id, environment_id, environment_slug, secret_path, kind, rotation, position)
     ORDER BY c.position
     RETURNING revision`.execute(db);
   return rows;
@@ -30,13 +31,14 @@ function toRow(change: Change) {
     environment_slug: change.environmentSlug,
     secret_path: change.secretPath,
     kind: change.kind,
+    rotation: change.rotation ?? null,
   };
 }
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {
   const rows = await db
     .selectFrom('changeLog')
-    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])
+    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'rotation', 'createdAt'])
     .where('revision', '>', revision)
     .orderBy('revision')
     .limit(limit)
@@ -73,7 +75,7 @@ export async function latestRevisionOf(db: ReadOnlyDb, projectIds: string[]): Pr
 export async function changesCommittedWith(db: ReadOnlyDb, revision: number): Promise<ChangeRecord[]> {
   const rows = await db
     .selectFrom('changeLog')
-    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'createdAt'])
+    .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'rotation', 'createdAt'])
     .where('xact', '=', (eb) => eb.selectFrom('changeLog as written').select('written.xact').where('written.revision', '=', revision))
     .orderBy('revision')
     .execute();

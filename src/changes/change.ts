@@ -13,6 +13,7 @@ export const CHANGE_KINDS = [
   'integration',
   'tags',
   'access',
+  'rotation',
 ] as const;
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
 
@@ -21,7 +22,17 @@ export type ChangeKind = (typeof CHANGE_KINDS)[number];
  * records; tags on secrets; namespace grants), only what an API listing shows
  * or who may read it.
  */
-export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags', 'access']);
+export const LISTING_METADATA_KINDS: ReadonlySet<ChangeKind> = new Set(['integration', 'tags', 'access', 'rotation']);
+
+/** The phases of a secret rotation the Integrations reading its place are told of. */
+export const ROTATION_PHASES = ['rotated', 'waiting', 'stopped', 'retired'] as const;
+export type RotationPhase = (typeof ROTATION_PHASES)[number];
+
+/** What a `rotation` change says: the rotation (its name) and the phase it reached; never a value. */
+export interface RotationNote {
+  rotation: string;
+  phase: RotationPhase;
+}
 
 export interface Change {
   projectId: string;
@@ -29,6 +40,8 @@ export interface Change {
   environmentSlug: string | null;
   secretPath: string | null;
   kind: ChangeKind;
+  /** Kind `rotation` only. */
+  rotation?: RotationNote | null;
 }
 
 export interface ChangeRecord extends Change {

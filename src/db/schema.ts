@@ -405,6 +405,8 @@ export interface ChangeLogTable {
   environmentSlug: string | null;
   secretPath: string | null;
   kind: string;
+  /** Kind `rotation`: {rotation, phase}. */
+  rotation: ColumnType<unknown, string | undefined, string>;
   createdAt: Timestamp;
   /** The transaction that recorded it (txid_current()). */
   xact: Generated<number>;
@@ -639,6 +641,8 @@ export interface IntegrationsTable {
   /** The Integration rolls workloads: the revision barrier waits for reloadedRevision too. */
   reloads: Generated<boolean>;
   reloadedRevision: number | null;
+  /** The workloads it reloads whose rollout has not finished, as its operator last reported (JSON: [{kind, namespace, name}]). */
+  rollingWorkloads: ColumnType<unknown, string | undefined, string>;
   lastUsed: Date | null;
   createdAt: Timestamp;
   updatedAt: Timestamp;

@@ -179,6 +179,7 @@ function toChangeEvent(change: ChangeRecord): ChangeStreamEvent {
     environment: change.environmentSlug,
     secretPath: change.secretPath,
     time: time.toISOString(),
+    ...(change.rotation ? { rotation: change.rotation } : {}),
   };
   return { id: String(change.revision), event: 'change', data: JSON.stringify(data) };
 }

@@ -15,6 +15,7 @@ import { ensureKubernetesAuthIn } from './integration-auth-service.ts';
 import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
+import { describeWorkload, type ReloadResult } from './workload-rollout.ts';
 import { describeIntegration, emptyTarget, integrationChanges, lockIntegrationsOf, readableIntegrationsOf, withoutEmpty } from './integration-scope.ts';
 import {
   deleteIntegration,
@@ -24,7 +25,7 @@ import {
   insertIntegration,
   listIntegrationsOfProject,
   listManagedIntegrationsOfProject,
-  setIntegrationReloadedRevision,
+  setIntegrationReloadResult,
   setIntegrationSyncResult,
   updateIntegration,
 } from './integration-store.ts';
@@ -204,17 +205,28 @@ export class IntegrationService {
     await this.recordSyncResult(integrationId, result);
   }
 
-  /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current). */
-  async recordReloadResult(integrationId: string, reloadedRevision: number): Promise<void> {
+  /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current), and which workloads still roll out. */
+  async recordReloadResult(integrationId: string, result: ReloadResult): Promise<void> {
     if (!isUuid(integrationId)) return;
-    await this.#recordProgress((db) => setIntegrationReloadedRevision(db, integrationId, reloadedRevision));
+    await this.#recordProgress((db) => setIntegrationReloadResult(db, integrationId, result));
   }
 
-  /** recordReloadResult for an operator in another cluster (as recordSyncResultAs). */
-  async recordReloadResultAs(actor: Actor, integrationId: string, reloadedRevision: number): Promise<void> {
-    await this.#requireOwnRecord(actor, integrationId);
-    await this.#assertCommitted(reloadedRevision);
-    await this.recordReloadResult(integrationId, reloadedRevision);
+  /**
+   * recordReloadResult for an operator in another cluster (as recordSyncResultAs); the workloads it names are
+   * in the Integration resource's own namespace (the only ones its reload rolls).
+   */
+  async recordReloadResultAs(actor: Actor, integrationId: string, result: ReloadResult): Promise<void> {
+    const row = await this.#requireOwnRecord(actor, integrationId);
+    await this.#assertCommitted(result.reloadedRevision);
+    const namespace = row.managedBy!.split('/')[0];
+    const elsewhere = result.rolling?.find((workload) => workload.namespace !== namespace);
+    if (elsewhere) {
+      throw new ForbiddenError(
+        `A reload result may name only workloads in the Integration's namespace '${namespace}'; ${describeWorkload(elsewhere)} is not one`,
+        'WorkloadNotInNamespace',
+      );
+    }
+    await this.recordReloadResult(integrationId, result);
   }
 
   /** The record of an Integration resource of the cluster the actor acts for (404 when it may not know the project, 403 otherwise). */

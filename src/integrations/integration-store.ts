@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment, Integration } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import type { WorkloadRef } from './workload-rollout.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */
 export type IntegrationRow = Integration & { envSlug: string; envName: string; projectId: string };
@@ -121,13 +122,19 @@ export async function setIntegrationSyncResult(
   return Number(updated.numUpdatedRows) > 0;
 }
 
-/** Stores how far an Integration's workload reload got. True when it changed. */
-export async function setIntegrationReloadedRevision(db: Executor, id: string, reloadedRevision: number): Promise<boolean> {
+/** Stores how far an Integration's workload reload got, and which of its workloads are still rolling out. True when it changed. */
+export async function setIntegrationReloadResult(db: Executor, id: string, result: { reloadedRevision: number; rolling?: readonly WorkloadRef[] }): Promise<boolean> {
+  const rolling = result.rolling === undefined ? undefined : JSON.stringify(result.rolling);
   const updated = await db
     .updateTable('integrations')
-    .set({ reloadedRevision })
+    .set({ reloadedRevision: result.reloadedRevision, ...(rolling === undefined ? {} : { rollingWorkloads: rolling }) })
     .where('id', '=', id)
-    .where('reloadedRevision', 'is distinct from', reloadedRevision)
+    .where((eb) =>
+      eb.or([
+        eb('reloadedRevision', 'is distinct from', result.reloadedRevision),
+        ...(rolling === undefined ? [] : [eb('rollingWorkloads', 'is distinct from', sql<unknown>`cast(${rolling} as jsonb)`)]),
+      ]),
+    )
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }

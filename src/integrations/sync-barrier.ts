@@ -8,6 +8,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { BarrierWatch } from './barrier-watch.ts';
 import { type IntegrationRow, listManagedIntegrationsOfProject } from './integration-store.ts';
 import type { SyncProgress } from './sync-progress.ts';
+import type { WorkloadRef } from './workload-rollout.ts';
 
 export type BarrierState = 'reached' | 'pending' | 'paused';
 
@@ -24,6 +25,8 @@ export interface BarrierIntegration {
   isSynced: boolean | null;
   /** The record's last sync message (status text, never a value). */
   message: string | null;
+  /** The workloads its reload rolls whose rollout had not finished at its operator's last report (names only; not waited for here). */
+  rolling: WorkloadRef[];
 }
 
 export interface BarrierAnswer {
@@ -135,5 +138,6 @@ function toBarrierIntegration(row: IntegrationRow, state: BarrierState): Barrier
     state,
     isSynced: row.isSynced,
     message: row.syncMessage,
+    rolling: row.reloads ? ((row.rollingWorkloads as WorkloadRef[] | null) ?? []) : [],
   };
 }

@@ -78,6 +78,7 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
     altersSecrets: !LISTING_METADATA_KINDS.has(change.kind),
     // over HTTP the operator cannot tell its own record writes from others': it is woken by them, and finds nothing to do
     ownWrite: false,
+    ...(change.rotation ? { rotation: change.rotation } : {}),
   });
   return {
     latestRevision: async () => (await call('GET', '/api/v1/operator/installation', { answer: wire.installationAnswer })).revision,
@@ -186,8 +187,8 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
     async recordSyncResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result, answer: wire.messageAnswer });
     },
-    async recordReloadResult(integrationId, reloadedRevision) {
-      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: { reloadedRevision }, answer: wire.messageAnswer });
+    async recordReloadResult(integrationId, result) {
+      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: result, answer: wire.messageAnswer });
     },
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`, { answer: wire.messageAnswer });

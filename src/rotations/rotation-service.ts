@@ -6,7 +6,9 @@ import type { Project, SecretRotation } from '../db/schema.ts';
 import { AppError, BadRequestError, ConflictError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
+import type { RotationPhase } from '../changes/change-feed.ts';
 import type { SyncBarrier } from '../integrations/sync-barrier.ts';
+import { describeWorkload } from '../integrations/workload-rollout.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import type { SecretScope } from '../secrets/secret-scope.ts';
 import { putSharedSecrets, readSharedSecrets } from '../secrets/secret-writer.ts';
@@ -304,6 +306,7 @@ export class RotationService {
             : null,
       });
       tx.audit({ project, type: 'secret-rotation-retired', metadata: { ...rotationAuditMetadata(row), acceptedRisk: true, waitingFor: current.waitingFor ?? [] } });
+      tellConsumers(tx, row, 'retired');
     });
     return toRotationResponse(await this.#existing(type, rotationId));
   }
@@ -392,6 +395,7 @@ export class RotationService {
         nextRotationAt: row.isAutoRotationEnabled ? nextRotationAt(now, row.rotationInterval, row.rotateAtUtc as RotateAtUtc) : null,
       });
       tx.audit({ project, type: 'secret-rotation-completed', metadata: { ...rotationAuditMetadata(named), activeIndex: claim.index, manual } });
+      tellConsumers(tx, named, 'rotated');
       return done;
     });
   }
@@ -468,8 +472,9 @@ export class RotationService {
 
   /**
    * The Integrations that read the rotation's place and do not yet reflect its last write there (synced, and
-   * reloaded where they roll workloads): names only. None when no run is due to retire anything (the first run,
-   * a run under way, or a previous credential already retired).
+   * reloaded where they roll workloads), and those whose workloads have not finished rolling out, as their
+   * operators report it: names only. None when no run is due to retire anything (the first run, a run under
+   * way, or a previous credential already retired).
    */
   async #consumersPending(rotationId: string): Promise<string[]> {
     const row = await findRotationById(this.#deps.db, rotationId);
@@ -486,9 +491,12 @@ export class RotationService {
       kind: 'secret' as const,
     };
     const answer = await this.#barrier.check({ projectId: row.projectId, changes: [{ ...change, revision, createdAt: new Date(0) }] }, revision);
-    return answer.integrations
-      .filter((integration) => integration.state === 'pending')
-      .map((integration) => `${integration.cluster}/${integration.namespace}/${integration.name}`);
+    return answer.integrations.flatMap((integration) => {
+      const name = `${integration.cluster}/${integration.namespace}/${integration.name}`;
+      if (integration.state === 'pending') return [name];
+      if (integration.state === 'paused') return [];
+      return integration.rolling.map((workload) => `${name}: ${describeWorkload(workload)} rolling out`);
+    });
   }
 
   /** The rotation waits for `waiting`: status and audit when it starts waiting; failed (and stopped) once it waited past its window. */
@@ -497,6 +505,7 @@ export class RotationService {
       const { row, project } = await this.#lockForRun(tx, rotationId, manual);
       const now = this.#now();
       const named = { ...rotationAuditMetadata(row), waitingFor: waiting };
+      const place = (await findRotationById(tx.db, row.id))!;
       if (!row.waitingSince) {
         await updateRotation(tx.db, row.id, {
           rotationStatus: 'waiting',
@@ -505,6 +514,7 @@ export class RotationService {
           nextRotationAt: new Date(now + WAIT_RECHECK_MS),
         });
         tx.audit({ project, type: 'secret-rotation-waiting', metadata: named });
+        tellConsumers(tx, place, 'waiting');
         this.#count(row.type, 'waiting');
         return;
       }
@@ -519,6 +529,7 @@ export class RotationService {
       const reason = `Consumers did not take the current credential within ${row.consumerWaitMinutes} minutes: ${waiting.join(', ')}; the previous credential stays valid`;
       await updateRotation(tx.db, row.id, { rotationStatus: 'failed', lastRotationMessage: reason, waitingFor: JSON.stringify(waiting), nextRotationAt: null });
       tx.audit({ project, type: 'secret-rotation-failed', metadata: { ...named, reason: 'ConsumersDidNotConverge' } });
+      tellConsumers(tx, place, 'stopped');
       this.#count(row.type, 'stalled');
     });
   }
@@ -562,6 +573,12 @@ export class RotationService {
     await this.#deps.permissions.assertProject({ actor, project, action, subject: 'secret-rotation' });
     return project;
   }
+}
+
+/** A `rotation` change at the rotation's place: the operators of the Integrations reading it record an Event (names only). */
+function tellConsumers(tx: WriteContext, row: RotationRow, phase: RotationPhase): void {
+  const { projectId, environmentId, environmentSlug, secretPath, name } = row;
+  tx.change({ projectId, environmentId, environmentSlug, secretPath, kind: 'rotation', rotation: { rotation: name, phase } });
 }
 
 function runUnderWay(): ConflictError {

@@ -1,4 +1,5 @@
 import type { Insertable, Updateable } from 'kysely';
+import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { SecretRotation, SecretRotationsTable } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
@@ -76,7 +77,7 @@ export async function listDueRotationIds(db: ReadOnlyDb, now: Date, limit: numbe
   return rows.map((row) => row.id);
 }
 
-/** The newest change-feed revision that touched one place (the last write of a rotation there, or a later one). */
+/** The newest change-feed revision that changed secrets at one place (the last write of a rotation there, or a later one). */
 export async function findLastRevisionAt(db: ReadOnlyDb, projectId: string, environmentId: string, secretPath: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('changeLog')
@@ -84,6 +85,7 @@ export async function findLastRevisionAt(db: ReadOnlyDb, projectId: string, envi
     .where('projectId', '=', projectId)
     .where('environmentId', '=', environmentId)
     .where('secretPath', '=', secretPath)
+    .where('kind', 'not in', [...LISTING_METADATA_KINDS])
     .executeTakeFirst();
   return row?.revision == null ? undefined : Number(row.revision);
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { CHANGE_KINDS } from '../changes/change-feed.ts';
+import { CHANGE_KINDS, ROTATION_PHASES } from '../changes/change-feed.ts';
 import { clusterNameSchema, namespaceNameSchema } from '../grants/grant-schema.ts';
 import { integrationSchema } from '../integrations/integration-schema.ts';
+import { ROLLING_WORKLOADS_MAX, ROLLOUT_KINDS } from '../integrations/workload-rollout.ts';
 import { effectivePermissionsSchema } from '../permissions/permission-schema.ts';
 import { bigInteger, environmentSlug, flag, id, optional, path, required, stringRecord, text } from '../validation/input.ts';
 
@@ -101,8 +102,26 @@ export const syncResultBody = z.object({
     ),
 });
 
+const workloadRef = z.object({
+  kind: z.enum(ROLLOUT_KINDS).describe('Its kind.'),
+  namespace: namespaceNameSchema.describe("Its namespace: the Integration resource's own."),
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name')
+    .describe('Its name.'),
+});
+
 export const reloadResultBody = z.object({
   reloadedRevision: bigInteger(0, Number.MAX_SAFE_INTEGER).describe('The change-log revision the workloads reflect.'),
+  rolling: z
+    .array(workloadRef)
+    .max(ROLLING_WORKLOADS_MAX)
+    .optional()
+    .describe(
+      'The workloads the reload rolls whose rollout has not finished (their status does not yet show every replica updated and available); empty when all have. The stored list when absent. Secret rotations wait for it before retiring a credential.',
+    ),
 });
 
 export const operatorSecretsQuery = z.object({
@@ -197,6 +216,8 @@ export const changeEvent = z.object({
   environment: z.string().nullable(),
   secretPath: z.string().nullable(),
   time: z.string(),
+  /** Kind `rotation` only: which secret rotation reached which phase (names only). */
+  rotation: z.object({ rotation: z.string(), phase: z.enum(ROTATION_PHASES) }).optional(),
 });
 export type ChangeEvent = z.infer<typeof changeEvent>;
 

@@ -1,48 +1,21 @@
-import { createPublicKey, createPrivateKey, randomBytes, sign, verify } from 'node:crypto';
-import pg from 'pg';
+import { createPublicKey, createPrivateKey, sign, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../support/manual-clock.ts';
-import { type PrivatePostgres, startPrivatePostgres } from '../support/private-postgres.ts';
+import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-const suffix = randomBytes(4).toString('hex');
-const roles = { rotator: `rotator_${suffix}`, first: `app_a_${suffix}`, second: `app_b_${suffix}` };
-const superuserPassword = randomBytes(12).toString('hex');
-const rotatorPassword = randomBytes(12).toString('hex');
 
-let server: PrivatePostgres;
+let rotated: RotatedPostgres;
+let server: RotatedPostgres['server'];
+let roles: RotatedPostgres['roles'];
 let app: TestApp;
 let token: string;
 let projectId: string;
 let connectionId: string;
 const clock = new ManualClock();
 
-/** Signs in to the rotated server as `user` with `password`: true when the server accepts it. */
-async function canLogIn(user: string, password: string): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch (error) {
-    if ((error as { code?: string }).code === '28P01') return false;
-    throw error;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-async function admin(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: server.url });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
+const canLogIn = (user: string, password: string) => rotated.canLogIn(user, password);
 
 async function secretValue(key: string, secretPath = '/'): Promise<string> {
   const response = await app.request('GET', `/api/v3/secrets/raw/${key}`, { token, query: { workspaceId: projectId, environment: 'dev', secretPath } });
@@ -50,7 +23,7 @@ async function secretValue(key: string, secretPath = '/'): Promise<string> {
   return response.body.secret.secretValue as string;
 }
 
-const serverCredentials = (password = rotatorPassword) => ({ host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, password });
+const serverCredentials = (password?: string) => rotated.connectionCredentials(password);
 const postgresBase = '/api/v2/secret-rotations/postgres-credentials';
 const generatedBase = '/api/v2/secret-rotations/generated-secret';
 
@@ -77,10 +50,8 @@ async function auditRows(type: string) {
 }
 
 beforeAll(async () => {
-  server = await startPrivatePostgres({ superuserPassword });
-  await admin(`CREATE ROLE ${roles.rotator} LOGIN CREATEROLE PASSWORD '${rotatorPassword}'`);
-  await admin(`CREATE ROLE ${roles.first} LOGIN PASSWORD '${randomBytes(12).toString('hex')}'`);
-  await admin(`CREATE ROLE ${roles.second} LOGIN PASSWORD '${randomBytes(12).toString('hex')}'`);
+  rotated = await startRotatedPostgres();
+  ({ server, roles } = rotated);
   clock.advance(Date.UTC(2026, 0, 10, 12, 0));
   app = await startTestApp({ signIn: { clock: () => clock.now() } });
   ({ token } = await bootstrap(app));
@@ -121,10 +92,10 @@ describe('PostgreSQL connections', () => {
       updatedAt: expect.any(String),
     });
     const row = await app.database.db.selectFrom('appConnections').select('encryptedCredentials').where('id', '=', connectionId).executeTakeFirstOrThrow();
-    expect(row.encryptedCredentials.includes(Buffer.from(rotatorPassword))).toBe(false);
+    expect(row.encryptedCredentials.includes(Buffer.from(rotated.rotatorPassword))).toBe(false);
     const byName = await app.request('GET', '/api/v1/app-connections/postgres/connection-name/orders-db', { token, query: { projectId } });
     expect(byName.body.appConnection.id).toBe(connectionId);
-    expect(JSON.stringify(byName.body)).not.toContain(rotatorPassword);
+    expect(JSON.stringify(byName.body)).not.toContain(rotated.rotatorPassword);
   });
 
   test('credentials the server refuses: 400 with a fixed sentence, nothing stored', async () => {
@@ -275,7 +246,7 @@ describe('PostgreSQL credential rotation', () => {
     const before = await snapshotDatabase(app.database);
     const cases: [Record<string, unknown>, number][] = [
       [{ parameters: { username1: roles.first, username2: roles.first } }, 400],
-      [{ parameters: { username1: roles.first, username2: `missing_${suffix}` } }, 400],
+      [{ parameters: { username1: roles.first, username2: `missing_${roles.rotator}` } }, 400],
       [{ connectionId: '9d0f7c3e-1111-4111-8111-111111111111' }, 404],
       [{ rotationInterval: 0 }, 422],
       [{ rotateAtUtc: { hours: 24, minutes: 0 } }, 422],
@@ -306,7 +277,7 @@ describe('PostgreSQL credential rotation', () => {
     const logs = app.logs.join('\n');
     const rows = await app.database.db.selectFrom('secretVersions').select(['secretId']).execute();
     expect(rows.length).toBeGreaterThan(0);
-    for (const value of [rotatorPassword, superuserPassword, await secretValue('ORDERS_PASSWORD')]) {
+    for (const value of [rotated.rotatorPassword, rotated.superuserPassword, await secretValue('ORDERS_PASSWORD')]) {
       expect(audit).not.toContain(value);
       expect(logs).not.toContain(value);
     }
@@ -330,7 +301,8 @@ describe('consumer-aware retirement', () => {
     );
   /** Plays the operator of cluster `local`: the Integration shop/billing-db synced (and its workloads reloaded) up to `revision`. */
   const synced = (revision: number) => app.services.integrations.recordSyncResult(integrationId, { isSynced: true, syncMessage: null, syncedRevision: revision });
-  const reloaded = (revision: number) => app.services.integrations.recordReloadResult(integrationId, revision);
+  const reloaded = (revision: number, rolling: { kind: 'Deployment'; namespace: string; name: string }[] = []) =>
+    app.services.integrations.recordReloadResult(integrationId, { reloadedRevision: revision, rolling });
 
   beforeAll(async () => {
     const created = await createPostgresRotation('billing', { consumerWaitMinutes: 5 });
@@ -374,6 +346,27 @@ describe('consumer-aware retirement', () => {
     expect(await state()).toMatchObject({ rotationStatus: 'success', waitingFor: [], waitingSince: null });
     expect(await canLogIn(previous.username, previous.password)).toBe(false);
     expect(await canLogIn(await secretValue('BILLING_USER'), await secretValue('BILLING_PASSWORD'))).toBe(true);
+  });
+
+  test('a workload whose rollout has not finished holds the next run, named with its Integration; the run goes ahead once it has', async () => {
+    const previous = (await app.request('GET', `${postgresBase}/${rotationId}/generated-credentials`, { token })).body.generatedCredentials;
+    const revision = await latestRevision();
+    await synced(revision);
+    await reloaded(revision, [{ kind: 'Deployment', namespace: 'shop', name: 'billing-api' }]);
+    const refused = await rotate();
+    expect(refused.status).toBe(409);
+    const named = 'local/shop/billing-db: Deployment/shop/billing-api rolling out';
+    expect(refused.body.message).toBe(`Waiting for consumers to take the current credential: ${named}`);
+    expect(await state()).toMatchObject({ rotationStatus: 'waiting', waitingFor: [named] });
+    for (const credential of previous) expect(await canLogIn(credential.username, credential.password)).toBe(true);
+
+    await reloaded(revision, []);
+    const rotated = await rotate();
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.secretRotation).toMatchObject({ rotationStatus: 'success', waitingFor: [] });
+    const active = (await state()).activeIndex;
+    expect(await canLogIn(previous[active].username, previous[active].password)).toBe(false);
+    expect(await canLogIn(previous[1 - active].username, previous[1 - active].password)).toBe(true);
   });
 
   test('a consumer that does not converge within the window stops the rotation with a clear status, an audit event and a metric, never a cut-off', async () => {

@@ -1345,7 +1345,7 @@ const WRITES: Record<string, WriteCase> = {
     audit: [],
     prepare: async (world) => {
       const { integration } = await withIntegration(world);
-      return () => world.services.integrations.recordReloadResult(integration.id, 1);
+      return () => world.services.integrations.recordReloadResult(integration.id, { reloadedRevision: 1 });
     },
   },
   'integrations.recordReloadResultAs': {
@@ -1353,7 +1353,7 @@ const WRITES: Record<string, WriteCase> = {
     prepare: async (world) => {
       const project = await world.project();
       const record = await world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/reloaded-${next()}`));
-      return () => world.services.integrations.recordReloadResultAs(world.admin, record.id, 1);
+      return () => world.services.integrations.recordReloadResultAs(world.admin, record.id, { reloadedRevision: 1 });
     },
   },
   'auditLogStreams.create': {

@@ -205,18 +205,32 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
       syncedRevision: revision,
       places: [{ environmentId: dev.id, path: '/', recursive: false }],
     });
-    await port.integrations.recordReloadResult(record.id, revision);
+    const rolling = [{ kind: 'Deployment' as const, namespace: integration.managedBy.split('/')[0]!, name: 'api' }];
+    await port.integrations.recordReloadResult(record.id, { reloadedRevision: revision, rolling });
     const stored = await app.database.db
       .selectFrom('integrations')
-      .select(['isSynced', 'syncedRevision', 'reloadedRevision'])
+      .select(['isSynced', 'syncedRevision', 'reloadedRevision', 'rollingWorkloads'])
       .where('id', '=', record.id)
       .executeTakeFirstOrThrow();
     expect({ ...stored, syncedRevision: Number(stored.syncedRevision), reloadedRevision: Number(stored.reloadedRevision) }).toEqual({
       isSynced: true,
       syncedRevision: revision,
       reloadedRevision: revision,
+      rollingWorkloads: rolling,
     });
-    expect(await refusal(port.integrations.recordReloadResult(record.id, revision + 1_000_000))).toEqual({ statusCode: 400, code: 'RevisionNotCommitted' });
+    expect(await refusal(port.integrations.recordReloadResult(record.id, { reloadedRevision: revision + 1_000_000 }))).toEqual({
+      statusCode: 400,
+      code: 'RevisionNotCommitted',
+    });
+    // a workload of another namespace is none of this Integration's: refused, the stored list stays
+    const elsewhere = [{ kind: 'Deployment' as const, namespace: 'elsewhere', name: 'api' }];
+    expect(await refusal(port.integrations.recordReloadResult(record.id, { reloadedRevision: revision, rolling: elsewhere }))).toEqual({
+      statusCode: 403,
+      code: 'WorkloadNotInNamespace',
+    });
+    await port.integrations.recordReloadResult(record.id, { reloadedRevision: revision });
+    const kept = await app.database.db.selectFrom('integrations').select('rollingWorkloads').where('id', '=', record.id).executeTakeFirstOrThrow();
+    expect(kept.rollingWorkloads).toEqual(rolling);
 
     await port.integrations.delete(CLUSTER, integration.managedBy);
     expect(await refusal(port.integrations.get(record.id))).toMatchObject({ statusCode: 404 });

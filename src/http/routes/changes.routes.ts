@@ -23,12 +23,14 @@ const exampleStream = [
 
 const description = `A stream of server-sent events (\`text/event-stream\`): every change-feed revision the caller may read, in
 revision order, each once. A change is a write that can alter what a place resolves to (a secret, folder, import,
-environment, tag, integration, namespace grant or project deletion); the event names the place, never a key or a value.
+environment, tag, integration, namespace grant or project deletion, or a secret rotation's phase); the event names the place, never a key or a value.
 
 Events (each \`id\` is a revision; a client resumes after the last one it received):
 - \`ready\` first, \`data: {"revision": R}\`: the stream delivers every change after R.
 - \`change\`, \`data: {revision, kind, projectId, environmentId, environment, secretPath, time}\`; \`environment\`,
   \`environmentId\` and \`secretPath\` are null for a change of the whole project (\`project-deleted\`, \`access\`, \`tags\`).
+  A change of kind \`rotation\` (a secret rotation at the place reached a phase: \`rotated\`, \`waiting\`, \`stopped\`,
+  \`retired\`) alters no secret and carries \`rotation: {rotation, phase}\`, the rotation's name.
 - \`ping\` every few seconds, \`data: {"revision": R}\`: nothing the caller may read happened up to R.
 - \`reset\` instead of \`ready\` when the revision to resume after is not in this server's change log (a database
   restored from a backup, another installation): \`data: {revision, reason: "unknown-revision", message}\`; list again,

@@ -229,17 +229,17 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Record a workload reload's progress",
-          description: `Stores the newest revision whose changes the workload reload of an integration has dealt with (the workloads that consume what changed were rolled, or found current). As sync-result: only the operator of the record's cluster (403 \`OperatorOnly\`), only a committed revision (400 \`RevisionNotCommitted\`). ${who}`,
+          description: `Stores the newest revision whose changes the workload reload of an integration has dealt with (the workloads that consume what changed were rolled, or found current), and the workloads whose rollout has not finished. As sync-result: only the operator of the record's cluster (403 \`OperatorOnly\`), only a committed revision (400 \`RevisionNotCommitted\`), only workloads in the Integration resource's namespace (403 \`WorkloadNotInNamespace\`). ${who}`,
           permission: 'The operator credential of the cluster whose Integration resource keeps the record.',
           effects: "Stores the revision; no audit entry and no change (the record's settings did not change).",
         }),
         params: integrationParams,
-        body: reloadResultBody.meta({ examples: [{ reloadedRevision: 42 }] }),
+        body: reloadResultBody.meta({ examples: [{ reloadedRevision: 42, rolling: [{ kind: 'Deployment', namespace: 'shop', name: 'api' }] }] }),
         response: { 200: messageAnswer },
       },
     },
     async (request) => {
-      await integrations.recordReloadResultAs(request.actor, request.params.integrationId, request.body.reloadedRevision);
+      await integrations.recordReloadResultAs(request.actor, request.params.integrationId, request.body);
       return { message: 'Recorded' };
     },
   );

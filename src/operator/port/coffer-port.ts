@@ -1,6 +1,8 @@
 import type { PermissionNeed } from '../../permissions/operator-role.ts';
-import type { ChangeKind } from '../../changes/change-feed.ts';
+import type { ChangeKind, RotationNote } from '../../changes/change-feed.ts';
+export type { RotationNote } from '../../changes/change-feed.ts';
 import type { ReadPlace } from '../../changes/read-places.ts';
+import type { ReloadResult } from '../../integrations/workload-rollout.ts';
 import type { OperatorListing, SecretSource } from '../../secrets/operator-listing.ts';
 
 /**
@@ -46,6 +48,8 @@ export interface Change {
   altersSecrets: boolean;
   /** An integration-record write this operator made itself (it needs no wake-up for it). */
   ownWrite: boolean;
+  /** Kind `rotation`: the secret rotation writing at the place, and the phase it reached (names only). */
+  rotation?: RotationNote;
 }
 
 export interface ChangeSubscription {
@@ -179,8 +183,8 @@ export interface IntegrationsPort {
     integrationId: string,
     result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: Revision | null; places?: ReadPlace[] },
   ): Promise<void>;
-  /** The newest revision whose changes the workload reload has dealt with (rolled, or found current). */
-  recordReloadResult(integrationId: string, reloadedRevision: Revision): Promise<void>;
+  /** The newest revision whose changes the workload reload has dealt with (rolled, or found current), and the workloads whose rollout has not finished. */
+  recordReloadResult(integrationId: string, result: ReloadResult): Promise<void>;
   /** Deletes the record of `managedBy` in `cluster`, if any. */
   delete(cluster: string, managedBy: string): Promise<void>;
   /** GET /api/v1/integration/{id} */
@@ -188,6 +192,7 @@ export interface IntegrationsPort {
 }
 
 export type { FolderRef } from '../../secrets/folder-ref.ts';
+export type { ReloadResult, WorkloadRef } from '../../integrations/workload-rollout.ts';
 export type { ImportedSecrets, SecretSource, SourcedSecret } from '../../secrets/operator-listing.ts';
 /** What an operator syncs from one source: produced by the secrets domain (OperatorListings), in process and over HTTP alike. */
 export type SecretListing = OperatorListing;

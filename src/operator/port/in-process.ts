@@ -93,6 +93,7 @@ function changeStream(services: OperatorServices): ChangeStream {
     secretPath: record.secretPath,
     altersSecrets: !LISTING_METADATA_KINDS.has(record.kind),
     ownWrite: record.kind === 'integration' && changes.isQuiet(record.revision),
+    ...(record.rotation ? { rotation: record.rotation } : {}),
   });
   return {
     latestRevision: () => changes.latestRevision(services.db),
@@ -174,7 +175,7 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
   return {
     upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
     recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result),
-    recordReloadResult: (integrationId, reloadedRevision) => integrations.recordReloadResultAs(actor, integrationId, reloadedRevision),
+    recordReloadResult: (integrationId, result) => integrations.recordReloadResultAs(actor, integrationId, result),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };

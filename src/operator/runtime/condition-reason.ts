@@ -62,6 +62,8 @@ export type ConditionReason = keyof typeof CONDITION_REASONS;
 export const EVENT_REASONS = {
   DriftRepaired: 'A managed target was edited, deleted or given keys by hand and has been put back.',
   KeyCollision: 'A key of the target came from more than one place; the place whose value it holds is named (status.collisions).',
+  SecretRotation:
+    'A secret rotation writing what the Integration reads reached a phase (rotated, waiting for its consumers, stopped, previous credential retired); names the rotation, never a value.',
 } as const satisfies Record<string, string>;
 
 export type EventReason = ConditionReason | keyof typeof EVENT_REASONS;

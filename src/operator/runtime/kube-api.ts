@@ -169,9 +169,10 @@ export class KubeApi {
    * A JSON merge patch of a Deployment, StatefulSet or DaemonSet (the reload's
    * checksum annotations), with the `coffer` field manager.
    */
-  async patchWorkload(kind: WorkloadKind, namespace: string, name: string, patch: { metadata?: object; spec?: object }): Promise<void> {
+  /** Answers the workload's generation after the patch. */
+  async patchWorkload(kind: WorkloadKind, namespace: string, name: string, patch: { metadata?: object; spec?: object }): Promise<number> {
     this.#onRequest('patch', WORKLOAD_RESOURCES[kind]);
-    await this.objects.patch(
+    const patched = await this.objects.patch(
       { apiVersion: 'apps/v1', kind, ...patch, metadata: { ...patch.metadata, name, namespace } },
       undefined,
       undefined,
@@ -179,6 +180,7 @@ export class KubeApi {
       undefined,
       PatchStrategy.MergePatch,
     );
+    return (patched as KubernetesObject).metadata?.generation ?? 0;
   }
 
   /**

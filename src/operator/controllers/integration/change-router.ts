@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
-import type { Change, Revision, SecretListing } from '../../port/coffer-port.ts';
+import type { Change, Revision, RotationNote, SecretListing } from '../../port/coffer-port.ts';
 import { formatNamespacedName, type NamespacedName } from '../../runtime/object-key.ts';
 import { DependencyIndex, type IntegrationDependencies } from './dependency-index.ts';
 import { type CurrentListing, ListingCache } from './listing-cache.ts';
+
+/** A secret rotation at a place an Integration reads reached a phase. */
+export interface RotationReached {
+  integration: NamespacedName;
+  rotation: RotationNote;
+  revision: Revision;
+}
 
 export interface ChangeRouterOptions {
   logger: Logger;
@@ -37,10 +44,10 @@ export class ChangeRouter {
 
   /**
    * The Integrations `changes` touch through what they read (in revision
-   * order); `access` changes (grants) are left to the caller. Integration-record
-   * writes of this operator and tag changes touch none.
+   * order); `access` changes (grants) and rotation phases are left to the
+   * caller. Integration-record writes of this operator and tag changes touch none.
    */
-  *route(changes: readonly Change[]): Iterable<NamespacedName | { access: string }> {
+  *route(changes: readonly Change[]): Iterable<NamespacedName | { access: string } | RotationReached> {
     this.#listings.observe(changes);
     for (const change of changes) {
       // the reconcile that wrote an integration record of its own is already at work on it
@@ -63,6 +70,11 @@ export class ChangeRouter {
         `change ${change.revision} (${change.kind}) affects ${affected.length} Integration${affected.length === 1 ? '' : 's'}`,
       );
       for (const key of affected) {
+        // a rotation's phase alters nothing the Integration reads: it is told, not synced again
+        if (change.rotation) {
+          yield { integration: key, rotation: change.rotation, revision: change.revision };
+          continue;
+        }
         const id = formatNamespacedName(key);
         if (change.altersSecrets && !this.#changedSince.has(id)) this.#changedSince.set(id, change.committedAt);
         if (change.altersSecrets) this.#lastChange.set(id, Math.max(this.#lastChange.get(id) ?? 0, change.revision));

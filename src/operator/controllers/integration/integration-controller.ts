@@ -1,6 +1,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReadPlace } from '../../../changes/read-places.ts';
-import type { Change, IntegrationRecord, Revision, SecretListing } from '../../port/coffer-port.ts';
+import type { Change, IntegrationRecord, Revision, RotationNote, SecretListing } from '../../port/coffer-port.ts';
+import type { EventType } from '../../runtime/event-recorder.ts';
 import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
@@ -10,7 +11,7 @@ import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../ru
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
 import { resolveProject, usesProject } from '../project-resolution.ts';
-import { ChangeRouter } from './change-router.ts';
+import { ChangeRouter, type RotationReached } from './change-router.ts';
 import { listingKeyOf, type PlannedSource, sourcesOf } from './integration-sources.ts';
 import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
@@ -36,6 +37,14 @@ interface SyncOutcome {
   missed: boolean;
   recheckInMs?: number;
 }
+
+/** What the Event on an Integration says when a rotation writing what it reads reaches a phase. */
+const ROTATION_PHASE_EVENTS: Record<RotationNote['phase'], { type: EventType; says: string }> = {
+  rotated: { type: 'Normal', says: 'published a new credential; the one before stays valid until the consumers have the new one' },
+  waiting: { type: 'Warning', says: "waits for this Integration's target and the workloads it reloads to take the current credential before retiring the previous one" },
+  stopped: { type: 'Warning', says: 'stopped: its consumers did not take the current credential within its window; the previous credential stays valid' },
+  retired: { type: 'Warning', says: 'retired the previous credential on request (retire now, risk accepted)' },
+};
 
 /** Refusals that mean this namespace may no longer read the project: the copy goes. */
 const ACCESS_REVOKED: ReadonlySet<string> = new Set(['GrantRevoked', 'Forbidden']);
@@ -286,7 +295,9 @@ export class IntegrationController implements Controller<IntegrationResource> {
       syncedRevision: revision,
       places,
     });
-    if (resource.spec.reload && reload?.reloadedRevision !== undefined) await port.integrations.recordReloadResult(identity.integrationId, reload.reloadedRevision);
+    if (resource.spec.reload && reload?.reloadedRevision !== undefined) {
+      await port.integrations.recordReloadResult(identity.integrationId, { reloadedRevision: reload.reloadedRevision, rolling: reload.rolling });
+    }
     return { missed, recheckInMs: reload?.recheckInMs };
   }
 
@@ -353,6 +364,14 @@ export class IntegrationController implements Controller<IntegrationResource> {
     await this.#targets.release(resource);
   }
 
+  /** An Event on the Integration naming the rotation and its phase (never a value). */
+  #tellRotation({ integration, rotation, revision }: RotationReached): void {
+    const resource = this.informer.get(integration.name, integration.namespace);
+    if (!resource) return;
+    const { type, says } = ROTATION_PHASE_EVENTS[rotation.phase];
+    this.#context.events.record(resource, type, 'SecretRotation', `secret rotation ${rotation.rotation} ${says} (revision ${revision})`);
+  }
+
   #usersOf(project: SecretsProject): ObjectKey[] {
     return this.informer
       .list()
@@ -376,6 +395,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
     for (const routed of this.#changes.route(changes)) {
       if ('access' in routed) {
         for (const project of projects.list().filter((resource) => resource.status?.projectId === routed.access)) yield* this.#usersOf(project);
+      } else if ('rotation' in routed) {
+        this.#tellRotation(routed);
       } else {
         yield objectKey('Integration', routed);
       }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { parseDuration } from '../../../validation/duration.ts';
-import type { Revision } from '../../port/coffer-port.ts';
+import { ROLLING_WORKLOADS_MAX } from '../../../integrations/workload-rollout.ts';
+import type { Revision, WorkloadRef } from '../../port/coffer-port.ts';
 import type { IntegrationResource, WorkloadKind } from '../../resources.ts';
 import type { EventRecorder } from '../../runtime/event-recorder.ts';
 import type { OperatorInformers, Workload } from '../../runtime/informers.ts';
@@ -11,6 +12,7 @@ import type { ConditionUpdate } from '../../runtime/status.ts';
 import { describeTarget, liveData, targetKindOf } from '../integration/managed-target.ts';
 import { type ConsumedKeys, consumedKeys, keysRead, type TargetRef, targetRef } from './consumed-keys.ts';
 import { checksumAnnotation, RELOAD_OPT_IN_ANNOTATION, ReloadHasher } from './reload-checksum.ts';
+import { rolloutFinished } from './rollout-status.ts';
 import { RELOAD_KEY_SECRET } from './reload-key.ts';
 
 /** The debounce when spec.reload names none (and for workloads that opt in by annotation). */
@@ -35,6 +37,8 @@ export interface ReloadReport {
   condition: ConditionUpdate;
   /** The revision every consuming workload reflects (rolled or found current); absent while a rollout waits. */
   reloadedRevision?: Revision;
+  /** With reloadedRevision: the consuming workloads whose rollout has not finished (their status says so). */
+  rolling?: WorkloadRef[];
   lastRollout?: { time: string; revision: Revision; workloads: string[]; keys: string[] };
   /** A rollout waits for its debounce window: check again then. */
   recheckInMs?: number;
@@ -83,6 +87,8 @@ export class WorkloadReloader {
   readonly #written = new Map<string, string>();
   /** Keys written since the workloads consuming them were last current, per namespace and target (for the Events). */
   readonly #changedKeys = new Map<string, Set<string>>();
+  /** The generation this operator's last patch gave each workload, until the informer shows it. */
+  readonly #patchedGeneration = new Map<WorkloadId, number>();
 
   constructor(context: ReloaderContext, state: ReloadState) {
     this.#context = context;
@@ -238,7 +244,8 @@ export class WorkloadReloader {
 
   async #patch(consumer: Consumer, patch: object, checksums: Record<string, string>): Promise<void> {
     const { namespace, name } = consumer.workload.metadata!;
-    await this.#context.kube.patchWorkload(consumer.kind, namespace!, name!, patch);
+    const generation = await this.#context.kube.patchWorkload(consumer.kind, namespace!, name!, patch);
+    this.#patchedGeneration.set(workloadId(consumer), generation);
     for (const [annotation, value] of Object.entries(checksums)) this.#written.set(`${workloadId(consumer)}#${annotation}`, value);
   }
 
@@ -265,6 +272,19 @@ export class WorkloadReloader {
     const changed = this.#changedKeys.get(targetId(resource.metadata.namespace, ref(resource)));
     const read = keysRead(consumer.consumed, data);
     return changed ? read.filter((key) => changed.has(key)) : [];
+  }
+
+  /** The consumers whose rollout has not finished: by their status, and never before it shows this operator's last patch. */
+  #rolling(consumers: Consumer[]): WorkloadRef[] {
+    return consumers
+      .filter((consumer) => {
+        const id = workloadId(consumer);
+        const patched = this.#patchedGeneration.get(id) ?? 0;
+        if (patched <= (consumer.workload.metadata?.generation ?? 0)) this.#patchedGeneration.delete(id);
+        return !rolloutFinished(consumer.kind, consumer.workload, patched);
+      })
+      .map(({ kind, workload }) => ({ kind, namespace: workload.metadata!.namespace!, name: workload.metadata!.name! }))
+      .slice(0, ROLLING_WORKLOADS_MAX);
   }
 
   #rolloutFailed(consumer: Consumer): ConditionUpdate {
@@ -318,7 +338,12 @@ export class WorkloadReloader {
           }
         : undefined;
     if (missing.length > 0) {
-      return { condition: { type: 'Reloaded', status: 'False', reason: 'WorkloadNotFound', message: `${notes.join('; ')}` }, reloadedRevision: revision, lastRollout };
+      return {
+        condition: { type: 'Reloaded', status: 'False', reason: 'WorkloadNotFound', message: `${notes.join('; ')}` },
+        reloadedRevision: revision,
+        rolling: this.#rolling(consumers),
+        lastRollout,
+      };
     }
     const message =
       rolled.length > 0
@@ -326,7 +351,12 @@ export class WorkloadReloader {
         : consumers.length > 0
           ? `${consumers.length} workload${consumers.length === 1 ? '' : 's'} read${consumers.length === 1 ? 's' : ''} ${target} (${names(consumers)}); all current${noted}`
           : `no workload reads ${target}${noted}`;
-    return { condition: { type: 'Reloaded', status: 'True', reason: rolled.length > 0 ? 'Rolled' : 'UpToDate', message }, reloadedRevision: revision, lastRollout };
+    return {
+      condition: { type: 'Reloaded', status: 'True', reason: rolled.length > 0 ? 'Rolled' : 'UpToDate', message },
+      reloadedRevision: revision,
+      rolling: this.#rolling(consumers),
+      lastRollout,
+    };
   }
 }
 
