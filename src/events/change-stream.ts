@@ -18,7 +18,7 @@ export interface ChangeStreamRequest {
 /** One server-sent event of the change stream; `id` is always a revision the client may resume after. */
 export interface ChangeStreamEvent {
   id: string;
-  event: 'ready' | 'reset' | 'change' | 'ping';
+  event: 'ready' | 'reset' | 'change' | 'rotation' | 'ping';
   data: string;
 }
 
@@ -181,5 +181,7 @@ function toChangeEvent(change: ChangeRecord): ChangeStreamEvent {
     time: time.toISOString(),
     ...(change.rotation ? { rotation: change.rotation } : {}),
   };
-  return { id: String(change.revision), event: 'change', data: JSON.stringify(data) };
+  // an event type of its own: a client that knows only `change` (an operator of an earlier release) skips it, as
+  // server-sent events' clients skip any type they do not listen for, and resumes after the next ping's revision
+  return { id: String(change.revision), event: change.kind === 'rotation' ? 'rotation' : 'change', data: JSON.stringify(data) };
 }

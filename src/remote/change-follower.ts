@@ -148,7 +148,7 @@ export class ChangeFollower {
         const { revision } = eventData(event, resetEvent);
         await this.#handlers.onReset(revision);
         this.#last = revision;
-      } else if (event.event === 'change') {
+      } else if (event.event === 'change' || event.event === 'rotation') {
         const change = eventData(event, changeEvent);
         if (change.revision > this.#last) changes.push(change);
       } else if (event.event === 'ping') {

@@ -76,6 +76,42 @@ describe('the event format', () => {
     }
   });
 
+  // A rotation's phase is an event type of its own: a client listening only for `change` (an operator of an
+  // earlier release, whose parser knows no kind `rotation`) is never handed one, and still gets the next change.
+  test('a rotation phase comes as a rotation event, between changes, never as a change', async () => {
+    const before = await latest();
+    const open = await stream(fx.token);
+    try {
+      await waitUntil('the ready event', () => open.events.length > 0);
+      const dev = (await fx.call('GET', `/api/v1/workspace/${fx.projectId}`)).workspace.environments.find((env: { slug: string }) => env.slug === 'dev');
+      await app.database.db.transaction().execute((trx) =>
+        app.services.changes.record(trx, [
+          {
+            projectId: fx.projectId,
+            environmentId: dev.id,
+            environmentSlug: 'dev',
+            secretPath: '/app',
+            kind: 'rotation',
+            rotation: { rotation: 'nightly', phase: 'rotated' },
+          },
+        ]),
+      );
+      app.services.changes.committed();
+      await write('AFTER_ROTATION', { path: '/app' });
+      const [after] = await waitUntil('the change after the rotation', () => open.changes().length > 0 && open.changes());
+      expect(after!.data).toMatchObject({ revision: before + 2, kind: 'secret' });
+      const rotation = open.events.find((event) => event.event === 'rotation');
+      expect(rotation).toEqual({
+        id: String(before + 1),
+        event: 'rotation',
+        data: expect.objectContaining({ revision: before + 1, kind: 'rotation', secretPath: '/app', rotation: { rotation: 'nightly', phase: 'rotated' } }),
+      });
+      expect(open.changes().every((event) => event.data.kind !== 'rotation')).toBe(true);
+    } finally {
+      open.close();
+    }
+  });
+
   test('no token is 401; a bad since or Last-Event-ID is 422; an unknown project 404, nothing opened', async () => {
     const anonymous = await fetch(`${base}/api/v1/changes/stream`);
     expect(anonymous.status).toBe(401);

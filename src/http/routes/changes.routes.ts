@@ -29,8 +29,9 @@ Events (each \`id\` is a revision; a client resumes after the last one it receiv
 - \`ready\` first, \`data: {"revision": R}\`: the stream delivers every change after R.
 - \`change\`, \`data: {revision, kind, projectId, environmentId, environment, secretPath, time}\`; \`environment\`,
   \`environmentId\` and \`secretPath\` are null for a change of the whole project (\`project-deleted\`, \`access\`, \`tags\`).
-  A change of kind \`rotation\` (a secret rotation at the place reached a phase: \`rotated\`, \`waiting\`, \`stopped\`,
-  \`retired\`) alters no secret and carries \`rotation: {rotation, phase}\`, the rotation's name.
+- \`rotation\`, the same data with \`kind: "rotation"\` and \`rotation: {rotation, phase}\`: a secret rotation at the place
+  reached a phase (\`rotated\`, \`waiting\`, \`stopped\`, \`retired\`); it alters no secret. An event type of its own, so
+  that a client listening only for \`change\` (an operator of an earlier release) is not handed a kind it does not know.
 - \`ping\` every few seconds, \`data: {"revision": R}\`: nothing the caller may read happened up to R.
 - \`reset\` instead of \`ready\` when the revision to resume after is not in this server's change log (a database
   restored from a backup, another installation): \`data: {revision, reason: "unknown-revision", message}\`; list again,
