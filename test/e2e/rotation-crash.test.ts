@@ -152,4 +152,47 @@ describe('kill -9 at each step of a run', () => {
     expect(await rotated.canLogIn(active.username, active.password)).toBe(true);
     await expectRecovered(true);
   });
+
+  // Coffer's own database lost mid-run (here: the session publishing the credential is terminated by the server)
+  // instead of the process: the run's request fails cleanly (never a 500 that leaks the driver's text), the process
+  // goes on serving, the active credential still signs in, the run is rolled back as failed with a fixed sentence,
+  // and the next run goes through.
+  test("while it publishes, Coffer's database connection is lost: no 500, the process serves on, the run rolls back", async () => {
+    const previous = await credentials();
+    const active = previous.generatedCredentials[previous.activeIndex];
+    const child = await startCoffer({
+      DATABASE_URL: app.databaseUrl!,
+      COFFER_ENCRYPTION_KEY: app.keys.encryptionKey,
+      COFFER_AUTH_SECRET: app.keys.authSecret,
+      COFFER_OPERATOR: 'false',
+    });
+    const holder = await connect(app.databaseUrl!);
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM secrets WHERE key = 'DB_PASSWORD' FOR UPDATE");
+      const run = callCoffer(child, 'POST', `${base}/${rotationId}/rotate-secrets`, token);
+      await waitForLockWait(app.databaseUrl!);
+      const terminated = await holder.query(
+        `SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+      );
+      expect(terminated.rows.length).toBeGreaterThan(0);
+      await holder.query('ROLLBACK');
+      const answer = await run;
+      expect(answer.status).toBeGreaterThanOrEqual(400);
+      expect(answer.status).not.toBe(500);
+      expect(JSON.stringify(answer.body)).not.toMatch(/terminat|admin command|connection/i);
+      expect(await rotated.canLogIn(active.username, active.password)).toBe(true);
+      expect((await callCoffer(child, 'GET', '/api/status')).status).toBe(200);
+    } finally {
+      await holder.end();
+      await stopCoffer(child, 'SIGKILL');
+    }
+    const rotation = (await app.request('GET', `${base}/${rotationId}`, { token })).body.secretRotation;
+    expect(rotation).toMatchObject({
+      activeIndex: previous.activeIndex,
+      rotationStatus: 'failed',
+      lastRotationMessage: 'The rotation failed for an internal reason; see the server log',
+    });
+    await expectRecovered(false);
+  });
 });
