@@ -3,7 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../support/manual-clock.ts';
 import { adminQuery } from '../support/postgres-server.ts';
-import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
+import { bootstrap, currentBackend, startReplica, startTestApp, type TestApp } from '../support/test-app.ts';
 
 // The target: a database of its own on the local PostgreSQL server (trust auth), dropped afterwards with every role a lease made.
 const SERVER = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -173,6 +173,24 @@ describe('leases', () => {
     const leases = await app.database.db.selectFrom('dynamicSecretLeases').select('id').execute();
     expect(leases.map((row) => row.id)).not.toContain(short.body.lease.id);
     expect(leases.map((row) => row.id)).toContain(long.body.lease.id);
+  });
+
+  // Every replica runs the expiry job: a due lease is claimed by one of them (SKIP LOCKED, then a claim time), so two
+  // passes at once revoke each lease exactly once, one audit entry each.
+  test.skipIf(currentBackend() !== 'postgres')('two replicas expiring at once revoke each due lease once', async () => {
+    const replica = await startReplica(app);
+    try {
+      const due = [await lease('10m'), await lease('10m')];
+      const ids = due.map((response) => response.body.lease.id as string);
+      clock.advance(10 * 60_000 + 1000);
+      const [here, there] = await Promise.all([app.services.dynamicSecretLeases.revokeExpired(), replica.services.dynamicSecretLeases.revokeExpired()]);
+      expect(here + there).toBe(2);
+      for (const response of due) expect(await roleExists(response.body.data.DB_USERNAME)).toBe(false);
+      const audited = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'revoke-dynamic-secret-lease').execute();
+      for (const id of ids) expect(audited.filter((row) => JSON.stringify(row.eventMetadata).includes(id))).toHaveLength(1);
+    } finally {
+      await replica.close();
+    }
   });
 
   test("the Go SDK's request shapes are accepted: an empty ttl is the default, extra fields are ignored", async () => {
