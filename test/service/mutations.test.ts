@@ -82,6 +82,7 @@ const READS = new Set([
   'tags.getBySlug',
   'integrationAuths.getById',
   'integrationAuths.listOfProject',
+  'integrations.destinationsOf',
   'integrations.getById',
   'integrations.listOfProject',
   'projectEvents.subscribe',
