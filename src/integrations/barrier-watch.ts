@@ -89,8 +89,10 @@ export class BarrierWatch {
         },
         Math.max(0, options.deadline - Date.now()),
       );
-      options.signal?.addEventListener('abort', onAbort, { once: true });
       project.watchers.add(watcher);
+      // the signal may have aborted while listening started: an abort event is never sent twice
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
       this.#read(projectId, project);
     });
   }

@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { HELD_REQUEST_LIMITS } from '../../src/actor/caller-quota.ts';
+import { BarrierWatch } from '../../src/integrations/barrier-watch.ts';
+import { SyncProgress } from '../../src/integrations/sync-progress.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { type ApiResponse, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -397,6 +399,17 @@ describe('held waits', () => {
     await until('a place to be free again', async () => (await wait(revision, '1ms', caller.token)).status === 200);
     await synced(id, revision, [{ environment: 'dev', path: '/abandoned' }]);
   }, 120_000);
+
+  // Found by a full run on a loaded machine: a wait whose caller lost access while the barrier was starting to listen
+  // was never told (an AbortSignal sends its event once) and held its place to the timeout.
+  test('a wait whose signal aborts while the barrier starts listening answers at once', async () => {
+    const watch = new BarrierWatch(app.database.db, new SyncProgress(app.database));
+    const client = new AbortController();
+    const answered = watch.until(fx.projectId, () => ({ done: false, value: 'evaluated' }), { deadline: Date.now() + 3_600_000, signal: client.signal, gone: 'gone' });
+    client.abort(); // after until() checked the signal, before it returns from listening
+    expect(await answered).toBe('gone');
+    expect(watch.watchedProjects).toBe(0);
+  });
 
   test('the waits of one project share one read per progress notification, however many there are', async () => {
     expect((await admin()('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', name: 'noisy' })).status).toBe(200);
