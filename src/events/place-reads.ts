@@ -12,6 +12,10 @@ export interface SubscribedScope {
   recursive: boolean;
 }
 
+/** A failed read of a place is tried again after 0.2 s, doubling up to 5 s. */
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 5_000;
+
 export const SECRET_KINDS: ReadonlySet<ChangeKind> = new Set(['secret', 'tags']);
 export const PATH_KINDS: ReadonlySet<ChangeKind> = new Set(['folder', 'import', 'environment-created', 'environment-updated', 'environment-deleted']);
 
@@ -21,6 +25,11 @@ export class PlaceReads {
   readonly scope: SubscribedScope;
   /** "<environment id>:<path>" of every folder the place reads (its own, imported, referenced). */
   folders = new Set<string>();
+  /** The last read failed (the database unavailable): until one succeeds, every secret change of the project may be read through. */
+  unknown = false;
+  /** Delay before the next read after a failed one, and whether that read is set. */
+  retryDelayMs = 0;
+  retrying = false;
   /** Subscriptions using it. */
   users = 0;
   /** The newest revision that may have changed what it reads, and the newest one a finished read covers. */
@@ -42,7 +51,8 @@ export class PlaceReads {
 
   /** A secret change in a folder the place reads. */
   readsFolderOf(change: ChangeRecord): boolean {
-    return SECRET_KINDS.has(change.kind) && change.environmentId !== null && this.folders.has(`${change.environmentId}:${change.secretPath ?? '/'}`);
+    if (!SECRET_KINDS.has(change.kind) || change.environmentId === null || change.projectId !== this.projectId) return false;
+    return this.unknown || this.folders.has(`${change.environmentId}:${change.secretPath ?? '/'}`);
   }
 
   /** Resolves once what the place reads reflects every change up to `revision`. */
@@ -133,21 +143,46 @@ export class PlaceReadIndex {
     }
   }
 
-  /** Reads what the place reads; one read at a time per place, changes during it make one more. */
+  /**
+   * Reads what the place reads; one read at a time per place, changes during it make one more. A read that fails
+   * (the database unavailable or too slow) must not leave the place reading what it read before: a reference
+   * written meanwhile would go unheard. Until a read succeeds the place reads through every secret change of its
+   * project (more events, never fewer), and it is read again after a growing delay.
+   */
   #read(place: PlaceReads): void {
     if (place.reading) return;
     place.reading = true;
     void (async () => {
       while (place.readThrough < place.dirtyThrough && place.users > 0) {
         const through = place.dirtyThrough;
-        place.folders = await this.#foldersRead(place).catch(() => place.folders);
+        const folders = await this.#foldersRead(place).catch(() => undefined);
+        place.unknown = folders === undefined;
+        if (folders) {
+          place.folders = folders;
+          place.retryDelayMs = 0;
+        }
         place.readThrough = through;
         place.wakeSettled();
+        if (place.unknown) this.#retryLater(place, through);
       }
       place.reading = false;
     })();
   }
 
+  #retryLater(place: PlaceReads, failedThrough: number): void {
+    if (place.retrying) return;
+    place.retrying = true;
+    place.retryDelayMs = Math.min(place.retryDelayMs === 0 ? RETRY_FIRST_MS : place.retryDelayMs * 2, RETRY_MAX_MS);
+    setTimeout(() => {
+      place.retrying = false;
+      if (!place.unknown || place.users === 0) return;
+      // read again as if it had changed: what it reads now is what the next events are decided by
+      place.readThrough = Math.min(place.readThrough, failedThrough - 1);
+      this.#read(place);
+    }, place.retryDelayMs).unref();
+  }
+
+  /** What the place reads: nothing when it cannot be read (gone, too large to list); a failure to read throws. */
   async #foldersRead(place: PlaceReads): Promise<Set<string>> {
     try {
       const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: place.projectId });
@@ -160,7 +195,8 @@ export class PlaceReadIndex {
         expandSecretReferences: true,
       });
     } catch (error) {
-      if (error instanceof AppError) return new Set();
+      // the place's own answer (gone, too large to list): it reads nothing; the database's trouble is not an answer
+      if (error instanceof AppError && error.statusCode < 500) return new Set();
       throw error;
     }
   }

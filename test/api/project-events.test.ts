@@ -2,6 +2,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { ServiceUnavailableError } from '../../src/errors.ts';
+import { type EventRegistration, ProjectEventService } from '../../src/events/project-events.ts';
+import { SecretReader } from '../../src/secrets/secret-reader.ts';
 
 /**
  * POST /api/v1/events/subscribe/project-events over a real socket: the body Infisical's
@@ -335,6 +338,69 @@ describe('caps across projects and per organization', () => {
     } finally {
       for (const stream of open) stream.close();
       await own.close();
+    }
+  });
+});
+
+describe('what a place reads, when the database fails to say', () => {
+  // Found by a full run on a loaded machine: a place whose read failed kept what it read before, so a reference
+  // written just then went unheard and a change of what it references never reached the operator.
+  test('a failed read of the place never loses an import-mutation; once a read succeeds an unrelated folder is silent again', async () => {
+    for (const name of ['referenced', 'elsewhere']) await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'prod', path: '/', name });
+    const write = (key: string, secretPath: string, secretValue: string, method = 'POST') =>
+      fx.call(method, `/api/v3/secrets/raw/${key}`, { workspaceId: fx.projectId, environment: 'prod', secretPath, secretValue });
+    await write('FAILING_SOURCE', '/referenced', 'one');
+    await write('FAILING_BASE', '/', 'zero');
+
+    let failures = 0;
+    let reads = 0;
+    class FailingReader extends SecretReader {
+      override async foldersRead(...args: Parameters<SecretReader['foldersRead']>) {
+        reads++;
+        if (failures > 0) {
+          failures--;
+          throw new ServiceUnavailableError('The database is unavailable; try again later');
+        }
+        return super.foldersRead(...args);
+      }
+    }
+    const { services } = app;
+    const events = new ProjectEventService(services, services.changeFanout, new FailingReader(services));
+    const actor = await services.auth.authenticate(`Bearer ${fx.token}`, { ip: null, userAgent: null, userAgentType: 'other' });
+    const conditions = { environmentSlug: 'prod', secretPath: '/' };
+    const stream = await events.subscribe(
+      actor,
+      fx.projectId,
+      OPERATOR_EVENTS.map((event) => ({ event, conditions }) as EventRegistration),
+    );
+    /** The next `count` events, in order, whatever batches they come in. */
+    const take = async (count: number) => {
+      const taken: string[] = [];
+      while (taken.length < count) {
+        for (const event of (await stream.next())!) {
+          const { data } = JSON.parse(event.data) as { data: { event: string; payload: { secretPath: string }[] } };
+          taken.push(`${data.event} ${data.payload.map((place) => place.secretPath).join(',')}`);
+        }
+      }
+      return taken;
+    };
+    try {
+      // the reference written in "/" makes the place read again: those reads fail
+      failures = 2;
+      await write('FAILING_REFERS', '/', '${prod.referenced.FAILING_SOURCE}');
+      expect(await take(1)).toEqual(['secret:update /']);
+      await write('FAILING_SOURCE', '/referenced', 'two', 'PATCH');
+      await write('FAILING_BASE', '/', 'one', 'PATCH');
+      expect(await take(2)).toEqual(['secret:import-mutation /', 'secret:update /']);
+
+      // a read succeeds (the retry, or one a change sets off): the place reads /referenced, and not /elsewhere
+      await waitFor('a read of the place after the failures', () => failures === 0 && reads >= 4);
+      await write('FAILING_SOURCE', '/referenced', 'three', 'PATCH');
+      await write('FAILING_ELSEWHERE', '/elsewhere', 'x');
+      await write('FAILING_BASE', '/', 'two', 'PATCH');
+      expect(await take(2)).toEqual(['secret:import-mutation /', 'secret:update /']);
+    } finally {
+      stream.close();
     }
   });
 });
