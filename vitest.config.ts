@@ -21,7 +21,10 @@ export default defineConfig({
     reporters: ['default', './test/support/timing-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'pglite', include: apiTests, env: { COFFER_TEST_BACKEND: 'pglite' } } },
+      {
+        extends: true,
+        test: { name: 'pglite', include: apiTests, env: { COFFER_TEST_BACKEND: 'pglite' }, globalSetup: ['test/support/pglite-global-setup.ts'] },
+      },
       {
         extends: true,
         test: {
@@ -42,7 +45,7 @@ export default defineConfig({
           name: 'console',
           include: ['test/console/**/*.test.ts'],
           env: { COFFER_TEST_BACKEND: 'pglite' },
-          globalSetup: ['test/console/chromium-setup.ts'],
+          globalSetup: ['test/console/chromium-setup.ts', 'test/support/pglite-global-setup.ts'],
           testTimeout: 60_000,
         },
       },

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, type Session, whenSignedOut } from './api.ts';
+import { useLatestRead } from './resource.tsx';
 import { Shell } from './Shell.tsx';
 import { SignIn } from './SignIn.tsx';
 
@@ -7,11 +8,14 @@ type State = { kind: 'loading' } | { kind: 'signed-out'; notice?: string } | { k
 
 export function App() {
   const [state, setState] = useState<State>({ kind: 'loading' });
+  const begin = useLatestRead();
   const load = useCallback(async () => {
+    const isLatest = begin();
     try {
-      setState({ kind: 'signed-in', session: await api<Session>('GET', '/api/v1/console/session') });
+      const session = await api<Session>('GET', '/api/v1/console/session');
+      if (isLatest()) setState({ kind: 'signed-in', session });
     } catch {
-      setState({ kind: 'signed-out' });
+      if (isLatest()) setState({ kind: 'signed-out' });
     }
   }, []);
   useEffect(() => {

@@ -4,6 +4,7 @@ import { type Folder, type Place, type Project, type SecretRow, secretsApi } fro
 import { parseEnvText } from './env-text.ts';
 import { History } from './History.tsx';
 import { chosenTagIds, type FolderExtras, Imported, loadFolderExtras, PersonalOverride, References, TagPicker } from './SecretExtras.tsx';
+import { useLatestRead } from './resource.tsx';
 import { navigate, useLocation } from './router.ts';
 import { whereHref } from './Where.tsx';
 
@@ -35,13 +36,17 @@ export function Secrets({ project }: { project: Project }) {
   const [message, setMessage] = useState<{ text: string; error?: boolean }>();
   const placeKey = `${place.environment}\u0000${place.secretPath}`;
 
+  const begin = useLatestRead();
   const load = useCallback(async () => {
+    const isLatest = begin();
     try {
       const [listed, children, more] = await Promise.all([secretsApi.list(place), secretsApi.folders(place), loadFolderExtras(place)]);
+      if (!isLatest()) return;
       setSecrets(listed);
       setFolders(children);
       setExtras(more);
     } catch (failure) {
+      if (!isLatest()) return;
       setSecrets([]);
       setMessage({ text: (failure as Error).message, error: true });
     }

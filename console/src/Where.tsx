@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import type { Place, Project } from './api.ts';
 import { writesAt } from './recent-writes.ts';
+import { useLatestRead } from './resource.tsx';
 import { navigate, useLocation } from './router.ts';
 import { type BarrierAnswer, type Destination, followChanges, whereApi } from './where-api.ts';
 
@@ -45,12 +46,16 @@ export function Where({ project }: { project: Project }) {
   const [live, setLive] = useState(false);
   const [deliveries, setDeliveries] = useState<Delivery[]>(() => ownDeliveries(place));
 
+  const begin = useLatestRead();
   const load = useCallback(async () => {
+    const isLatest = begin();
     try {
-      setDestinations(await whereApi.destinations(place));
+      const loaded = await whereApi.destinations(place);
+      if (!isLatest()) return;
+      setDestinations(loaded);
       setError(undefined);
     } catch (failure) {
-      setError((failure as Error).message);
+      if (isLatest()) setError((failure as Error).message);
     }
   }, [placeKey]);
 

@@ -1,4 +1,4 @@
-import { type DependencyList, useCallback, useEffect, useState } from 'react';
+import { type DependencyList, useCallback, useEffect, useRef, useState } from 'react';
 import { ApiError } from './api.ts';
 
 /** What a failed call tells the user: a refusal by the API's permissions says so plainly. */
@@ -7,18 +7,32 @@ export function describeFailure(failure: unknown): string {
   return failure instanceof Error ? failure.message : String(failure);
 }
 
+/**
+ * Reads of one screen overlap (a reload after a write, or a change, while the first read is still out) and may answer
+ * in any order: `begin()` at the start of each, and only the last one begun (`isLatest()`) may show what it read.
+ */
+export function useLatestRead(): () => () => boolean {
+  const latest = useRef(0);
+  return useCallback(() => {
+    const started = ++latest.current;
+    return () => started === latest.current;
+  }, []);
+}
+
 /** One read from the API, kept with its failure; `reload` reads it again. */
 export function useResource<T>(load: () => Promise<T>, deps: DependencyList) {
   const [data, setData] = useState<T>();
   const [error, setError] = useState<string>();
+  const begin = useLatestRead();
   const reload = useCallback(async () => {
+    const isLatest = begin();
     try {
       const value = await load();
+      if (!isLatest()) return;
       setData(() => value); // a read may answer a function (permissions): never taken as an updater
-
       setError(undefined);
     } catch (failure) {
-      setError(describeFailure(failure));
+      if (isLatest()) setError(describeFailure(failure));
     }
   }, deps);
   useEffect(() => void reload(), [reload]);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
 import pino from 'pino';
@@ -56,7 +57,9 @@ export function currentBackend(): Backend {
 /** A migrated database for one test file, and its URL (PostgreSQL only). */
 async function openTestDatabase(backend: Backend): Promise<{ database: Database; url?: string }> {
   if (backend === 'pglite') {
-    const database = await openDatabase({ dataDir: 'memory://' });
+    const template = inject('pgliteTemplate');
+    const initialDataDir = template ? new Blob([readFileSync(template)]) : undefined;
+    const database = await openDatabase({ dataDir: 'memory://', initialDataDir });
     await migrate(database);
     return { database };
   }
