@@ -157,7 +157,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
     approvalPolicies: new ApprovalPolicyService(deps),
     approvalRequests: new ApprovalRequestService(deps),
     snapshots: new SnapshotService(deps),
-    webhooks: new WebhookService(deps),
+    webhooks: new WebhookService(deps, outbound, deliveryClock),
     webhookDispatcher: new WebhookDispatcher(deps, db, outbound, deliveryClock, options.dispatchLimits),
     auditLogStreams: new AuditLogStreamService(deps),
     auditStreamDispatcher: new AuditStreamDispatcher(deps, db, outbound, deliveryClock, options.streamLimits),

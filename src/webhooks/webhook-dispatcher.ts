@@ -1,14 +1,13 @@
 import type { Logger } from 'pino';
 import type { RequestOrigin } from '../actor/actor.ts';
 import type { ChangeRecord } from '../changes/change-feed.ts';
-import { ProjectCipher } from '../crypto/project-cipher.ts';
 import type { Webhook } from '../db/schema.ts';
 import { compilePathGlob } from '../patterns/patterns.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import { retryDelay } from '../outbound/receiver-url.ts';
-import { environmentOf, webhookAudit, webhookKeyContext } from './webhook-service.ts';
-import { SIGNATURE_HEADER, signDelivery } from '../outbound/delivery-signature.ts';
+import { environmentOf, webhookAudit } from './webhook-service.ts';
+import { postSigned } from './webhook-delivery.ts';
 import { claimDueWebhooks, findWebhook, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
 import type { Executor } from '../db/database.ts';
 
@@ -138,16 +137,13 @@ export class WebhookDispatcher {
 
   async #deliver(webhook: Webhook, environment: string, change: ChangeRecord) {
     const project = await this.#deps.lookups.requireProject(this.#deps.db, { id: webhook.projectId });
-    const secretKey = new ProjectCipher(this.#deps.keyring, project).open(webhookKeyContext(project.id), webhook.encryptedSecretKey);
-    const timestamp = this.#clock.now();
-    const body = JSON.stringify({
+    const payload = {
       event: 'secrets.modified',
       project: { workspaceId: webhook.projectId, environment, secretPath: change.secretPath },
       revision: Number(change.revision),
       kind: change.kind,
-      timestamp,
-    });
-    return this.#outbound.post(webhook.url, body, { [SIGNATURE_HEADER]: signDelivery(secretKey, timestamp, body), 'x-coffer-webhook-id': webhook.id });
+    };
+    return postSigned(this.#deps, this.#outbound, webhook, project, payload, this.#clock.now());
   }
 
   /** A failed delivery: retried after a backoff from the same cursor; disabled (and audited) after maxFailures in a row. */

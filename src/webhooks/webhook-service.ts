@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
+import { CallerQuota, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { ProjectCipher } from '../crypto/project-cipher.ts';
 import type { Environment, Project, Webhook } from '../db/schema.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
+import type { Outbound } from '../outbound/outbound.ts';
 import { receiverUrl } from '../outbound/receiver-url.ts';
 import { pathGlobProblem } from '../patterns/patterns.ts';
 import type { Action } from '../permissions/permission-service.ts';
@@ -12,11 +14,24 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { WebhookView } from './webhook-schema.ts';
+import type { DeliveryClock } from './webhook-dispatcher.ts';
+import { postSigned, webhookKeyContext } from './webhook-delivery.ts';
 import { countWebhooksOfProject, deleteWebhook, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook } from './webhook-store.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
 /** At most this many webhooks per project: each is one more outbound request per change. */
 export const MAX_WEBHOOKS_PER_PROJECT = 20;
+
+/** Test deliveries under way at once, per caller and per organization: each holds an outbound request up to its timeout. */
+export const WEBHOOK_TESTS_AT_ONCE: HeldRequestLimit = { perCaller: 2, perOrganization: 10 };
+
+/** What a test delivery found: the receiver's status and a short reason (never its body), and how long it took. */
+export interface WebhookTestResult {
+  ok: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
 
 export interface WebhookInput {
   environment: string;
@@ -25,17 +40,17 @@ export interface WebhookInput {
   webhookSecretKey?: string;
 }
 
-/** The signing key of a webhook, sealed with its project's key and bound to the webhook's project. */
-export function webhookKeyContext(projectId: string): string {
-  return `coffer:webhook:${projectId}:signing-key`;
-}
-
 /** Webhooks: per project, environment and path glob; delivered from the change feed by WebhookDispatcher. */
 export class WebhookService {
   readonly #deps: ServiceDeps;
+  readonly #outbound: Outbound;
+  readonly #clock: DeliveryClock;
+  readonly #tests = new CallerQuota(WEBHOOK_TESTS_AT_ONCE, { noun: 'webhook tests', remedy: 'let one answer first' });
 
-  constructor(deps: ServiceDeps) {
+  constructor(deps: ServiceDeps, outbound: Outbound, clock: DeliveryClock) {
     this.#deps = deps;
+    this.#outbound = outbound;
+    this.#clock = clock;
   }
 
   /** Creates a webhook that delivers changes committed from now on; answers the signing key once (generated when not given). */
@@ -89,6 +104,38 @@ export class WebhookService {
       tx.audit({ project, type: 'update-webhook-status', metadata: { ...webhookAudit(updated, environment), isDisabled: false, replayFrom: fromRevision } });
       return toWebhookView(updated, environment);
     });
+  }
+
+  /**
+   * Sends the receiver a signed `test` delivery now, whether the webhook is enabled or not, and answers what it
+   * found. A test is no delivery of a change: it moves no cursor, counts toward no failures (a receiver that refuses
+   * tests never disables the webhook) and is not in the delivery log; it is audited as `test-webhook`. No
+   * transaction is open while the receiver is asked.
+   */
+  async test(actor: Actor, webhookId: string): Promise<{ webhook: WebhookView; result: WebhookTestResult }> {
+    const { db } = this.#deps;
+    const webhook = await this.#requireWebhook(db, actor, webhookId);
+    const project = await this.#authorize(db, actor, webhook.projectId, 'edit');
+    const environment = await environmentOf(db, webhook);
+    const release = this.#tests.take(actor);
+    let result: WebhookTestResult;
+    try {
+      const started = performance.now();
+      const payload = { event: 'test', project: { workspaceId: project.id, environment: environment.slug, secretPath: webhook.secretPath } };
+      const answer = await postSigned(this.#deps, this.#outbound, webhook, project, payload, this.#clock.now());
+      result = { ok: answer.ok, responseStatus: answer.status, error: answer.error, durationMs: Math.round(performance.now() - started) };
+    } finally {
+      release();
+    }
+    await this.#deps.unitOfWork.write(actor, async (tx) => {
+      tx.authorizedBy('the caller was authorized to edit the webhook before it was tested');
+      tx.audit({
+        project,
+        type: 'test-webhook',
+        metadata: { ...webhookAudit(webhook, environment), ok: result.ok, responseStatus: result.responseStatus, error: result.error },
+      });
+    });
+    return { webhook: toWebhookView(webhook, environment), result };
   }
 
   async delete(actor: Actor, webhookId: string): Promise<WebhookView> {

@@ -179,6 +179,69 @@ describe('webhooks', () => {
   });
 });
 
+describe('a test delivery (POST /api/v1/webhooks/:id/test)', () => {
+  const refusing = new Receiver(500);
+  const silent = new Receiver('silent');
+  afterAll(async () => Promise.all([refusing.stop(), silent.stop()]));
+  const test_ = (id: string, token = admin.token) => app.request('POST', `/api/v1/webhooks/${id}/test`, { token });
+
+  test('arrives signed with the webhook key, answers what the receiver said, and is audited without the URL; no cursor, log or failure moves', async () => {
+    const created = await createWebhook(receiver.url, '/test-me/**');
+    const before = { row: await webhookRow(created.webhook.id), received: receiver.received.length };
+    const answer = await test_(created.webhook.id);
+    expect(answer.status).toBe(200);
+    expect(answer.body.result).toMatchObject({ ok: true, responseStatus: 204, error: null });
+    const arrived = receiver.received[before.received]!;
+    expect(verifyDelivery(created.webhookSecretKey, signatureOf(arrived), arrived.body, Date.now())).toBe(true);
+    expect(JSON.parse(arrived.body)).toMatchObject({ event: 'test', project: { workspaceId: projectId, environment: 'dev', secretPath: '/test-me/**' } });
+    const after = await webhookRow(created.webhook.id);
+    expect([after.cursorRevision, after.consecutiveFailures, after.lastStatus]).toEqual([before.row.cursorRevision, 0, before.row.lastStatus]);
+    expect((await app.request('GET', `/api/v1/webhooks/${created.webhook.id}/deliveries`, { token: admin.token })).body.deliveries).toEqual([]);
+    const audit = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventMetadata')
+      .where('eventType', '=', 'test-webhook')
+      .orderBy('createdAt', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(audit.eventMetadata).toEqual({
+      webhookId: created.webhook.id,
+      environment: 'dev',
+      secretPath: '/test-me/**',
+      isDisabled: false,
+      ok: true,
+      responseStatus: 204,
+      error: null,
+    });
+  });
+
+  test('a receiver that refuses tests is told apart (status, never its body) and never disables the webhook; unknown ids are 404', async () => {
+    await refusing.start();
+    const created = await createWebhook(refusing.url);
+    for (let attempt = 0; attempt <= DEFAULT_DISPATCH_LIMITS.maxFailures; attempt++) {
+      const answer = await test_(created.webhook.id);
+      expect(answer.status).toBe(200);
+      expect(answer.body.result).toMatchObject({ ok: false, responseStatus: 500, error: 'HTTP 500' });
+      expect(JSON.stringify(answer.body)).not.toContain('secret internal detail');
+    }
+    expect(await webhookRow(created.webhook.id)).toMatchObject({ isDisabled: false, consecutiveFailures: 0 });
+    expect((await test_('00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+
+  test('two tests per caller at once: a third is 429 while they wait on the receiver', async () => {
+    await silent.start();
+    const created = await createWebhook(silent.url);
+    const held = [test_(created.webhook.id), test_(created.webhook.id)];
+    await silent.waitFor(2);
+    const third = await test_(created.webhook.id);
+    expect(third.status).toBe(429);
+    expect(third.body).toMatchObject({ statusCode: 429, message: expect.stringContaining('webhook tests') });
+    silent.answer = 204;
+    await silent.stop(); // the held ones end now: their connections are closed
+    for (const answer of await Promise.all(held)) expect(answer.body.result).toMatchObject({ ok: false, responseStatus: null });
+    expect((await test_(created.webhook.id)).status).toBe(200);
+  });
+});
+
 describe('a receiver that never answers', () => {
   const silent = new Receiver('silent');
   afterAll(async () => silent.stop());

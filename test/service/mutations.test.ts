@@ -1184,6 +1184,13 @@ const WRITES: Record<string, WriteCase> = {
       return () => world.services.webhooks.replay(world.admin, webhookId, 0);
     },
   },
+  'webhooks.test': {
+    audit: ['test-webhook'],
+    prepare: async (world) => {
+      const webhookId = await withWebhook(world);
+      return () => world.services.webhooks.test(world.admin, webhookId);
+    },
+  },
   'webhooks.delete': {
     audit: ['delete-webhook'],
     prepare: async (world) => {

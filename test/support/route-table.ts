@@ -316,6 +316,7 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
     'GET /api/v1/webhooks': { allow: ALL, build: at('/api/v1/webhooks', { query: { workspaceId: p } }) },
     'PATCH /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}`, body: { isDisabled: true } }) },
     'POST /api/v1/webhooks/:webhookId/replay': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/replay`, body: { fromRevision: 0 } }) },
+    'POST /api/v1/webhooks/:webhookId/test': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/test` }) },
     'DELETE /api/v1/webhooks/:webhookId': { allow: WRITERS, build: async () => ({ url: `/api/v1/webhooks/${await fresh.webhook()}` }) },
     'GET /api/v1/webhooks/:webhookId/deliveries': { allow: ALL, build: async () => ({ url: `/api/v1/webhooks/${ids.webhookId}/deliveries` }) },
     // tags

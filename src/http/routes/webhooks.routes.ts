@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Services } from '../../app/container.ts';
 import { deliverySchema, webhookSchema } from '../../webhooks/webhook-schema.ts';
+import { WEBHOOK_TESTS_AT_ONCE } from '../../webhooks/webhook-service.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { bigInteger, environmentSlug, id, optional, optionalInteger, path, required, url } from '../../validation/input.ts';
@@ -89,6 +90,39 @@ function webhookWriteRoutes(app: ZodApp, { webhooks }: Services): void {
       message: 'Successfully moved webhook',
       webhook: await webhooks.replay(request.actor, request.params.webhookId, request.body.fromRevision),
     }),
+  );
+
+  app.post(
+    '/api/v1/webhooks/:webhookId/test',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Send a webhook a test delivery',
+          description: `POSTs \`{"event":"test","project":{…},"timestamp":…}\` to the receiver now, signed like every delivery, enabled or not, and answers what the receiver said: its status and a short error (never its body). A test moves no cursor, is not in the delivery log and never counts toward disabling the webhook. A caller may have ${WEBHOOK_TESTS_AT_ONCE.perCaller} tests under way at once, its organization ${WEBHOOK_TESTS_AT_ONCE.perOrganization} (429 beyond).`,
+          permission: projectPermission('edit', 'webhooks'),
+          effects: reads('test-webhook'),
+          errors: [429],
+        }),
+        params: webhookParams,
+        response: {
+          200: z.object({
+            message: z.string(),
+            webhook: webhookSchema,
+            result: z.object({
+              ok: z.boolean().describe('The receiver answered 2xx.'),
+              responseStatus: z.number().nullable().describe("The receiver's HTTP status; null when it was not reached."),
+              error: z.string().nullable().describe('Why it failed: `HTTP <status>`, or a code such as `ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, `PRIVATE_ADDRESS`.'),
+              durationMs: z.number().describe('How long the receiver took.'),
+            }),
+          }),
+        },
+      },
+    },
+    async (request) => {
+      const { webhook, result } = await webhooks.test(request.actor, request.params.webhookId);
+      return { message: result.ok ? 'The receiver accepted the test delivery' : 'The receiver did not accept the test delivery', webhook, result };
+    },
   );
 
   app.delete(
