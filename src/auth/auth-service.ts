@@ -1,4 +1,5 @@
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
+import { accountUserOf } from './account-reach.ts';
 import type { Executor } from '../db/database.ts';
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import { VersionedCache } from '../caches/versioned-cache.ts';
@@ -131,7 +132,7 @@ export class AuthService {
     const claims = await this.verifyToken(token);
     if (claims.authTokenType === 'accessToken' && claims.userId && !claims.tokenVersionId) return claims.userId;
     const actor = await this.authenticate(authorization, origin);
-    return actor.kind === 'user' ? actor.id : undefined;
+    return actor.kind === 'user' ? accountUserOf(actor) : undefined;
   }
 
   /** The claims of a well-signed, unexpired token; 403 TokenError otherwise. */

@@ -1,8 +1,14 @@
 import type { Actor } from '../actor/actor.ts';
+import { actsForAccount } from './account-reach.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import { authorizeMemberAccess } from '../orgs/org-membership-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { findUserSession, listLiveSessions, revokeUserSessions } from './session-store.ts';
+
+/** The sessions a caller's own session reaches: every organization's for a password session, its own organization's otherwise (actsForAccount). */
+function reachOf(actor: Actor): { orgId?: string } {
+  return actsForAccount(actor) ? {} : { orgId: actor.orgId };
+}
 
 function requireUser(actor: Actor): string {
   if (actor.kind !== 'user') throw new ForbiddenError('Only users have sessions: an identity revokes its access token with POST /api/v1/auth/token/revoke', 'NotAUser');
@@ -24,7 +30,7 @@ export class SessionService {
 
   async list(actor: Actor) {
     const userId = requireUser(actor);
-    const rows = await listLiveSessions(this.#deps.db, userId, new Date());
+    const rows = await listLiveSessions(this.#deps.db, userId, new Date(), reachOf(actor).orgId);
     return {
       sessions: rows.map((row) => ({
         id: row.id,
@@ -46,7 +52,10 @@ export class SessionService {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       tx.authorizedBy('a user ends one of their own sessions');
       const session = await findUserSession(tx.db, sessionId);
-      if (!session || session.userId !== userId || session.isRevoked) throw new NotFoundError('Session not found', 'SessionNotFound');
+      const reach = reachOf(actor);
+      if (!session || session.userId !== userId || session.isRevoked || (reach.orgId && session.orgId !== reach.orgId)) {
+        throw new NotFoundError('Session not found', 'SessionNotFound');
+      }
       await revokeUserSessions(tx.db, userId, { only: sessionId });
       tx.audit({ orgId: actor.orgId, type: 'revoke-user-session', metadata: { userId, sessionIds: [sessionId] } });
       return { message: 'Session revoked' };
@@ -58,7 +67,7 @@ export class SessionService {
     const userId = requireUser(actor);
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       tx.authorizedBy('a user ends their own sessions');
-      const revoked = await revokeUserSessions(tx.db, userId, keepCurrent && actor.tokenId ? { except: actor.tokenId } : {});
+      const revoked = await revokeUserSessions(tx.db, userId, { ...reachOf(actor), ...(keepCurrent && actor.tokenId ? { except: actor.tokenId } : {}) });
       tx.audit({ orgId: actor.orgId, type: 'revoke-user-session', metadata: { userId, sessionIds: revoked } });
       return { message: 'Sessions revoked', revoked: revoked.length };
     });

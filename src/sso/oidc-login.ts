@@ -14,7 +14,7 @@ import { callbackUrl } from './oidc-config-service.ts';
 import { OidcRelyingParty, type RelyingPartySettings, SsoVerificationError } from './oidc-relying-party.ts';
 import { applyGroupMappings, groupsOf } from './sso-access.ts';
 import { consumeLoginState, findOidcConfig, findOrgBySlug, insertLoginState } from './sso-store.ts';
-import { findUserOrgMembership } from '../orgs/org-store.ts';
+import { acceptedOrgIdsOfUser, findUserOrgMembership } from '../orgs/org-store.ts';
 import { acceptInvite, addUserToOrg } from '../orgs/org-membership-service.ts';
 import type { OrgOidcConfig } from '../db/schema.ts';
 
@@ -116,10 +116,16 @@ export class OidcLogin {
   async #signIn(tx: WriteContext, config: OrgOidcConfig, claims: VerifiedClaims, origin: RequestOrigin) {
     tx.authorizedBy('a sign-in: the ID token, verified above, proves the user');
     const orgId = config.orgId;
-    const user =
-      (await findUserByEmail(tx.db, claims.email)) ??
-      (await createUser(tx.db, { email: claims.email, username: claims.email, firstName: null, lastName: null, passwordHash: null }));
+    const existing = await findUserByEmail(tx.db, claims.email);
+    const user = existing ?? (await createUser(tx.db, { email: claims.email, username: claims.email, firstName: null, lastName: null, passwordHash: null }));
     let membership = await findUserOrgMembership(tx.db, orgId, user.id);
+    if (existing && membership?.status !== 'accepted' && (await establishedElsewhere(tx, existing, orgId))) {
+      // any organization's admin chooses its identity provider: its word for an address never takes over an account made elsewhere
+      throw new ForbiddenError(
+        "An account with this e-mail address already exists: accept this organization's invitation while signed in to it, then sign in through single sign-on",
+        'SsoAccountExists',
+      );
+    }
     const linked = membership?.status === 'invited';
     if (!membership) {
       await addUserToOrg(tx.db, { orgId, userId: user.id, role: config.defaultOrgRole, status: 'accepted', inviteEmail: null });
@@ -179,4 +185,10 @@ export class OidcLogin {
       })
       .catch((auditError: unknown) => this.#logger?.warn({ err: auditError }, 'a refused sign-in could not be audited'));
   }
+}
+
+/** The account has a password, or has joined another organization: it was not made by this organization's sign-in. */
+async function establishedElsewhere(tx: WriteContext, user: { id: string; passwordHash: string | null }, orgId: string): Promise<boolean> {
+  if (user.passwordHash !== null) return true;
+  return (await acceptedOrgIdsOfUser(tx.db, user.id)).some((joined) => joined !== orgId);
 }

@@ -82,6 +82,11 @@ export class UserLogin {
     return orgs.map((org) => ({ id: org.id, name: org.name, slug: org.slug, createdAt: org.createdAt.toISOString(), updatedAt: org.updatedAt.toISOString() }));
   }
 
+  /** Those of the user's organizations that are among `orgIds` (what a session confined to one may name). */
+  async organizationsAmong(userId: string, orgIds: readonly string[]) {
+    return (await this.organizations(userId)).filter((org) => orgIds.includes(org.id));
+  }
+
   /** The user of a login token (or of a user session) and one of their organizations → a session in it. */
   async selectOrganization(userId: string | undefined, organizationId: string, origin: RequestOrigin) {
     const caller = requireUserCaller(userId);

@@ -1,7 +1,8 @@
 import type { JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type IdTokenTamper, startOidcProvider, type TestOidcProvider } from '../support/oidc-provider.ts';
-import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
+import { type AccessFixture, accessFixture, otherOrganization } from '../support/access-fixture.ts';
+import { addUserToOrg } from '../../src/orgs/org-membership-service.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 // OIDC single sign-on against a real provider (oidc-provider on 127.0.0.1): the sign-in end to end, and every
@@ -42,8 +43,8 @@ afterAll(async () => {
 });
 
 /** Starts a sign-in as `account` and walks the browser through the provider; answers the callback URL. */
-async function authorize(account: string): Promise<URL> {
-  const started = await app.request('GET', '/api/v1/sso/oidc/login', { query: { orgSlug } });
+async function authorize(account: string, slug = orgSlug): Promise<URL> {
+  const started = await app.request('GET', '/api/v1/sso/oidc/login', { query: { orgSlug: slug } });
   expect(started.status, JSON.stringify(started.body)).toBe(302);
   provider.signInAs(account);
   return provider.authorize(String(started.headers.location), CALLBACK);
@@ -51,8 +52,8 @@ async function authorize(account: string): Promise<URL> {
 
 const finish = (callback: URL | string) => app.request('GET', `/api/v1/sso/oidc/callback${typeof callback === 'string' ? callback : callback.search}`);
 
-async function signIn(account: string, tamper?: IdTokenTamper) {
-  const callback = await authorize(account);
+async function signIn(account: string, tamper?: IdTokenTamper, slug = orgSlug) {
+  const callback = await authorize(account, slug);
   provider.tamperWith(tamper);
   try {
     return await finish(callback);
@@ -250,6 +251,69 @@ describe('first sign-in', () => {
     expect(users).toHaveLength(1);
     const membership = await app.database.db.selectFrom('orgMemberships').selectAll().where('userId', '=', users[0]!.id).executeTakeFirstOrThrow();
     expect(membership.status).toBe('accepted');
+  });
+});
+
+// Any organization's admin chooses its own identity provider, which can claim any address of a domain it allows:
+// found by a hostile review, an admin of another organization signed in as this organization's admin and switched
+// into it. Its provider's word must never reach an account made elsewhere, nor reach past its own organization.
+describe("another organization's provider", () => {
+  const PASSWORD = 'correct horse battery';
+  let evil: Awaited<ReturnType<typeof otherOrganization>>;
+  beforeAll(async () => {
+    evil = await otherOrganization(app, 'evil-sso');
+    const configured = await app.request('POST', '/api/v1/sso/oidc/config', {
+      token: evil.token,
+      body: { orgSlug: 'evil-sso', discoveryURL: provider.issuer, clientId: provider.clientId, clientSecret: provider.clientSecret, allowedEmailDomains: 'example.com' },
+    });
+    expect(configured.status, JSON.stringify(configured.body)).toBe(200);
+    provider.accounts.set('victim', { email: 'admin@example.com', emailVerified: true, groups: [] });
+  });
+  const adminUserId = async () => (await app.database.db.selectFrom('users').select('id').where('email', '=', 'admin@example.com').executeTakeFirstOrThrow()).id;
+
+  test('cannot sign in as an account made elsewhere (a password, another organization): 403 SsoAccountExists, no session, no membership', async () => {
+    const before = (await sessionsOf('admin@example.com')).length;
+    const refused = await signIn('victim', undefined, 'evil-sso');
+    expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+    expect(refused.body).toMatchObject({ statusCode: 403, code: 'SsoAccountExists' });
+    expect((await sessionsOf('admin@example.com')).length).toBe(before);
+    const memberships = await app.database.db
+      .selectFrom('orgMemberships')
+      .select('orgId')
+      .where('userId', '=', await adminUserId())
+      .execute();
+    expect(memberships.map((row) => row.orgId)).toEqual([fx.orgId]);
+  });
+
+  test('a session it opens for a member of both acts in its organization only: no switch, no account-wide sessions or second factor, no other organization named', async () => {
+    const userId = await adminUserId();
+    await addUserToOrg(app.database.db, { orgId: evil.orgId, userId, role: 'member', status: 'accepted', inviteEmail: null });
+    const home = await app.request('POST', '/api/v1/auth/login', { body: { email: 'admin@example.com', password: PASSWORD, organizationId: fx.orgId } });
+    expect(home.status, JSON.stringify(home.body)).toBe(200);
+    const signedIn = await signIn('victim', undefined, 'evil-sso');
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    const sso = signedIn.body.accessToken as string;
+
+    for (const [method, url, body] of [
+      ['PUT', '/api/v1/console/session/organization', { organizationId: fx.orgId }],
+      ['POST', '/api/v3/auth/select-organization', { organizationId: fx.orgId }],
+      ['POST', '/api/v1/auth/mfa/totp', undefined],
+      ['GET', '/api/v1/organization', undefined],
+    ] as const) {
+      const refused = await app.request(method, url, { token: sso, body, headers: { 'x-coffer-console': '1' } });
+      expect(refused.status, `${method} ${url} ${JSON.stringify(refused.body)}`).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'AccountSignInRequired' });
+    }
+    const session = await app.request('GET', '/api/v1/console/session', { token: sso, headers: { 'x-coffer-console': '1' } });
+    expect(session.body.organizations.map((org: { id: string }) => org.id)).toEqual([evil.orgId]);
+    const listed = await app.request('GET', '/api/v1/auth/sessions', { token: sso });
+    expect(listed.body.sessions.map((row: { organizationId: string }) => row.organizationId)).toEqual([evil.orgId]);
+    expect((await app.request('DELETE', '/api/v1/auth/sessions', { token: sso })).status).toBe(200);
+    // the password session in the home organization was out of its reach
+    expect((await app.request('GET', '/api/v1/workspace', { token: home.body.token ?? home.body.accessToken })).status).toBe(200);
+    // the password session reaches every organization of the account
+    const everywhere = await app.request('GET', '/api/v1/auth/sessions', { token: home.body.token ?? home.body.accessToken });
+    expect(everywhere.status).toBe(200);
   });
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { accountUserOf, actsForAccount } from '../../auth/account-reach.ts';
 import { USER_SESSION_TTL_SECONDS } from '../../auth/auth-service.ts';
 import { ForbiddenError } from '../../errors.ts';
 import type { Services } from '../../app/container.ts';
@@ -78,7 +79,8 @@ export function consoleSessionRoutes(app: ZodApp, { userLogin, tokens }: Service
     async (request) => {
       const { actor } = request;
       const userId = requireUserActor(actor.kind, actor.id);
-      const organizations = await userLogin.organizations(userId);
+      // a session opened through single sign-on acts in its organization only: it names no other
+      const organizations = actsForAccount(actor) ? await userLogin.organizations(userId) : await userLogin.organizationsAmong(userId, [actor.orgId]);
       return {
         user: { id: userId, email: actor.name },
         organizationId: actor.orgId,
@@ -94,7 +96,7 @@ export function consoleSessionRoutes(app: ZodApp, { userLogin, tokens }: Service
         tags,
         ...describeRoute({
           summary: 'Switch organization',
-          description: `Opens a session in another of the user's organizations (401 for one they have not joined) and ends this one. ${cookieRule}`,
+          description: `Opens a session in another of the user's organizations (401 for one they have not joined) and ends this one. Only a session signed in with the account's password switches: one opened through an organization's single sign-on acts in that organization only (403 \`AccountSignInRequired\`). ${cookieRule}`,
           permission: 'a user with a session, into an organization they have joined.',
           effects: `${changes('Opens a session in the organization.', 'login-user')} The current session ends as on sign-out (\`logout-user\`).`,
           errors: [401, 403],
@@ -105,8 +107,8 @@ export function consoleSessionRoutes(app: ZodApp, { userLogin, tokens }: Service
     },
     async (request, reply) => {
       const { actor } = request;
-      const userId = requireUserActor(actor.kind, actor.id);
-      const { token } = await userLogin.selectOrganization(userId, request.body.organizationId, requestOrigin(request));
+      requireUserActor(actor.kind, actor.id);
+      const { token } = await userLogin.selectOrganization(accountUserOf(actor), request.body.organizationId, requestOrigin(request));
       await tokens.logout(actor);
       setConsoleCookie(request, reply, token, USER_SESSION_TTL_SECONDS);
       return { organizationId: request.body.organizationId, expiresIn: USER_SESSION_TTL_SECONDS };
