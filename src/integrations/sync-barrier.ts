@@ -21,6 +21,8 @@ export interface BarrierIntegration {
   syncedRevision: number | null;
   reloadedRevision: number | null;
   state: BarrierState;
+  /** Whether the write changes what it reads: one it does not concern is `reached` whatever it reflects (not sent over HTTP). */
+  concerned: boolean;
   /** Whether its last sync succeeded (null before the first): a pending one whose last sync failed is failing, not slow. */
   isSynced: boolean | null;
   /** The record's last sync message (status text, never a value). */
@@ -117,27 +119,29 @@ export interface WrittenChanges {
 }
 
 function answerOf(rows: IntegrationRow[], written: WrittenChanges, revision: number): BarrierAnswer {
-  const integrations = rows.map((row) => toBarrierIntegration(row, stateOf(row, revision, written.changes)));
+  const integrations = rows.map((row) => toBarrierIntegration(row, revision, written.changes));
   return { revision, reached: integrations.every((integration) => integration.state !== 'pending'), integrations };
 }
 
-function stateOf(row: IntegrationRow, revision: number, written: readonly ChangeRecord[]): BarrierState {
-  if (!row.isActive) return 'paused';
+function toBarrierIntegration(row: IntegrationRow, revision: number, written: readonly ChangeRecord[]): BarrierIntegration {
   const places = readPlacesOf(row);
-  if (!written.some((change) => changeTouches(row.projectId, places, change))) return 'reached';
-  if ((row.syncedRevision ?? 0) < revision) return 'pending';
-  if (row.reloads && (row.reloadedRevision ?? 0) < revision) return 'pending';
-  return 'reached';
-}
-
-function toBarrierIntegration(row: IntegrationRow, state: BarrierState): BarrierIntegration {
+  const concerned = written.some((change) => changeTouches(row.projectId, places, change));
   return {
     ...resourceOf(row),
     syncedRevision: row.syncedRevision,
     reloadedRevision: row.reloadedRevision,
-    state,
+    state: stateOf(row, revision, concerned),
+    concerned,
     isSynced: row.isSynced,
     message: row.syncMessage,
     rolling: row.reloads ? ((row.rollingWorkloads as WorkloadRef[] | null) ?? []) : [],
   };
+}
+
+function stateOf(row: IntegrationRow, revision: number, concerned: boolean): BarrierState {
+  if (!row.isActive) return 'paused';
+  if (!concerned) return 'reached';
+  if ((row.syncedRevision ?? 0) < revision) return 'pending';
+  if (row.reloads && (row.reloadedRevision ?? 0) < revision) return 'pending';
+  return 'reached';
 }

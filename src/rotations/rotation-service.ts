@@ -491,10 +491,11 @@ export class RotationService {
       kind: 'secret' as const,
     };
     const answer = await this.#barrier.check({ projectId: row.projectId, changes: [{ ...change, revision, createdAt: new Date(0) }] }, revision);
+    // only those reading the place are consumers: another team's Integration (and its workloads) never holds, stops or is named here
     return answer.integrations.flatMap((integration) => {
+      if (!integration.concerned || integration.state === 'paused') return [];
       const name = `${integration.cluster}/${integration.namespace}/${integration.name}`;
       if (integration.state === 'pending') return [name];
-      if (integration.state === 'paused') return [];
       return integration.rolling.map((workload) => `${name}: ${describeWorkload(workload)} rolling out`);
     });
   }

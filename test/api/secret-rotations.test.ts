@@ -11,6 +11,7 @@ let server: RotatedPostgres['server'];
 let roles: RotatedPostgres['roles'];
 let app: TestApp;
 let token: string;
+let orgId: string;
 let projectId: string;
 let connectionId: string;
 const clock = new ManualClock();
@@ -54,7 +55,7 @@ beforeAll(async () => {
   ({ server, roles } = rotated);
   clock.advance(Date.UTC(2026, 0, 10, 12, 0));
   app = await startTestApp({ signIn: { clock: () => clock.now() } });
-  ({ token } = await bootstrap(app));
+  ({ token, orgId } = await bootstrap(app));
   projectId = (await app.request('POST', '/api/v2/workspace', { token, body: { projectName: 'Rotations' } })).body.project.id;
 }, 120_000);
 
@@ -367,6 +368,79 @@ describe('consumer-aware retirement', () => {
     const active = (await state()).activeIndex;
     expect(await canLogIn(previous[active].username, previous[active].password)).toBe(false);
     expect(await canLogIn(previous[1 - active].username, previous[1 - active].password)).toBe(true);
+  });
+
+  test("an Integration that does not read the rotation's place never holds it and is never named, whatever its workloads report", async () => {
+    // another team's operator (cluster team-b) keeps an Integration reading dev:/ops that reloads a Deployment stuck rolling out
+    const call = async (method: string, url: string, body: unknown, as = token) => {
+      const response = await app.request(method, url, { token: as, body });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      return response.body;
+    };
+    const { identity } = await call('POST', '/api/v1/identities', { name: 'team-b-operator', organizationId: orgId, role: 'member' });
+    await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${identity.id}`, { roles: [{ role: 'admin' }] });
+    const { cluster } = await call('POST', '/api/v1/clusters', { name: 'team-b' });
+    await call('POST', `/api/v1/clusters/${cluster.id}/identities`, { identityId: identity.id });
+    const operatorToken = (
+      await app.services.auth.issueIdentityToken(app.database.db, {
+        identityId: identity.id,
+        authMethod: 'token-auth',
+        name: null,
+        accessTokenTtl: 0,
+        accessTokenMaxTtl: 0,
+        accessTokenNumUsesLimit: 0,
+      })
+    ).accessToken;
+    await call('POST', '/api/v1/folders', { workspaceId: projectId, environment: 'dev', name: 'ops' });
+    const lastRotated = await latestRevision();
+    const { integration } = await call(
+      'PUT',
+      '/api/v1/operator/integrations',
+      {
+        cluster: 'team-b',
+        managedBy: 'ops/ops-db',
+        projectId,
+        environment: 'dev',
+        secretPath: '/ops',
+        app: 'ops-db',
+        owner: 'ops',
+        targetEnvironment: 'ops',
+        reloads: true,
+      },
+      operatorToken,
+    );
+    const devId = integration.envId as string;
+    // behind the rotation's last write, and its workload rolling: it would hold the run, were it a consumer
+    await call(
+      'POST',
+      `/api/v1/operator/integrations/${integration.id}/sync-result`,
+      { isSynced: true, syncMessage: null, syncedRevision: lastRotated - 1, places: [{ environmentId: devId, path: '/ops', recursive: false }] },
+      operatorToken,
+    );
+    await call(
+      'POST',
+      `/api/v1/operator/integrations/${integration.id}/reload-result`,
+      { reloadedRevision: lastRotated - 1, rolling: [{ kind: 'Deployment', namespace: 'ops', name: 'ops-ledger-api' }] },
+      operatorToken,
+    );
+    // the rotation's own consumer took its last write
+    await synced(lastRotated);
+    await reloaded(lastRotated);
+
+    const previous = (await app.request('GET', `${postgresBase}/${rotationId}/generated-credentials`, { token })).body.generatedCredentials;
+    const active = (await state()).activeIndex;
+    const rotated = await rotate();
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    expect(rotated.body.secretRotation).toMatchObject({ rotationStatus: 'success', waitingFor: [], waitingSince: null });
+    // the credential retired is the one that was previous: the run did not wait for the stranger
+    expect(await canLogIn(previous[1 - active].username, previous[1 - active].password)).toBe(false);
+    expect(await canLogIn(previous[active].username, previous[active].password)).toBe(true);
+
+    const seen = JSON.stringify([
+      await state(),
+      ...(await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', 'like', 'secret-rotation%').execute()),
+    ]);
+    for (const stranger of ['ops-ledger-api', 'team-b', 'ops/ops-db']) expect(seen).not.toContain(stranger);
   });
 
   test('a consumer that does not converge within the window stops the rotation with a clear status, an audit event and a metric, never a cut-off', async () => {
