@@ -1,15 +1,15 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
 import { CallerQuota, type HeldRequestLimit } from '../actor/caller-quota.ts';
 import { ProjectCipher } from '../crypto/project-cipher.ts';
 import type { Environment, Project, Webhook } from '../db/schema.ts';
 import { findEnvironmentById } from '../environments/environment-store.ts';
-import { BadRequestError, NotFoundError } from '../errors.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import { receiverUrl } from '../outbound/receiver-url.ts';
 import { pathGlobProblem } from '../patterns/patterns.ts';
-import type { Action } from '../permissions/permission-service.ts';
+import type { Action, PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
@@ -57,7 +57,8 @@ export class WebhookService {
   async create(actor: Actor, projectId: string, input: WebhookInput): Promise<{ webhook: WebhookView; secretKey: string }> {
     const url = receiverUrl(input.webhookUrl, 'webhookUrl', 'InvalidWebhookUrl');
     const secretPath = pathGlob(input.secretPath);
-    return this.#write(actor, projectId, 'create', async (tx, project) => {
+    return this.#write(actor, projectId, 'create', async (tx, project, permission) => {
+      assertMayHearOf(permission, input.environment, secretPath);
       const environment = await this.#deps.lookups.requireEnvironment(tx.db, project.id, input.environment);
       if ((await countWebhooksOfProject(tx.db, project.id)) >= MAX_WEBHOOKS_PER_PROJECT) {
         throw new BadRequestError(`A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks`, 'TooManyWebhooks');
@@ -96,7 +97,8 @@ export class WebhookService {
 
   /** Delivers again every matching change after `fromRevision` (re-enabling the webhook): the change feed is the source. */
   async replay(actor: Actor, webhookId: string, fromRevision: number): Promise<WebhookView> {
-    return this.#onWebhook(actor, webhookId, 'edit', async (tx, project, webhook) => {
+    return this.#onWebhook(actor, webhookId, 'edit', async (tx, project, webhook, permission) => {
+      assertMayHearOf(permission, (await environmentOf(tx.db, webhook)).slug, webhook.secretPath);
       const latest = await this.#deps.changes.latestRevision(tx.db);
       if (fromRevision > latest) throw new BadRequestError(`Revision ${fromRevision} is newer than the newest one (${latest})`, 'RevisionAhead');
       const updated = await updateWebhook(tx.db, webhook.id, { cursorRevision: fromRevision, isDisabled: false, consecutiveFailures: 0, nextAttemptAt: new Date() });
@@ -163,20 +165,25 @@ export class WebhookService {
     }));
   }
 
-  #onWebhook<T>(actor: Actor, webhookId: string, action: Exclude<Action, 'read'>, work: (tx: WriteContext, project: Project, webhook: Webhook) => Promise<T>) {
+  #onWebhook<T>(
+    actor: Actor,
+    webhookId: string,
+    action: Exclude<Action, 'read'>,
+    work: (tx: WriteContext, project: Project, webhook: Webhook, permission: PermissionSet) => Promise<T>,
+  ) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const webhook = await this.#requireWebhook(tx.db, actor, webhookId);
       const project = await tx.project({ id: webhook.projectId });
-      await tx.authorize({ project, action, subject: 'webhooks' });
-      return work(tx, project, webhook);
+      const permission = await tx.authorize({ project, action, subject: 'webhooks' });
+      return work(tx, project, webhook, permission);
     });
   }
 
-  #write<T>(actor: Actor, projectId: string, action: Exclude<Action, 'read'>, work: (tx: WriteContext, project: Project) => Promise<T>) {
+  #write<T>(actor: Actor, projectId: string, action: Exclude<Action, 'read'>, work: (tx: WriteContext, project: Project, permission: PermissionSet) => Promise<T>) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const project = await tx.project({ id: projectId });
-      await tx.authorize({ project, action, subject: 'webhooks' });
-      return work(tx, project);
+      const permission = await tx.authorize({ project, action, subject: 'webhooks' });
+      return work(tx, project, permission);
     });
   }
 
@@ -191,6 +198,33 @@ export class WebhookService {
     if (!webhook || !(await mayKnowProject(this.#deps, db, actor, webhook.projectId))) throw new NotFoundError(`Webhook with ID '${webhookId}' not found`);
     return webhook;
   }
+}
+
+/**
+ * A webhook tells its receiver which places of its environment changed (paths, never values): whoever aims or
+ * replays one must be able to read secrets everywhere its glob reaches. Checked at the glob's literal base and at
+ * an unguessable path two folders below it, so a role limited to one folder, or to one level, is refused a glob
+ * that reaches past it.
+ */
+function assertMayHearOf(permission: PermissionSet, environment: string, glob: string): void {
+  const base = literalBase(glob);
+  const probes = base === glob ? [glob] : [base, `${base === '/' ? '' : base}/${randomUUID()}/${randomUUID()}`];
+  if (probes.every((secretPath) => permission.can('read', 'secrets', { environment, secretPath }))) return;
+  throw new ForbiddenError(
+    `A webhook on ${environment}:${glob} would tell its receiver of changes to places you may not read: you need to read secrets everywhere the path reaches`,
+    'PermissionDenied',
+  );
+}
+
+/** The folders of a glob before its first pattern character ('/app' of '/app/**'); the glob itself when it has none. */
+function literalBase(glob: string): string {
+  if (!/[*?[\]{}!()]/.test(glob)) return glob;
+  const segments = glob.split('/');
+  const literal = segments.slice(
+    0,
+    segments.findIndex((segment) => /[*?[\]{}!()]/.test(segment)),
+  );
+  return literal.join('/') || '/';
 }
 
 function pathGlob(glob: string): string {

@@ -179,6 +179,63 @@ describe('webhooks', () => {
   });
 });
 
+// Found by a hostile review: a webhook tells its receiver which places changed, so a role that may read only
+// dev:/app/** could aim one at prod or at /** (and replay the project's history) and learn every changed path.
+describe('who may aim a webhook', () => {
+  test('a role limited to dev:/app/** may hear of dev:/app/** only: prod, /** or a deeper-reaching glob are 403, nothing written; replay is checked too', async () => {
+    const call = async (method: string, url: string, body: unknown, token = admin.token) => {
+      const response = await app.request(method, url, { token, body });
+      expect(response.status, `${method} ${url} ${JSON.stringify(response.body)}`).toBe(200);
+      return response.body;
+    };
+    await call('POST', `/api/v1/workspace/${projectId}/roles`, {
+      slug: 'app-hooks',
+      name: 'App hooks',
+      permissions: [
+        { subject: 'secrets', action: ['read'], conditions: { environment: 'dev', secretPath: { $glob: '/app/**' } } },
+        { subject: 'webhooks', action: ['read', 'create', 'edit', 'delete'] },
+      ],
+    });
+    const { identity } = await call('POST', '/api/v1/identities', { name: 'app-hooks', organizationId: admin.orgId, role: 'member' });
+    await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${identity.id}`, { roles: [{ role: 'app-hooks' }] });
+    const { accessToken: token } = await app.services.auth.issueIdentityToken(app.database.db, {
+      identityId: identity.id,
+      authMethod: 'token-auth',
+      name: null,
+      accessTokenTtl: 0,
+      accessTokenMaxTtl: 0,
+      accessTokenNumUsesLimit: 0,
+    });
+    const aim = (environment: string, secretPath: string) =>
+      app.request('POST', '/api/v1/webhooks', { token, body: { workspaceId: projectId, environment, webhookUrl: receiver.url, secretPath } });
+
+    const before = await snapshotDatabase(app.database);
+    for (const [environment, secretPath] of [
+      ['prod', '/**'],
+      ['dev', '/**'],
+      ['dev', '/'],
+      ['dev', '/ops'],
+      ['dev', '/*'],
+    ]) {
+      const refused = await aim(environment!, secretPath!);
+      expect(refused.status, `${environment}:${secretPath}`).toBe(403);
+      expect(refused.body).toMatchObject({ statusCode: 403, code: 'PermissionDenied', message: expect.stringContaining('may not read') });
+    }
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+
+    const allowed = await aim('dev', '/app/**');
+    expect(allowed.status, JSON.stringify(allowed.body)).toBe(200);
+    expect((await aim('dev', '/app/db')).status).toBe(200);
+    // a webhook someone else aimed wider cannot be replayed by this role
+    const wide = await createWebhook(receiver.url, '/**');
+    const replay = await app.request('POST', `/api/v1/webhooks/${wide.webhook.id}/replay`, { token, body: { fromRevision: 0 } });
+    expect(replay.status).toBe(403);
+    const own = await app.request('POST', `/api/v1/webhooks/${allowed.body.webhook.id}/replay`, { token, body: { fromRevision: 0 } });
+    expect(own.status).toBe(200);
+    for (const id of [wide.webhook.id, allowed.body.webhook.id]) expect((await app.request('DELETE', `/api/v1/webhooks/${id}`, { token: admin.token })).status).toBe(200);
+  });
+});
+
 describe('a test delivery (POST /api/v1/webhooks/:id/test)', () => {
   const refusing = new Receiver(500);
   const silent = new Receiver('silent');
@@ -225,6 +282,7 @@ describe('a test delivery (POST /api/v1/webhooks/:id/test)', () => {
     }
     expect(await webhookRow(created.webhook.id)).toMatchObject({ isDisabled: false, consecutiveFailures: 0 });
     expect((await test_('00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await app.request('DELETE', `/api/v1/webhooks/${created.webhook.id}`, { token: admin.token })).status).toBe(200);
   });
 
   test('two tests per caller at once: a third is 429 while they wait on the receiver', async () => {
@@ -239,6 +297,7 @@ describe('a test delivery (POST /api/v1/webhooks/:id/test)', () => {
     await silent.stop(); // the held ones end now: their connections are closed
     for (const answer of await Promise.all(held)) expect(answer.body.result).toMatchObject({ ok: false, responseStatus: null });
     expect((await test_(created.webhook.id)).status).toBe(200);
+    expect((await app.request('DELETE', `/api/v1/webhooks/${created.webhook.id}`, { token: admin.token })).status).toBe(200);
   });
 });
 
@@ -264,13 +323,8 @@ describe('a receiver that never answers', () => {
     const log = await app.request('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin.token });
     expect(log.body.deliveries).toHaveLength(DEFAULT_DISPATCH_LIMITS.maxFailures);
     expect(log.body.deliveries.every((delivery: { status: string }) => delivery.status === 'failed')).toBe(true);
-    const audit = await app.database.db
-      .selectFrom('auditLogs')
-      .select('eventMetadata')
-      .where('eventType', '=', 'update-webhook-status')
-      .orderBy('createdAt', 'desc')
-      .executeTakeFirstOrThrow();
-    expect(audit.eventMetadata).toMatchObject({ webhookId: webhook.id, isDisabled: true });
+    const audits = await app.database.db.selectFrom('auditLogs').select('eventMetadata').where('eventType', '=', 'update-webhook-status').execute();
+    expect(audits.map((audit) => audit.eventMetadata)).toContainEqual(expect.objectContaining({ webhookId: webhook.id, isDisabled: true }));
     clock.ms += 3_600_000;
     expect(await hooks.runOnce()).toBe(0);
     expect((await app.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: admin.token })).status).toBe(200);

@@ -75,6 +75,7 @@ const READS = new Set([
   'secretReader.readablePlaces',
   'operatorListings.list',
   'userLogin.organizations',
+  'userLogin.organizationsAmong',
   'imports.list',
   'imports.get',
   'tags.list',
