@@ -3,8 +3,9 @@ import { toAuditLogEntry } from '../audit/audit-schema.ts';
 import type { AuditLogStream } from '../db/schema.ts';
 import type { Executor } from '../db/database.ts';
 import { SIGNATURE_HEADER, signDelivery } from '../outbound/delivery-signature.ts';
-import type { Outbound, OutboundResult } from '../outbound/outbound.ts';
+import { type Outbound, type OutboundResult, TIMEOUT } from '../outbound/outbound.ts';
 import { retryDelay } from '../outbound/receiver-url.ts';
+import { eachWithin } from '../outbound/bounded-pool.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { repeatPasses } from '../services/repeating-pass.ts';
 import { openStreamHeaders, openStreamKey } from './audit-stream-cipher.ts';
@@ -19,6 +20,8 @@ export interface StreamLimits {
   /** Streams one pass works on, in all and of one organization (several replicas: each claims its own). */
   perRun: number;
   perOrg: number;
+  /** Streams a pass delivers to at once: a slow receiver holds only its own place (each stream's entries still go in order). */
+  inParallel: number;
   /** Audit entries in one request (JSON lines), and requests to one stream per pass. */
   linesPerRequest: number;
   requestsPerRun: number;
@@ -35,6 +38,7 @@ export interface StreamLimits {
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   perRun: 50,
   perOrg: 10,
+  inParallel: 8,
   linesPerRequest: 100,
   requestsPerRun: 10,
   leaseMs: 20_000,
@@ -71,14 +75,11 @@ export class AuditStreamDispatcher {
   async runOnce(): Promise<{ delivered: number; more: boolean }> {
     const now = this.#clock.now();
     const claimed = await claimDueAuditLogStreams(this.#bookkeeping, new Date(now), new Date(now + this.#limits.leaseMs), this.#limits.perRun, this.#limits.perOrg);
-    let delivered = 0;
-    let more = claimed.length === this.#limits.perRun;
-    for (const stream of claimed) {
-      const result = await this.#advance(stream);
-      delivered += result.delivered;
-      more ||= result.more;
-    }
-    return { delivered, more };
+    const results = await eachWithin(claimed, this.#limits.inParallel, (stream) => this.#advance(stream));
+    return {
+      delivered: results.reduce((sum, result) => sum + result.delivered, 0),
+      more: claimed.length === this.#limits.perRun || results.some((result) => result.more),
+    };
   }
 
   /** Runs a pass now and every `intervalMs` after one ends (at once while backlogs remain); returns a function that stops it. */
@@ -88,7 +89,6 @@ export class AuditStreamDispatcher {
 
   async #advance(stream: AuditLogStream): Promise<{ delivered: number; more: boolean }> {
     const signingKey = openStreamKey(this.#deps.keyring, stream.orgId, stream.encryptedSecretKey);
-    const headers = Object.fromEntries(openStreamHeaders(this.#deps.keyring, stream.orgId, stream.encryptedHeaders).map(({ key, value }) => [key, value]));
     let delivered = 0;
     for (let request = 0; request < this.#limits.requestsPerRun; request++) {
       const after = { xact: Number(stream.cursorXact), sequence: Number(stream.cursorSequence) };
@@ -96,9 +96,12 @@ export class AuditStreamDispatcher {
       if (rows.length === 0) break;
       const body = rows.map((row) => JSON.stringify(toAuditLogEntry(row))).join('\n') + '\n';
       const timestamp = this.#clock.now();
-      if (!(await updateAuditLogStream(this.#bookkeeping, stream.id, { leaseUntil: new Date(timestamp + this.#limits.leaseMs) }))) break;
+      const renewed = await updateAuditLogStream(this.#bookkeeping, stream.id, { leaseUntil: new Date(timestamp + this.#limits.leaseMs) });
+      if (!renewed) break;
+      // the URL and its headers from the same row, read now: either may have changed since the pass began
+      stream = renewed;
       const result = await this.#outbound.post(stream.url, body, {
-        ...headers,
+        ...this.#headersOf(stream),
         'content-type': 'application/x-ndjson',
         [SIGNATURE_HEADER]: signDelivery(signingKey, timestamp, body),
         [STREAM_ID_HEADER]: stream.id,
@@ -126,6 +129,10 @@ export class AuditStreamDispatcher {
     return { delivered, more };
   }
 
+  #headersOf(stream: AuditLogStream): Record<string, string> {
+    return Object.fromEntries(openStreamHeaders(this.#deps.keyring, stream.orgId, stream.encryptedHeaders).map(({ key, value }) => [key, value]));
+  }
+
   /** A failed delivery: the cursor stays; tried again after the backoff, with the reason as a fixed sentence. */
   async #failed(stream: AuditLogStream, result: OutboundResult): Promise<void> {
     const failures = stream.consecutiveFailures + 1;
@@ -148,9 +155,8 @@ export function failureSentence(result: OutboundResult): string {
       return 'The receiver is on a private address, which COFFER_OUTBOUND_DENY_PRIVATE refuses';
     case 'ECONNREFUSED':
       return 'The receiver refused the connection';
+    case TIMEOUT:
     case 'UND_ERR_CONNECT_TIMEOUT':
-    case 'UND_ERR_HEADERS_TIMEOUT':
-    case 'UND_ERR_BODY_TIMEOUT':
       return 'The receiver did not answer in time';
     case 'ENOTFOUND':
     case 'EAI_AGAIN':

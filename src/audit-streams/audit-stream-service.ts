@@ -81,11 +81,22 @@ export class AuditLogStreamService {
     return toAuditLogStreamView(await requireStream(this.#deps.db, actor, streamId));
   }
 
-  /** Changes the receiver's URL or headers; the cursor stays, so the new receiver gets what the old one had not acknowledged. */
+  /**
+   * Changes the receiver's URL or headers; the cursor stays, so the new receiver gets what the old one had not
+   * acknowledged. A new URL of a stream with headers needs its headers in the same request (`[]` for none): they are
+   * credentials for the old receiver, never sent to another one unless the caller says so.
+   */
   async update(actor: Actor, streamId: string, input: Partial<Omit<AuditLogStreamInput, 'signingKey'>>): Promise<AuditLogStreamView> {
     const url = input.url === undefined ? undefined : receiverUrl(input.url, 'url', 'InvalidStreamUrl');
     const headers = input.headers === undefined ? undefined : checkedHeaders(input.headers);
     return this.#onStream(actor, streamId, 'edit', async (tx, stream) => {
+      const urlChanged = url !== undefined && url !== stream.url;
+      if (urlChanged && headers === undefined && stream.headerKeys.length > 0) {
+        throw new BadRequestError(
+          'A new url needs the headers to send it in the same request (headers: [] for none): the stored ones are for the old receiver',
+          'HeadersRequiredForNewUrl',
+        );
+      }
       const updated = await updateAuditLogStream(tx.db, stream.id, {
         ...(url === undefined ? {} : { url }),
         ...(headers === undefined
@@ -96,7 +107,7 @@ export class AuditLogStreamService {
         nextAttemptAt: new Date(),
       });
       if (!updated) throw new NotFoundError(`Audit log stream with ID '${streamId}' not found`);
-      tx.audit({ orgId: actor.orgId, type: 'update-audit-log-stream', metadata: streamAudit(updated) });
+      tx.audit({ orgId: actor.orgId, type: 'update-audit-log-stream', metadata: { ...streamAudit(updated), urlChanged } });
       return toAuditLogStreamView(updated);
     });
   }

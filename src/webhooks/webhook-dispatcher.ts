@@ -6,9 +6,10 @@ import { compilePathGlob } from '../patterns/patterns.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import { retryDelay } from '../outbound/receiver-url.ts';
+import { eachWithin } from '../outbound/bounded-pool.ts';
 import { environmentOf, webhookAudit } from './webhook-service.ts';
 import { postSigned } from './webhook-delivery.ts';
-import { claimDueWebhooks, findWebhook, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
+import { claimDueWebhooks, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
 import type { Executor } from '../db/database.ts';
 
 /** What delivers: milliseconds since the epoch (tests inject a clock that moves only when they say). */
@@ -20,6 +21,8 @@ export interface DispatchLimits {
   /** Webhooks one run works on, in all and of one organization (several replicas: each claims its own). */
   perRun: number;
   perOrg: number;
+  /** Webhooks a run delivers to at once: a slow receiver holds only its own place (each webhook's changes still go in order). */
+  inParallel: number;
   /** Changes one webhook delivers per run. */
   changesPerRun: number;
   /** How long a claim holds before another replica may take the webhook (a replica that died mid-run). */
@@ -34,6 +37,7 @@ export interface DispatchLimits {
 export const DEFAULT_DISPATCH_LIMITS: DispatchLimits = {
   perRun: 50,
   perOrg: 10,
+  inParallel: 8,
   changesPerRun: 100,
   leaseMs: 60_000,
   maxFailures: 5,
@@ -70,9 +74,8 @@ export class WebhookDispatcher {
   async runOnce(): Promise<number> {
     const now = this.#clock.now();
     const claimed = await claimDueWebhooks(this.#bookkeeping, new Date(now), new Date(now + this.#limits.leaseMs), this.#limits.perRun, this.#limits.perOrg);
-    let attempts = 0;
-    for (const webhook of claimed) attempts += await this.#advance(webhook);
-    return attempts;
+    const attempts = await eachWithin(claimed, this.#limits.inParallel, (webhook) => this.#advance(webhook));
+    return attempts.reduce((sum, count) => sum + count, 0);
   }
 
   /** Runs on every committed change and every `intervalMs` (retries falling due); returns a function that stops it. */
@@ -118,7 +121,7 @@ export class WebhookDispatcher {
       }
       attempts++;
       const result = await this.#deliver(webhook, environment.slug, change);
-      await insertDelivery(bookkeeping, {
+      const logged = await insertDelivery(bookkeeping, {
         webhookId: webhook.id,
         revision: Number(change.revision),
         attempt: webhook.consecutiveFailures + 1,
@@ -126,9 +129,13 @@ export class WebhookDispatcher {
         responseStatus: result.status,
         error: result.error,
       });
+      // deleted while it was delivered: nothing of it is left to advance (the other webhooks of the pass go on)
+      if (!logged) return attempts;
       if (!result.ok) return attempts + (await this.#failed(webhook, cursor, result.error ?? 'failed'));
       cursor = Number(change.revision);
-      webhook = await updateWebhook(bookkeeping, webhook.id, { cursorRevision: cursor, consecutiveFailures: 0, lastStatus: 'success', lastRunErrorMessage: null });
+      const moved = await updateWebhook(bookkeeping, webhook.id, { cursorRevision: cursor, consecutiveFailures: 0, lastStatus: 'success', lastRunErrorMessage: null });
+      if (!moved) return attempts;
+      webhook = moved;
     }
     // more may wait past this run's share: due again now; otherwise woken by the next change
     await updateWebhook(bookkeeping, webhook.id, { cursorRevision: cursor, leaseUntil: null, nextAttemptAt: new Date(this.#clock.now()) });
@@ -157,9 +164,8 @@ export class WebhookDispatcher {
     }
     await this.#deps.unitOfWork.write(DISPATCHER_ORIGIN, async (tx) => {
       tx.authorizedBy('a webhook failing maxFailures deliveries in a row is disabled by the dispatcher');
-      const current = await findWebhook(tx.db, webhook.id);
-      if (!current) return;
       const disabled = await updateWebhook(tx.db, webhook.id, { ...progress, isDisabled: true });
+      if (!disabled) return;
       const project = await tx.project({ id: webhook.projectId });
       tx.audit({
         project,

@@ -88,7 +88,10 @@ export class WebhookService {
   /** Enables or disables a webhook; enabling clears its failures and makes it due now (it resumes from its cursor). */
   async setDisabled(actor: Actor, webhookId: string, isDisabled: boolean): Promise<WebhookView> {
     return this.#onWebhook(actor, webhookId, 'edit', async (tx, project, webhook) => {
-      const updated = await updateWebhook(tx.db, webhook.id, isDisabled ? { isDisabled } : { isDisabled, consecutiveFailures: 0, nextAttemptAt: new Date() });
+      const updated = stillThere(
+        await updateWebhook(tx.db, webhook.id, isDisabled ? { isDisabled } : { isDisabled, consecutiveFailures: 0, nextAttemptAt: new Date() }),
+        webhookId,
+      );
       const environment = await environmentOf(tx.db, updated);
       tx.audit({ project, type: 'update-webhook-status', metadata: { ...webhookAudit(updated, environment), isDisabled } });
       return toWebhookView(updated, environment);
@@ -101,7 +104,10 @@ export class WebhookService {
       assertMayHearOf(permission, (await environmentOf(tx.db, webhook)).slug, webhook.secretPath);
       const latest = await this.#deps.changes.latestRevision(tx.db);
       if (fromRevision > latest) throw new BadRequestError(`Revision ${fromRevision} is newer than the newest one (${latest})`, 'RevisionAhead');
-      const updated = await updateWebhook(tx.db, webhook.id, { cursorRevision: fromRevision, isDisabled: false, consecutiveFailures: 0, nextAttemptAt: new Date() });
+      const updated = stillThere(
+        await updateWebhook(tx.db, webhook.id, { cursorRevision: fromRevision, isDisabled: false, consecutiveFailures: 0, nextAttemptAt: new Date() }),
+        webhookId,
+      );
       const environment = await environmentOf(tx.db, updated);
       tx.audit({ project, type: 'update-webhook-status', metadata: { ...webhookAudit(updated, environment), isDisabled: false, replayFrom: fromRevision } });
       return toWebhookView(updated, environment);
@@ -231,6 +237,12 @@ function pathGlob(glob: string): string {
   const problem = pathGlobProblem(glob);
   if (problem) throw new BadRequestError(`secretPath ${problem}`, 'InvalidPattern');
   return /[*?[\]{}!()]/.test(glob) ? glob : normalizeSecretPath(glob);
+}
+
+/** A webhook deleted between reading and changing it answers as an unknown id does. */
+function stillThere(webhook: Webhook | undefined, webhookId: string): Webhook {
+  if (!webhook) throw new NotFoundError(`Webhook with ID '${webhookId}' not found`);
+  return webhook;
 }
 
 export async function environmentOf(db: ReadOnlyDb, webhook: Webhook): Promise<Environment> {

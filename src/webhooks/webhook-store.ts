@@ -34,13 +34,14 @@ export async function countWebhooksOfProject(db: Executor, projectId: string): P
   return Number(row?.count ?? 0);
 }
 
-export async function updateWebhook(db: Executor, id: string, changes: WebhookProgress): Promise<Webhook> {
+/** Undefined when the webhook is gone (deleted while a dispatcher pass held it, or while a request changed it). */
+export async function updateWebhook(db: Executor, id: string, changes: WebhookProgress): Promise<Webhook | undefined> {
   return db
     .updateTable('webhooks')
     .set({ ...changes, updatedAt: new Date() })
     .where('id', '=', id)
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
 export async function deleteWebhook(db: Executor, id: string): Promise<void> {
@@ -74,8 +75,17 @@ export async function listProjectChangesAfter(db: ReadOnlyDb, projectId: string,
   return rows as ChangeRecord[];
 }
 
-export async function insertDelivery(db: Executor, values: Omit<WebhookDelivery, 'id' | 'createdAt'>): Promise<void> {
-  await db.insertInto('webhookDeliveries').values(values).execute();
+/**
+ * Logs a delivery attempt; false when the webhook is gone (deleted while it was delivered). FOR KEY SHARE holds the
+ * webhook row until the insert commits, so a delete in between is seen here, not as a foreign key violation.
+ */
+export async function insertDelivery(db: Executor, values: Omit<WebhookDelivery, 'id' | 'createdAt'>): Promise<boolean> {
+  const { rows } = await sql`
+    INSERT INTO webhook_deliveries (webhook_id, revision, attempt, status, response_status, error)
+    SELECT id, ${values.revision}::bigint, ${values.attempt}::integer, ${values.status}::text, ${values.responseStatus}::integer, ${values.error}::text
+    FROM webhooks WHERE id = ${values.webhookId} FOR KEY SHARE
+    RETURNING id`.execute(db);
+  return rows.length > 0;
 }
 
 export async function listDeliveries(db: ReadOnlyDb, webhookId: string, limit: number): Promise<WebhookDelivery[]> {

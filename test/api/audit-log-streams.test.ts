@@ -60,6 +60,7 @@ const write = async (key: string) => {
   });
   expect(response.status).toBe(200);
 };
+const credentials = [{ key: 'Authorization', value: 'Bearer receiver-token-123' }];
 const createStream = async (body: Record<string, unknown>) => app.request('POST', '/api/v1/audit-log-streams', { token: admin.token, body });
 
 beforeAll(async () => {
@@ -189,14 +190,14 @@ describe('audit log streams', () => {
     const failing = new Receiver(500);
     await failing.start();
     try {
-      const patched = await app.request('PATCH', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token, body: { url: failing.url } });
+      const patched = await app.request('PATCH', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token, body: { url: failing.url, headers: credentials } });
       expect(patched.status).toBe(200);
       await dispatcher().runOnce();
       expect(failing.received.length).toBe(1);
       const status = (await app.request('GET', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token })).body.auditLogStream.status;
       expect(status).toMatchObject({ consecutiveFailures: 1, lastError: 'The receiver answered with HTTP status 500, not 2xx' });
       // the entry it refused (the stream's own update) reaches the next receiver
-      await app.request('PATCH', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token, body: { url: receiver.url } });
+      await app.request('PATCH', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token, body: { url: receiver.url, headers: credentials } });
       const ids = await expectedIds(start);
       await deliverUntil(dispatcher(), receiver, ids);
       expect(linesOf(receiver.received).map((line) => line.id)).toEqual(ids);
@@ -231,5 +232,95 @@ describe('audit log streams', () => {
     expect(receiver.received.length).toBe(before);
     // the lease, renewed before each request, outlasts one request's 10 s timeout
     expect(DEFAULT_STREAM_LIMITS.leaseMs).toBeGreaterThan(10_000);
+  });
+});
+
+describe('one pass over several streams', () => {
+  const receivers: Receiver[] = [];
+  const started = async (answer: Receiver['answer'] = 204) => {
+    const started = new Receiver(answer);
+    await started.start();
+    receivers.push(started);
+    return started;
+  };
+  afterAll(async () => Promise.all(receivers.map((each) => each.stop())));
+  const created = async (url: string, headers: { key: string; value: string }[] = []) => {
+    const response = await createStream({ url, headers });
+    expect(response.status).toBe(200);
+    return response.body.auditLogStream.id as string;
+  };
+  const deleteAll = async () => {
+    const listed = await app.request('GET', '/api/v1/audit-log-streams', { token: admin.token });
+    for (const { id } of listed.body.auditLogStreams as { id: string }[]) await app.request('DELETE', `/api/v1/audit-log-streams/${id}`, { token: admin.token });
+  };
+
+  test('a receiver that answers 200 and trickles its body is delivered on its status, without its body being waited for', async () => {
+    const trickling = await started('trickle');
+    const id = await created(trickling.url);
+    const start = await streamRow(id);
+    await write('TRICKLED');
+    // undici's body timeout is reset by every byte: before the total deadline the first pass never ended
+    await deliverUntil(dispatcher({}, 2_000), trickling, await expectedIds({ xact: Number(start.cursorXact), sequence: Number(start.cursorSequence) }));
+    expect(linesOf(trickling.received).map((line) => line.event.type)).toEqual(expect.arrayContaining(['create-audit-log-stream', 'create-secret']));
+    expect((await streamRow(id)).consecutiveFailures).toBe(0);
+    await deleteAll();
+  });
+
+  test("another stream's delivery is made in the same pass while one receiver holds its answer", async () => {
+    const [first, second] = [await started(), await started()];
+    // each answers only once the other has its delivery: delivered one after the other, the first would time out
+    first.holdUntil = () => second.waitFor(1);
+    second.holdUntil = () => first.waitFor(1);
+    const ids = [await created(first.url), await created(second.url)];
+    await write('HELD');
+    const hooks = dispatcher({}, 10_000);
+    // a pass delivers nothing while another transaction on the server keeps the entries unsettled
+    for (let pass = 0; pass < 100 && first.received.length + second.received.length === 0; pass++) await hooks.runOnce();
+    expect([first.received.length, second.received.length]).toEqual([1, 1]);
+    for (const id of ids) expect(await streamRow(id)).toMatchObject({ consecutiveFailures: 0, lastError: null, leaseUntil: null });
+    await deleteAll();
+  });
+
+  test('a new url without headers is refused while the stream has headers: nothing is sent with the old headers to the new URL', async () => {
+    const [old, moved] = [await started(), await started()];
+    const id = await created(old.url, credentials);
+    const before = await snapshotDatabase(app.database);
+    const refused = await app.request('PATCH', `/api/v1/audit-log-streams/${id}`, { token: admin.token, body: { url: moved.url } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ statusCode: 400, code: 'HeadersRequiredForNewUrl', reqId: expect.any(String) });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+    // moving while a pass delivers (from the old receiver's handler): the next request carries the new headers only
+    old.onRequest = async () => {
+      old.onRequest = null;
+      const patched = await app.request('PATCH', `/api/v1/audit-log-streams/${id}`, {
+        token: admin.token,
+        body: { url: moved.url, headers: [{ key: 'Authorization', value: 'Bearer new-receiver' }] },
+      });
+      expect(patched.status).toBe(200);
+    };
+    await write('MOVED');
+    await deliverUntil(dispatcher({ linesPerRequest: 1 }), moved, await expectedIds({ xact: 0, sequence: 0 }).then((all) => all.slice(-1)));
+    expect(old.received.length).toBeGreaterThanOrEqual(1);
+    expect(old.received.every((entry) => entry.headers.authorization === 'Bearer receiver-token-123')).toBe(true);
+    expect(moved.received.length).toBeGreaterThanOrEqual(1);
+    expect(moved.received.every((entry) => entry.headers.authorization === 'Bearer new-receiver')).toBe(true);
+    // a stream without headers moves with its url alone; the audit entry says whether the URL changed, never which
+    const bare = await created(old.url);
+    expect((await app.request('PATCH', `/api/v1/audit-log-streams/${bare}`, { token: admin.token, body: { url: moved.url } })).status).toBe(200);
+    expect((await app.request('PATCH', `/api/v1/audit-log-streams/${bare}`, { token: admin.token, body: { headers: [] } })).status).toBe(200);
+    const audits = await app.database.db
+      .selectFrom('auditLogs')
+      .select('eventMetadata')
+      .where('eventType', '=', 'update-audit-log-stream')
+      .orderBy('xact', 'desc')
+      .orderBy('sequence', 'desc')
+      .limit(2)
+      .execute();
+    expect(audits.map((audit) => audit.eventMetadata)).toEqual([
+      { auditLogStreamId: bare, headerKeys: [], urlChanged: false },
+      { auditLogStreamId: bare, headerKeys: [], urlChanged: true },
+    ]);
+    expect(JSON.stringify(audits)).not.toContain(moved.url);
+    await deleteAll();
   });
 });

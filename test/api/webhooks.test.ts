@@ -21,19 +21,19 @@ const receiver = new Receiver();
 
 const dispatcher = (limits: Partial<typeof DEFAULT_DISPATCH_LIMITS> = {}, timeoutMs = 2_000) =>
   new WebhookDispatcher(app.services, app.services.database.db, new Outbound({ timeoutMs, denyPrivateAddresses: false }), clock, limits);
-const write = async (key: string, environment = 'dev', secretPath = '/') => {
+const write = async (key: string, environment = 'dev', secretPath = '/', project = projectId) => {
   const response = await app.request('POST', `/api/v3/secrets/raw/${key}`, {
     token: admin.token,
-    body: { workspaceId: projectId, environment, secretPath, secretValue: `${key}-value` },
+    body: { workspaceId: project, environment, secretPath, secretValue: `${key}-value` },
   });
   expect(response.status).toBe(200);
   return Number(response.headers['coffer-revision']);
 };
 const webhookRow = (id: string) => app.database.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-const createWebhook = async (url: string, secretPath = '/') => {
+const createWebhook = async (url: string, secretPath = '/', project = projectId) => {
   const response = await app.request('POST', '/api/v1/webhooks', {
     token: admin.token,
-    body: { workspaceId: projectId, environment: 'dev', webhookUrl: url, secretPath },
+    body: { workspaceId: project, environment: 'dev', webhookUrl: url, secretPath },
   });
   expect(response.status).toBe(200);
   return response.body as { webhook: { id: string }; webhookSecretKey: string };
@@ -318,7 +318,7 @@ describe('a receiver that never answers', () => {
     expect(await webhookRow(webhook.id)).toMatchObject({
       isDisabled: true,
       consecutiveFailures: DEFAULT_DISPATCH_LIMITS.maxFailures,
-      lastRunErrorMessage: 'UND_ERR_HEADERS_TIMEOUT',
+      lastRunErrorMessage: 'TIMEOUT',
     });
     const log = await app.request('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin.token });
     expect(log.body.deliveries).toHaveLength(DEFAULT_DISPATCH_LIMITS.maxFailures);
@@ -328,5 +328,73 @@ describe('a receiver that never answers', () => {
     clock.ms += 3_600_000;
     expect(await hooks.runOnce()).toBe(0);
     expect((await app.request('DELETE', `/api/v1/webhooks/${webhook.id}`, { token: admin.token })).status).toBe(200);
+  });
+});
+
+describe('one pass over several webhooks', () => {
+  const receivers: Receiver[] = [];
+  const started = async (answer: Receiver['answer'] = 204) => {
+    const started = new Receiver(answer);
+    await started.start();
+    receivers.push(started);
+    return started;
+  };
+  let project: string;
+  beforeAll(async () => {
+    project = (await app.request('POST', '/api/v2/workspace', { token: admin.token, body: { projectName: 'Several hooks' } })).body.project.id;
+    clock.ms = Math.max(clock.ms, Date.now() + 60_000);
+  });
+  afterAll(async () => Promise.all(receivers.map((each) => each.stop())));
+  /** Deletes the webhooks made so far, so the next test's pass delivers only to its own. */
+  const deleteAll = async () => {
+    const listed = await app.request('GET', '/api/v1/webhooks', { token: admin.token, query: { workspaceId: project } });
+    for (const { id } of listed.body.webhooks as { id: string }[]) await app.request('DELETE', `/api/v1/webhooks/${id}`, { token: admin.token });
+  };
+
+  test('a receiver that answers 200 and trickles its body is delivered on its status, without its body being waited for', async () => {
+    const trickling = await started('trickle');
+    const { webhook } = await createWebhook(trickling.url, '/', project);
+    const revision = await write('TRICKLED', 'dev', '/', project);
+    // undici's body timeout is reset by every byte: before the total deadline this pass never ended
+    expect(await dispatcher({}, 2_000).runOnce()).toBeGreaterThanOrEqual(1);
+    expect(revisionsOf(trickling)).toEqual([revision]);
+    const row = await webhookRow(webhook.id);
+    expect([row.lastStatus, row.consecutiveFailures, Number(row.cursorRevision)]).toEqual(['success', 0, revision]);
+    const log = await app.request('GET', `/api/v1/webhooks/${webhook.id}/deliveries`, { token: admin.token });
+    expect(log.body.deliveries).toMatchObject([{ status: 'delivered', responseStatus: 200, error: null }]);
+    await deleteAll();
+  });
+
+  test("another webhook's delivery is made in the same pass while one receiver holds its answer", async () => {
+    const [first, second] = [await started(), await started()];
+    // each answers only once the other has its delivery: delivered one after the other, the first would time out
+    first.holdUntil = () => second.waitFor(1);
+    second.holdUntil = () => first.waitFor(1);
+    const hooks = [await createWebhook(first.url, '/', project), await createWebhook(second.url, '/', project)];
+    const revision = await write('HELD', 'dev', '/', project);
+    expect(await dispatcher({}, 10_000).runOnce()).toBe(2);
+    expect([revisionsOf(first), revisionsOf(second)]).toEqual([[revision], [revision]]);
+    for (const { webhook } of hooks) {
+      const row = await webhookRow(webhook.id);
+      expect([row.lastStatus, Number(row.cursorRevision), row.leaseUntil]).toEqual(['success', revision, null]);
+    }
+    await deleteAll();
+  });
+
+  test('a webhook deleted while it is delivered ends its own advance quietly; the others of the pass go on', async () => {
+    const [deleting, other] = [await started(), await started()];
+    const doomed = await createWebhook(deleting.url, '/', project);
+    const kept = await createWebhook(other.url, '/', project);
+    deleting.onRequest = async () => {
+      expect((await app.request('DELETE', `/api/v1/webhooks/${doomed.webhook.id}`, { token: admin.token })).status).toBe(200);
+    };
+    const revisions = [await write('GONE_1', 'dev', '/', project), await write('GONE_2', 'dev', '/', project)];
+    await dispatcher({}, 10_000).runOnce();
+    expect(deleting.received).toHaveLength(1);
+    expect(await app.database.db.selectFrom('webhooks').select('id').where('id', '=', doomed.webhook.id).execute()).toEqual([]);
+    expect(revisionsOf(other)).toEqual(revisions);
+    const row = await webhookRow(kept.webhook.id);
+    expect([row.lastStatus, Number(row.cursorRevision), row.leaseUntil]).toEqual(['success', revisions[1], null]);
+    await deleteAll();
   });
 });

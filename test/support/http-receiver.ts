@@ -7,17 +7,23 @@ export interface Received {
 }
 
 /**
- * A receiver of outbound deliveries (webhooks, audit log streams) on 127.0.0.1: answers `status` (204 by default), or
- * holds every request unanswered (`silent`); can be stopped and started again on its port.
+ * A receiver of outbound deliveries (webhooks, audit log streams) on 127.0.0.1: answers `status` (204 by default),
+ * holds every request unanswered (`silent`), or answers 200 and then sends its body a byte every half second without
+ * ever ending it (`trickle`); `holdUntil` delays the answers until a promise settles. Can be stopped and started
+ * again on its port.
  */
 export class Receiver {
   readonly received: Received[] = [];
   /** What the next requests get; a test may change it (e.g. hold requests unanswered from some point on). */
-  answer: number | 'silent';
+  answer: number | 'silent' | 'trickle';
+  /** Answers wait for what this answers, asked as each request arrives (e.g. until another receiver got its delivery). */
+  holdUntil: (() => Promise<unknown>) | null = null;
+  /** Called with each request as it arrives, before it is answered (the answer waits for it). */
+  onRequest: ((received: Received) => Promise<void>) | null = null;
   #server: Server | null = null;
   port = 0;
 
-  constructor(answer: number | 'silent' = 204) {
+  constructor(answer: number | 'silent' | 'trickle' = 204) {
     this.answer = answer;
   }
 
@@ -31,13 +37,24 @@ export class Receiver {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
-        this.received.push({ headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
+        const received = { headers: request.headers, body: Buffer.concat(chunks).toString('utf8') };
+        this.received.push(received);
         const answer = this.answer;
-        if (answer !== 'silent') response.writeHead(answer).end(answer >= 400 ? 'receiver says: secret internal detail' : undefined);
+        const respond = () => this.#respond(answer, response);
+        void Promise.allSettled([this.holdUntil?.(), this.onRequest?.(received)]).then(respond);
       });
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.#server = server;
+  }
+
+  #respond(answer: Receiver['answer'], response: ServerResponse) {
+    if (answer === 'silent') return;
+    if (answer !== 'trickle') return void response.writeHead(answer).end(answer >= 400 ? 'receiver says: secret internal detail' : undefined);
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    response.write('r');
+    const drip = setInterval(() => response.write('r'), 500);
+    response.on('close', () => clearInterval(drip));
   }
 
   /** Resolves once `count` requests arrived; fails after `timeoutMs`. */

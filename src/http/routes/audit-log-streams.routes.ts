@@ -53,7 +53,8 @@ function auditLogStreamWriteRoutes(app: ZodApp, { auditLogStreams }: Services): 
         tags,
         ...describeRoute({
           summary: 'Update an audit log stream',
-          description: 'Changes the receiver URL or replaces the headers; delivery resumes at once from where the stream stopped.',
+          description:
+            'Changes the receiver URL or replaces the headers; delivery resumes at once from where the stream stopped. A new `url` of a stream that has headers needs `headers` in the same request (`[]` for none), or it is 400 `HeadersRequiredForNewUrl`: the stored header values are credentials for the old receiver and are never sent to a new one unasked.',
           permission: orgPermission('edit', 'audit-log-streams'),
           effects: changes('Updates the stream.', 'update-audit-log-stream'),
           errors: [400],

@@ -112,7 +112,10 @@ function webhookWriteRoutes(app: ZodApp, { webhooks }: Services): void {
             result: z.object({
               ok: z.boolean().describe('The receiver answered 2xx.'),
               responseStatus: z.number().nullable().describe("The receiver's HTTP status; null when it was not reached."),
-              error: z.string().nullable().describe('Why it failed: `HTTP <status>`, or a code such as `ECONNREFUSED`, `UND_ERR_HEADERS_TIMEOUT`, `PRIVATE_ADDRESS`.'),
+              error: z
+                .string()
+                .nullable()
+                .describe('Why it failed: `HTTP <status>`, or a code such as `ECONNREFUSED`, `TIMEOUT` (no status within the 10 s deadline), `PRIVATE_ADDRESS`.'),
               durationMs: z.number().describe('How long the receiver took.'),
             }),
           }),
