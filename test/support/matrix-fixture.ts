@@ -330,6 +330,8 @@ export async function ensureLeaseTarget(): Promise<void> {
 /** Drops every role the matrix's leases made, and the target database. */
 export async function dropLeaseTarget(): Promise<void> {
   if (!leaseTargetMade) return;
+  // the next file in this worker (the api projects share modules between files) makes it again
+  leaseTargetMade = undefined;
   const roles = await adminQuery(LEASE_SERVER, `SELECT rolname FROM pg_roles WHERE shobj_description(oid, 'pg_authid') = '${leaseTarget}'`);
   for (const { rolname } of roles.rows as { rolname: string }[]) await adminQuery(LEASE_SERVER, `DROP ROLE IF EXISTS "${rolname}"`);
   await adminQuery(LEASE_SERVER, `DROP DATABASE IF EXISTS ${leaseTarget}`);
