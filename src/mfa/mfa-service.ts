@@ -75,6 +75,13 @@ export class MfaService {
   async reset(actor: Actor, organizationId: string, userId: string) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       await authorizeMemberAccess(this.#deps, tx, organizationId, userId, 'Failed to reset a more privileged member');
+      // the second factor is the account's, not the organization's: one organization's admin must not strip it where it protects others
+      if ((await acceptedOrgIdsOfUser(tx.db, userId)).some((orgId) => orgId !== organizationId)) {
+        throw new ForbiddenError(
+          'This account belongs to other organizations too, where its second factor protects it as well: it signs in with a recovery code and enrols again itself',
+          'MemberOfOtherOrganizations',
+        );
+      }
       const removed = await deleteTotp(tx.db, userId);
       if (removed) tx.audit({ orgId: organizationId, type: 'reset-user-mfa', metadata: { userId } });
       return { message: removed ? 'The second factor was reset' : 'This user had no second factor enrolled', reset: removed };

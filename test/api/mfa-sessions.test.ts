@@ -1,6 +1,8 @@
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bootstrap, startReplica, startSibling, startTestApp, TEST_LOGIN_LIMITS, type TestApp } from '../support/test-app.ts';
+import { otherOrganization } from '../support/access-fixture.ts';
+import { addUserToOrg } from '../../src/orgs/org-membership-service.ts';
 
 // TOTP (RFC 6238) for password users, with the server's clock injected; recovery codes; the organization's MFA
 // requirement; sessions listed and revoked, the revocation seen by a second server on the same database.
@@ -125,6 +127,23 @@ describe('TOTP for a password user', () => {
     expect((await login(user)).status).toBe(200);
     const audit = await app.request('GET', '/api/v1/organization/audit-logs', { token: admin.token, query: { eventType: 'reset-user-mfa' } });
     expect(audit.body.auditLogs[0].event.metadata).toEqual({ userId: user.id });
+  });
+
+  // found by a hostile review: the second factor protects the account in every organization it belongs to
+  test("another organization's admin cannot reset the second factor of an account that also belongs elsewhere: 403, enrolment kept", async () => {
+    const user = await invitedUser('two-orgs@example.com', 'two orgs password');
+    await enrol((await app.request('POST', '/api/v3/auth/login', { body: user })).body.accessToken);
+    const elsewhere = await otherOrganization(app, 'mfa-elsewhere');
+    await addUserToOrg(app.database.db, { orgId: elsewhere.orgId, userId: user.id, role: 'member', status: 'accepted', inviteEmail: null });
+    for (const [orgId, token] of [
+      [elsewhere.orgId, elsewhere.token],
+      [admin.orgId, admin.token],
+    ]) {
+      const refused = await app.request('DELETE', `/api/v1/organization/${orgId}/users/${user.id}/mfa`, { token });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(403);
+      expect(refused.body).toMatchObject({ code: 'MemberOfOtherOrganizations' });
+    }
+    expect((await login({ ...user, organizationId: admin.orgId })).body.code).toBe('MfaRequired');
   });
 });
 
