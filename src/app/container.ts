@@ -66,7 +66,8 @@ import { SnapshotService } from '../snapshots/snapshot-service.ts';
 import { Outbound, type OutboundOptions } from '../outbound/outbound.ts';
 import { AuditStreamDispatcher, type StreamLimits } from '../audit-streams/audit-stream-dispatcher.ts';
 import { AuditLogStreamService } from '../audit-streams/audit-stream-service.ts';
-import { type DeliveryClock, type DispatchLimits, WebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
+import type { DeliveryClock } from '../webhooks/webhook-delivery.ts';
+import { type DispatchLimits, WebhookDispatcher } from '../webhooks/webhook-dispatcher.ts';
 import { WebhookService } from '../webhooks/webhook-service.ts';
 
 export const DEFAULT_CLUSTER_NAME = 'local';

@@ -4,6 +4,11 @@ import { SIGNATURE_HEADER, signDelivery } from '../outbound/delivery-signature.t
 import type { Outbound, OutboundResult } from '../outbound/outbound.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 
+/** What delivers: milliseconds since the epoch (tests inject a clock that moves only when they say). */
+export interface DeliveryClock {
+  now(): number;
+}
+
 /** The signing key of a webhook, sealed with its project's key and bound to the webhook's project. */
 export function webhookKeyContext(projectId: string): string {
   return `coffer:webhook:${projectId}:signing-key`;

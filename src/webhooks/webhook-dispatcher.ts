@@ -8,14 +8,10 @@ import type { Outbound } from '../outbound/outbound.ts';
 import { retryDelay } from '../outbound/receiver-url.ts';
 import { eachWithin } from '../outbound/bounded-pool.ts';
 import { environmentOf, webhookAudit } from './webhook-service.ts';
-import { postSigned } from './webhook-delivery.ts';
+import { type DeliveryClock, postSigned } from './webhook-delivery.ts';
 import { claimDueWebhooks, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
 import type { Executor } from '../db/database.ts';
 
-/** What delivers: milliseconds since the epoch (tests inject a clock that moves only when they say). */
-export interface DeliveryClock {
-  now(): number;
-}
 
 export interface DispatchLimits {
   /** Webhooks one run works on, in all and of one organization (several replicas: each claims its own). */

@@ -14,8 +14,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { WebhookView } from './webhook-schema.ts';
-import type { DeliveryClock } from './webhook-dispatcher.ts';
-import { postSigned, webhookKeyContext } from './webhook-delivery.ts';
+import { type DeliveryClock, postSigned, webhookKeyContext } from './webhook-delivery.ts';
 import { countWebhooksOfProject, deleteWebhook, findWebhook, insertWebhook, listDeliveries, listWebhooks, updateWebhook } from './webhook-store.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
