@@ -12,7 +12,6 @@ import { type DeliveryClock, postSigned } from './webhook-delivery.ts';
 import { claimDueWebhooks, insertDelivery, listProjectChangesAfter, updateWebhook } from './webhook-store.ts';
 import type { Executor } from '../db/database.ts';
 
-
 export interface DispatchLimits {
   /** Webhooks one run works on, in all and of one organization (several replicas: each claims its own). */
   perRun: number;
