@@ -105,6 +105,23 @@ describe('the console session', () => {
     expect(wrong.headers['set-cookie']).toBeUndefined();
   });
 
+  // found by a hostile review: behind a TLS-terminating ingress the request arrives as http, and a sibling site of
+  // the domain can set a second cookie of the name that the browser sends first
+  test('the cookie is Secure unless the browser came over http to a loopback address; two session cookies are refused', async () => {
+    const signInAt = (host: string) => server.app.app.inject({ method: 'POST', url: '/api/v1/console/session', headers: { ...CONSOLE, host }, payload: ADMIN });
+    for (const host of ['coffer.example.com', 'coffer.example.com:8443', '10.1.2.3:8080']) {
+      expect(String((await signInAt(host)).headers['set-cookie']), host).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    }
+    for (const host of ['localhost:8080', '127.0.0.1:8080', '[::1]:8080']) {
+      expect(String((await signInAt(host)).headers['set-cookie']), host).toMatch(/; HttpOnly; SameSite=Strict$/);
+    }
+    const cookie = await signIn();
+    const planted = await get('/api/v1/console/session', { cookie: `coffer_console=planted.by.sibling; ${cookie}`, ...CONSOLE });
+    expect(planted.statusCode).toBe(401);
+    expect(planted.json()).toMatchObject({ code: 'ConsoleCookieAmbiguous' });
+    expect((await get('/api/v1/console/session', { cookie, ...CONSOLE })).statusCode).toBe(200);
+  });
+
   test('a write without the console header is refused and changes nothing', async () => {
     const cookie = await signIn();
     const list = async () => (await get('/api/v1/workspace', { cookie, ...CONSOLE })).json().workspaces.length as number;

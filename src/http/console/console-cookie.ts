@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ForbiddenError } from '../../errors.ts';
+import { ForbiddenError, UnauthorizedError } from '../../errors.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,15 +16,25 @@ export const CONSOLE_HEADER = 'x-coffer-console';
 const COOKIE_PATH = '/api';
 const COOKIE_VALUE = /^[A-Za-z0-9._-]+$/;
 
-/** The value of one cookie of a Cookie header; undefined when absent or not a token's characters. */
+/**
+ * The value of one cookie of a Cookie header; undefined when absent or not a token's characters. Two cookies of
+ * the name are refused: a page of a sibling domain can set one for a parent domain or a narrower path, which the
+ * browser sends beside (and before) Coffer's own, to fix the victim into the setter's session.
+ */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const separator = part.indexOf('=');
-    if (separator < 0 || part.slice(0, separator).trim() !== name) continue;
-    const value = part.slice(separator + 1).trim();
-    return COOKIE_VALUE.test(value) ? value : undefined;
+  const values = (header ?? '')
+    .split(';')
+    .map((part) => [part.slice(0, Math.max(0, part.indexOf('='))).trim(), part.slice(part.indexOf('=') + 1).trim()] as const)
+    .filter(([key]) => key === name)
+    .map(([, value]) => value);
+  if (values.length > 1) {
+    throw new UnauthorizedError(
+      `More than one '${name}' cookie came with the request (one may have been set by another site of the domain): clear this site's cookies and sign in again`,
+      'ConsoleCookieAmbiguous',
+    );
   }
-  return undefined;
+  const value = values[0];
+  return value !== undefined && COOKIE_VALUE.test(value) ? value : undefined;
 }
 
 export function requireConsoleHeader(request: FastifyRequest): void {
@@ -58,7 +68,17 @@ export function clearConsoleCookie(request: FastifyRequest, reply: FastifyReply)
   reply.header('set-cookie', cookieText(request, '', 0));
 }
 
+/**
+ * Secure unless the browser reached Coffer on a loopback address over plain http (development, a port-forward):
+ * behind a TLS-terminating ingress the request arrives as http unless the proxy is trusted, and the session must
+ * still never travel in clear text.
+ */
 function cookieText(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
+  const secure = request.protocol === 'https' || !isLoopbackHost(request.hostname) ? '; Secure' : '';
   return `${CONSOLE_COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  const host = (hostname.startsWith('[') ? hostname.slice(1, hostname.indexOf(']')) : hostname.replace(/:\d+$/, '')).toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
