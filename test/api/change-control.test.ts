@@ -235,7 +235,7 @@ describe("a user's batch write to a protected place", () => {
     ['create', 'POST', '/api/v3/secrets/batch/raw', ['C1', 'C2', 'C3'].map((key) => ({ secretKey: key, secretValue: `${key}-new` }))],
     ['update', 'PATCH', '/api/v4/secrets/batch', ['U1', 'U2', 'U3'].map((key) => ({ secretKey: key, secretValue: `${key}-new` }))],
     ['delete', 'DELETE', '/api/v3/secrets/batch/raw', ['D1', 'D2', 'D3'].map((key) => ({ secretKey: key }))],
-  ] as const)('a %s batch of 3 opens one request with 3 secrets and writes nothing; two approvals merge all 3 as one revision', async (op, method, url, items) => {
+  ] as const)('%s batch: 3 secrets open one request and write nothing; two approvals merge all 3 as one revision', async (op, method, url, items) => {
     const keys = items.map((item) => item.secretKey);
     const before = await rows();
     const revision = await latestRevision();
