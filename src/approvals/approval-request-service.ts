@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Actor } from '../actor/actor.ts';
-import type { Project, SecretApprovalRequest, SecretApprovalRequestSecret } from '../db/schema.ts';
+import type { Project, SecretApprovalPolicy, SecretApprovalRequest, SecretApprovalRequestSecret } from '../db/schema.ts';
 import { AppError, BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { folderLocation } from '../folders/folder-lookup.ts';
 import { approvalPolicyAt } from '../secrets/protected-places.ts';
@@ -8,7 +8,8 @@ import { applySecretEdits, editBase, editConflicts, type SecretEdit } from '../s
 import { assertReferencesReadable } from '../secrets/secret-references.ts';
 import { normalizeSecretKey, normalizeSecretValue } from '../secrets/secret-schema.ts';
 import { resolveSecretScope, type SecretLocation, type SecretScope } from '../secrets/secret-scope.ts';
-import { findSecret } from '../secrets/secret-store.ts';
+import { findSecret, type SecretType } from '../secrets/secret-store.ts';
+import { uniqueKeys } from '../secrets/secret-batch-service.ts';
 import { secretExists } from '../secrets/secret-service.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -27,16 +28,18 @@ import {
   listRequestSecrets,
   listReviews,
   type RequestStatus,
+  type NewRequestSecret,
   type ReviewStatus,
   updateRequest,
   upsertReview,
 } from './approval-store.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
-/** A single-secret write proposed at a protected place. */
+/** One secret's write proposed at a protected place (shared unless `type` says personal). */
 export interface ProposedWrite {
   op: SecretEdit['op'];
   secretName: string;
+  type?: SecretType;
   newSecretName?: string;
   secretValue?: string;
   secretComment?: string;
@@ -55,43 +58,33 @@ export class ApprovalRequestService {
   }
 
   /**
-   * A user's shared write at a place an approval policy protects, made a change request (nothing written to the
-   * secrets, nothing in the change feed); undefined when no policy protects the place.
+   * A user's shared writes (one secret, or a batch) at a place an approval policy protects, made one change request
+   * holding every secret (nothing written to the secrets, nothing in the change feed); undefined when no policy
+   * protects the place or no write is to a shared secret. Every write is to the same folder and of the same op.
    */
-  async proposeIfProtected(actor: Actor, location: SecretLocation, write: ProposedWrite): Promise<ApprovalRequestView | undefined> {
-    if (actor.kind !== 'user') return undefined;
+  async proposeIfProtected(actor: Actor, location: SecretLocation, writes: readonly ProposedWrite[]): Promise<ApprovalRequestView | undefined> {
+    if (actor.kind !== 'user' || !writes.some((write) => (write.type ?? 'shared') === 'shared')) return undefined;
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const scope = await resolveSecretScope(this.#deps, tx, location, ACTION_OF[write.op]);
+      const scope = await resolveSecretScope(this.#deps, tx, location, ACTION_OF[writes[0]!.op]);
       const policy = await approvalPolicyAt(tx, scope);
       if (!policy) return undefined;
-      if (write.tagIds?.length)
-        throw new BadRequestError(`'${scope.path}' is protected by an approval policy: change tags with a write of their own`, 'TagsNeedDirectWrite');
-      const key = normalizeSecretKey(write.secretName);
-      const base = await editBase(tx, scope, key);
-      if (write.op === 'create' && base) throw secretExists(key, scope.path);
-      if (write.op !== 'create' && !base) throw new NotFoundError(`Secret with name '${key}' not found in '${scope.path}'`);
-      const value = write.secretValue === undefined ? undefined : normalizeSecretValue(write.secretValue);
-      if (value !== undefined) await assertReferencesReadable(tx, scope, [value]);
-      const rowId = randomUUID();
-      const newKey = write.newSecretName === undefined ? null : normalizeSecretKey(write.newSecretName);
+      assertProposable(scope, policy, writes);
+      const keys = uniqueKeys(writes.map((write) => write.secretName));
+      uniqueKeys(writes.flatMap((write) => (write.newSecretName ? [write.newSecretName] : [])));
+      const rows: NewRequestSecret[] = [];
+      for (const [index, write] of writes.entries()) rows.push(await proposedRow(tx, scope, keys[index]!, write));
+      const values = writes.flatMap((write) => (write.secretValue === undefined ? [] : [normalizeSecretValue(write.secretValue)]));
+      if (values.length > 0) await assertReferencesReadable(tx, scope, values);
       const request = await insertRequest(
         tx.db,
         { projectId: scope.project.id, policyId: policy.id, folderId: scope.folder.id, slug: requestSlug(), committerUserId: actor.id },
-        [
-          {
-            id: rowId,
-            op: write.op,
-            secretKey: key,
-            newSecretKey: newKey === key ? null : newKey,
-            secretId: base?.secretId ?? null,
-            secretVersion: base?.version ?? null,
-            encryptedValue: value === undefined ? null : scope.cipher.seal(rowId, 'value', value),
-            encryptedComment: write.secretComment === undefined ? null : scope.cipher.seal(rowId, 'comment', write.secretComment.trim()),
-            skipMultilineEncoding: write.skipMultilineEncoding ?? null,
-          },
-        ],
+        rows,
       );
-      tx.audit({ project: scope.project, type: 'secret-approval-request', metadata: { ...requestAudit(request, scope), committedBy: actor.id, policyId: policy.id } });
+      tx.audit({
+        project: scope.project,
+        type: 'secret-approval-request',
+        metadata: { ...requestAudit(request, scope), committedBy: actor.id, policyId: policy.id, secretKeys: keys },
+      });
       return toRequestView(request);
     });
   }
@@ -272,6 +265,38 @@ export class ApprovalRequestService {
       commits: secrets.map((row) => ({ op: row.op, secretKey: row.secretKey, newSecretKey: row.newSecretKey })),
     };
   }
+}
+
+/** Refuses what a request cannot hold: tags (a write of their own) and personal secrets beside shared ones (two batches). */
+function assertProposable(scope: SecretScope, policy: SecretApprovalPolicy, writes: readonly ProposedWrite[]): void {
+  if (writes.some((write) => write.tagIds?.length))
+    throw new BadRequestError(`'${scope.path}' is protected by an approval policy: change tags with a write of their own`, 'TagsNeedDirectWrite');
+  if (writes.some((write) => write.type === 'personal'))
+    throw new BadRequestError(
+      `The batch mixes shared secrets, which '${scope.path}' in environment '${scope.environment.slug}' protects by the approval policy '${policy.name}', with personal ones, which it does not: split it into one batch of each`,
+      'BatchNeedsSplit',
+    );
+}
+
+/** One secret of a request: the proposed fields, sealed to the row, and the version they were proposed against. */
+async function proposedRow(tx: WriteContext, scope: SecretScope, key: string, write: ProposedWrite): Promise<NewRequestSecret> {
+  const base = await editBase(tx, scope, key);
+  if (write.op === 'create' && base) throw secretExists(key, scope.path);
+  if (write.op !== 'create' && !base) throw new NotFoundError(`Secret with name '${key}' not found in '${scope.path}'`);
+  const value = write.secretValue === undefined ? undefined : normalizeSecretValue(write.secretValue);
+  const id = randomUUID();
+  const newKey = write.newSecretName === undefined ? null : normalizeSecretKey(write.newSecretName);
+  return {
+    id,
+    op: write.op,
+    secretKey: key,
+    newSecretKey: newKey === key ? null : newKey,
+    secretId: base?.secretId ?? null,
+    secretVersion: base?.version ?? null,
+    encryptedValue: value === undefined ? null : scope.cipher.seal(id, 'value', value),
+    encryptedComment: write.secretComment === undefined ? null : scope.cipher.seal(id, 'comment', write.secretComment.trim()),
+    skipMultilineEncoding: write.skipMultilineEncoding ?? null,
+  };
 }
 
 function requestSlug(): string {

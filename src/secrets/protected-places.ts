@@ -21,14 +21,14 @@ export async function approvalPolicyAt(tx: WriteContext, scope: Pick<SecretScope
 }
 
 /**
- * A write that does not go through an approval request (a batch, a machine identity's write, a restore): refused at a
+ * A write that does not go through an approval request (a machine identity's write, a v4 single write, a restore): refused at a
  * place a hard policy protects, let through and marked for the audit entry at a place a soft one protects (machine
  * identities only: a user's change there is a change request). `advice` ends the refusal: what the caller can do.
  */
 export async function directWriteAllowance(
   tx: WriteContext,
   scope: Pick<SecretScope, 'project' | 'environment' | 'path'>,
-  advice = 'write one secret at a time as a user to open a change request',
+  advice = 'write as a user through /api/v3/secrets/raw or a batch route to open a change request',
 ): Promise<ApprovalBypass | undefined> {
   const policy = await approvalPolicyAt(tx, scope);
   if (!policy) return undefined;

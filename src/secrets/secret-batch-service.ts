@@ -47,7 +47,8 @@ export interface BatchDeleteItem {
   type: SecretType;
 }
 
-function uniqueKeys(names: string[]): string[] {
+/** The normalized keys; 400 `DuplicateInBatch` when one is named twice. */
+export function uniqueKeys(names: string[]): string[] {
   const keys = names.map(normalizeSecretKey);
   const repeated = keys.filter((key, index) => keys.indexOf(key) !== index);
   if (repeated.length > 0) throw new BadRequestError(`Secret names repeated in the batch: ${[...new Set(repeated)].join(',')}`, 'DuplicateInBatch');

@@ -134,7 +134,11 @@ export class SnapshotService {
     const scope = { project, environment, folder, path: place.path, cipher: new SecretCipher(this.#deps.keyring, project) };
     const counts = await restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
     if (counts.created + counts.updated + counts.deleted === 0) return counts;
-    const bypass = await directWriteAllowance(tx, scope, 'restore it through change requests (one secret at a time, as a user), or ask an admin to lift the policy');
+    const bypass = await directWriteAllowance(
+      tx,
+      scope,
+      'restore it through a change request (a batch write of the old values, as a user), or ask an admin to lift the policy',
+    );
     return { ...counts, ...bypass };
   }
 

@@ -192,6 +192,149 @@ describe('approval policies and change requests', () => {
   });
 });
 
+describe("a user's batch write to a protected place", () => {
+  const env = 'prod';
+  const requests = '/api/v1/secret-approval-requests';
+  let policyId: string;
+  /** The shared secrets of prod, as stored (values sealed, so a changed value shows as a changed row). */
+  const rows = () =>
+    app.database.db
+      .selectFrom('secrets')
+      .innerJoin('secretFolders', 'secretFolders.id', 'secrets.folderId')
+      .innerJoin('projectEnvironments', 'projectEnvironments.id', 'secretFolders.envId')
+      .select(['secrets.id', 'secrets.key', 'secrets.version', 'secrets.type', 'secrets.encryptedValue'])
+      .where('projectEnvironments.projectId', '=', projectId)
+      .where('projectEnvironments.slug', '=', env)
+      .orderBy('secrets.key')
+      .orderBy('secrets.type')
+      .execute();
+  const batch = (method: string, token: string, secrets: unknown[], url = '/api/v3/secrets/batch/raw') =>
+    call(method, url, token, { workspaceId: projectId, environment: env, secretPath: '/', secrets });
+  const approve = async (requestId: string) => {
+    for (const approver of [users.approverA, users.approverB]) await ok('POST', `${requests}/${requestId}/review`, approver.token, { status: 'approved' });
+  };
+  const merge = (requestId: string) => call('POST', `${requests}/${requestId}/merge`, users.approverA.token, {});
+
+  beforeAll(async () => {
+    for (const key of ['U1', 'U2', 'U3', 'D1', 'D2', 'D3']) await write('POST', key, admin.token, { secretValue: `${key}-old` }, env);
+    const policy = await ok('POST', '/api/v1/secret-approvals', admin.token, {
+      workspaceId: projectId,
+      name: 'prod gate',
+      environment: env,
+      secretPath: '/**',
+      approvers: [{ id: users.approverA.id }, { id: users.approverB.id }],
+      approvals: 2,
+    });
+    policyId = policy.approval.id;
+  });
+  afterAll(async () => {
+    await ok('DELETE', `/api/v1/secret-approvals/${policyId}`, admin.token);
+  });
+
+  test.each([
+    ['create', 'POST', '/api/v3/secrets/batch/raw', ['C1', 'C2', 'C3'].map((key) => ({ secretKey: key, secretValue: `${key}-new` }))],
+    ['update', 'PATCH', '/api/v4/secrets/batch', ['U1', 'U2', 'U3'].map((key) => ({ secretKey: key, secretValue: `${key}-new` }))],
+    ['delete', 'DELETE', '/api/v3/secrets/batch/raw', ['D1', 'D2', 'D3'].map((key) => ({ secretKey: key }))],
+  ] as const)('%s batch: 3 secrets open one request and write nothing; two approvals merge all 3 as one revision', async (op, method, url, items) => {
+    const keys = items.map((item) => item.secretKey);
+    const before = await rows();
+    const revision = await latestRevision();
+    const opened = await auditCount('secret-approval-request');
+
+    const response = await batch(method, users.committer.token, [...items], url);
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
+      approval: expect.objectContaining({ policyId, status: 'open', hasMerged: false, committerUserId: users.committer.id, isReplicated: false, bypassReason: null }),
+    });
+    const requestId = response.body.approval.id as string;
+    expect(await rows()).toEqual(before);
+    expect(await latestRevision()).toBe(revision);
+    expect(await auditCount('secret-approval-request')).toBe(opened + 1);
+    const stored = await app.database.db
+      .selectFrom('secretApprovalRequestSecrets')
+      .select(['op', 'secretKey'])
+      .where('requestId', '=', requestId)
+      .orderBy('secretKey')
+      .execute();
+    expect(stored).toEqual(keys.map((secretKey) => ({ op, secretKey })));
+
+    const detail = await ok('GET', `${requests}/${requestId}`, users.approverA.token);
+    expect(detail.approval.commits).toEqual(
+      keys.map((key) =>
+        expect.objectContaining({
+          op,
+          secretKey: key,
+          ...(op === 'delete' ? {} : { secretValue: `${key}-new` }),
+          secret: op === 'create' ? null : expect.objectContaining({ secretKey: key, secretValue: `${key}-old` }),
+        }),
+      ),
+    );
+
+    await approve(requestId);
+    const merged = await merge(requestId);
+    expect(merged.status).toBe(200);
+    expect(merged.body.approval).toMatchObject({ id: requestId, hasMerged: true, status: 'closed' });
+    const after = await rows();
+    const untouched = before.filter((row) => !keys.includes(row.key));
+    expect(after.filter((row) => !keys.includes(row.key))).toEqual(untouched);
+    const changed = after.filter((row) => keys.includes(row.key));
+    if (op === 'delete') expect(changed).toEqual([]);
+    else expect(changed.map((row) => [row.key, row.version])).toEqual(keys.map((key) => [key, op === 'create' ? 1 : 2]));
+    for (const key of op === 'delete' ? [] : keys) expect(await valueOf(key, env)).toBe(`${key}-new`);
+    expect(await latestRevision()).toBe(revision + 1);
+    expect(await app.services.changes.changesCommittedWith(app.database.db, revision + 1)).toEqual([
+      expect.objectContaining({ kind: 'secret', environmentSlug: env, secretPath: '/' }),
+    ]);
+  });
+
+  test('a single change merged meanwhile to one of the batch makes its merge 409, nothing applied', async () => {
+    const batchId = (
+      await batch(
+        'PATCH',
+        users.committer.token,
+        ['U1', 'U2', 'U3'].map((key) => ({ secretKey: key, secretValue: `${key}-batch` })),
+      )
+    ).body.approval.id as string;
+    const singleId = (await write('PATCH', 'U2', users.committer.token, { secretValue: 'U2-single' }, env)).body.approval.id as string;
+    await approve(singleId);
+    expect((await merge(singleId)).status).toBe(200);
+
+    await approve(batchId);
+    const before = await snapshotDatabase(app.database);
+    const conflict = await merge(batchId);
+    expect(conflict.status).toBe(409);
+    expect(conflict.body).toMatchObject({ statusCode: 409, code: 'MergeConflict', details: { conflicts: [{ secretKey: 'U2', op: 'update' }] } });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+    expect(await valueOf('U1', env)).toBe('U1-new');
+    expect(await valueOf('U2', env)).toBe('U2-single');
+  });
+
+  test('a batch mixing shared secrets (protected) and personal ones (not) is refused, 400 BatchNeedsSplit, nothing written; each half alone goes its way', async () => {
+    expect((await write('POST', 'U1', users.committer.token, { secretValue: 'mine', type: 'personal' }, env)).status).toBe(200);
+    const before = await snapshotDatabase(app.database);
+    const mixed = await batch('DELETE', users.committer.token, [
+      { secretKey: 'U3', type: 'shared' },
+      { secretKey: 'U1', type: 'personal' },
+    ]);
+    expect(mixed.status).toBe(400);
+    expect(mixed.body).toMatchObject({ statusCode: 400, code: 'BatchNeedsSplit', message: expect.stringContaining('split it') });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+
+    const personal = await batch('DELETE', users.committer.token, [{ secretKey: 'U1', type: 'personal' }]);
+    expect(personal.body).toEqual({ secrets: [expect.objectContaining({ secretKey: 'U1', type: 'personal' })] });
+    const shared = await batch('DELETE', users.committer.token, [{ secretKey: 'U3', type: 'shared' }]);
+    expect(shared.body).toEqual({ approval: expect.objectContaining({ policyId, status: 'open' }) });
+  });
+
+  test("a machine identity's batch under a hard policy is refused as before, nothing written", async () => {
+    const before = await snapshotDatabase(app.database);
+    const response = await batch('PATCH', admin.token, [{ secretKey: 'U1', secretValue: 'direct' }]);
+    expect(response.status).toBe(403);
+    expect(response.body).toMatchObject({ code: 'ApprovalRequired' });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
+  });
+});
+
 describe('snapshots and point-in-time restore', () => {
   const env = 'staging';
   const rows = () =>

@@ -246,7 +246,7 @@ async function withRequest(world: World, proposed = true) {
     enforcementLevel: 'hard',
   });
   const write = { op: 'update' as const, secretName, secretValue: 'proposed' };
-  const request = proposed ? await world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write) : undefined;
+  const request = proposed ? await world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), [write]) : undefined;
   return { project, committer, approver, write, requestId: request?.id ?? '' };
 }
 
@@ -1138,7 +1138,7 @@ const WRITES: Record<string, WriteCase> = {
     audit: ['secret-approval-request'],
     prepare: async (world) => {
       const { project, committer, write } = await withRequest(world, false);
-      return () => world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), write);
+      return () => world.services.approvalRequests.proposeIfProtected(committer, dev(project.id), [write]);
     },
   },
   'approvalRequests.review': {

@@ -243,11 +243,9 @@ async function approvalRequest(
     userAgent: null,
     userAgentType: 'other' as const,
   };
-  const request = await app.services.approvalRequests.proposeIfProtected(
-    actor,
-    { projectId: fx.projectId, environment: 'prod', secretPath: `/${name}` },
+  const request = await app.services.approvalRequests.proposeIfProtected(actor, { projectId: fx.projectId, environment: 'prod', secretPath: `/${name}` }, [
     { op: 'create', secretName: 'GATED', secretValue: 'value' },
-  );
+  ]);
   return request!.id;
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { rawSecretSchema, SECRET_KEY_MAX } from '../../secrets/secret-schema.ts';
 import { environmentSlug, exactText, flag, id, integer, optional, path, projectRefFields, required, secretText, stringRecord } from '../../validation/input.ts';
 import { changes, type OperationDoc, projectPermission, reads } from '../docs/operation-doc.ts';
+import type { ProposedWrite } from '../../approvals/approval-request-service.ts';
 
 /** Request fields and operation docs shared by the v3 and v4 secret routes (one definition, two spellings of the API). */
 
@@ -122,6 +123,14 @@ export const deleteSecretsBody = z.object({
     .describe('The secrets to delete, all in the same environment and path.'),
 });
 
+/** A batch's secrets as the writes a change request would hold. */
+export function proposedWrites(op: ProposedWrite['op'], items: readonly ({ secretKey: string } & Omit<ProposedWrite, 'op' | 'secretName'>)[]): ProposedWrite[] {
+  return items.map((item) => ({ ...item, op, secretName: item.secretKey }));
+}
+
+const protectedBatch =
+  "A user's batch of shared secrets at a place an approval policy protects writes nothing: it answers `{approval}`, one change request holding every secret of the batch (a batch that mixes shared and personal secrets there is refused, 400 `BatchNeedsSplit`).";
+
 const sharedGoesWithOverrides = 'Deleting a shared secret deletes the personal overrides of it too.';
 
 /** What the secret operations do, the same in v3 and v4 (the v4 routes add their defaults). */
@@ -163,22 +172,21 @@ export const secretDocs = {
   },
   createMany: {
     summary: 'Create secrets (batch)',
-    description: 'Creates several secrets at one environment and path in one transaction: all of them, or none when one fails (a name taken, a reference not readable).',
+    description: `Creates several secrets at one environment and path in one transaction: all of them, or none when one fails (a name taken, a reference not readable). ${protectedBatch}`,
     permission: projectPermission('create', 'secrets', 'path'),
     effects: changes('Creates the secrets.', 'create-secrets'),
     errors: [400],
   },
   updateMany: {
     summary: 'Update secrets (batch)',
-    description:
-      'Updates several secrets at one environment and path in one transaction: all of them, or none when one fails. A secret whose fields are sent as stored is left alone (answered as it is, no new version); when none changes, nothing is audited or recorded and no `Coffer-Revision` header is answered.',
+    description: `Updates several secrets at one environment and path in one transaction: all of them, or none when one fails. A secret whose fields are sent as stored is left alone (answered as it is, no new version); when none changes, nothing is audited or recorded and no \`Coffer-Revision\` header is answered. ${protectedBatch}`,
     permission: projectPermission('edit', 'secrets', 'path'),
     effects: changes('Updates the secrets that differ from what is stored.', 'update-secrets'),
     errors: [400],
   },
   deleteMany: {
     summary: 'Delete secrets (batch)',
-    description: `Deletes several secrets at one environment and path in one transaction: all of them, or none when one is missing. ${sharedGoesWithOverrides}`,
+    description: `Deletes several secrets at one environment and path in one transaction: all of them, or none when one is missing. ${sharedGoesWithOverrides} ${protectedBatch}`,
     permission: projectPermission('delete', 'secrets', 'path'),
     effects: changes('Deletes the secrets.', 'delete-secrets'),
   },

@@ -16,7 +16,9 @@ import {
   updateSecretsBody,
   secretDocs,
   v4Doc,
+  proposedWrites,
 } from './secret-fields.ts';
+import { approvalRequestSchema } from '../../approvals/approval-schema.ts';
 import { describeRoute } from '../docs/operation-doc.ts';
 
 /**
@@ -33,7 +35,8 @@ const v4Secret = rawSecretSchema.extend(visible);
 /** A write's answer shows the value, but not to the console: it shows a value only when its user reveals one. */
 const shownTo = (request: { viaConsole: boolean }) => !request.viaConsole;
 const v4Response = { 200: z.object({ secret: v4Secret }) };
-const batchResponse = { 200: z.object({ secrets: z.array(v4Secret) }) };
+/** A batch answers the secrets, or (a user's shared batch at a place an approval policy protects) the one change request it became. */
+const batchResponse = { 200: z.union([z.object({ secrets: z.array(v4Secret) }), z.object({ approval: approvalRequestSchema })]) };
 
 export function secretV4Routes(app: ZodApp, services: Services): void {
   readRoutes(app, services);
@@ -184,7 +187,7 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
   );
 }
 
-function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
+function batchRoutes(app: ZodApp, { secretBatch, approvalRequests }: Services): void {
   app.post(
     '/api/v4/secrets/batch',
     {
@@ -196,7 +199,10 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       },
     },
     async (request) => {
-      const created = await secretBatch.createMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('create', request.body.secrets));
+      if (approval) return { approval };
+      const created = await secretBatch.createMany(request.actor, location, request.body.secrets);
       return { secrets: created.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );
@@ -212,7 +218,10 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       },
     },
     async (request) => {
-      const updated = await secretBatch.updateMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('update', request.body.secrets));
+      if (approval) return { approval };
+      const updated = await secretBatch.updateMany(request.actor, location, request.body.secrets);
       return { secrets: updated.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );
@@ -228,7 +237,10 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
       },
     },
     async (request) => {
-      const deleted = await secretBatch.deleteMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets);
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('delete', request.body.secrets));
+      if (approval) return { approval };
+      const deleted = await secretBatch.deleteMany(request.actor, location, request.body.secrets);
       return { secrets: deleted.map((secret) => withValueVisibility(secret, shownTo(request))) };
     },
   );

@@ -20,6 +20,7 @@ import {
   updateSecretBody,
   updateSecretsBody,
   secretDocs,
+  proposedWrites,
 } from './secret-fields.ts';
 import { changes, describeRoute, type OperationDoc, projectPermission } from '../docs/operation-doc.ts';
 
@@ -134,7 +135,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader, approvalReques
     },
     async (request) => {
       const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
-      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'create' }) : undefined;
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'create' }]);
       return approval ? { approval } : { secret: await secrets.create(request.actor, input) };
     },
   );
@@ -152,7 +153,7 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader, approvalReques
     },
     async (request) => {
       const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
-      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'update' }) : undefined;
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'update' }]);
       return approval ? { approval } : { secret: await secrets.update(request.actor, input) };
     },
   );
@@ -170,15 +171,16 @@ function singleSecretRoutes(app: ZodApp, { secrets, secretReader, approvalReques
     },
     async (request) => {
       const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
-      const approval = input.type === 'shared' ? await approvalRequests.proposeIfProtected(request.actor, input, { ...input, op: 'delete' }) : undefined;
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'delete' }]);
       return approval ? { approval } : { secret: await secrets.delete(request.actor, input) };
     },
   );
 }
 
-const batchResponse = { 200: z.object({ secrets: z.array(rawSecretSchema) }) };
+/** A batch answers the secrets, or (a user's shared batch at a place an approval policy protects) the one change request it became. */
+const batchResponse = { 200: z.union([z.object({ secrets: z.array(rawSecretSchema) }), z.object({ approval: approvalRequestSchema })]) };
 
-function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
+function batchRoutes(app: ZodApp, { secretBatch, approvalRequests }: Services): void {
   app.post(
     '/api/v3/secrets/batch/raw',
     {
@@ -189,7 +191,11 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.createMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
+    async (request) => {
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('create', request.body.secrets));
+      return approval ? { approval } : { secrets: await secretBatch.createMany(request.actor, location, request.body.secrets) };
+    },
   );
 
   app.patch(
@@ -202,7 +208,11 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.updateMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
+    async (request) => {
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('update', request.body.secrets));
+      return approval ? { approval } : { secrets: await secretBatch.updateMany(request.actor, location, request.body.secrets) };
+    },
   );
 
   app.delete(
@@ -215,7 +225,11 @@ function batchRoutes(app: ZodApp, { secretBatch }: Services): void {
         response: batchResponse,
       },
     },
-    async (request) => ({ secrets: await secretBatch.deleteMany(request.actor, { ...request.body, ...projectRef(request.body) }, request.body.secrets) }),
+    async (request) => {
+      const location = { ...request.body, ...projectRef(request.body) };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, location, proposedWrites('delete', request.body.secrets));
+      return approval ? { approval } : { secrets: await secretBatch.deleteMany(request.actor, location, request.body.secrets) };
+    },
   );
 }
 
