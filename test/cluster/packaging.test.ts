@@ -147,6 +147,8 @@ const valueSets: Record<string, ValueSet> = {
       const pod = deployment.spec.template.spec;
       const env = envOf(pod.containers[0]);
       expect(env).toMatchObject({ COFFER_HOST: '0.0.0.0', COFFER_DATA_DIR: '/data', COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false' });
+      // installed in a cluster, deliveries go only to globally routable receivers (the cluster's own services are not one)
+      expect(env.COFFER_OUTBOUND_DENY_PRIVATE).toBe('true');
       expect(env.DATABASE_URL).toBeUndefined();
       expect(env.COFFER_WATCH_NAMESPACE).toBeUndefined();
       expect(env.COFFER_ENCRYPTION_KEY).toEqual({ secretKeyRef: { name: 'coffer-keys', key: 'encryption-key' } });
