@@ -64,6 +64,9 @@ async function watchPodTemplates(): Promise<() => void> {
   const lastTemplate = new Map<string, unknown>();
   let stopped = false;
   const watch = new Watch(cluster.kc);
+  // client-node ends a watch that saw nothing for 30 s (an inactivity timeout): a resource kind quiet for longer (the
+  // DaemonSet through a slow run) would stop being counted, and every later rollout with it
+  watch.requestTimeoutMs = 60 * 60_000;
   const requests = await Promise.all(
     (['deployments', 'statefulsets', 'daemonsets'] as const).map((plural) =>
       watch.watch(
