@@ -217,16 +217,21 @@ describe('first sync and Events', () => {
     expect(await cluster.secretData(namespace.name, 'foreign')).toEqual({ OWNED_BY: 'someone-else' });
   });
 
-  test('a first sync creates the Secret with Coffer as its only field manager, and a Synced Event follows; dropped Events are counted in the metrics', async () => {
+  test('a first sync creates the Secret with Coffer as its only field manager and records no Event (the status says it); an update records Synced; dropped Events are counted in the metrics', async () => {
     await cluster.apply('integrations', namespace.name, integration('fresh', { name: 'fresh-secrets' }));
     await cluster.waitReady('integrations', namespace.name, 'fresh', 'Synced');
     const secret = await cluster.secret(namespace.name, 'fresh-secrets');
     expect(secret!.metadata!.managedFields!.map((field) => `${field.manager} ${field.operation}`)).toEqual(['coffer Apply']);
-    const event = await waitFor('a Synced event', async () => {
+    await createSecret('FRESH_CHANGE', 'changed');
+    await waitFor('the change in the Secret', async () => (await cluster.secretData(namespace.name, 'fresh-secrets'))?.FRESH_CHANGE === 'changed');
+    const synced = await waitFor('a Synced event', async () => {
       const list = await cluster.core.listNamespacedEvent({ namespace: namespace.name });
-      return list.items.find((item) => item.type === 'Normal' && item.reason === 'Synced' && item.involvedObject.name === 'fresh');
+      const found = list.items.filter((item) => item.type === 'Normal' && item.reason === 'Synced' && item.involvedObject.name === 'fresh');
+      return found.length > 0 && found;
     });
-    expect(event.message).toMatch(/^Secret 'fresh-secrets' updated to revision \d+ \(\d+ keys\)$/);
+    // Events are posted in order: the one of the update is there, and none came before it for the creation
+    expect(synced.map((event) => event.message)).toEqual([expect.stringMatching(/^Secret 'fresh-secrets' updated to revision \d+ \(\d+ keys\)$/)]);
+    await deleteSecret('FRESH_CHANGE');
     const metrics = await (await fetch(`${operator.probes}/metrics`)).text();
     expect(metrics).toContain('# TYPE coffer_operator_events_dropped_total counter');
     await cluster.remove('integrations', namespace.name, 'fresh');

@@ -47,7 +47,9 @@ export function reportWrite(
     );
     logger.info(fields, `${kind} ${namespace}/${name} recreated with another type at revision ${revision} (${keys} keys)`);
   } else {
-    events.record(resource, 'Normal', 'Synced', `${target} updated to revision ${revision} (${keys} keys)`);
+    // a first write is told by the status (Ready/Synced, syncedRevision): an Event for each would be one more
+    // apiserver request per Integration when a fleet starts, for what every one of them does
+    if (outcome.kind === 'updated') events.record(resource, 'Normal', 'Synced', `${target} updated to revision ${revision} (${keys} keys)`);
     logger.info(fields, `${kind} ${namespace}/${name} written at revision ${revision} (${keys} keys)`);
   }
 }
