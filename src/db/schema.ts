@@ -343,6 +343,8 @@ export interface SecretFoldersTable {
   isReserved: Generated<boolean>;
   createdAt: Timestamp;
   updatedAt: Timestamp;
+  /** The creating transaction (txid_current()); null for folders made before folder history was kept. */
+  xact: ColumnType<number | null, number | undefined, number | null>;
 }
 
 export interface ProjectMembershipsTable {
@@ -454,6 +456,16 @@ export interface SecretDeletionsTable {
   secretId: string;
   folderId: string;
   version: number;
+  xact: Generated<number>;
+  createdAt: Timestamp;
+}
+
+/** A deleted folder, with its path then (a trigger on `secret_folders` writes it); its secret history keeps its id. */
+export interface DeletedFoldersTable {
+  folderId: string;
+  envId: string;
+  path: string;
+  createdXact: number | null;
   xact: Generated<number>;
   createdAt: Timestamp;
 }
@@ -771,6 +783,7 @@ export interface DB {
   secrets: SecretsTable;
   secretVersions: SecretVersionsTable;
   secretDeletions: SecretDeletionsTable;
+  deletedFolders: DeletedFoldersTable;
   webhooks: WebhooksTable;
   webhookDeliveries: WebhookDeliveriesTable;
   auditLogStreams: AuditLogStreamsTable;

@@ -35,6 +35,24 @@ export function createRootFolder(db: Executor, envId: string): Promise<Folder> {
   return insertRootFolder(db, envId);
 }
 
+/** Makes the folder at `segments` and any missing parent, in the caller's write (a restore); answers the paths made. */
+export async function makeFolderPath(db: Executor, environment: Environment, segments: string[]): Promise<{ folder: Folder; made: string[] }> {
+  const deepest = await findDeepestFolder(db, environment.id, segments);
+  if (!deepest) throw new NotFoundError(`Environment '${environment.slug}' has no root folder`);
+  let folder = deepest.folder;
+  const made: string[] = [];
+  for (let depth = deepest.depth; depth < segments.length; depth++) {
+    folder = await insertFolder(db, { envId: environment.id, parentId: folder.id, name: segments[depth]! });
+    made.push(formatSecretPath(segments.slice(0, depth + 1)));
+  }
+  return { folder, made };
+}
+
+/** Deletes a folder with everything in it, in the caller's write (a restore); the trigger of 0026 records it. */
+export function removeFolder(db: Executor, id: string): Promise<void> {
+  return deleteFolder(db, id);
+}
+
 function folderConditions(location: FolderLocation) {
   return { environment: location.environment, secretPath: formatSecretPath(parseSecretPath(location.path)) };
 }

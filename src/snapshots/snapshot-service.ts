@@ -1,17 +1,18 @@
 import type { Actor } from '../actor/actor.ts';
-import type { ChangeRecord } from '../changes/change-feed.ts';
-import type { Environment, Project } from '../db/schema.ts';
+import type { Change, ChangeRecord } from '../changes/change-feed.ts';
+import type { Environment, Folder, Project } from '../db/schema.ts';
 import { BadRequestError, NotFoundError } from '../errors.ts';
-import { requireFolderSubtree } from '../folders/folder-lookup.ts';
-import { normalizeSecretPath } from '../folders/secret-path.ts';
+import { makeFolderPath, removeFolder } from '../folders/folder-service.ts';
+import { normalizeSecretPath, parseSecretPath } from '../folders/secret-path.ts';
 import { SecretCipher } from '../secrets/secret-cipher.ts';
-import { countFolderSecretChanges, findChange, findRevisionAt, listFolderSecretChanges, listSecretStatesAt } from '../secrets/secret-history-store.ts';
+import { countFolderSecretChanges, findChange, findRevisionAt, listFolderSecretChanges, listSecretStatesAt, type SecretState } from '../secrets/secret-history-store.ts';
 import { type ApprovalBypass, directWriteAllowance } from '../secrets/protected-places.ts';
 import { type RestoreCounts, restoreFolderSecrets } from '../secrets/secret-restore.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
+import { planRestore } from './restore-plan.ts';
 
 /** How deep a recursive restore goes (as recursive listings). */
 const MAX_RESTORE_DEPTH = 20;
@@ -94,45 +95,71 @@ export class SnapshotService {
   /**
    * Restores an environment's folder (and, recursive, every folder below it) to the state at a revision or time, in
    * one transaction recorded as one new change per folder that changed: reversible by restoring the revision before it.
+   * Folders deleted since are recreated and folders made since are removed (restore-plan.ts), which also asks for
+   * `secret-folders` create or delete at the restored path.
    */
   async restore(actor: Actor, projectId: string, input: RestoreInput) {
     const path = normalizeSecretPath(input.secretPath);
     return this.#deps.unitOfWork.write(actor, async (tx) => {
       const project = await tx.project({ id: projectId }, { lock: true });
       await tx.authorize({ project, action: 'create', subject: 'secret-rollback' });
-      await tx.authorize({ project, action: 'edit', subject: 'secrets', where: { environment: input.environment, secretPath: path } });
+      const where = { environment: input.environment, secretPath: path };
+      await tx.authorize({ project, action: 'edit', subject: 'secrets', where });
       const environment = await this.#deps.lookups.requireEnvironment(tx.db, project.id, input.environment);
       const revision = await restoreRevision(tx, input, await this.#deps.changes.latestRevision(tx.db));
-      const folders = await requireFolderSubtree(tx.db, environment, path, input.recursive ? MAX_RESTORE_DEPTH : 0);
+      const plan = await planRestore(tx.db, environment, path, input.recursive ? MAX_RESTORE_DEPTH : 0, revision);
+      if (plan.targets.some((target) => !target.currentId)) await tx.authorize({ project, action: 'create', subject: 'secret-folders', where });
+      if (plan.remove.length > 0) await tx.authorize({ project, action: 'delete', subject: 'secret-folders', where });
       const results = [];
-      for (const folder of folders) {
-        const counts = await this.#restoreFolder(tx, project, environment, folder, revision);
-        results.push({ folderId: folder.id, secretPath: folder.path, ...counts });
+      const recreatedFolders: string[] = [];
+      for (const target of plan.targets) {
+        const folder = target.currentId
+          ? await this.#deps.lookups.requireFolder(tx.db, environment, target.path)
+          : await this.#recreateFolder(tx, project, environment, target.path, recreatedFolders);
+        const states = (await listSecretStatesAt(tx.db, [target.sourceId], revision)).map((state) => ({ ...state, folderId: folder.id }));
+        const counts = await this.#restoreFolder(tx, project, environment, { folder, path: target.path }, states);
+        results.push({ folderId: folder.id, secretPath: target.path, ...counts });
       }
+      for (const place of plan.remove) {
+        const folder = await this.#deps.lookups.requireFolder(tx.db, environment, place.path);
+        const counts = await this.#restoreFolder(tx, project, environment, { folder, path: place.path }, []);
+        await removeFolder(tx.db, folder.id);
+        tx.change(folderChange(project, environment, place.path));
+        results.push({ folderId: folder.id, secretPath: place.path, ...counts });
+      }
+      const removedFolders = plan.remove.map((place) => place.path);
       tx.audit({
         project,
         type: 'restore-secrets',
-        metadata: { environment: environment.slug, secretPath: path, recursive: input.recursive, revision, folders: results },
+        metadata: { environment: environment.slug, secretPath: path, recursive: input.recursive, revision, folders: results, recreatedFolders, removedFolders },
       });
-      return { revision, environment: environment.slug, secretPath: path, folders: results };
+      return { revision, environment: environment.slug, secretPath: path, folders: results, recreatedFolders, removedFolders };
     });
   }
 
+  /** Makes the folder at `path` (and any missing parent) again, under new ids; each one made is a folder change. */
+  async #recreateFolder(tx: WriteContext, project: Project, environment: Environment, path: string, recreated: string[]): Promise<Folder> {
+    const { folder, made } = await makeFolderPath(tx.db, environment, parseSecretPath(path));
+    for (const madePath of made) tx.change(folderChange(project, environment, madePath));
+    recreated.push(...made);
+    return folder;
+  }
+
   /**
-   * Restores one folder. A restore that changes a place an approval policy protects is a direct write there: refused
-   * (403 ApprovalRequired, the whole restore rolled back) unless a soft policy lets the caller (a machine identity)
-   * through, which the audit entry records. A restore that leaves the protected place as it is passes.
+   * Restores one folder's shared secrets to `states`. A restore that changes a place an approval policy protects is
+   * a direct write there: refused (403 ApprovalRequired, the whole restore rolled back) unless a soft policy lets the
+   * caller (a machine identity) through, which the audit entry records. A restore that leaves the protected place as
+   * it is passes.
    */
   async #restoreFolder(
     tx: WriteContext,
     project: Project,
     environment: Environment,
-    place: { id: string; path: string },
-    revision: number,
+    place: { folder: Folder; path: string },
+    states: SecretState[],
   ): Promise<RestoreCounts & Partial<ApprovalBypass>> {
-    const folder = await this.#deps.lookups.requireFolder(tx.db, environment, place.path);
-    const scope = { project, environment, folder, path: place.path, cipher: new SecretCipher(this.#deps.keyring, project) };
-    const counts = await restoreFolderSecrets(tx, scope, await listSecretStatesAt(tx.db, [folder.id], revision));
+    const scope = { project, environment, folder: place.folder, path: place.path, cipher: new SecretCipher(this.#deps.keyring, project) };
+    const counts = await restoreFolderSecrets(tx, scope, states);
     if (counts.created + counts.updated + counts.deleted === 0) return counts;
     const bypass = await directWriteAllowance(
       tx,
@@ -174,6 +201,10 @@ async function restoreRevision(tx: WriteContext, input: RestoreInput, latest: nu
   const revision = input.revision ?? (await findRevisionAt(tx.db, input.at!));
   if (revision > latest) throw new BadRequestError(`Revision ${revision} is newer than the newest one (${latest})`, 'RevisionAhead');
   return revision;
+}
+
+function folderChange(project: Project, environment: Environment, secretPath: string): Change {
+  return { projectId: project.id, environmentId: environment.id, environmentSlug: environment.slug, secretPath, kind: 'folder' };
 }
 
 function toSnapshot(change: ChangeRecord, folderId: string, parentFolderId: string | null) {

@@ -460,3 +460,116 @@ describe('snapshots and point-in-time restore', () => {
     expect((await call('GET', '/api/v1/secret-snapshot/abc', admin.token)).status).toBe(404);
   });
 });
+
+describe('a recursive restore brings back folders deleted since', () => {
+  const env = 'qa';
+  const restore = (body: Record<string, unknown>) => ok('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, { environment: env, ...body });
+  const put = (path: string, key: string, value: string, method = 'POST') =>
+    ok(method, `/api/v3/secrets/raw/${key}`, admin.token, {
+      workspaceId: projectId,
+      environment: env,
+      secretPath: path,
+      secretValue: value,
+      secretComment: `about ${key}`,
+    });
+  /** A folder's secrets as the API lists them, with values. */
+  const listed = async (path: string) =>
+    (await ok('GET', '/api/v3/secrets/raw', admin.token, undefined, { workspaceId: projectId, environment: env, secretPath: path })).secrets.map(
+      (secret: { secretKey: string; secretValue: string; secretComment: string }) => [secret.secretKey, secret.secretValue, secret.secretComment],
+    );
+  const folders = async (path: string) =>
+    (await ok('GET', '/api/v1/folders', admin.token, undefined, { workspaceId: projectId, environment: env, path })).folders.map(
+      (folder: { name: string }) => folder.name,
+    );
+  const deleteFolder = (path: string, name: string) => ok('DELETE', `/api/v1/folders/${name}`, admin.token, { workspaceId: projectId, environment: env, path });
+  const latestRestoreAudit = async () =>
+    (
+      await app.database.db
+        .selectFrom('auditLogs')
+        .select('eventMetadata')
+        .where('eventType', '=', 'restore-secrets')
+        .where('projectId', '=', projectId)
+        .orderBy('createdAt', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow()
+    ).eventMetadata;
+
+  beforeAll(async () => {
+    await ok('POST', `/api/v1/workspace/${projectId}/environments`, admin.token, { name: 'QA', slug: env });
+  });
+
+  test('a folder deleted after the revision comes back with exactly its secrets then, /app goes back too, audited; restoring the revision before undoes it', async () => {
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/', name: 'app' });
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/app', name: 'db' });
+    await put('/app', 'APP_KEY', 'app-1');
+    await put('/app/db', 'DB_USER', 'user-1');
+    await put('/app/db', 'DB_PASS', 'pass-1');
+    await put('/app/db', 'DB_PASS', 'pass-2', 'PATCH');
+    const revision = await latestRevision();
+    const appThen = await listed('/app');
+    const dbThen = await listed('/app/db');
+    expect(dbThen).toEqual([
+      ['DB_PASS', 'pass-2', 'about DB_PASS'],
+      ['DB_USER', 'user-1', 'about DB_USER'],
+    ]);
+
+    await deleteFolder('/app', 'db');
+    await put('/app', 'APP_KEY', 'app-2', 'PATCH');
+    expect(await folders('/app')).toEqual([]);
+
+    const beforeRestore = await latestRevision();
+    const restored = await restore({ secretPath: '/app', recursive: true, revision });
+    expect(restored).toMatchObject({ recreatedFolders: ['/app/db'], removedFolders: [] });
+    expect(restored.folders).toEqual([
+      expect.objectContaining({ secretPath: '/app', updated: 1 }),
+      expect.objectContaining({ secretPath: '/app/db', created: 2, updated: 0, deleted: 0 }),
+    ]);
+    expect(await folders('/app')).toEqual(['db']);
+    expect(await listed('/app/db')).toEqual(dbThen);
+    expect(await listed('/app')).toEqual(appThen);
+    expect(await latestRestoreAudit()).toMatchObject({ secretPath: '/app', revision, recreatedFolders: ['/app/db'], removedFolders: [] });
+    // operators see the folder and its secrets come back
+    const changes = await app.database.db
+      .selectFrom('changeLog')
+      .select(['kind', 'secretPath'])
+      .where('projectId', '=', projectId)
+      .where('revision', '>', beforeRestore)
+      .orderBy('revision')
+      .execute();
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        { kind: 'folder', secretPath: '/app/db' },
+        { kind: 'secret', secretPath: '/app/db' },
+      ]),
+    );
+
+    const undone = await restore({ secretPath: '/app', recursive: true, revision: beforeRestore });
+    expect(undone).toMatchObject({ recreatedFolders: [], removedFolders: ['/app/db'] });
+    expect(await folders('/app')).toEqual([]);
+    expect(await listed('/app')).toEqual([['APP_KEY', 'app-2', 'about APP_KEY']]);
+  });
+
+  test('a folder deleted before the revision, or made after it, is not recreated; a restore of one folder that is gone → 404', async () => {
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/', name: 'svc' });
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/svc', name: 'old' });
+    await put('/svc/old', 'OLD', 'old-1');
+    await deleteFolder('/svc', 'old');
+    await put('/svc', 'SVC', 'svc-1');
+    const revision = await latestRevision();
+    await ok('POST', '/api/v1/folders', admin.token, { workspaceId: projectId, environment: env, path: '/svc', name: 'late' });
+    await put('/svc/late', 'LATE', 'late-1');
+    await deleteFolder('/svc', 'late');
+
+    const restored = await restore({ secretPath: '/svc', recursive: true, revision });
+    expect(restored).toMatchObject({
+      recreatedFolders: [],
+      removedFolders: [],
+      folders: [expect.objectContaining({ secretPath: '/svc', created: 0, updated: 0, deleted: 0 })],
+    });
+    expect(await folders('/svc')).toEqual([]);
+
+    const missing = await call('POST', `/api/v1/workspace/${projectId}/secrets/restore`, admin.token, { environment: env, secretPath: '/svc/old', revision });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ statusCode: 404, message: expect.stringContaining('/svc/old') });
+  });
+});

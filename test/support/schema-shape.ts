@@ -320,6 +320,7 @@ export const SCHEMA_SHAPE = {
     isReserved: 'not null',
     createdAt: 'not null',
     updatedAt: 'not null',
+    xact: 'nullable',
   },
   secretImports: {
     id: 'not null',
@@ -388,6 +389,7 @@ export const SCHEMA_SHAPE = {
     createdAt: 'not null',
     xact: 'nullable',
   },
+  deletedFolders: { folderId: 'not null', envId: 'not null', path: 'not null', createdXact: 'nullable', xact: 'not null', createdAt: 'not null' },
   secretDeletions: { secretId: 'not null', folderId: 'not null', version: 'not null', xact: 'not null', createdAt: 'not null' },
   webhooks: {
     id: 'not null',

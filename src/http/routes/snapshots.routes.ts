@@ -130,7 +130,7 @@ export function snapshotRoutes(app: ZodApp, { snapshots }: Services): void {
         ...describeRoute({
           summary: 'Restore to a point in time',
           description:
-            "Restores a folder (with `recursive`, every folder below it too) to its secrets at a revision or a time, as one new change synced like any write. Folders themselves are not re-created or removed: a folder's secrets are restored where it exists now.",
+            'Restores a folder (with `recursive`, every folder below it too) to its secrets at a revision or a time, as one new change synced like any write. With `recursive`, folders below the path deleted since are recreated (same paths, new ids) with their secrets then, and folders made since are removed (`recreatedFolders`, `removedFolders`; these also need `secret-folders` create or delete at the path). The path itself must exist now.',
           permission: restorePermission,
           effects: changes('Writes the secrets back as new versions.', 'restore-secrets'),
           errors: [400],
@@ -144,7 +144,14 @@ export function snapshotRoutes(app: ZodApp, { snapshots }: Services): void {
           at: dateTime().optional().describe('Or a time: the newest revision committed at or before it.'),
         }),
         response: {
-          200: z.object({ revision: z.number().int(), environment: z.string(), secretPath: z.string(), folders: z.array(countsSchema) }),
+          200: z.object({
+            revision: z.number().int(),
+            environment: z.string(),
+            secretPath: z.string(),
+            folders: z.array(countsSchema),
+            recreatedFolders: z.array(z.string()).describe('Paths of the folders deleted since the revision that the restore made again.'),
+            removedFolders: z.array(z.string()).describe('Paths of the folders made since the revision that the restore removed.'),
+          }),
         },
       },
     },
