@@ -66,7 +66,8 @@ async function watchPodTemplates(): Promise<() => void> {
   const watch = new Watch(cluster.kc);
   // client-node ends a watch that saw nothing for 30 s (an inactivity timeout): a resource kind quiet for longer (the
   // DaemonSet through a slow run) would stop being counted, and every later rollout with it
-  watch.requestTimeoutMs = 60 * 60_000;
+  // (a public field in its JavaScript, private in its types)
+  (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = 60 * 60_000;
   const requests = await Promise.all(
     (['deployments', 'statefulsets', 'daemonsets'] as const).map((plural) =>
       watch.watch(
