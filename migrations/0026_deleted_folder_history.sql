@@ -21,6 +21,8 @@ CREATE TABLE deleted_folders (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX deleted_folders_env_path_idx ON deleted_folders (env_id, path);
+-- the trigger below finds a deleted parent's record by its id, once per folder of a deleted subtree
+CREATE INDEX deleted_folders_folder_idx ON deleted_folders (folder_id);
 
 -- BEFORE DELETE, so the top deleted folder's parents still exist; a folder deleted by the cascade below it finds its
 -- parent's record, written by the parent's own trigger earlier in the same transaction. When the environment itself
