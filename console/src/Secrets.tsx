@@ -59,8 +59,9 @@ export function Secrets({ project }: { project: Project }) {
   const run = useCallback(
     async (what: () => Promise<unknown>, done: string) => {
       try {
-        await what();
-        setMessage({ text: done });
+        const answer = (await what()) as { approval?: unknown } | undefined;
+        // a place an approval policy protects turns the write into a change request: nothing changed yet
+        setMessage({ text: answer?.approval ? `${PROPOSED} (${done.toLowerCase()} once approved and merged)` : done });
         await load();
         return true;
       } catch (failure) {
@@ -165,6 +166,8 @@ export function Secrets({ project }: { project: Project }) {
 }
 
 type Run = (what: () => Promise<unknown>, done: string) => Promise<boolean>;
+const PROPOSED = 'An approval policy protects this folder: your change is a change request waiting for its approvers';
+
 const NO_EXTRAS: FolderExtras = { personalKeys: new Set(), imports: [], tags: [] };
 
 const SecretLine = memo(function SecretLine({ place, secret, run, extras }: { place: Place; secret: SecretRow; run: Run; extras: FolderExtras }) {

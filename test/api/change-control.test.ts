@@ -117,6 +117,27 @@ describe('approval policies and change requests', () => {
     expect(stored[0]!.encryptedValue!.toString('utf8')).not.toContain('proposed-value-1');
   });
 
+  test("a user's single write through v4 (the console's) becomes a request as through v3: create, update and delete", async () => {
+    const revision = await latestRevision();
+    const requests = (await app.database.db.selectFrom('secretApprovalRequests').select('id').execute()).length;
+    const v4 = (method: string, key: string, body: Record<string, unknown> = {}) =>
+      app.request(method, `/api/v4/secrets/${key}`, { token: users.committer.token, body: { projectId, environment: 'dev', secretPath: '/', ...body } });
+    const before = await secretRow('DB_URL');
+    for (const [method, key, body] of [
+      ['POST', 'V4_KEY', { secretValue: 'proposed-through-v4' }],
+      ['PATCH', 'DB_URL', { secretValue: 'changed-through-v4' }],
+      ['DELETE', 'DB_URL', {}],
+    ] as const) {
+      const response = await v4(method, key, body);
+      expect(response.status, `${method} ${JSON.stringify(response.body)}`).toBe(200);
+      expect(response.body).toEqual({ approval: expect.objectContaining({ policyId, status: 'open', committerUserId: users.committer.id }) });
+    }
+    expect(await secretRow('V4_KEY')).toBeUndefined();
+    expect(await secretRow('DB_URL')).toEqual(before);
+    expect(await latestRevision()).toBe(revision);
+    expect((await app.database.db.selectFrom('secretApprovalRequests').select('id').execute()).length).toBe(requests + 3);
+  });
+
   test('a machine identity under a hard policy is refused, nothing written', async () => {
     const before = await snapshotDatabase(app.database);
     const response = await write('PATCH', 'DB_URL', admin.token, { secretValue: 'postgres://direct' });

@@ -34,7 +34,8 @@ const v4Secret = rawSecretSchema.extend(visible);
 
 /** A write's answer shows the value, but not to the console: it shows a value only when its user reveals one. */
 const shownTo = (request: { viaConsole: boolean }) => !request.viaConsole;
-const v4Response = { 200: z.object({ secret: v4Secret }) };
+/** A single write answers the secret, or (a user's shared write at a place an approval policy protects) the change request it became. */
+const v4WriteResponse = { 200: z.union([z.object({ secret: v4Secret }), z.object({ approval: approvalRequestSchema })]) };
 /** A batch answers the secrets, or (a user's shared batch at a place an approval policy protects) the one change request it became. */
 const batchResponse = { 200: z.union([z.object({ secrets: z.array(v4Secret) }), z.object({ approval: approvalRequestSchema })]) };
 
@@ -134,7 +135,7 @@ function readRoutes(app: ZodApp, { secretReader }: Services): void {
   );
 }
 
-function writeRoutes(app: ZodApp, { secrets }: Services): void {
+function writeRoutes(app: ZodApp, { secrets, approvalRequests }: Services): void {
   app.post(
     '/api/v4/secrets/:secretName',
     {
@@ -143,12 +144,14 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         ...describeRoute(secretDocs.create),
         params: nameParams,
         body: createSecretBody,
-        response: v4Response,
+        response: v4WriteResponse,
       },
     },
     async (request) => {
-      const secret = await secrets.create(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, shownTo(request)) };
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'create' }]);
+      if (approval) return { approval };
+      return { secret: withValueVisibility(await secrets.create(request.actor, input), shownTo(request)) };
     },
   );
 
@@ -160,12 +163,14 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         ...describeRoute(secretDocs.update),
         params: nameParams,
         body: updateSecretBody,
-        response: v4Response,
+        response: v4WriteResponse,
       },
     },
     async (request) => {
-      const secret = await secrets.update(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, shownTo(request)) };
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'update' }]);
+      if (approval) return { approval };
+      return { secret: withValueVisibility(await secrets.update(request.actor, input), shownTo(request)) };
     },
   );
 
@@ -177,12 +182,14 @@ function writeRoutes(app: ZodApp, { secrets }: Services): void {
         ...describeRoute(secretDocs.delete),
         params: nameParams,
         body: deleteSecretBody,
-        response: v4Response,
+        response: v4WriteResponse,
       },
     },
     async (request) => {
-      const secret = await secrets.delete(request.actor, { ...request.body, ...projectRef(request.body), secretName: request.params.secretName });
-      return { secret: withValueVisibility(secret, shownTo(request)) };
+      const input = { ...request.body, ...projectRef(request.body), secretName: request.params.secretName };
+      const approval = await approvalRequests.proposeIfProtected(request.actor, input, [{ ...input, op: 'delete' }]);
+      if (approval) return { approval };
+      return { secret: withValueVisibility(await secrets.delete(request.actor, input), shownTo(request)) };
     },
   );
 }

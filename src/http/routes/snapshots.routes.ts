@@ -149,8 +149,14 @@ export function snapshotRoutes(app: ZodApp, { snapshots }: Services): void {
             environment: z.string(),
             secretPath: z.string(),
             folders: z.array(countsSchema),
-            recreatedFolders: z.array(z.string()).describe('Paths of the folders deleted since the revision that the restore made again.'),
-            removedFolders: z.array(z.string()).describe('Paths of the folders made since the revision that the restore removed.'),
+            recreatedFolders: z
+              .array(z.string())
+              .describe('Paths of the folders deleted since the revision that the restore made again.')
+              .meta({ examples: [['/app/db']] }),
+            removedFolders: z
+              .array(z.string())
+              .describe('Paths of the folders made since the revision that the restore removed.')
+              .meta({ examples: [['/app/tmp']] }),
           }),
         },
       },
