@@ -1,3 +1,4 @@
+import { outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import type { Database } from '../db/database.ts';
 import type { ChangeFeed, ChangeRecord } from './change-feed.ts';
 import { changesAfter, latestRevision } from './change-store.ts';
@@ -103,7 +104,9 @@ export class ChangeFanout {
   }
 
   #start(): Promise<void> {
-    this.#starting ??= (async () => {
+    // started by the first subscriber's request, it serves every later one: none of its reads may compare with the
+    // cache versions that request read at its start (caches/cache-versions.ts), or they would stay that old for good
+    this.#starting ??= outsideCacheRequestScope(async () => {
       this.#position = await latestRevision(this.#database.db);
       const subscriber = new ChangeSubscriber(this.#database, this.#feed, {
         after: this.#position,
@@ -113,7 +116,7 @@ export class ChangeFanout {
       });
       this.#subscriber = subscriber;
       await subscriber.start();
-    })().catch((error: unknown) => {
+    }).catch((error: unknown) => {
       this.#starting = null;
       throw error;
     });

@@ -1,4 +1,5 @@
 import type { Actor } from '../actor/actor.ts';
+import { outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import type { ChangeKind, ChangeRecord } from '../changes/change-feed.ts';
 import type { ChangeFanout } from '../changes/change-fanout.ts';
 import { AppError } from '../errors.ts';
@@ -152,7 +153,8 @@ export class PlaceReadIndex {
   #read(place: PlaceReads): void {
     if (place.reading) return;
     place.reading = true;
-    void (async () => {
+    // reads for every subscriber, not for the request that set it off: never through that request's cache versions
+    void outsideCacheRequestScope(async () => {
       while (place.readThrough < place.dirtyThrough && place.users > 0) {
         const through = place.dirtyThrough;
         const folders = await this.#foldersRead(place).catch(() => undefined);
@@ -166,7 +168,7 @@ export class PlaceReadIndex {
         if (place.unknown) this.#retryLater(place, through);
       }
       place.reading = false;
-    })();
+    });
   }
 
   #retryLater(place: PlaceReads, failedThrough: number): void {

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { startReplica, startSibling, startTestApp, type TestApp } from '../support/test-app.ts';
 import { ServiceUnavailableError } from '../../src/errors.ts';
 import { type EventRegistration, ProjectEventService } from '../../src/events/project-events.ts';
 import { SecretReader } from '../../src/secrets/secret-reader.ts';
@@ -247,6 +247,45 @@ async function separateApp(slug: string, options: Parameters<typeof startTestApp
   return { own, ox, url: `http://127.0.0.1:${(own.app.server.address() as AddressInfo).port}` };
 }
 
+// Found by full runs (Infisical's operator against coffer serve on PostgreSQL): the fan-out, started by the first
+// subscriber's request, read through that request's cache versions for good, so a place read again after a new
+// reference was read at the project's old revision and missed it. Writes made through another server reach this one
+// by NOTIFY alone, so here every read after the first comes from the fan-out.
+describe('a new reference, written through another server', () => {
+  test('the first subscriber hears a change of what a reference written after it subscribed points to', async () => {
+    const { own, ox, url } = await separateApp('events-reference-elsewhere');
+    const writer = own.backend === 'postgres' ? await startReplica(own) : await startSibling(own, own.keys);
+    try {
+      await ox.call('POST', '/api/v1/folders', { workspaceId: ox.projectId, environment: 'dev', path: '/', name: 'referenced' });
+      const put = async (method: string, key: string, secretPath: string, secretValue: string) => {
+        const response = await writer.request(method, `/api/v3/secrets/raw/${key}`, {
+          token: ox.token,
+          body: { workspaceId: ox.projectId, environment: 'dev', secretPath, secretValue },
+        });
+        expect(response.status, JSON.stringify(response.body)).toBe(200);
+      };
+      await put('POST', 'TARGET', '/referenced', 'one');
+      const conditions = { environmentSlug: 'dev', secretPath: '/' };
+      const stream = await subscribe(ox.token, { projectId: ox.projectId, register: OPERATOR_EVENTS.map((event) => ({ event, conditions })) }, url);
+      try {
+        expect(stream.response.status).toBe(200);
+        await put('POST', 'POINTER', '/', '${dev.referenced.TARGET}');
+        await waitFor('the new secret', () => stream.changes().length === 1);
+        await put('PATCH', 'TARGET', '/referenced', 'two');
+        await put('POST', 'AFTER', '/', 'x');
+        // the direct change after it arrives; the referenced change came before it
+        await waitFor('the later direct change', () => stream.changes().length >= 3);
+        expect(stream.changes().map((change) => change.data.data.event)).toEqual(['secret:update', 'secret:import-mutation', 'secret:update']);
+      } finally {
+        stream.close();
+      }
+    } finally {
+      await writer.close();
+      await own.close();
+    }
+  });
+});
+
 describe('import-mutation: work per write, not per subscription', () => {
   test('20 subscriptions of a place that imports a folder cost no more statements per write than one', async () => {
     const { own, ox, url } = await separateApp('events-shared-reads');
@@ -365,6 +404,9 @@ describe('what a place reads, when the database fails to say', () => {
       }
     }
     const { services } = app;
+    // the fan-out has published the writes above (on PostgreSQL it hears them a moment later): none is taken for a later one
+    const written = await services.changes.latestRevision(services.db);
+    await waitFor('the fan-out to pass the writes above', () => services.changeFanout.position >= written);
     const events = new ProjectEventService(services, services.changeFanout, new FailingReader(services));
     const actor = await services.auth.authenticate(`Bearer ${fx.token}`, { ip: null, userAgent: null, userAgentType: 'other' });
     const conditions = { environmentSlug: 'prod', secretPath: '/' };

@@ -8,7 +8,8 @@
 export const CONDITION_REASONS = {
   // in sync
   Reconciled: 'A SecretsProject or SecretImport is in line with its spec (Ready=True).',
-  Synced: "An Integration's target holds the selected secrets (Ready and Synced True); also the Event when a target is written.",
+  Synced:
+    "An Integration's target holds the selected secrets (Ready and Synced True); also the Event when a change updates a target (a target's first write is told by the status alone: an Event for each would be one more apiserver request per Integration as a fleet starts).",
   KeysSkipped: 'The target holds the selected secrets except keys that cannot be data keys, named in status.skippedKeys (Synced=True); also a Warning Event.',
   Paused: 'The Integration is inactive (spec.isActive false, or isActive in the API): Ready=True, Synced=False, the target is not updated.',
   // Coffer's answers
