@@ -156,7 +156,7 @@ export class IntegrationService {
         const seen = tx.attempt === 1 ? existing : await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
         return this.#upsertManaged(tx, input, seen);
       },
-      { quiet: true, retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
+      { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
     );
   }
 
@@ -171,7 +171,7 @@ export class IntegrationService {
         const { project, row } = await this.#locked(tx, found.id, 'delete');
         await this.#deleted(tx, project, row, {});
       },
-      { quiet: true },
+      { quiet: isInProcess(actor) },
     );
   }
 
@@ -407,4 +407,13 @@ export class IntegrationService {
     if (!row || (actor && !(await mayKnowProject(this.#deps, db, actor, row.projectId)))) throw new NotFoundError(`Integration with ID '${integrationId}' not found`);
     return row;
   }
+}
+
+/**
+ * The in-process operator (no token: it is this process) records its own Integrations quietly: it needs no wake-up for
+ * them. An operator of another cluster calls over HTTP: its records wake every follower at once (the console's
+ * "Where it goes", change streams), as any write does.
+ */
+function isInProcess(actor: Actor): boolean {
+  return actor.tokenId === null;
 }

@@ -131,6 +131,38 @@ describe('the event format', () => {
   });
 });
 
+// Found by full runs (the console's "Where it goes"): an operator of another cluster recording an Integration over
+// HTTP was recorded quietly, as the in-process operator's own records are, so followers heard of it only at the
+// fan-out's 30 s poll (past this wait's bound). It arrives now like any write.
+describe("another cluster's operator", () => {
+  test('an Integration it records over HTTP reaches an open stream at once', async () => {
+    const operator = await fx.identity('stream-remote-operator', 'member', 'member');
+    await fx.bindToCluster(operator.id, 'cluster-stream');
+    const open = await stream(fx.token, `?projectId=${fx.projectId}`);
+    try {
+      await waitUntil('the ready event', () => open.events.length > 0);
+      const recorded = await app.request('PUT', '/api/v1/operator/integrations', {
+        token: operator.token,
+        body: {
+          cluster: 'cluster-stream',
+          managedBy: 'shop/remote',
+          projectId: fx.projectId,
+          environment: 'dev',
+          secretPath: '/',
+          app: 'remote',
+          owner: 'shop',
+          targetEnvironment: 'shop',
+        },
+      });
+      expect(recorded.status, JSON.stringify(recorded.body)).toBe(200);
+      const [change] = await waitUntil('the integration change', () => open.changes().length > 0 && open.changes());
+      expect(change!.data).toMatchObject({ kind: 'integration' });
+    } finally {
+      open.close();
+    }
+  });
+});
+
 describe('what the caller may read', () => {
   test('a viewer of one project hears that project only; a role limited to /app/** hears /app only; an org admin hears both projects', async () => {
     await fx.call('POST', `/api/v1/workspace/${fx.projectId}/roles`, {

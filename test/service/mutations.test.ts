@@ -1318,7 +1318,8 @@ const WRITES: Record<string, WriteCase> = {
     quiet: true,
     prepare: async (world) => {
       const project = await world.project();
-      return () => world.services.integrations.upsertManaged(world.admin, managed(project.id, `ns/managed-${next()}`));
+      // as the in-process operator calls it (no token): quiet; an operator over HTTP is not (test/api/change-stream.test.ts)
+      return () => world.services.integrations.upsertManaged({ ...world.admin, tokenId: null }, managed(project.id, `ns/managed-${next()}`));
     },
   },
   'integrations.deleteManaged': {
@@ -1329,7 +1330,7 @@ const WRITES: Record<string, WriteCase> = {
       const project = await world.project();
       const managedBy = `ns/managed-${next()}`;
       await world.services.integrations.upsertManaged(world.admin, managed(project.id, managedBy));
-      return () => world.services.integrations.deleteManaged(world.admin, managedBy);
+      return () => world.services.integrations.deleteManaged({ ...world.admin, tokenId: null }, managedBy);
     },
   },
   'integrations.recordSyncResult': {
