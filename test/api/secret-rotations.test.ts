@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../support/manual-clock.ts';
 import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { issueTestToken } from '../support/access-fixture.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -381,16 +382,7 @@ describe('consumer-aware retirement', () => {
     await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${identity.id}`, { roles: [{ role: 'admin' }] });
     const { cluster } = await call('POST', '/api/v1/clusters', { name: 'team-b' });
     await call('POST', `/api/v1/clusters/${cluster.id}/identities`, { identityId: identity.id });
-    const operatorToken = (
-      await app.services.auth.issueIdentityToken(app.database.db, {
-        identityId: identity.id,
-        authMethod: 'token-auth',
-        name: null,
-        accessTokenTtl: 0,
-        accessTokenMaxTtl: 0,
-        accessTokenNumUsesLimit: 0,
-      })
-    ).accessToken;
+    const operatorToken = await issueTestToken(app, identity.id);
     await call('POST', '/api/v1/folders', { workspaceId: projectId, environment: 'dev', name: 'ops' });
     const lastRotated = await latestRevision();
     const { integration } = await call(

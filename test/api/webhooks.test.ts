@@ -5,6 +5,7 @@ import { SIGNATURE_HEADER, verifyDelivery } from '../../src/outbound/delivery-si
 import { type Received, Receiver } from '../support/http-receiver.ts';
 import { signatureRecipe } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { issueTestToken } from '../support/access-fixture.ts';
 
 /** Webhooks (issue 33 part 3): signed deliveries from the change feed, retries, disabling, replay. Both backends. */
 
@@ -198,14 +199,7 @@ describe('who may aim a webhook', () => {
     });
     const { identity } = await call('POST', '/api/v1/identities', { name: 'app-hooks', organizationId: admin.orgId, role: 'member' });
     await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${identity.id}`, { roles: [{ role: 'app-hooks' }] });
-    const { accessToken: token } = await app.services.auth.issueIdentityToken(app.database.db, {
-      identityId: identity.id,
-      authMethod: 'token-auth',
-      name: null,
-      accessTokenTtl: 0,
-      accessTokenMaxTtl: 0,
-      accessTokenNumUsesLimit: 0,
-    });
+    const token = await issueTestToken(app, identity.id);
     const aim = (environment: string, secretPath: string) =>
       app.request('POST', '/api/v1/webhooks', { token, body: { workspaceId: projectId, environment, webhookUrl: receiver.url, secretPath } });
 

@@ -33,20 +33,25 @@ export async function inject(app: TestApp, method: string, url: string, options:
   return { status: response.statusCode, body: response.body ? JSON.parse(response.body) : undefined };
 }
 
+/** A token-auth access token of the identity that never expires and has no use limit (or the limits given). */
+export async function issueTestToken(app: TestApp, identityId: string, limits: { ttl?: number; maxTtl?: number; uses?: number } = {}): Promise<string> {
+  const issued = await app.services.auth.issueIdentityToken(app.database.db, {
+    identityId,
+    authMethod: 'token-auth',
+    name: null,
+    accessTokenTtl: limits.ttl ?? 0,
+    accessTokenMaxTtl: limits.maxTtl ?? 0,
+    accessTokenNumUsesLimit: limits.uses ?? 0,
+  });
+  return issued.accessToken;
+}
+
 /** A second organization on the same server (written directly: bootstrap makes only the first), with an admin identity and its token. */
 export async function otherOrganization(app: TestApp, slug: string) {
   const org = await insertOrganization(app.database.db, { name: `Org ${slug}`, slug });
   const created = await insertIdentity(app.database.db, { name: `${slug}-admin`, authMethod: 'token-auth' });
   await insertIdentityOrgMembership(app.database.db, { identityId: created.id, orgId: org.id, role: 'admin' });
-  const issued = await app.services.auth.issueIdentityToken(app.database.db, {
-    identityId: created.id,
-    authMethod: 'token-auth',
-    name: null,
-    accessTokenTtl: 0,
-    accessTokenMaxTtl: 0,
-    accessTokenNumUsesLimit: 0,
-  });
-  return { orgId: org.id, name: org.name, token: issued.accessToken };
+  return { orgId: org.id, name: org.name, token: await issueTestToken(app, created.id) };
 }
 
 /**
@@ -77,15 +82,7 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
   }
 
   async function issueToken(identityId: string, limits: { ttl?: number; maxTtl?: number; uses?: number } = {}) {
-    const issued = await app.services.auth.issueIdentityToken(app.database.db, {
-      identityId,
-      authMethod: 'token-auth',
-      name: null,
-      accessTokenTtl: limits.ttl ?? 0,
-      accessTokenMaxTtl: limits.maxTtl ?? 0,
-      accessTokenNumUsesLimit: limits.uses ?? 0,
-    });
-    return issued.accessToken;
+    return issueTestToken(app, identityId, limits);
   }
 
   /** Universal auth on an identity, and one client secret. */

@@ -1,4 +1,5 @@
 import type { TestApp } from './test-app.ts';
+import { issueTestToken } from './access-fixture.ts';
 
 /**
  * The operator of one cluster, played through the operator API as an operator in another cluster calls it: a machine
@@ -15,15 +16,7 @@ export async function playedOperator(app: TestApp, admin: { token: string; orgId
   await call('POST', `/api/v2/workspace/${projectId}/identity-memberships/${identity.id}`, { roles: [{ role: 'admin' }] });
   const clusterId = (await call('POST', '/api/v1/clusters', { name: cluster })).cluster.id;
   await call('POST', `/api/v1/clusters/${clusterId}/identities`, { identityId: identity.id });
-  const issued = await app.services.auth.issueIdentityToken(app.database.db, {
-    identityId: identity.id,
-    authMethod: 'token-auth',
-    name: null,
-    accessTokenTtl: 0,
-    accessTokenMaxTtl: 0,
-    accessTokenNumUsesLimit: 0,
-  });
-  const token = issued.accessToken;
+  const token = await issueTestToken(app, identity.id);
   const environments = (await call('GET', `/api/v1/workspace/${projectId}`)).workspace.environments as { id: string; slug: string }[];
   const environmentIds = Object.fromEntries(environments.map((environment) => [environment.slug, environment.id]));
 
