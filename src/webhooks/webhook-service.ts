@@ -8,7 +8,7 @@ import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Outbound } from '../outbound/outbound.ts';
 import { receiverUrl } from '../outbound/receiver-url.ts';
-import { pathGlobProblem } from '../patterns/patterns.ts';
+import { compilePathGlob, pathGlobProblem } from '../patterns/patterns.ts';
 import type { Action, PermissionSet } from '../permissions/permission-service.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
@@ -212,24 +212,15 @@ export class WebhookService {
  * that reaches past it.
  */
 function assertMayHearOf(permission: PermissionSet, environment: string, glob: string): void {
-  const base = literalBase(glob);
-  const probes = base === glob ? [glob] : [base, `${base === '/' ? '' : base}/${randomUUID()}/${randomUUID()}`];
+  // the compiled glob's literal folders before its first wildcard ('' when it starts with one, or is negated)
+  const { isGlob, base } = compilePathGlob(glob);
+  const root = base === '' ? '/' : base;
+  const probes = isGlob ? [root, `${root === '/' ? '' : root}/${randomUUID()}/${randomUUID()}`] : [glob];
   if (probes.every((secretPath) => permission.can('read', 'secrets', { environment, secretPath }))) return;
   throw new ForbiddenError(
     `A webhook on ${environment}:${glob} would tell its receiver of changes to places you may not read: you need to read secrets everywhere the path reaches`,
     'PermissionDenied',
   );
-}
-
-/** The folders of a glob before its first pattern character ('/app' of '/app/**'); the glob itself when it has none. */
-function literalBase(glob: string): string {
-  if (!/[*?[\]{}!()]/.test(glob)) return glob;
-  const segments = glob.split('/');
-  const literal = segments.slice(
-    0,
-    segments.findIndex((segment) => /[*?[\]{}!()]/.test(segment)),
-  );
-  return literal.join('/') || '/';
 }
 
 function pathGlob(glob: string): string {
