@@ -3,7 +3,7 @@ import { AuditStreamDispatcher, DEFAULT_STREAM_LIMITS, STREAM_ID_HEADER, type St
 import { MAX_STREAMS_PER_ORG } from '../../src/audit-streams/audit-stream-service.ts';
 import { SIGNATURE_HEADER, verifyDelivery } from '../../src/outbound/delivery-signature.ts';
 import { Outbound } from '../../src/outbound/outbound.ts';
-import { type Received, Receiver } from '../support/http-receiver.ts';
+import { type Received, Receiver, receiverSet } from '../support/http-receiver.ts';
 import { signatureRecipe } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -236,14 +236,9 @@ describe('audit log streams', () => {
 });
 
 describe('one pass over several streams', () => {
-  const receivers: Receiver[] = [];
-  const started = async (answer: Receiver['answer'] = 204) => {
-    const started = new Receiver(answer);
-    await started.start();
-    receivers.push(started);
-    return started;
-  };
-  afterAll(async () => Promise.all(receivers.map((each) => each.stop())));
+  const receivers = receiverSet();
+  const started = receivers.start;
+  afterAll(receivers.stopAll);
   const created = async (url: string, headers: { key: string; value: string }[] = []) => {
     const response = await createStream({ url, headers });
     expect(response.status).toBe(200);

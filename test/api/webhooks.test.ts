@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Outbound } from '../../src/outbound/outbound.ts';
 import { DEFAULT_DISPATCH_LIMITS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
 import { SIGNATURE_HEADER, verifyDelivery } from '../../src/outbound/delivery-signature.ts';
-import { type Received, Receiver } from '../support/http-receiver.ts';
+import { type Received, Receiver, receiverSet } from '../support/http-receiver.ts';
 import { signatureRecipe } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 import { issueTestToken } from '../support/access-fixture.ts';
@@ -326,19 +326,14 @@ describe('a receiver that never answers', () => {
 });
 
 describe('one pass over several webhooks', () => {
-  const receivers: Receiver[] = [];
-  const started = async (answer: Receiver['answer'] = 204) => {
-    const started = new Receiver(answer);
-    await started.start();
-    receivers.push(started);
-    return started;
-  };
+  const receivers = receiverSet();
+  const started = receivers.start;
   let project: string;
   beforeAll(async () => {
     project = (await app.request('POST', '/api/v2/workspace', { token: admin.token, body: { projectName: 'Several hooks' } })).body.project.id;
     clock.ms = Math.max(clock.ms, Date.now() + 60_000);
   });
-  afterAll(async () => Promise.all(receivers.map((each) => each.stop())));
+  afterAll(receivers.stopAll);
   /** Deletes the webhooks made so far, so the next test's pass delivers only to its own. */
   const deleteAll = async () => {
     const listed = await app.request('GET', '/api/v1/webhooks', { token: admin.token, query: { workspaceId: project } });

@@ -74,3 +74,17 @@ export class Receiver {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
+
+/** Receivers started by a describe block: `start()` one more; `stopAll()` (its afterAll) stops every one. */
+export function receiverSet() {
+  const started: Receiver[] = [];
+  return {
+    async start(answer: Receiver['answer'] = 204): Promise<Receiver> {
+      const receiver = new Receiver(answer);
+      await receiver.start();
+      started.push(receiver);
+      return receiver;
+    },
+    stopAll: () => Promise.all(started.map((receiver) => receiver.stop())),
+  };
+}
