@@ -21,8 +21,9 @@ export interface LeaseLimits {
 
 export const DEFAULT_LEASE_LIMITS: LeaseLimits = { perProject: 500, perCaller: 50 };
 
+/** Infisical's words: its operator (v0.11.5) leases anew when a renewal's error holds "Dynamic secret lease with ID". */
 function leaseNotFound(leaseId: string): NotFoundError {
-  return new NotFoundError(`Lease with ID '${leaseId}' not found`, 'DynamicSecretLeaseNotFound');
+  return new NotFoundError(`Dynamic secret lease with ID '${leaseId}' not found`, 'DynamicSecretLeaseNotFound');
 }
 
 function providerFailed(error: PostgresServerError): BadRequestError {
@@ -31,6 +32,11 @@ function providerFailed(error: PostgresServerError): BadRequestError {
 
 function overMaxTtl(): BadRequestError {
   return new BadRequestError('TTL cannot be larger than max TTL', 'DynamicSecretTtlTooLarge');
+}
+
+/** Holds "TTL cannot be larger than max ttl", the words Infisical's operator (v0.11.5) leases anew on; its match is case-sensitive. */
+function renewalPastMaxTtl(): BadRequestError {
+  return new BadRequestError('TTL cannot be larger than max ttl: a lease ends by its start plus the max TTL, renewals included', 'DynamicSecretTtlTooLarge');
 }
 
 /**
@@ -80,7 +86,7 @@ export class DynamicSecretLeaseService {
     const at = await this.#authorize(actor, place, 'edit');
     const { lease, config } = await this.#requireLease(at, leaseId);
     const expireAt = new Date(new Date(lease.expireAt).getTime() + ttlMs(input.ttl ?? config.defaultTtl));
-    if (config.maxTtl && expireAt.getTime() > lease.createdAt.getTime() + ttlMs(config.maxTtl)) throw overMaxTtl();
+    if (config.maxTtl && expireAt.getTime() > lease.createdAt.getTime() + ttlMs(config.maxTtl)) throw renewalPastMaxTtl();
     const inputs = openInputs(this.#deps, at.project, config);
     if (inputs.renewStatement) {
       try {

@@ -16,6 +16,7 @@ const start = Date.now();
 let app: TestApp;
 let token: string;
 let projectSlug: string;
+let projectId: string;
 
 const place = () => ({ projectSlug, environmentSlug: 'dev', path: '/' });
 const inputs = () => ({
@@ -36,6 +37,7 @@ beforeAll(async () => {
   ({ token } = await bootstrap(app));
   const project = (await app.request('POST', '/api/v2/workspace', { token, body: { projectName: 'Dynamic' } })).body.project;
   projectSlug = project.slug;
+  projectId = project.id;
   const created = await app.request('POST', '/api/v1/dynamic-secrets', {
     token,
     body: { ...place(), name: 'pg', provider: { type: 'sql-database', inputs: inputs() }, defaultTTL: '1h', maxTTL: '2h' },
@@ -127,7 +129,8 @@ describe('leases', () => {
     expect(revoked.status).toBe(200);
     expect(await logsIn(username, password)).toBe(false);
     expect(await roleExists(username)).toBe(false);
-    expect((await app.request('GET', `/api/v1/dynamic-secrets/leases/${created.body.lease.id}`, { token, query: place() })).status).toBe(404);
+    const gone = await app.request('GET', `/api/v1/dynamic-secrets/leases/${created.body.lease.id}`, { token, query: place() });
+    expect(gone).toMatchObject({ status: 404, body: { message: `Dynamic secret lease with ID '${created.body.lease.id}' not found` } });
     const audit = JSON.stringify(await app.database.db.selectFrom('auditLogs').select('eventMetadata').execute());
     expect(audit).not.toContain(password);
   });
@@ -144,7 +147,8 @@ describe('leases', () => {
 
     const over = await app.request('POST', `/api/v1/dynamic-secrets/leases/${id}/renew`, { token, body: { ...place(), ttl: '1h' } });
     expect(over.status).toBe(400);
-    expect(over.body.message).toBe('TTL cannot be larger than max TTL');
+    // Infisical's operator leases anew on "TTL cannot be larger than max ttl" in a renewal's error (case-sensitive)
+    expect(over.body.message).toBe('TTL cannot be larger than max ttl: a lease ends by its start plus the max TTL, renewals included');
     const row = await app.database.db.selectFrom('dynamicSecretLeases').select(['version', 'expireAt']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.version).toBe(2);
     expect(new Date(row.expireAt).toISOString()).toBe(renewed.body.lease.expireAt);
@@ -214,6 +218,28 @@ describe('leases', () => {
       body: { leaseId: id, projectSlug, path: '/', environmentSlug: 'dev', isForced: false },
     });
     expect(revoked.status).toBe(200);
+  });
+
+  test("a lease asked for through another folder is the unknown lease's 404, and stays", async () => {
+    const created = await lease();
+    const id = created.body.lease.id;
+    expect((await app.request('POST', '/api/v1/folders', { token, body: { workspaceId: projectId, environment: 'dev', path: '/', name: 'elsewhere' } })).status).toBe(
+      200,
+    );
+    const elsewhere = { ...place(), path: '/elsewhere' };
+    const notFound = { status: 404, body: { message: `Dynamic secret lease with ID '${id}' not found` } };
+    expect(await app.request('GET', `/api/v1/dynamic-secrets/leases/${id}`, { token, query: elsewhere })).toMatchObject(notFound);
+    expect(await app.request('POST', `/api/v1/dynamic-secrets/leases/${id}/renew`, { token, body: elsewhere })).toMatchObject(notFound);
+    expect(await app.request('DELETE', `/api/v1/dynamic-secrets/leases/${id}`, { token, body: elsewhere })).toMatchObject(notFound);
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expect(await app.request('GET', `/api/v1/dynamic-secrets/leases/${unknown}`, { token, query: place() })).toMatchObject({
+      status: 404,
+      body: { message: `Dynamic secret lease with ID '${unknown}' not found` },
+    });
+    expect(await logsIn(created.body.data.DB_USERNAME, created.body.data.DB_PASSWORD)).toBe(true);
+    const row = await app.database.db.selectFrom('dynamicSecretLeases').select(['version', 'expireAt']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect({ version: row.version, expireAt: new Date(row.expireAt).toISOString() }).toEqual({ version: 1, expireAt: created.body.lease.expireAt });
+    expect((await app.request('DELETE', `/api/v1/dynamic-secrets/leases/${id}`, { token, body: place() })).status).toBe(200);
   });
 
   test('leases held at once are capped per caller: the next is a 429 and creates no role', async () => {

@@ -24,6 +24,8 @@ export interface ConformanceServer {
   clientSecret: string;
   /** Calls the API as the bootstrap admin; a non-200 answer throws. */
   admin(method: string, path: string, body?: unknown): Promise<any>;
+  /** Logs the machine identity in with universal auth (no other header); answers its access token. */
+  identityLogin(): Promise<string>;
   /** Audit event types written so far, oldest first. */
   auditEvents(): Promise<string[]>;
   stop(): Promise<void>;
@@ -81,6 +83,9 @@ export async function startConformanceServer(backend: Backend, tokenTtl = 3600):
     clientId: identityUniversalAuth.clientId,
     clientSecret,
     admin,
+    async identityLogin() {
+      return (await call('POST', '/api/v1/auth/universal-auth/login', { clientId: identityUniversalAuth.clientId, clientSecret })).accessToken as string;
+    },
     async auditEvents() {
       const { auditLogs } = await admin('GET', `/api/v1/organization/audit-logs?limit=1000`);
       return (auditLogs as { event: { type: string } }[]).map((entry) => entry.event.type).reverse();

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -17,7 +17,7 @@ const SOURCE = join(import.meta.dirname, 'go-sdk');
 /**
  * Builds the Go SDK conformance program (github.com/infisical/go-sdk v0.8.0 from the module
  * proxy) once per source version into ~/.cache/coffer/clients/<hash>/, outside the repo; a
- * later run with the same go.mod, go.sum and main.go reuses it. No Go 1.26 fails the run.
+ * later run with the same go.mod, go.sum and Go files reuses it. No Go 1.26 fails the run.
  */
 export default function setup(project: TestProject) {
   const go = process.env.GO ?? (existsSync('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : 'go');
@@ -30,7 +30,10 @@ export default function setup(project: TestProject) {
   const [major, minor] = version.replace(/^go/, '').split('.').map(Number);
   if (major! < 1 || (major === 1 && minor! < 26)) throw new Error(`The client conformance tier needs Go 1.26 or newer; found ${version}.`);
   const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(SOURCE, file)));
+  const goFiles = readdirSync(SOURCE)
+    .filter((file) => file.endsWith('.go'))
+    .sort();
+  for (const file of ['go.mod', 'go.sum', ...goFiles]) hash.update(file).update(readFileSync(join(SOURCE, file)));
   const dir = join(process.env.COFFER_CLIENTS_CACHE ?? join(homedir(), '.cache/coffer/clients'), hash.digest('hex').slice(0, 16));
   const program = join(dir, 'go-sdk-conformance');
   if (!existsSync(program)) {

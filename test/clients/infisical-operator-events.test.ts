@@ -27,11 +27,7 @@ describe.each<Backend>(['pglite', 'postgres'])("Infisical's operator v0.11.5 ins
 
   beforeAll(async () => {
     server = await startConformanceServer(backend);
-    const login = await callCoffer(server.server, 'POST', '/api/v1/auth/universal-auth/login', undefined, {
-      clientId: server.clientId,
-      clientSecret: server.clientSecret,
-    });
-    operatorToken = login.body.accessToken;
+    operatorToken = await server.identityLogin();
     await admin('POST', '/api/v1/folders', { workspaceId: server.projectId, environment: 'dev', path: '/', name: 'referenced' });
     await admin('POST', '/api/v1/folders', { workspaceId: server.projectId, environment: 'dev', path: '/', name: 'unrelated' });
     await write('REF_SOURCE', '/referenced', 'one');

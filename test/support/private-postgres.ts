@@ -147,3 +147,22 @@ async function accepts(url: string): Promise<boolean> {
     await client.end().catch(() => {});
   }
 }
+
+/**
+ * Signs in to `server` over TCP as `user` with `password`: true when it accepts, false when it refuses the password
+ * (28P01: a wrong password, a role past its VALID UNTIL or one that does not exist); any other failure throws.
+ */
+export async function signsIn(server: PrivatePostgres, user: string, password: string): Promise<boolean> {
+  const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === '28P01') return false;
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

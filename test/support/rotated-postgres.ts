@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type PrivatePostgres, startPrivatePostgres } from './private-postgres.ts';
+import { type PrivatePostgres, signsIn, startPrivatePostgres } from './private-postgres.ts';
 
 /**
  * A PostgreSQL server of the test's own for rotations to act on: a role that
@@ -53,19 +53,6 @@ export async function startRotatedPostgres(): Promise<RotatedPostgres> {
       ...extra,
     }),
     connectionCredentials: (password = rotatorPassword) => ({ host: '127.0.0.1', port: server.port, database: 'postgres', username: roles.rotator, password }),
-    async canLogIn(user, password) {
-      const client = new pg.Client({ host: '127.0.0.1', port: server.port, database: 'postgres', user, password, connectionTimeoutMillis: 5000 });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        return true;
-      } catch (error) {
-        if ((error as { code?: string }).code === '28P01') return false;
-        throw error;
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    },
+    canLogIn: (user, password) => signsIn(server, user, password),
   };
 }

@@ -3,7 +3,7 @@
 // offer are made too; their answer (an API error) is reported, not hidden.
 //
 // Settings come from the environment: COFFER_URL, CLIENT_ID, CLIENT_SECRET, PROJECT_ID,
-// PROJECT_SLUG. The SDK logs nothing (SilentMode).
+// PROJECT_SLUG, DYNAMIC_SECRET (dynamic_secrets.go). The SDK logs nothing (SilentMode).
 package main
 
 import (
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	infisical "github.com/infisical/go-sdk"
+	"github.com/infisical/go-sdk/packages/models"
 )
 
 type result struct {
@@ -95,12 +96,7 @@ func main() {
 	folder, err := folders.Create(infisical.CreateFolderOptions{ProjectID: projectID, Environment: "dev", Name: "go-folder", Path: "/"})
 	report("Folders().Create", err, folder.Name)
 	listedFolders, err := folders.List(infisical.ListFoldersOptions{ProjectID: projectID, Environment: "dev", Path: "/"})
-	names := []string{}
-	for _, f := range listedFolders {
-		names = append(names, f.Name)
-	}
-	sort.Strings(names)
-	report("Folders().List", err, strings.Join(names, ","))
+	report("Folders().List", err, sortedNames(listedFolders, func(f models.Folder) string { return f.Name }))
 	renamed, err := folders.Update(infisical.UpdateFolderOptions{FolderID: folder.ID, ProjectID: projectID, Environment: "dev", NewName: "go-renamed", Path: "/"})
 	report("Folders().Update", err, renamed.Name)
 	removed, err := folders.Delete(infisical.DeleteFolderOptions{FolderName: "go-renamed", ProjectID: projectID, Environment: "dev", Path: "/"})
@@ -112,9 +108,7 @@ func main() {
 	report("automatic token renewal, then Secrets().List", err, "")
 	token = client.Auth().GetAccessToken()
 
-	// Dynamic secrets: none is configured in this project, so the listing is empty (test/api/dynamic-secrets.test.ts makes leases)
-	dynamicSecrets, err := client.DynamicSecrets().List(infisical.ListDynamicSecretsRootCredentialsOptions{ProjectSlug: projectSlug, EnvironmentSlug: "dev", SecretPath: "/"})
-	report("DynamicSecrets().List", err, fmt.Sprintf("%d dynamic secrets", len(dynamicSecrets)))
+	dynamicSecretCalls(client, projectSlug)
 	// Calls for Infisical features Coffer does not offer: their answer is reported.
 	_, err = client.Kms().Keys().GetByName(infisical.KmsGetKeyByNameOptions{KeyName: "none", ProjectId: projectID})
 	report("Kms().Keys().GetByName", err, "")
@@ -134,6 +128,16 @@ func main() {
 
 	err = client.Auth().RevokeAccessToken()
 	report("Auth().RevokeAccessToken", err, "")
+}
+
+// sortedNames joins the name of each item, sorted, with commas.
+func sortedNames[T any](items []T, name func(T) string) string {
+	names := make([]string, 0, len(items))
+	for _, item := range items {
+		names = append(names, name(item))
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }
 
 func envInt(name string, fallback int) int {
