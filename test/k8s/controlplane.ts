@@ -7,6 +7,7 @@
  * Used once per test run by test/k8s/global-setup.ts; usable on its own too:
  *   const cp = await startControlPlane({ binDir: await ensureTestBinaries() });
  *   ...; await cp.stop();
+ * An apiserver outage: `await cp.stopApiserver(); ...; await cp.startApiserver();` (etcd keeps its data).
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -53,6 +54,10 @@ export interface ControlPlane {
    * unless keepDir (or COFFER_KEEP_CLUSTER_LOGS=1); returns whether the dir was kept.
    */
   stop(opts?: { keepDir?: boolean }): Promise<boolean>;
+  /** Stops the kube-apiserver alone (SIGTERM): clients are refused until startApiserver(); etcd and its data stay. */
+  stopApiserver(): Promise<void>;
+  /** Starts the kube-apiserver again on the same port, with the same flags and etcd; resolves once /readyz answers. */
+  startApiserver(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -527,53 +532,61 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     );
     mark('etcd');
 
-    // kube-apiserver
-    const apiserver = await startProc(
-      'kube-apiserver',
-      bin('kube-apiserver'),
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${dir}`,
-        `--tls-cert-file=${path.join(dir, 'apiserver.crt')}`,
-        `--tls-private-key-file=${path.join(dir, 'apiserver.key')}`,
-        `--client-ca-file=${path.join(dir, 'ca.crt')}`,
-        `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
-        '--authorization-mode=RBAC',
-        `--service-account-issuer=${server}`,
-        `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
-        '--disable-admission-plugins=ServiceAccount',
-        '--allow-privileged=true',
-        // No Endpoints for the `kubernetes` Service (the host's address is meaningless here); this also
-        // lets the apiserver start on hosts without a default route when an advertise address is given.
-        '--endpoint-reconciler-type=none',
-        ...(hasDefaultRoute() ? [] : ['--advertise-address=127.0.0.1']),
-        '--profiling=false',
-        '--v=1',
-      ],
-      dir,
-    );
-    procs.push(apiserver);
-    log(`kube-apiserver on ${server}`);
-    await waitUntil(
-      'kube-apiserver /readyz',
-      async () => {
-        const r = await request(`${server}/readyz`, { ca: caPem, token: tokens.admin });
-        return r.status === 200 || `HTTP ${r.status} ${r.body.slice(-300)}`;
-      },
-      { timeoutMs, procs: [etcd, apiserver] },
-    );
-    await waitUntil(
-      'namespace default',
-      async () => {
-        const r = await request(`${server}/api/v1/namespaces/default`, { ca: caPem, token: tokens.admin });
-        return r.status === 200 || `HTTP ${r.status}`;
-      },
-      { timeoutMs, procs: [etcd, apiserver] },
-    );
+    // kube-apiserver (started again by startApiserver() after stopApiserver(), on the same port and etcd)
+    const apiserverArgs = [
+      `--etcd-servers=${etcdUrl}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--cert-dir=${dir}`,
+      `--tls-cert-file=${path.join(dir, 'apiserver.crt')}`,
+      `--tls-private-key-file=${path.join(dir, 'apiserver.key')}`,
+      `--client-ca-file=${path.join(dir, 'ca.crt')}`,
+      `--token-auth-file=${path.join(dir, 'tokens.csv')}`,
+      '--authorization-mode=RBAC',
+      `--service-account-issuer=${server}`,
+      `--service-account-key-file=${path.join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${path.join(dir, 'sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--disable-admission-plugins=ServiceAccount',
+      '--allow-privileged=true',
+      // No Endpoints for the `kubernetes` Service (the host's address is meaningless here); this also
+      // lets the apiserver start on hosts without a default route when an advertise address is given.
+      '--endpoint-reconciler-type=none',
+      ...(hasDefaultRoute() ? [] : ['--advertise-address=127.0.0.1']),
+      '--profiling=false',
+      '--v=1',
+    ];
+    const launchApiserver = async (): Promise<Proc> => {
+      const started = await startProc('kube-apiserver', bin('kube-apiserver'), apiserverArgs, dir);
+      procs.push(started);
+      log(`kube-apiserver on ${server}`);
+      await waitUntil(
+        'kube-apiserver /readyz',
+        async () => {
+          const r = await request(`${server}/readyz`, { ca: caPem, token: tokens.admin });
+          return r.status === 200 || `HTTP ${r.status} ${r.body.slice(-300)}`;
+        },
+        { timeoutMs, procs: [etcd, started] },
+      );
+      await waitUntil(
+        'namespace default',
+        async () => {
+          const r = await request(`${server}/api/v1/namespaces/default`, { ca: caPem, token: tokens.admin });
+          return r.status === 200 || `HTTP ${r.status}`;
+        },
+        { timeoutMs, procs: [etcd, started] },
+      );
+      return started;
+    };
+    let apiserver = await launchApiserver();
+    const stopApiserver = async (): Promise<void> => {
+      await stopProc(apiserver, 5000);
+      if (procs.includes(apiserver)) procs.splice(procs.indexOf(apiserver), 1);
+    };
+    const startApiserver = async (): Promise<void> => {
+      if (!apiserver.exitInfo) throw new Error('control plane: the kube-apiserver is running; call stopApiserver() first');
+      apiserver = await launchApiserver();
+    };
     mark('apiserver');
 
     // CRDs (before kube-controller-manager, so its garbage collector discovers them at start)
@@ -642,7 +655,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     }
     log(`control plane ready in ${Date.now() - t0} ms (${dir})`);
 
-    return { dir, kubeconfigPath, server, caPem, tokens, crds, timings, stop };
+    return { dir, kubeconfigPath, server, caPem, tokens, crds, timings, stop, stopApiserver, startApiserver };
   } catch (err) {
     const kept = await stop({ keepDir: true }).catch(() => true);
     const msg = err instanceof Error ? err.message : String(err);
