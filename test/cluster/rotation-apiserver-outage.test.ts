@@ -90,6 +90,8 @@ async function duringOutage<T>(body: () => Promise<T>): Promise<T> {
   try {
     const result = await body();
     await waitForSyncRefused(from);
+    // the integration record says the sync failed (a fixed sentence), not the last success
+    expect(await integrationRecord()).toEqual({ isSynced: false, syncMessage: expect.stringMatching(/^The last sync failed \(the Kubernetes API server unreachable/) });
     return result;
   } finally {
     await plane.startApiserver();
@@ -210,6 +212,7 @@ describe('the kube-apiserver down while a rotation runs', () => {
 
       await secretHolds(fresh, 'the new credential in the Secret once the apiserver is back');
       await waitForPublished();
+      expect(await integrationRecord()).toEqual({ isSynced: true, syncMessage: null });
       await standIn.uses(fresh);
       const retired = await rotate();
       expect(retired.status, JSON.stringify(retired.body)).toBe(200);

@@ -54,6 +54,9 @@ const SOURCE_DELETED: ReadonlySet<string> = new Set(['ProjectDeleted', 'Environm
 const REMOVED_COPY = { dataHash: null, secretCount: null, syncedRevision: null, skippedKeys: null, collisions: null };
 /** How soon a sync is tried again when the installation's digest key could not be read or made. */
 const DIGEST_KEY_RETRY_MS = 10_000;
+/** What the integration record says of a sync that failed for a reason no condition names (the operator's log has the error). */
+const UNNAMED_FAILURE_MESSAGE =
+  'The last sync failed (the Kubernetes API server unreachable or refusing, or an unexpected error; the operator log says which); the target keeps its last data and the sync is retried with backoff';
 
 /**
  * Integration → an integration record in Coffer and a native Secret (or
@@ -128,7 +131,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
     } catch (error) {
       // what a failure means for the target and the index is this controller's; reporting it is the runtime's
       const failure = toFailure(error, 'NotFound');
-      if (!failure) throw error;
+      if (!failure) {
+        await this.#recordUnnamedFailure(resource, integrationId);
+        throw error;
+      }
       return this.#failed(resource, integrationId, failure, error, readAt, progress.indexed);
     }
   }
@@ -185,11 +191,23 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   /**
+   * A sync that failed for a reason no Failure names (the apiserver unreachable, a bug: retried with backoff) is
+   * recorded as failed, so the API and the revision barrier do not show the last success as current. The sentence is
+   * fixed: the error's own text can quote data.
+   */
+  async #recordUnnamedFailure(resource: IntegrationResource, integrationId: string | undefined): Promise<void> {
+    if (!integrationId) return;
+    await this.#context.port.integrations
+      .recordSyncResult(integrationId, { isSynced: false, syncMessage: UNNAMED_FAILURE_MESSAGE })
+      .catch((recordError: unknown) => this.#recordNotUpdated(resource, 'an error retried with backoff', recordError));
+  }
+
+  /**
    * The integration record could not be told of a failure: the condition and
    * the Event still say it, so the failure path goes on; the record's
    * isSynced and syncMessage lag until a later sync writes them.
    */
-  #recordNotUpdated(resource: IntegrationResource, reason: ConditionReason, error: unknown): void {
+  #recordNotUpdated(resource: IntegrationResource, reason: ConditionReason | 'an error retried with backoff', error: unknown): void {
     const { namespace, name } = resource.metadata;
     this.#context.logger.warn(
       { namespace, integration: name, reason, error: describeError(error) },
