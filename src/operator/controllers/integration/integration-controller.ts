@@ -75,6 +75,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #renderer = new TemplateRenderer();
   /** Which workloads read which targets (reported with each sync); undefined when workloads are not watched. */
   readonly #readers: TargetReaders | undefined;
+  /** The target-keys report this leadership last recorded per Integration (with its record's id): an unchanged one is not sent again. */
+  readonly #reported = new Map<string, string>();
   #hasher: DataHasher | undefined;
 
   constructor(context: ControllerContext) {
@@ -89,6 +91,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
   /** Leadership starts at `revision`: listings read before it are not trusted. */
   startAt(revision: Revision): void {
     this.#changes.startAt(revision);
+    // another replica may have recorded reports since this one last led
+    this.#reported.clear();
   }
 
   setup(watches: Watches): void {
@@ -107,6 +111,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   forget(key: ObjectKey): void {
     this.#changes.forget(key);
+    this.#reported.delete(formatNamespacedName(key));
   }
 
   /** The operator stops: the template worker goes. */
@@ -186,6 +191,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (integrationId) {
       // a failed sync leaves the revision the target reached as it was; a removed copy reflects none
       const reached = fields === REMOVED_COPY ? { syncedRevision: null, targetKeys: null } : {};
+      if (fields === REMOVED_COPY) this.#reported.delete(formatNamespacedName(resource.metadata));
       await this.#context.port.integrations
         .recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached })
         .catch((recordError: unknown) => this.#recordNotUpdated(resource, reason, recordError));
@@ -298,13 +304,17 @@ export class IntegrationController implements Controller<IntegrationResource> {
       ],
       reload ? [] : ['Reloaded'],
     );
+    const targetKeys = targetKeysReport(data, origins, this.#readers?.readersOf(namespace, targetRefOf(resource)));
+    const reported = JSON.stringify([identity.integrationId, targetKeys]);
+    const reportedBefore = this.#reported.get(formatNamespacedName(resource.metadata)) === reported;
     await port.integrations.recordSyncResult(identity.integrationId, {
       isSynced: true,
       syncMessage: skipped.length > 0 ? message : null,
       syncedRevision: revision,
       places,
-      targetKeys: targetKeysReport(data, origins, this.#readers?.readersOf(namespace, targetRefOf(resource))),
+      ...(reportedBefore ? {} : { targetKeys }),
     });
+    this.#reported.set(formatNamespacedName(resource.metadata), reported);
     if (resource.spec.reload && reload?.reloadedRevision !== undefined) {
       await port.integrations.recordReloadResult(identity.integrationId, { reloadedRevision: reload.reloadedRevision, rolling: reload.rolling });
     }
