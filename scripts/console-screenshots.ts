@@ -29,8 +29,22 @@ try {
   };
   const seeded = await callCoffer(server, 'PATCH', '/api/v4/secrets/SERVICE_0002_URL', token, { projectId, ...root, secretValue: 'https://service-0002.internal:8443' });
   const seededRevision = Number(seeded.headers.get('coffer-revision'));
-  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision });
-  await clusters.syncResult('us-east', integrations.usApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision });
+  // what each Secret holds of the folder and which workloads read it, as their operators report it
+  const services = Array.from({ length: 12 }, (_, index) => ({ key: `SERVICE_${String(index).padStart(4, '0')}_URL` }));
+  const holding = (readers: { name: string; keys: string[] | null }[]) => ({
+    carried: [{ environment: 'dev', path: '/', keys: services }],
+    templated: 0,
+    carriedTruncated: false,
+    readers: readers.map((reader) => ({ kind: 'Deployment', namespace: 'payments', ...reader })),
+    readersTruncated: false,
+  });
+  const euKeys = holding([
+    { name: 'checkout', keys: ['SERVICE_0001_URL', 'SERVICE_0002_URL'] },
+    { name: 'ledger', keys: null },
+  ]);
+  const usKeys = holding([{ name: 'checkout', keys: ['SERVICE_0000_URL'] }]);
+  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision, targetKeys: euKeys });
+  await clusters.syncResult('us-east', integrations.usApi, { isSynced: true, syncMessage: null, syncedRevision: seededRevision, targetKeys: usKeys });
   await clusters.syncResult('us-east', integrations.usWorker, {
     isSynced: false,
     syncMessage: 'Secret batch/worker-env exists and is not managed by this Integration; use creationPolicy Merge to add keys to it',
@@ -109,7 +123,7 @@ try {
   await page.getByRole('button', { name: 'Where SERVICE_0001_URL goes' }).click();
   const delivery = page.getByRole('region', { name: /^Your save of SERVICE_0001_URL, revision \d+$/ });
   const saved = Number(/(\d+)$/.exec((await delivery.getAttribute('aria-label'))!)![1]);
-  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: saved });
+  await clusters.syncResult('eu-west', integrations.euApi, { isSynced: true, syncMessage: null, syncedRevision: saved, targetKeys: euKeys });
   await delivery.getByText(`eu-west / payments / api: Reached (at revision ${saved})`).waitFor();
   await shot('where-it-goes');
   await page.getByRole('link', { name: 'Secrets', exact: true }).click();

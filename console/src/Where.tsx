@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useState } from 'react';
-import type { Place, Project } from './api.ts';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { type Place, type Project, secretsApi } from './api.ts';
 import { writesAt } from './recent-writes.ts';
-import { useLatestRead } from './resource.tsx';
+import { useLatestRead, useResource } from './resource.tsx';
 import { navigate, useLocation } from './router.ts';
-import { type BarrierAnswer, type Destination, followChanges, whereApi } from './where-api.ts';
+import { type BarrierAnswer, type Destination, type DestinationKeys, followChanges, whereApi } from './where-api.ts';
 
 /** How long the screen follows one write to the clusters; each wait answers within WAIT_STEP with where each one stands. */
 const FOLLOW_MS = 120_000;
@@ -32,44 +32,52 @@ export function whereHref(place: Place, key?: string): string {
 }
 
 /**
- * Where a folder's secrets (or one of them) go: the Integrations in every cluster that sync it, followed live through
- * the project's change stream, and each write at the folder followed to every cluster (the revision barrier), with
- * the reason of any that fails. No value is read here.
+ * Where a folder's secrets (or one of them, picked in the Key list) go: the Integrations in every cluster whose Secret
+ * holds them and the workloads that read them there, followed live through the project's change stream, and each
+ * write at the folder followed to every cluster (the revision barrier), with the reason of any that fails. No value
+ * is read here (the key list comes from the folder's masked listing).
  */
 export function Where({ project }: { project: Project }) {
   const url = useLocation();
   const place = placeFrom(project, url);
-  const key = url.searchParams.get('key') ?? undefined;
+  const key = url.searchParams.get('key') || undefined;
   const placeKey = `${place.environment}\u0000${place.secretPath}`;
   const [destinations, setDestinations] = useState<{ integrations: Destination[]; truncated: boolean }>();
   const [error, setError] = useState<string>();
   const [live, setLive] = useState(false);
   const [deliveries, setDeliveries] = useState<Delivery[]>(() => ownDeliveries(place));
+  const keys = useResource(async () => (await secretsApi.list(place)).map((secret) => secret.secretKey), [placeKey]);
 
   const begin = useLatestRead();
   const load = useCallback(async () => {
     const isLatest = begin();
     try {
-      const loaded = await whereApi.destinations(place);
+      const loaded = await whereApi.destinations(place, key);
       if (!isLatest()) return;
       setDestinations(loaded);
       setError(undefined);
     } catch (failure) {
       if (isLatest()) setError((failure as Error).message);
     }
-  }, [placeKey]);
+  }, [placeKey, key]);
+  // the stream follows the folder; a change reloads whatever is picked then
+  const latestLoad = useRef(load);
+  latestLoad.current = load;
 
   useEffect(() => {
     setDestinations(undefined);
-    setDeliveries(ownDeliveries(place));
     void load();
+  }, [load]);
+
+  useEffect(() => {
+    setDeliveries(ownDeliveries(place));
     const stop = new AbortController();
     void followChanges(
       project.id,
       {
         ready: () => setLive(true),
         change: (change) => {
-          void load();
+          void latestLoad.current();
           if (change.environment !== place.environment || change.secretPath !== place.secretPath || change.kind === 'integration') return;
           setDeliveries((current) =>
             current.some((delivery) => delivery.revision === change.revision)
@@ -81,7 +89,7 @@ export function Where({ project }: { project: Project }) {
       stop.signal,
     ).finally(() => setLive(false));
     return () => stop.abort();
-  }, [load]);
+  }, [project.id, placeKey]);
 
   const where = `${place.environment}:${place.secretPath}`;
   return (
@@ -90,7 +98,7 @@ export function Where({ project }: { project: Project }) {
         {project.name}: where {key ? `${key} goes` : `${where} goes`}
       </h1>
       <p>
-        {key ? `${key} is in ${where}. ` : ''}These Integrations sync {key ? 'its folder' : 'this folder'} into a cluster.{' '}
+        {key ? `${key} is in ${where}. These Integrations sync it into a cluster.` : 'These Integrations sync this folder into a cluster.'}{' '}
         <span role="status" className="muted">
           {live ? 'Following changes live.' : 'Connecting to the change stream…'}
         </span>{' '}
@@ -104,19 +112,25 @@ export function Where({ project }: { project: Project }) {
           Back to the secrets of {where}
         </a>
       </p>
+      <KeyPicker keys={keys.data} picked={key} onPick={(picked) => navigate(whereHref(place, picked))} />
       {error && (
         <p role="alert" className="error">
           {error}
         </p>
       )}
       {destinations === undefined && !error && <p>Loading…</p>}
-      {destinations?.integrations.length === 0 && (
-        <p className="empty">
-          No Integration syncs {where} yet. Create an Integration resource in a cluster with this project, environment {place.environment} and path {place.secretPath}; it
-          appears here as soon as its operator records it.
-        </p>
-      )}
-      {destinations && destinations.integrations.length > 0 && <DestinationTable destinations={destinations.integrations} where={where} />}
+      {destinations?.integrations.length === 0 &&
+        (key ? (
+          <p className="empty">
+            No Integration&apos;s Secret holds {key} of {where}.
+          </p>
+        ) : (
+          <p className="empty">
+            No Integration syncs {where} yet. Create an Integration resource in a cluster with this project, environment {place.environment} and path {place.secretPath};
+            it appears here as soon as its operator records it.
+          </p>
+        ))}
+      {destinations && destinations.integrations.length > 0 && <DestinationTable destinations={destinations.integrations} where={key ?? where} picked={key} />}
       {destinations?.truncated && <p className="notice">More Integrations sync this folder than are shown.</p>}
       {destinations && destinations.integrations.length > 0 && (
         <>
@@ -145,7 +159,59 @@ function syncState(destination: Destination): { text: string; failing: boolean }
   return { text: destination.syncMessage ? `Synced (${destination.syncMessage})` : 'Synced', failing: false };
 }
 
-function DestinationTable({ destinations, where }: { destinations: Destination[]; where: string }) {
+/** The folder's keys to pick from (its own shared secrets, by name), and the whole folder. */
+function KeyPicker({ keys, picked, onPick }: { keys: string[] | undefined; picked: string | undefined; onPick: (key: string | undefined) => void }) {
+  const names = [...new Set([...(keys ?? []), ...(picked ? [picked] : [])])].sort();
+  return (
+    <p>
+      <label>
+        Key
+        <select value={picked ?? ''} onChange={(event) => onPick(event.target.value || undefined)}>
+          <option value="">The whole folder</option>
+          {names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+    </p>
+  );
+}
+
+/** What the Secret holds of the folder, or of the key picked (by its name there). */
+function holds(keys: DestinationKeys | null, picked: string | undefined): { text: string; muted: boolean } {
+  if (!keys) return { text: 'Not reported yet by its operator', muted: true };
+  const maybe = keys.complete ? '' : 'maybe more: its template makes keys, or its report was cut';
+  if (picked) {
+    const found = keys.carried.find((carried) => carried.key === picked);
+    if (found) return { text: found.as === picked ? 'Holds it' : `Holds it as ${found.as}`, muted: false };
+    return { text: `Cannot tell (${maybe})`, muted: true };
+  }
+  const named = keys.carried.map(({ key, as }) => (as === key ? key : `${key} as ${as}`)).join(', ');
+  if (!named) return { text: keys.complete ? 'None of its keys' : `Cannot tell (${maybe})`, muted: true };
+  return { text: keys.complete ? named : `${named}; ${maybe}`, muted: false };
+}
+
+/** The workloads that read the folder's keys (or the key picked) in the Secret. */
+function ReadBy({ keys, picked }: { keys: DestinationKeys | null; picked: string | undefined }) {
+  if (!keys) return <span className="muted">—</span>;
+  if (!keys.workloads) return <span className="muted">Not reported: its operator does not watch workloads</span>;
+  if (keys.workloads.length === 0) return <span className="muted">No workload reads {picked ? 'it' : 'them'}</span>;
+  return (
+    <ul className="readers">
+      {keys.workloads.map((workload) => (
+        <li key={`${workload.kind}/${workload.name}`}>
+          {workload.kind} {workload.name}
+          {picked ? (workload.everyKey ? ' (every key)' : '') : `: ${workload.everyKey ? 'every key' : workload.keys.join(', ')}`}
+        </li>
+      ))}
+      {keys.workloadsTruncated && <li className="muted">and more</li>}
+    </ul>
+  );
+}
+
+function DestinationTable({ destinations, where, picked }: { destinations: Destination[]; where: string; picked: string | undefined }) {
   return (
     <table className="where">
       <caption className="sr-only">Integrations syncing {where}</caption>
@@ -158,12 +224,15 @@ function DestinationTable({ destinations, where }: { destinations: Destination[]
           <th scope="col">Reads it</th>
           <th scope="col">Synced revision</th>
           <th scope="col">State</th>
-          <th scope="col">Workloads</th>
+          <th scope="col">Holds</th>
+          <th scope="col">Read by</th>
+          <th scope="col">Reload</th>
         </tr>
       </thead>
       <tbody>
         {destinations.map((destination) => {
           const state = syncState(destination);
+          const held = holds(destination.keys, picked);
           return (
             <tr key={destination.id}>
               <th scope="row">{destination.name}</th>
@@ -175,6 +244,10 @@ function DestinationTable({ destinations, where }: { destinations: Destination[]
               </td>
               <td>{destination.syncedRevision ?? '—'}</td>
               <td className={state.failing ? 'error' : undefined}>{state.text}</td>
+              <td className={held.muted ? 'muted' : undefined}>{held.text}</td>
+              <td>
+                <ReadBy keys={destination.keys} picked={picked} />
+              </td>
               <td>{destination.reloads ? `rolled on a change (reload at revision ${destination.reloadedRevision ?? '—'})` : 'not rolled by Coffer'}</td>
             </tr>
           );

@@ -17,6 +17,25 @@ export interface Destination {
   reloads: boolean;
   reloadedRevision: number | null;
   lastSyncTime: string | null;
+  /** What its Secret holds of the folder (of the key asked about) and which workloads read it; null before its operator reported it. */
+  keys: DestinationKeys | null;
+}
+
+/** A Deployment, StatefulSet or DaemonSet reading keys of the folder (by their names in the folder). */
+export interface KeyReader {
+  kind: 'Deployment' | 'StatefulSet' | 'DaemonSet';
+  name: string;
+  keys: string[];
+  everyKey: boolean;
+}
+
+export interface DestinationKeys {
+  carried: { key: string; as: string }[];
+  /** False: its Secret may hold more of the folder's keys than `carried` says. */
+  complete: boolean;
+  /** Null when its operator does not report workloads. */
+  workloads: KeyReader[] | null;
+  workloadsTruncated: boolean;
 }
 
 /** The revision barrier's answer (GET /api/v1/changes/wait). */
@@ -35,9 +54,10 @@ export interface ChangeEvent {
 }
 
 export const whereApi = {
-  destinations: (place: Place) =>
+  /** With `key`: only the Integrations whose Secret may hold that key of the folder. */
+  destinations: (place: Place, key?: string) =>
     api<{ integrations: Destination[]; truncated: boolean }>('GET', `/api/v1/workspace/${encodeURIComponent(place.projectId)}/integrations/syncing`, {
-      query: { environment: place.environment, secretPath: place.secretPath },
+      query: { environment: place.environment, secretPath: place.secretPath, key },
     }),
   /** Answers when the write reached every Integration it concerns, or after `timeout` with where each stands. */
   wait: (revision: number, timeout: string) => api<BarrierAnswer>('GET', '/api/v1/changes/wait', { query: { revision, timeout } }),

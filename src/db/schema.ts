@@ -660,6 +660,13 @@ export interface IntegrationsTable {
   updatedAt: Timestamp;
 }
 
+/** What an Integration's operator last reported of its target's keys and the workloads reading them (JSON: TargetKeys, src/integrations/target-keys.ts). */
+export interface IntegrationTargetKeysTable {
+  integrationId: string;
+  report: ColumnType<unknown, string, string>;
+  updatedAt: Timestamp;
+}
+
 export interface SchemaMigrationsTable {
   name: string;
   appliedAt: Timestamp;
@@ -799,6 +806,7 @@ export interface DB {
   secretImports: SecretImportsTable;
   integrationAuths: IntegrationAuthsTable;
   integrations: IntegrationsTable;
+  integrationTargetKeys: IntegrationTargetKeysTable;
   schemaMigrations: SchemaMigrationsTable;
 }
 

@@ -1,6 +1,7 @@
 import type { ReadPlace } from '../changes/read-places.ts';
 import type { IntegrationMetadata } from './integration-schema.ts';
 import type { IntegrationValues } from './integration-store.ts';
+import type { TargetKeys } from './target-keys.ts';
 
 export type Target = Partial<
   Pick<
@@ -58,4 +59,6 @@ export interface SyncResult {
   syncedRevision?: number | null;
   /** What the sync read; left as stored when undefined. */
   places?: ReadPlace[];
+  /** Where its target's keys came from and which workloads read them (names only); left as stored when undefined, forgotten when null. */
+  targetKeys?: TargetKeys | null;
 }

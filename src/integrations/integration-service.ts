@@ -4,7 +4,6 @@ import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
 import { actingCluster } from '../clusters/acting-cluster.ts';
-import type { ReadPlace } from '../changes/read-places.ts';
 import { listEnvironments as listEnvironmentsOf } from '../environments/environment-lookup.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
@@ -15,7 +14,8 @@ import { ensureKubernetesAuthIn } from './integration-auth-service.ts';
 import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
-import { describeWorkload, type ReloadResult } from './workload-rollout.ts';
+import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
+import { setIntegrationTargetKeys } from './target-keys-store.ts';
 import { describeIntegration, emptyTarget, integrationChanges, lockIntegrationsOf, readableIntegrationsOf, withoutEmpty } from './integration-scope.ts';
 import {
   deleteIntegration,
@@ -89,18 +89,19 @@ export class IntegrationService {
   }
 
   /**
-   * Where the secrets of one folder go: the Integration resources' records that read it, with how far each got. The
-   * caller must read the project's integrations and the folder's secrets; the folder's existence is not checked (an
-   * absent one is answered as one nothing reads), so the answer tells nothing about places the caller may not read.
+   * Where the secrets of one folder (or one of its keys) go: the Integration resources' records that read it, with how
+   * far each got, what each Secret holds of it and which workloads read that. The caller must read the project's
+   * integrations and the folder's secrets; the folder's existence is not checked (an absent one is answered as one
+   * nothing reads), so the answer tells nothing about places the caller may not read.
    */
-  async destinationsOf(actor: Actor, place: { projectId: string; environment: string; secretPath: string }): Promise<PlaceDestinations> {
+  async destinationsOf(actor: Actor, place: { projectId: string; environment: string; secretPath: string; key?: string }): Promise<PlaceDestinations> {
     const { db, lookups, permissions } = this.#deps;
     const project = await readableIntegrationsOf(this.#deps, actor, place.projectId);
     const path = normalizeSecretPath(place.secretPath);
     await permissions.assertProject({ actor, project, action: 'read', subject: 'secrets', where: { environment: place.environment, secretPath: path } });
     const environment = await lookups.requireEnvironment(db, project.id, place.environment);
     const rows = await listManagedIntegrationsOfProject(db, project.id, DESTINATIONS_READ_MAX + 1);
-    return destinationsOf(rows, { projectId: project.id, environmentId: environment.id, path });
+    return destinationsOf(db, rows, { projectId: project.id, environmentId: environment.id, environment: place.environment, path, key: place.key });
   }
 
   /** PATCH (op 1): activates or pauses, and moves the source; omitted fields keep their stored values. */
@@ -182,26 +183,29 @@ export class IntegrationService {
    */
   async recordSyncResult(integrationId: string, result: SyncResult): Promise<void> {
     if (!isUuid(integrationId)) return;
-    await this.#recordProgress((db) =>
-      setIntegrationSyncResult(db, integrationId, {
+    await this.#recordProgress(async (db) => {
+      if (result.targetKeys !== undefined) await setIntegrationTargetKeys(db, integrationId, result.targetKeys);
+      return setIntegrationSyncResult(db, integrationId, {
         isSynced: result.isSynced,
         syncMessage: result.syncMessage === null ? null : result.syncMessage.slice(0, SYNC_MESSAGE_MAX),
         ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
         lastUsed: new Date(),
         ...(result.places === undefined ? {} : { readPlaces: result.places }),
-      }),
-    );
+      });
+    });
   }
 
   /**
    * recordSyncResult for an operator in another cluster: only the operator of the record's cluster writes it
    * (a capability of its credential's binding, not a project role), and only a result the server can
-   * believe: a revision it committed, places its operator may read (the revision barrier counts these).
+   * believe: a revision it committed, places its operator may read (the revision barrier counts these); a report of
+   * its target's keys naming only such places and workloads of the Integration resource's namespace.
    */
   async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
     const row = await this.#requireOwnRecord(actor, integrationId);
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
-    if (result.places) await this.#assertReadable(actor, row, result.places);
+    this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
+    await this.#assertReadable(actor, row, result);
     await this.recordSyncResult(integrationId, result);
   }
 
@@ -218,15 +222,20 @@ export class IntegrationService {
   async recordReloadResultAs(actor: Actor, integrationId: string, result: ReloadResult): Promise<void> {
     const row = await this.#requireOwnRecord(actor, integrationId);
     await this.#assertCommitted(result.reloadedRevision);
+    this.#assertInNamespace(row, result.rolling ?? [], 'A reload result');
+    await this.recordReloadResult(integrationId, result);
+  }
+
+  /** Workloads an operator reports for a record are in its Integration resource's own namespace (the only ones it looks at). */
+  #assertInNamespace(row: IntegrationRow, workloads: readonly WorkloadRef[], what: string): void {
     const namespace = row.managedBy!.split('/')[0];
-    const elsewhere = result.rolling?.find((workload) => workload.namespace !== namespace);
+    const elsewhere = workloads.find((workload) => workload.namespace !== namespace);
     if (elsewhere) {
       throw new ForbiddenError(
-        `A reload result may name only workloads in the Integration's namespace '${namespace}'; ${describeWorkload(elsewhere)} is not one`,
+        `${what} may name only workloads in the Integration's namespace '${namespace}'; ${describeWorkload(elsewhere)} is not one`,
         'WorkloadNotInNamespace',
       );
     }
-    await this.recordReloadResult(integrationId, result);
   }
 
   /** The record of an Integration resource of the cluster the actor acts for (404 when it may not know the project, 403 otherwise). */
@@ -249,17 +258,27 @@ export class IntegrationService {
     }
   }
 
-  /** Every place a result names is a folder of the record's project that its operator may read. */
-  async #assertReadable(actor: Actor, row: IntegrationRow, places: readonly ReadPlace[]): Promise<void> {
+  /**
+   * Every place a result names is a folder of the record's project that its operator may read: the places it read
+   * (by environment id), and the folders its target's keys came from (by environment slug).
+   */
+  async #assertReadable(actor: Actor, row: IntegrationRow, result: SyncResult): Promise<void> {
+    const places = result.places ?? [];
+    const folders = result.targetKeys?.carried ?? [];
+    if (places.length === 0 && folders.length === 0) return;
     const { db, lookups, permissions } = this.#deps;
     const project = await lookups.requireProject(db, { id: row.projectId });
     const allowed = await permissions.forProject(actor, project);
     const slugs = new Map((await listEnvironmentsOf(db, project.id)).map((environment) => [environment.id, environment.slug]));
-    for (const place of places) {
-      const environment = slugs.get(place.environmentId);
-      if (environment === undefined || !allowed.can('read', 'secrets', { environment, secretPath: place.path })) {
+    const known = new Set(slugs.values());
+    const named = [
+      ...places.map((place) => ({ environment: slugs.get(place.environmentId), shown: place.environmentId, path: place.path })),
+      ...folders.map((folder) => ({ environment: known.has(folder.environment) ? folder.environment : undefined, shown: folder.environment, path: folder.path })),
+    ];
+    for (const { environment, shown, path } of named) {
+      if (environment === undefined || !allowed.can('read', 'secrets', { environment, secretPath: path })) {
         throw new ForbiddenError(
-          `A sync result may name only places its operator may read in the integration's project; ${place.environmentId}:${place.path} is not one`,
+          `A sync result may name only places its operator may read in the integration's project; ${shown}:${path} is not one`,
           'PlaceNotReadable',
         );
       }

@@ -3,8 +3,10 @@ import { CHANGE_KINDS, ROTATION_PHASES } from '../changes/change-feed.ts';
 import { clusterNameSchema, namespaceNameSchema } from '../grants/grant-schema.ts';
 import { integrationSchema } from '../integrations/integration-schema.ts';
 import { ROLLING_WORKLOADS_MAX, ROLLOUT_KINDS } from '../integrations/workload-rollout.ts';
+import { CARRIED_KEYS_MAX, KEY_READERS_MAX, KEYS_PER_READER_MAX } from '../integrations/target-keys.ts';
+import { SECRET_KEY_MAX } from '../secrets/secret-schema.ts';
 import { effectivePermissionsSchema } from '../permissions/permission-schema.ts';
-import { bigInteger, environmentSlug, flag, id, optional, path, required, stringRecord, text } from '../validation/input.ts';
+import { bigInteger, environmentSlug, exactText, flag, id, optional, path, required, stringRecord, text } from '../validation/input.ts';
 
 /**
  * The wire of the operator port (src/operator/port/coffer-port.ts) over HTTP: the
@@ -86,6 +88,59 @@ export const deleteIntegrationQuery = z.object({
 
 export const integrationParams = z.object({ integrationId: id().describe("The integration's id.") });
 
+const workloadRef = z.object({
+  kind: z.enum(ROLLOUT_KINDS).describe('Its kind.'),
+  namespace: namespaceNameSchema.describe("Its namespace: the Integration resource's own."),
+  name: z
+    .string()
+    .min(1)
+    .max(253)
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name')
+    .describe('Its name.'),
+});
+
+/** A key's name in the target (a Secret or ConfigMap data key). */
+const dataKeyName = exactText(253).min(1, 'must not be empty');
+
+const targetKeys = z.strictObject({
+  carried: z
+    .array(
+      z.strictObject({
+        environment: environmentSlug(),
+        path: path(),
+        keys: z
+          .array(
+            z.strictObject({
+              key: exactText(SECRET_KEY_MAX).min(1, 'must not be empty').describe("The secret's name in the folder."),
+              as: dataKeyName.optional().describe('Its name in the target, when the Integration renames it.'),
+            }),
+          )
+          .describe('The keys of the folder the target holds.'),
+      }),
+    )
+    .refine((folders) => folders.reduce((count, folder) => count + folder.keys.length, 0) <= CARRIED_KEYS_MAX, `must name at most ${CARRIED_KEYS_MAX} keys in all`)
+    .describe(`Where the target's keys came from: per folder (environment slug and path), the secrets it holds; at most ${CARRIED_KEYS_MAX} keys in all.`),
+  templated: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).describe("How many of the target's keys its template made (from no one secret)."),
+  carriedTruncated: z.boolean().describe('The target holds more keys from secrets than `carried` names.'),
+  readers: z
+    .array(
+      z.strictObject({
+        ...workloadRef.shape,
+        keys: z
+          .array(dataKeyName)
+          .max(KEYS_PER_READER_MAX)
+          .nullable()
+          .describe(`The target's keys its pod template names (at most ${KEYS_PER_READER_MAX}); null: every key (envFrom, a volume without items).`),
+      }),
+    )
+    .max(KEY_READERS_MAX)
+    .nullable()
+    .describe(
+      `The Deployments, StatefulSets and DaemonSets of the Integration resource's namespace whose pod template reads the target (env secretKeyRef or configMapKeyRef, envFrom, volumes), at most ${KEY_READERS_MAX}; null when the operator does not watch workloads.`,
+    ),
+  readersTruncated: z.boolean().describe('More workloads read the target than `readers` names, or one names more keys than it lists.'),
+});
+
 export const syncResultBody = z.object({
   isSynced: z.boolean().describe('Whether the Secret holds what the source resolves to.'),
   syncMessage: text(1024).nullable().describe('Why not, when it does not.'),
@@ -100,17 +155,12 @@ export const syncResultBody = z.object({
     .describe(
       'Every place the sync read (its sources, recursive ones with what lies below, and the folders read through imports and references); the stored list when absent. The revision barrier decides with it which writes reached the Secret.',
     ),
-});
-
-const workloadRef = z.object({
-  kind: z.enum(ROLLOUT_KINDS).describe('Its kind.'),
-  namespace: namespaceNameSchema.describe("Its namespace: the Integration resource's own."),
-  name: z
-    .string()
-    .min(1)
-    .max(253)
-    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name')
-    .describe('Its name.'),
+  targetKeys: targetKeys
+    .nullable()
+    .optional()
+    .describe(
+      "Which keys the target holds, where each came from, and which workloads read which: names and kinds only, never a value (a field beyond these is refused). Shown by the console's Where it goes. The stored report when absent; null forgets it.",
+    ),
 });
 
 export const reloadResultBody = z.object({

@@ -68,6 +68,7 @@ describe('where a folder is synced', () => {
       reloads: false,
       reloadedRevision: null,
       lastSyncTime: expect.any(String),
+      keys: null,
     });
     expect(byName.recursive).toMatchObject({ through: 'recursive', source: { environment: 'dev', secretPath: '/' } });
     expect(byName.imported).toMatchObject({ through: 'import', source: { environment: 'staging', secretPath: '/shared' } });

@@ -1,9 +1,10 @@
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import provideChromium from '../console/chromium-setup.ts';
 import { launchBrowser } from '../console/console-server.ts';
 import { answersHolding, expectAccessible, recordApiAnswers, saveAndFollow, signInThroughForm, valuesInPage } from '../console/page-checks.ts';
-import { createTestNamespace, type TestNamespace } from '../k8s/helpers.ts';
+import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
@@ -12,10 +13,12 @@ import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, s
  * against the test kube-apiserver, Debian's chromium driving the console. After an edit in the console, its "Where it
  * goes" screen shows the write reaching the Integration's new revision, while the Secret in the cluster holds the new
  * value; an Integration whose Secret belongs to someone else shows its failure's reason. No value in the page or in
- * any answer it loaded. (test/console/where.test.ts covers the screen's other cases with the operator played.)
+ * any answer it loaded. Then the workloads that read the Secret, as the operator finds them in their pod templates:
+ * under the keys each reads, and gone from a key when its reference is removed. (test/console/where.test.ts covers
+ * the screen's other cases with the operator played.)
  */
 const USER = { email: 'ops@example.com', password: 'operator test password' };
-const VALUES = { first: 'cluster-first-value-71ac', edited: 'cluster-edited-value-0d5e' };
+const VALUES = { first: 'cluster-first-value-71ac', edited: 'cluster-edited-value-0d5e', apiKey: 'cluster-api-key-value-94c3' };
 
 let cluster: Cluster;
 let namespace: TestNamespace;
@@ -25,6 +28,7 @@ let browser: Browser;
 let page: Page;
 let answers: { url: string; body: string }[];
 let projectId: string;
+let token: string;
 const slug = `where-${Date.now().toString(36)}`;
 
 beforeAll(async () => {
@@ -32,7 +36,6 @@ beforeAll(async () => {
   cluster = clusterClients();
   namespace = await createTestNamespace('where');
   const environment = await cofferEnvironment(namespace.name);
-  let token: string;
   [{ api, token }, browser] = await Promise.all([startApi(environment), launchBrowser()]);
   operator = await startOperatorProcess(environment);
   await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Shop', slug } });
@@ -79,6 +82,52 @@ test('after an edit in the console, the Where it goes screen shows the Integrati
   const taken = page.getByRole('table').getByRole('row', { name: /^taken / });
   await taken.getByText(/^Failing: .*exists and is not managed by this Integration/).waitFor();
   await expectAccessible(page, 'where it goes, on the real control plane');
+
+  expect(await valuesInPage(page, Object.values(VALUES))).toEqual([]);
+  expect(answersHolding(answers, Object.values(VALUES))).toEqual([]);
+});
+
+/** The workloads the API names as reading `key` of /where through the Integration `app`, as `Kind/name` (every key: `*`). */
+async function readersOf(key: string): Promise<string[] | undefined> {
+  const answer = await callCoffer(api, 'GET', `/api/v1/workspace/${projectId}/integrations/syncing?environment=dev&secretPath=%2Fwhere&key=${key}`, token);
+  const app = answer.body.integrations.find((integration: { name: string }) => integration.name === 'app');
+  return app?.keys?.workloads?.map((workload: { kind: string; name: string; everyKey: boolean }) => `${workload.kind}/${workload.name}${workload.everyKey ? '*' : ''}`);
+}
+
+const deployment = (name: string, container: object) => ({
+  metadata: { name },
+  spec: {
+    selector: { matchLabels: { app: name } },
+    template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'app', image: 'example.com/app:1', ...container }] } },
+  },
+});
+
+test('a Deployment reading DB_PASSWORD by secretKeyRef and one reading the Secret by envFrom appear under the keys they read; removing the reference removes it', async () => {
+  await putSecret(api, token, { projectId, environment: 'dev', secretPath: '/where' }, 'API_KEY', VALUES.apiKey);
+  const keyRef = { env: [{ name: 'DB_PASSWORD', valueFrom: { secretKeyRef: { name: 'app-secrets', key: 'DB_PASSWORD' } } }] };
+  await cluster.apps.createNamespacedDeployment({ namespace: namespace.name, body: deployment('api', keyRef) });
+  await cluster.apps.createNamespacedDeployment({ namespace: namespace.name, body: deployment('worker', { envFrom: [{ secretRef: { name: 'app-secrets' } }] }) });
+
+  const both = ['Deployment/api', 'Deployment/worker*'];
+  await waitFor('both Deployments reported as reading DB_PASSWORD', async () => JSON.stringify(await readersOf('DB_PASSWORD')) === JSON.stringify(both));
+  await waitFor('the envFrom one alone as reading API_KEY', async () => JSON.stringify(await readersOf('API_KEY')) === JSON.stringify(['Deployment/worker*']));
+
+  // in the console: the key picked, its readers in the Integration's row
+  await page.goto(`${api.api}/projects/${projectId}/where?env=dev&path=%2Fwhere`);
+  await page.getByLabel('Key').selectOption('DB_PASSWORD');
+  await page.getByRole('heading', { name: 'Shop: where DB_PASSWORD goes' }).waitFor();
+  const app = page.getByRole('table').getByRole('row', { name: /^app / });
+  await expect.poll(() => app.getByRole('listitem').allTextContents()).toEqual(['Deployment api', 'Deployment worker (every key)']);
+  await expectAccessible(page, 'where one key goes, on the real control plane');
+
+  // the reference removed from the pod template: api no longer reads DB_PASSWORD (its status changes are not what wakes this)
+  await cluster.apps.patchNamespacedDeployment(
+    { namespace: namespace.name, name: 'api', body: [{ op: 'remove', path: '/spec/template/spec/containers/0/env' }] },
+    setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+  );
+  await waitFor('api gone from the readers of DB_PASSWORD', async () => JSON.stringify(await readersOf('DB_PASSWORD')) === JSON.stringify(['Deployment/worker*']));
+  await page.reload();
+  await expect.poll(() => app.getByRole('listitem').allTextContents()).toEqual(['Deployment worker (every key)']);
 
   expect(await valuesInPage(page, Object.values(VALUES))).toEqual([]);
   expect(answersHolding(answers, Object.values(VALUES))).toEqual([]);

@@ -10,7 +10,7 @@ import { answersHolding, expectAccessible, recordApiAnswers, saveAndFollow, sign
  * Integrations syncing a secret's folder, one failing with its reason, a new one appearing live through the change
  * stream, and an edit made in the console followed until it reached the cluster. No value is loaded.
  */
-const VALUES = { first: 'where-first-value-3b9d', edited: 'where-edited-value-8c21' };
+const VALUES = { first: 'where-first-value-3b9d', edited: 'where-edited-value-8c21', apiKey: 'where-api-key-value-51e0' };
 const CONFLICT = 'Secret shop/taken-secret exists and is not managed by this Integration; use creationPolicy Merge to add keys to it';
 
 let server: Awaited<ReturnType<typeof startConsoleServer>>;
@@ -94,6 +94,67 @@ test('the Integrations syncing a secret, one failing with its reason, a new one 
     )
     .toBe(1);
   await expectAccessible(page, 'where it goes, a save followed');
+
+  expect(await valuesInPage(page, Object.values(VALUES))).toEqual([]);
+  expect(answersHolding(answers, Object.values(VALUES))).toEqual([]);
+});
+
+test('a key picked with the keyboard: only the Integrations whose Secret holds it, and the workloads that read it; the whole folder again', async () => {
+  await call('POST', '/api/v3/secrets/raw/API_KEY', { workspaceId: projectId, environment: 'dev', secretPath: '/app', secretValue: VALUES.apiKey });
+  const report = (keys: { key: string; as?: string }[], readers: { name: string; keys: string[] | null }[]) => ({
+    carried: [{ environment: 'dev', path: '/app', keys }],
+    templated: 0,
+    carriedTruncated: false,
+    readers: readers.map((reader) => ({ kind: 'Deployment', namespace: 'shop', ...reader })),
+    readersTruncated: false,
+  });
+  const synced = { isSynced: true, syncMessage: null };
+  await operator.syncResult(ids.app!, {
+    ...synced,
+    targetKeys: report(
+      [{ key: 'API_KEY', as: 'APP_API_KEY' }, { key: 'DB_PASSWORD' }],
+      [
+        { name: 'api', keys: ['DB_PASSWORD'] },
+        { name: 'worker', keys: null },
+      ],
+    ),
+  });
+  await operator.syncResult(ids.late!, { ...synced, targetKeys: report([{ key: 'DB_PASSWORD' }], []) });
+  const rows = () => page.getByRole('table').getByRole('row').count();
+  const readers = (name: string) => row(name).getByRole('listitem').allTextContents();
+
+  await page.goto(`${server.origin}/projects/${projectId}/where?env=dev&path=%2Fapp`);
+  await page.getByRole('heading', { name: 'Shop: where dev:/app goes' }).waitFor();
+  await row('app').getByText('API_KEY as APP_API_KEY, DB_PASSWORD').waitFor();
+  expect(await readers('app')).toEqual(['Deployment api: DB_PASSWORD', 'Deployment worker: every key']);
+  await row('taken').getByText('Not reported yet by its operator').waitFor();
+  await expect.poll(rows).toBe(4);
+
+  // the Key list, from the keyboard: the whole folder, API_KEY, DB_PASSWORD
+  await page.getByLabel('Key').focus();
+  await page.keyboard.press('ArrowDown');
+  await page.getByRole('heading', { name: 'Shop: where API_KEY goes' }).waitFor();
+  expect(new URL(page.url()).searchParams.get('key')).toBe('API_KEY');
+  await row('app').getByText('Holds it as APP_API_KEY').waitFor();
+  expect(await readers('app')).toEqual(['Deployment worker (every key)']);
+  // its operator has not said what its Secret holds: it may hold the key, so it stays
+  await row('taken').getByText('Not reported yet by its operator').waitFor();
+  await expect.poll(rows).toBe(3);
+  await expectAccessible(page, 'where one key goes');
+
+  await page.keyboard.press('ArrowDown');
+  await page.getByRole('heading', { name: 'Shop: where DB_PASSWORD goes' }).waitFor();
+  await row('late').getByText('Holds it', { exact: true }).waitFor();
+  await expect.poll(() => readers('app')).toEqual(['Deployment api', 'Deployment worker (every key)']);
+  await row('late').getByText('No workload reads it').waitFor();
+  await expect.poll(rows).toBe(4);
+
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  await page.getByRole('heading', { name: 'Shop: where dev:/app goes' }).waitFor();
+  expect(new URL(page.url()).searchParams.has('key')).toBe(false);
+  await expect.poll(rows).toBe(4);
+  await expectAccessible(page, 'where the whole folder goes, with its keys');
 
   expect(await valuesInPage(page, Object.values(VALUES))).toEqual([]);
   expect(answersHolding(answers, Object.values(VALUES))).toEqual([]);

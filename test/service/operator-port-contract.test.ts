@@ -199,13 +199,31 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     expect(await port.integrations.get(record.id)).toEqual(record);
 
     const revision = await port.changes.latestRevision();
+    const namespace = integration.managedBy.split('/')[0]!;
+    const targetKeys = {
+      carried: [{ environment: 'dev', path: '/', keys: [{ key: 'DB_PASSWORD' }, { key: 'TOKEN', as: 'API_TOKEN' }] }],
+      templated: 0,
+      carriedTruncated: false,
+      readers: [{ kind: 'Deployment' as const, namespace, name: 'api', keys: ['DB_PASSWORD'] }],
+      readersTruncated: false,
+    };
     await port.integrations.recordSyncResult(record.id, {
       isSynced: true,
       syncMessage: null,
       syncedRevision: revision,
       places: [{ environmentId: dev.id, path: '/', recursive: false }],
+      targetKeys,
     });
-    const rolling = [{ kind: 'Deployment' as const, namespace: integration.managedBy.split('/')[0]!, name: 'api' }];
+    const reported = () => app.database.db.selectFrom('integrationTargetKeys').select('report').where('integrationId', '=', record.id).executeTakeFirstOrThrow();
+    expect((await reported()).report).toEqual(targetKeys);
+    // a reader of another namespace is none of this Integration's: refused, the stored report stays
+    const foreignReader = { ...targetKeys, readers: [{ ...targetKeys.readers[0]!, namespace: 'elsewhere' }] };
+    expect(await refusal(port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, targetKeys: foreignReader }))).toEqual({
+      statusCode: 403,
+      code: 'WorkloadNotInNamespace',
+    });
+    expect((await reported()).report).toEqual(targetKeys);
+    const rolling = [{ kind: 'Deployment' as const, namespace, name: 'api' }];
     await port.integrations.recordReloadResult(record.id, { reloadedRevision: revision, rolling });
     const stored = await app.database.db
       .selectFrom('integrations')

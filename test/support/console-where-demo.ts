@@ -28,7 +28,11 @@ export async function playedClusters(server: CofferProcess, admin: { token: stri
       const body = { cluster, managedBy: `${namespace}/${name}`, projectId, ...place, app: secretName, owner: namespace, targetEnvironment: namespace };
       return (await call('PUT', '/api/v1/operator/integrations', body, tokens.get(cluster))).integration.id as string;
     },
-    async syncResult(cluster: string, id: string, result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: number }): Promise<void> {
+    async syncResult(
+      cluster: string,
+      id: string,
+      result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: number; targetKeys?: unknown },
+    ): Promise<void> {
       await call('POST', `/api/v1/operator/integrations/${id}/sync-result`, result, tokens.get(cluster));
     },
   };

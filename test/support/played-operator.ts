@@ -21,6 +21,8 @@ export async function playedOperator(app: TestApp, admin: { token: string; orgId
   const environmentIds = Object.fromEntries(environments.map((environment) => [environment.slug, environment.id]));
 
   return {
+    /** Its token, acting for the cluster. */
+    token,
     /** Keeps the record of Integration `shop/<name>` (its Secret `<name>-secret`); answers its id. */
     async record(name: string, environment: string, secretPath: string): Promise<string> {
       const body = { cluster, managedBy: `shop/${name}`, projectId, environment, secretPath, app: `${name}-secret`, owner: 'shop', targetEnvironment: 'shop' };

@@ -231,6 +231,7 @@ export const SCHEMA_SHAPE = {
     rollingWorkloads: 'nullable',
     clusterOrgId: 'nullable',
   },
+  integrationTargetKeys: { integrationId: 'not null', report: 'not null', updatedAt: 'not null' },
   loginThrottles: { key: 'not null', failures: 'not null', windowStartedAt: 'not null', lockouts: 'not null', lockedUntil: 'nullable', lastFailureAt: 'not null' },
   namespaceGrants: {
     id: 'not null',

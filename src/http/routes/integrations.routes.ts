@@ -4,6 +4,7 @@ import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { environmentSlug, flag, id, optional, PATH_MAX, path, required, text, url } from '../../validation/input.ts';
 import { DESTINATIONS_ANSWERED_MAX, DESTINATIONS_READ_MAX, destinationSchema } from '../../integrations/place-destinations.ts';
+import { SECRET_KEY_MAX } from '../../secrets/secret-schema.ts';
 import { changes, describeRoute, projectPermission, reads } from '../docs/operation-doc.ts';
 
 const tags = ['Integrations'];
@@ -273,12 +274,20 @@ export function integrationRoutes(app: ZodApp, { integrationAuths, integrations 
         tags,
         ...describeRoute({
           summary: 'Where a folder is synced',
-          description: `The Integration resources (in every cluster) that sync the secrets of one folder: as its source, below a recursive source, or through an import, as each last told its operator what it reads (before its first sync, its own source). Each with its cluster, namespace, Secret, the revision it reflects and its last sync message (why it fails; never a value). The folder's existence is not checked: one that does not exist is answered as one nothing reads. At most ${DESTINATIONS_ANSWERED_MAX} are answered, of the first ${DESTINATIONS_READ_MAX} of the project; \`truncated\` says when there were more.`,
+          description: `The Integration resources (in every cluster) that sync the secrets of one folder: as its source, below a recursive source, or through an import, as each last told its operator what it reads (before its first sync, its own source). Each with its cluster, namespace, Secret, the revision it reflects and its last sync message (why it fails; never a value), and, as its operator last reported with a sync, which of the folder's keys its Secret holds (under which names) and which Deployments, StatefulSets and DaemonSets of its namespace read them (\`keys\`: names only; nothing of the Integration's other folders). With \`key\`, only the Integrations whose Secret holds that key of the folder (or whose report cannot rule it out), each with the workloads that read it. The folder's existence is not checked: one that does not exist is answered as one nothing reads. At most ${DESTINATIONS_ANSWERED_MAX} are answered, of the first ${DESTINATIONS_READ_MAX} of the project; \`truncated\` says when there were more.`,
           permission: `${projectPermission('read', 'integrations')} And \`read\` on \`secrets\` at the environment and path.`,
           effects: reads(),
         }),
         params: workspaceParams,
-        querystring: z.object({ environment: environmentSlug(), secretPath: path() }),
+        querystring: z.object({
+          environment: environmentSlug(),
+          secretPath: path(),
+          key: optional(
+            required(SECRET_KEY_MAX)
+              .describe('One secret of the folder, by name: only the Integrations whose Secret holds it, and the workloads that read it. The whole folder when absent.')
+              .meta({ examples: ['DATABASE_URL'] }),
+          ),
+        }),
         response: {
           200: z.object({
             integrations: z.array(destinationSchema),

@@ -205,13 +205,30 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
         tags,
         ...describeRoute({
           summary: "Record a sync's outcome",
-          description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects). Status text only, never a value. Only the operator of the cluster that keeps the record writes it (403 \`OperatorOnly\`: a project role is not enough), a revision above the newest committed one is refused (400 \`RevisionNotCommitted\`), and so is a place outside the integration's project or one the operator may not read (403 \`PlaceNotReadable\`); the revision barrier believes nothing else. ${who}`,
+          description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects) and, in \`targetKeys\`, which keys the Secret holds, from which folder, and which workloads of its namespace read which. Status text and names only, never a value. Only the operator of the cluster that keeps the record writes it (403 \`OperatorOnly\`: a project role is not enough), a revision above the newest committed one is refused (400 \`RevisionNotCommitted\`), and so is a place outside the integration's project or one the operator may not read (403 \`PlaceNotReadable\`, for the places read and the folders keys came from alike), and a workload outside the Integration resource's namespace (403 \`WorkloadNotInNamespace\`); the revision barrier believes nothing else. ${who}`,
           permission: 'The operator credential of the cluster whose Integration resource keeps the record (a capability of its cluster binding, not a project role).',
           effects: "Stores the outcome; no audit entry and no change (the record's settings did not change).",
         }),
         params: integrationParams,
         body: syncResultBody.meta({
-          examples: [{ isSynced: true, syncMessage: null, syncedRevision: 42, places: [{ environmentId: ENVIRONMENT, path: '/', recursive: false }] }],
+          examples: [
+            {
+              isSynced: true,
+              syncMessage: null,
+              syncedRevision: 42,
+              places: [{ environmentId: ENVIRONMENT, path: '/', recursive: false }],
+              targetKeys: {
+                carried: [{ environment: 'dev', path: '/', keys: [{ key: 'DATABASE_URL' }, { key: 'API_TOKEN', as: 'TOKEN' }] }],
+                templated: 0,
+                carriedTruncated: false,
+                readers: [
+                  { kind: 'Deployment', namespace: 'shop', name: 'api', keys: ['DATABASE_URL'] },
+                  { kind: 'Deployment', namespace: 'shop', name: 'worker', keys: null },
+                ],
+                readersTruncated: false,
+              },
+            },
+          ],
         }),
         response: { 200: messageAnswer },
       },

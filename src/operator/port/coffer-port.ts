@@ -3,6 +3,7 @@ import type { ChangeKind, RotationNote } from '../../changes/change-feed.ts';
 export type { RotationNote } from '../../changes/change-feed.ts';
 import type { ReadPlace } from '../../changes/read-places.ts';
 import type { ReloadResult } from '../../integrations/workload-rollout.ts';
+import type { TargetKeys } from '../../integrations/target-keys.ts';
 import type { OperatorListing, SecretSource } from '../../secrets/operator-listing.ts';
 
 /**
@@ -178,10 +179,13 @@ export interface IntegrationRecord {
 export interface IntegrationsPort {
   /** Creates or updates the record of `integration.managedBy`. */
   upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
-  /** What the last sync did (and, after a successful one, every place it read; a failed one leaves the revision reached as it was); status text only, never a value. */
+  /**
+   * What the last sync did (and, after a successful one, every place it read and what its target's keys are and
+   * who reads them; a failed one leaves the revision reached as it was); status text and names only, never a value.
+   */
   recordSyncResult(
     integrationId: string,
-    result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: Revision | null; places?: ReadPlace[] },
+    result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: Revision | null; places?: ReadPlace[]; targetKeys?: TargetKeys | null },
   ): Promise<void>;
   /** The newest revision whose changes the workload reload has dealt with (rolled, or found current), and the workloads whose rollout has not finished. */
   recordReloadResult(integrationId: string, result: ReloadResult): Promise<void>;
@@ -193,6 +197,7 @@ export interface IntegrationsPort {
 
 export type { FolderRef } from '../../secrets/folder-ref.ts';
 export type { ReloadResult, WorkloadRef } from '../../integrations/workload-rollout.ts';
+export type { TargetKeys } from '../../integrations/target-keys.ts';
 export type { ImportedSecrets, SecretSource, SourcedSecret } from '../../secrets/operator-listing.ts';
 /** What an operator syncs from one source: produced by the secrets domain (OperatorListings), in process and over HTTP alike. */
 export type SecretListing = OperatorListing;

@@ -49,3 +49,16 @@ test('names that cannot be data keys still take part (templates may use them)', 
   const { values } = mergeSources([source('dev', { secrets: [own('my key', 'x')], imports: [] })]);
   expect(values.get('my key')).toBe('x');
 });
+
+test("each name's origin is the secret that won: its folder (an import's own for what it brings) and its name there", () => {
+  const { origins } = mergeSources([
+    source('dev', { secrets: [own('A', 'own'), own('DEEP', 'near', '/x'), own('DEEP', 'deep', '/x/y')], imports: [imported('stg', '/shared', { A: 'i', B: 'i' })] }),
+    source('prod', { secrets: [own('APP_TOKEN', 't')], imports: [] }, { rename: { stripPrefix: 'APP_' } }),
+  ]);
+  expect(Object.fromEntries(origins)).toEqual({
+    A: { environment: 'dev', path: '/', key: 'A' },
+    B: { environment: 'stg', path: '/shared', key: 'B' },
+    DEEP: { environment: 'dev', path: '/x', key: 'DEEP' },
+    TOKEN: { environment: 'prod', path: '/', key: 'APP_TOKEN' },
+  });
+});

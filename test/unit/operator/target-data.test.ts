@@ -64,6 +64,16 @@ test('through a template (and the worker thread): secrets of those names are var
   expect(skipped).toEqual([]);
 });
 
+test("where each key came from: the secret's folder and name; a key its template made (or replaced) has no origin", async () => {
+  const template = { mergePolicy: 'Merge' as const, data: { URL: 'postgres://{{ secrets.USER }}', USER: 'admin' } };
+  const { data, origins } = await targetDataOf(resource(template), planned, [listing(['USER', 'HOST'])], renderer);
+  expect(Object.keys(data).sort()).toEqual(['HOST', 'URL', 'USER']);
+  expect(Object.fromEntries(origins)).toEqual({ HOST: { environment: 'dev', path: '/', key: 'HOST' } });
+  const plain = await targetDataOf(resource(), planned, [listing(['USER', 'my key'])], renderer);
+  // a name left out (not a data key) is in no report either
+  expect(Object.fromEntries(plain.origins)).toEqual({ USER: { environment: 'dev', path: '/', key: 'USER' } });
+});
+
 test('the applied Secret holds them, and a live Secret that holds them is current', () => {
   const hasher = new DataHasher(Buffer.alloc(32, 7));
   const data = expected;

@@ -21,6 +21,9 @@ import { TargetWriter } from './target-object.ts';
 import { TemplateRenderer } from './template/template-renderer.ts';
 import { RELOAD_KEY_SECRET } from '../reload/reload-key.ts';
 import type { ReloadReport } from '../reload/workload-reloader.ts';
+import { type TargetRef, targetRef } from '../reload/consumed-keys.ts';
+import { TargetReaders } from '../reload/target-readers.ts';
+import { targetKeysReport } from './target-keys-report.ts';
 
 /** What the status names of the record and project an Integration syncs from. */
 type RecordIdentity = {
@@ -73,6 +76,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #changes: ChangeRouter;
   readonly #targets: TargetWriter;
   readonly #renderer = new TemplateRenderer();
+  /** Which workloads read which targets (reported with each sync); undefined when workloads are not watched. */
+  readonly #readers: TargetReaders | undefined;
+  /** The target-keys report this leadership last recorded per Integration (with its record's id): an unchanged one is not sent again. */
+  readonly #reported = new Map<string, string>();
   #hasher: DataHasher | undefined;
 
   constructor(context: ControllerContext) {
@@ -81,11 +88,14 @@ export class IntegrationController implements Controller<IntegrationResource> {
     const { changes } = context.port;
     this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision) });
     this.#targets = new TargetWriter(context);
+    this.#readers = context.informers.workloads ? new TargetReaders() : undefined;
   }
 
   /** Leadership starts at `revision`: listings read before it are not trusted. */
   startAt(revision: Revision): void {
     this.#changes.startAt(revision);
+    // another replica may have recorded reports since this one last led
+    this.#reported.clear();
   }
 
   setup(watches: Watches): void {
@@ -94,6 +104,9 @@ export class IntegrationController implements Controller<IntegrationResource> {
     watches.informer(informers.managedConfigMaps, (configMap) => this.#writersOf('ConfigMap', configMap), ['update', 'delete']);
     for (const [kind, informer] of Object.entries(informers.workloads ?? {}) as [WorkloadKind, CachedInformer<Workload>][]) {
       watches.informer(informer, (workload) => this.#context.reloader.integrationsConcerned(kind, workload), ['add', 'update']);
+      // what a pod template reads is reported with each sync: a change of it (not a status update) syncs the writers again
+      watches.informer(informer, (workload) => this.#writersOfTargets(workload.metadata?.namespace, this.#readers!.seen(kind, workload)), ['add', 'update']);
+      watches.informer(informer, (workload) => this.#writersOfTargets(workload.metadata?.namespace, this.#readers!.gone(kind, workload)), ['delete']);
     }
     watches.informer(informers.projects, (project) => this.#usersOf(project));
     watches.changes((changes) => this.#affectedBy(changes));
@@ -101,6 +114,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   forget(key: ObjectKey): void {
     this.#changes.forget(key);
+    this.#reported.delete(formatNamespacedName(key));
   }
 
   /** The operator stops: the template worker goes. */
@@ -182,7 +196,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
     }
     if (integrationId) {
       // a failed sync leaves the revision the target reached as it was; a removed copy reflects none
-      const reached = fields === REMOVED_COPY ? { syncedRevision: null } : {};
+      const reached = fields === REMOVED_COPY ? { syncedRevision: null, targetKeys: null } : {};
+      if (fields === REMOVED_COPY) this.#reported.delete(formatNamespacedName(resource.metadata));
       await this.#context.port.integrations
         .recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached })
         .catch((recordError: unknown) => this.#recordNotUpdated(resource, reason, recordError));
@@ -266,7 +281,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
     const places = placesRead(sources, listings);
     const missed = this.#changes.index(resource.metadata, { projectId, places }, latestRevision);
     progress.indexed = true;
-    const { data, skipped, collisions } = await targetDataOf(resource, sources, listings, this.#renderer);
+    const { data, skipped, collisions, origins } = await targetDataOf(resource, sources, listings, this.#renderer);
     const keys = Object.keys(data).length;
     logger.debug(
       { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, collisions: collisions.length, forced },
@@ -307,12 +322,17 @@ export class IntegrationController implements Controller<IntegrationResource> {
       ],
       reload ? [] : ['Reloaded'],
     );
+    const targetKeys = targetKeysReport(data, origins, this.#readers?.readersOf(namespace, targetRefOf(resource)));
+    const reported = JSON.stringify([identity.integrationId, targetKeys]);
+    const reportedBefore = this.#reported.get(formatNamespacedName(resource.metadata)) === reported;
     await port.integrations.recordSyncResult(identity.integrationId, {
       isSynced: true,
       syncMessage: skipped.length > 0 ? message : null,
       syncedRevision: revision,
       places,
+      ...(reportedBefore ? {} : { targetKeys }),
     });
+    this.#reported.set(formatNamespacedName(resource.metadata), reported);
     if (resource.spec.reload && reload?.reloadedRevision !== undefined) {
       await port.integrations.recordReloadResult(identity.integrationId, { reloadedRevision: reload.reloadedRevision, rolling: reload.rolling });
     }
@@ -400,10 +420,16 @@ export class IntegrationController implements Controller<IntegrationResource> {
   /** The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name. */
   #writersOf(kind: TargetKind, object: KubernetesObject): ObjectKey[] {
     const { namespace, name } = object.metadata ?? {};
-    if (!namespace || !name) return [];
+    return name ? this.#writersOfTargets(namespace, [targetRef(kind, name)]) : [];
+  }
+
+  /** The Integrations of `namespace` that write one of `targets`. */
+  #writersOfTargets(namespace: string | undefined, targets: readonly TargetRef[]): ObjectKey[] {
+    if (!namespace || targets.length === 0) return [];
+    const wanted = new Set(targets);
     return this.informer
       .list(namespace)
-      .filter((resource) => resource.spec.target.name === name && targetKindOf(resource) === kind)
+      .filter((resource) => wanted.has(targetRefOf(resource)))
       .map((resource) => keyOf('Integration', resource));
   }
 
@@ -429,6 +455,10 @@ function placesRead(sources: readonly PlannedSource[], listings: readonly Secret
     const own = { environmentId: listing.environmentId, path: source.path, recursive: source.recursive };
     return [own, ...listing.reads.map((read) => ({ ...read, recursive: false }))];
   });
+}
+
+function targetRefOf(resource: IntegrationResource): TargetRef {
+  return targetRef(targetKindOf(resource), resource.spec.target.name);
 }
 
 /** The status fields a reload check sets: how far it got, and the last rollout. */

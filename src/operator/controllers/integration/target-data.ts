@@ -3,7 +3,7 @@ import type { IntegrationResource, KeyCollision } from '../../resources.ts';
 import { NotReadyError } from '../context.ts';
 import type { PlannedSource } from './integration-sources.ts';
 import { describeTarget, withDataKeysOnly } from './managed-target.ts';
-import { mergeSources } from './source-merge.ts';
+import { type KeyOrigin, mergeSources } from './source-merge.ts';
 import type { TemplateRenderer } from './template/template-renderer.ts';
 
 /** What the target holds, and what did not make it as it was. */
@@ -13,6 +13,8 @@ export interface TargetData {
   skipped: string[];
   /** Names more than one place gave different values for. */
   collisions: KeyCollision[];
+  /** Where each key of `data` came from; absent for those its template made. */
+  origins: Map<string, KeyOrigin>;
 }
 
 /**
@@ -27,20 +29,32 @@ export async function targetDataOf(
   listings: readonly SecretListing[],
   renderer: TemplateRenderer,
 ): Promise<TargetData> {
-  const { values, collisions } = mergeSources(sources.map(({ source, filter }, index) => ({ environment: source.environment, listing: listings[index]!, filter })));
-  const selected = Object.fromEntries(values);
-  const rendered = await render(resource, selected, renderer);
-  return { ...withDataKeysOnly(rendered), collisions };
+  const merged = mergeSources(sources.map(({ source, filter }, index) => ({ environment: source.environment, listing: listings[index]!, filter })));
+  const selected = Object.fromEntries(merged.values);
+  const { rendered, made } = await render(resource, selected, renderer);
+  const { data, skipped } = withDataKeysOnly(rendered);
+  const origins = new Map<string, KeyOrigin>();
+  for (const key of Object.keys(data)) {
+    const origin = made.has(key) ? undefined : merged.origins.get(key);
+    if (origin) origins.set(key, origin);
+  }
+  return { data, skipped, collisions: merged.collisions, origins };
 }
 
-async function render(resource: IntegrationResource, selected: Record<string, string>, renderer: TemplateRenderer): Promise<Record<string, string>> {
+/** What the target holds before names that cannot be data keys are left out, and which of its keys the template made. */
+async function render(
+  resource: IntegrationResource,
+  selected: Record<string, string>,
+  renderer: TemplateRenderer,
+): Promise<{ rendered: Record<string, string>; made: Set<string> }> {
   const template = resource.spec.target.template;
-  if (!template?.data || Object.keys(template.data).length === 0) return selected;
+  if (!template?.data || Object.keys(template.data).length === 0) return { rendered: selected, made: new Set() };
   const answer = await renderer.render(resource.metadata.namespace, template.data, selected);
   if (!answer.ok) {
     // names the template (the field), its data key and the position; answer.message never holds a value (liquid-engine.ts)
     const what = answer.key ? `the template spec.target.template.data['${answer.key}'] (data key '${answer.key}')` : 'the templates of spec.target.template.data';
     throw new NotReadyError('TemplateError', `${what} failed: ${answer.message}. Nothing was written: ${describeTarget(resource)} keeps its last data`);
   }
-  return template.mergePolicy === 'Merge' ? { ...selected, ...answer.data } : answer.data;
+  const made = new Set(Object.keys(answer.data));
+  return { rendered: template.mergePolicy === 'Merge' ? { ...selected, ...answer.data } : answer.data, made };
 }
