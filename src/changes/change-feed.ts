@@ -25,8 +25,8 @@ const CHANGE_LOCK_KEY = 0x636f6663686e;
  * after commit; other replicas hear the NOTIFY sent at commit.
  */
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
-  /** Revisions recorded with `quiet`, until isQuiet() is asked about them; oldest first. */
-  readonly #quiet = new Set<number>();
+  /** Revisions the in-process operator recorded itself (`quiet` or `own`), until isOwnWrite() is asked about them; oldest first. */
+  readonly #own = new Set<number>();
   readonly #versions: CacheVersions | undefined;
   /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
   readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
@@ -40,29 +40,32 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /**
    * Call inside the mutation's transaction, as its last write. `quiet`: the
    * in-process operator made this change itself and needs no wake-up for it:
-   * no NOTIFY; subscribers read it with the next change or poll. Answers the
-   * newest revision recorded (undefined when there was nothing to record).
+   * no NOTIFY; subscribers read it with the next change or poll. `own`: the
+   * in-process operator made it, but others must hear it at once (a report of
+   * its target's keys, which the console follows): NOTIFY as for any write,
+   * and marked as the operator's own as a quiet one is. Answers the newest
+   * revision recorded (undefined when there was nothing to record).
    */
-  async record(db: Executor, changes: Change[], options: { quiet?: boolean } = {}): Promise<number | undefined> {
+  async record(db: Executor, changes: Change[], options: { quiet?: boolean; own?: boolean } = {}): Promise<number | undefined> {
     if (changes.length === 0) return undefined;
     // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
     const rows = await lockAndInsertChanges(db, CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL, changes);
-    if (options.quiet) {
-      for (const { revision } of rows) this.#quiet.add(revision);
+    if (options.quiet || options.own) {
+      for (const { revision } of rows) this.#own.add(revision);
       // rolled-back transactions leave revisions nobody asks about
-      while (this.#quiet.size > 10_000) this.#quiet.delete(this.#quiet.values().next().value!);
+      while (this.#own.size > 10_000) this.#own.delete(this.#own.values().next().value!);
     }
     return Math.max(...rows.map((row) => row.revision));
   }
 
-  /** Whether `revision` was recorded quietly in this process (answered once). */
-  isQuiet(revision: number): boolean {
-    return this.#quiet.delete(revision);
+  /** Whether `revision` was recorded by the in-process operator itself (`quiet` or `own`; answered once). */
+  isOwnWrite(revision: number): boolean {
+    return this.#own.delete(revision);
   }
 
-  /** Whether `revision` was recorded quietly in this process and isQuiet() has not been asked about it yet. */
-  recordedQuietly(revision: number): boolean {
-    return this.#quiet.has(revision);
+  /** Whether `revision` was recorded by the in-process operator itself and isOwnWrite() has not been asked about it yet. */
+  recordedAsOwn(revision: number): boolean {
+    return this.#own.has(revision);
   }
 
   /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */

@@ -16,7 +16,15 @@ import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, Updat
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
 import { setIntegrationTargetKeys } from './target-keys-store.ts';
-import { describeIntegration, emptyTarget, integrationChanges, lockIntegrationsOf, readableIntegrationsOf, withoutEmpty } from './integration-scope.ts';
+import {
+  describeIntegration,
+  emptyTarget,
+  integrationChange,
+  integrationChanges,
+  lockIntegrationsOf,
+  readableIntegrationsOf,
+  withoutEmpty,
+} from './integration-scope.ts';
 import {
   deleteIntegration,
   findIntegrationById,
@@ -177,22 +185,27 @@ export class IntegrationService {
   }
 
   /**
-   * For the in-process operator, after every sync: no actor, no audit entry
-   * and no change row (one would wake the operator again); a NOTIFY tells the
-   * revision barrier's waiters. Unknown ids are ignored.
+   * For the operator, after every sync: no actor and no audit entry; a NOTIFY tells the revision barrier's waiters.
+   * No change row, except when the report of its target's keys changed (the console's "Where it goes" follows the
+   * change stream): then one `integration` change at the record's source, in the same transaction, marked as the
+   * in-process operator's own when `own` (it is not woken for it). An unchanged report writes nothing. Unknown ids
+   * are ignored.
    */
-  async recordSyncResult(integrationId: string, result: SyncResult): Promise<void> {
+  async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean } = {}): Promise<void> {
     if (!isUuid(integrationId)) return;
-    await this.#recordProgress(async (db) => {
-      if (result.targetKeys !== undefined) await setIntegrationTargetKeys(db, integrationId, result.targetKeys);
-      return setIntegrationSyncResult(db, integrationId, {
+    await this.#recordProgress(async (tx) => {
+      if (result.targetKeys !== undefined && (await setIntegrationTargetKeys(tx.db, integrationId, result.targetKeys))) {
+        const row = await findIntegrationById(tx.db, integrationId);
+        if (row) tx.change(integrationChange(row));
+      }
+      return setIntegrationSyncResult(tx.db, integrationId, {
         isSynced: result.isSynced,
         syncMessage: result.syncMessage === null ? null : result.syncMessage.slice(0, SYNC_MESSAGE_MAX),
         ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
         lastUsed: new Date(),
         ...(result.places === undefined ? {} : { readPlaces: result.places }),
       });
-    });
+    }, options);
   }
 
   /**
@@ -206,13 +219,13 @@ export class IntegrationService {
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
     await this.#assertReadable(actor, row, result);
-    await this.recordSyncResult(integrationId, result);
+    await this.recordSyncResult(integrationId, result, { own: isInProcess(actor) });
   }
 
   /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current), and which workloads still roll out. */
   async recordReloadResult(integrationId: string, result: ReloadResult): Promise<void> {
     if (!isUuid(integrationId)) return;
-    await this.#recordProgress((db) => setIntegrationReloadResult(db, integrationId, result));
+    await this.#recordProgress((tx) => setIntegrationReloadResult(tx.db, integrationId, result));
   }
 
   /**
@@ -285,14 +298,18 @@ export class IntegrationService {
     }
   }
 
-  /** An operator's bookkeeping write; when it changed anything, the barrier's waiters hear of it. */
-  async #recordProgress(write: (db: WriteContext['db']) => Promise<boolean>): Promise<void> {
-    await this.#deps.unitOfWork.write(null, async (tx) => {
-      tx.authorizedBy('the operator keeps its own sync bookkeeping');
-      if (!(await write(tx.db))) return;
-      await this.#progress.notify(tx.db);
-      tx.afterCommit(() => this.#progress.committed());
-    });
+  /** An operator's bookkeeping write; when it changed anything, the barrier's waiters hear of it. `own`: see recordSyncResult. */
+  async #recordProgress(write: (tx: WriteContext) => Promise<boolean>, options: { own?: boolean } = {}): Promise<void> {
+    await this.#deps.unitOfWork.write(
+      null,
+      async (tx) => {
+        tx.authorizedBy('the operator keeps its own sync bookkeeping');
+        if (!(await write(tx))) return;
+        await this.#progress.notify(tx.db);
+        tx.afterCommit(() => this.#progress.committed());
+      },
+      { own: options.own ?? false },
+    );
   }
 
   /**

@@ -2,15 +2,15 @@ import { sql } from 'kysely';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import type { KeyFacts, KeyPlace, TargetKeys } from './target-keys.ts';
 
-/** Stores what an Integration's operator reported of its target's keys (null: forgets it); writes only what differs. */
-export async function setIntegrationTargetKeys(db: Executor, integrationId: string, report: TargetKeys | null): Promise<void> {
+/** Stores what an Integration's operator reported of its target's keys (null: forgets it); writes only what differs, and answers whether it wrote. */
+export async function setIntegrationTargetKeys(db: Executor, integrationId: string, report: TargetKeys | null): Promise<boolean> {
   if (report === null) {
-    await db.deleteFrom('integrationTargetKeys').where('integrationId', '=', integrationId).execute();
-    return;
+    const { numDeletedRows } = await db.deleteFrom('integrationTargetKeys').where('integrationId', '=', integrationId).executeTakeFirst();
+    return numDeletedRows > 0n;
   }
   const json = JSON.stringify(report);
   // from the record itself: a record deleted since is skipped, not a foreign-key failure
-  await db
+  const { numInsertedOrUpdatedRows } = await db
     .insertInto('integrationTargetKeys')
     .columns(['integrationId', 'report'])
     .expression((eb) =>
@@ -25,7 +25,8 @@ export async function setIntegrationTargetKeys(db: Executor, integrationId: stri
         .doUpdateSet({ report: sql<string>`excluded.report`, updatedAt: new Date() })
         .where(sql<boolean>`integration_target_keys.report is distinct from excluded.report`),
     )
-    .execute();
+    .executeTakeFirst();
+  return (numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
 
 /** The reports of these Integrations, by id (those without one are absent). */

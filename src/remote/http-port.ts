@@ -56,17 +56,57 @@ export async function connectHttp(server: ServerConnection, tokens: TokenKeeper,
         : `this operator's credential acts for no registered cluster: an organization admin registers '${options.clusterName}' and binds its identity (POST /api/v1/clusters, POST /api/v1/clusters/{clusterId}/identities)`,
     );
   }
+  const own = new OwnReports();
   return {
     installationId,
-    changes: changeStream(server, tokens, call),
+    changes: changeStream(server, tokens, call, own),
     projects: projectsPort(call),
     imports: importsPort(call),
-    integrations: integrationsPort(call, options.clusterName),
+    integrations: integrationsPort(call, options.clusterName, own),
     secrets: secretsPort(call),
   };
 }
 
-function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call): ChangeStream {
+/**
+ * The changes this operator's own reports of its targets' keys committed (sync-result answers name their revision),
+ * and the report calls under way: a change arriving before its call's answer waits for it, so it is known as its own.
+ */
+class OwnReports {
+  readonly #revisions = new Set<number>();
+  readonly #pending = new Set<Promise<unknown>>();
+
+  /** Runs a report call, keeping the revision its answer names. */
+  async track<T>(report: (onRevision: (revision: number) => void) => Promise<T>): Promise<T> {
+    const call = report((revision) => {
+      this.#revisions.add(revision);
+      // a change the stream never delivers (it restarted past it) is never taken: keep the newest 10,000
+      while (this.#revisions.size > 10_000) this.#revisions.delete(this.#revisions.values().next().value!);
+    });
+    this.#pending.add(call);
+    try {
+      return await call;
+    } finally {
+      this.#pending.delete(call);
+    }
+  }
+
+  /** Resolves once every report call under way now has been answered (or failed). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Whether `revision` is one of these reports' changes, not delivered yet. */
+  has(revision: number): boolean {
+    return this.#revisions.has(revision);
+  }
+
+  /** has(), for the change being delivered: forgotten after. */
+  take(revision: number): boolean {
+    return this.#revisions.delete(revision);
+  }
+}
+
+function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call, own: OwnReports): ChangeStream {
   const toChange = (change: StreamedChange): Change => ({
     revision: change.revision,
     committedAt: new Date(change.time),
@@ -76,15 +116,19 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
     environmentSlug: change.environment,
     secretPath: change.secretPath,
     altersSecrets: !LISTING_METADATA_KINDS.has(change.kind),
-    // over HTTP the operator cannot tell its own record writes from others': it is woken by them, and finds nothing to do
-    ownWrite: false,
+    // its reports' changes it knows by their revision; its record upserts it cannot tell from others' (woken by them, it finds nothing to do)
+    ownWrite: change.kind === 'integration' && own.take(change.revision),
     ...(change.rotation ? { rotation: change.rotation } : {}),
   });
   return {
     latestRevision: async () => (await call('GET', '/api/v1/operator/installation', { answer: wire.installationAnswer })).revision,
     async subscribe(after, onChanges, onError, hooks) {
       const follower = new ChangeFollower(server, tokens, after, {
-        onChanges: (changes) => onChanges(changes.map(toChange)),
+        onChanges: async (changes) => {
+          // a report's change can arrive before its call's answer names it
+          if (changes.some((change) => change.kind === 'integration')) await own.settled();
+          await onChanges(changes.map(toChange));
+        },
         onReset: async () => hooks?.onReset?.(),
         onConnection: (connected, reason) => {
           if (!connected && reason !== 'stopped') onError(new Error(reason ?? 'the change stream was lost'));
@@ -94,7 +138,7 @@ function changeStream(server: ServerConnection, tokens: TokenKeeper, call: Call)
       follower.start();
       return { stop: () => follower.stop() };
     },
-    isOwnWrite: () => false,
+    isOwnWrite: (revision) => own.has(revision),
   };
 }
 
@@ -175,7 +219,7 @@ function importsPort(call: Call): ImportsPort {
   };
 }
 
-function integrationsPort(call: Call, cluster: string): IntegrationsPort {
+function integrationsPort(call: Call, cluster: string, own: OwnReports): IntegrationsPort {
   const toRecord = ({ integration: answer }: z.infer<typeof wire.integrationAnswer>): IntegrationRecord => ({
     id: answer.id,
     isActive: answer.isActive,
@@ -185,7 +229,8 @@ function integrationsPort(call: Call, cluster: string): IntegrationsPort {
   return {
     upsert: async (integration) => toRecord(await call('PUT', '/api/v1/operator/integrations', { body: { ...integration, cluster }, answer: wire.integrationAnswer })),
     async recordSyncResult(integrationId, result) {
-      await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`, { body: result, answer: wire.messageAnswer });
+      const path = `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/sync-result`;
+      await own.track((onRevision) => call('POST', path, { body: result, answer: wire.messageAnswer, onRevision }));
     },
     async recordReloadResult(integrationId, result) {
       await call('POST', `/api/v1/operator/integrations/${encodeURIComponent(integrationId)}/reload-result`, { body: result, answer: wire.messageAnswer });

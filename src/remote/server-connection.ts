@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Agent, type Dispatcher, request } from 'undici';
 import { z } from 'zod';
 import { AppError, ServiceUnavailableError } from '../errors.ts';
+import { REVISION_HEADER } from '../http/revision-header.ts';
 
 /** How an operator in another cluster reaches its Coffer server. */
 export interface ServerConnectionOptions {
@@ -48,6 +49,8 @@ export interface CallOptions<Answer extends z.ZodType = z.ZodUnknown> {
   body?: unknown;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Told the revision a 2xx answer's Coffer-Revision header names (the write committed a change), before call() resolves. */
+  onRevision?: (revision: number) => void;
 }
 
 /**
@@ -84,6 +87,8 @@ export class ServerConnection {
     if (response.statusCode < 200 || response.statusCode >= 300) throw this.#failure(method, path, response.statusCode, body);
     const parsed = (options.answer ?? z.unknown()).safeParse(body);
     if (!parsed.success) throw new UnexpectedAnswerError(method, path, parsed.error);
+    const revision = Number(response.headers[REVISION_HEADER.toLowerCase()]);
+    if (options.onRevision && Number.isSafeInteger(revision) && revision > 0) options.onRevision(revision);
     return parsed.data as z.output<Answer>;
   }
 

@@ -29,6 +29,8 @@ export interface WriteOptions {
   retry?: { on: readonly string[]; attempts: number };
   /** The in-process operator's own writes: recorded, but nobody in this process is woken for them (NOTIFY is not sent either). */
   quiet?: boolean;
+  /** The in-process operator's own write that others must hear at once: woken and notified as any write, but marked as the operator's own (ChangeFeed.record). */
+  own?: boolean;
 }
 
 /** An audit entry a write collects; the unit writes it with the others, last, in the same transaction. */
@@ -138,7 +140,7 @@ export class WriteContext {
   }
 
   /** Writes the collected audit rows and then the change rows: the change log's lock is held from here to commit. */
-  async finish(quiet: boolean): Promise<{ revision: number | undefined; afterCommit: (() => void)[] }> {
+  async finish(quiet: boolean, own = false): Promise<{ revision: number | undefined; afterCommit: (() => void)[] }> {
     if (!this.#authorized) throw new Error('a write ended without a permission decision (authorize, authorizeOrg, permissionsIn or authorizedBy)');
     const { audit, changes } = this.#deps;
     await audit.record(
@@ -149,7 +151,7 @@ export class WriteContext {
         event: { type: entry.type, metadata: entry.metadata },
       })),
     );
-    const revision = await changes.record(this.db, this.#changes, { quiet });
+    const revision = await changes.record(this.db, this.#changes, { quiet, own });
     return { revision, afterCommit: this.#afterCommit };
   }
 }
@@ -185,7 +187,7 @@ export class UnitOfWork {
     const attempts = options.retry?.attempts ?? 1;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#once(caller, work, attempt, options.quiet ?? false);
+        return await this.#once(caller, work, attempt, options);
       } catch (error) {
         const constraint = violatedConstraint(error);
         if (attempt < attempts && constraint !== undefined && options.retry!.on.includes(constraint)) continue;
@@ -195,12 +197,13 @@ export class UnitOfWork {
     }
   }
 
-  async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, quiet: boolean): Promise<T> {
+  async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, options: WriteOptions): Promise<T> {
+    const quiet = options.quiet ?? false;
     const { result, committed } = await this.#deps.db.transaction().execute((trx) =>
       this.#deps.cacheVersions.track(trx, async () => {
         const tx = new WriteContext(trx, caller, attempt, this.#deps);
         const result = await work(tx);
-        return { result, ...(await tx.finish(quiet)) };
+        return { result, ...(await tx.finish(quiet, options.own)) };
       }),
     );
     const { revision, afterCommit } = result;

@@ -161,6 +161,75 @@ describe("another cluster's operator", () => {
       open.close();
     }
   });
+  test("a changed report of its target's keys reaches an open stream at once, naming the place only; an unchanged one writes no change", async () => {
+    const operator = await fx.identity('stream-reporting-operator', 'member', 'member');
+    await fx.bindToCluster(operator.id, 'cluster-report');
+    const recorded = await app.request('PUT', '/api/v1/operator/integrations', {
+      token: operator.token,
+      body: {
+        cluster: 'cluster-report',
+        managedBy: 'shop/reporting',
+        projectId: fx.projectId,
+        environment: 'dev',
+        secretPath: '/app',
+        app: 'reporting',
+        owner: 'shop',
+        targetEnvironment: 'shop',
+      },
+    });
+    expect(recorded.status, JSON.stringify(recorded.body)).toBe(200);
+    const names = { key: 'REPORTED_KEY_3e9a', workload: 'reader-6d1c' };
+    const reportOf = (readers: unknown[]) => ({
+      isSynced: true,
+      syncMessage: null,
+      targetKeys: {
+        carried: [{ environment: 'dev', path: '/app', keys: [{ key: names.key }] }],
+        templated: 0,
+        carriedTruncated: false,
+        readers,
+        readersTruncated: false,
+      },
+    });
+    const reading = reportOf([{ kind: 'Deployment', namespace: 'shop', name: names.workload, keys: [names.key] }]);
+    const report = (body: unknown) => app.request('POST', `/api/v1/operator/integrations/${recorded.body.integration.id}/sync-result`, { token: operator.token, body });
+    const open = await stream(fx.token, `?projectId=${fx.projectId}`);
+    try {
+      await waitUntil('the ready event', () => open.events.length > 0);
+      const first = await report(reading);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      const revision = Number(first.headers['coffer-revision']);
+      const change = await waitUntil('the report change', () => open.changes().find((event) => event.data.revision === revision));
+      expect(change.data).toEqual({
+        revision,
+        kind: 'integration',
+        projectId: fx.projectId,
+        environmentId: expect.any(String),
+        environment: 'dev',
+        secretPath: '/app',
+        time: expect.any(String),
+      });
+      expect(JSON.stringify(open.events)).not.toMatch(new RegExp(`${names.key}|${names.workload}`));
+
+      // the same report again: stored already, so no change row and no revision
+      const again = await report(reading);
+      expect(again.status).toBe(200);
+      expect(again.headers['coffer-revision']).toBeUndefined();
+      expect(await latest()).toBe(revision);
+      // the next event is a later write's, not the unchanged report's
+      await write('AFTER_REPORT', { path: '/app' });
+      const later = await waitUntil('the later write', () => open.changes().find((event) => event.data.revision > revision));
+      expect(later.data).toMatchObject({ kind: 'secret', secretPath: '/app' });
+      expect(open.changes().filter((event) => event.data.revision > revision)).toHaveLength(1);
+
+      // the workload stops reading: a changed report, one more change
+      const gone = await report(reportOf([]));
+      const goneRevision = Number(gone.headers['coffer-revision']);
+      expect(goneRevision).toBeGreaterThan(later.data.revision);
+      await waitUntil('the second report change', () => open.changes().find((event) => event.data.revision === goneRevision));
+    } finally {
+      open.close();
+    }
+  });
 });
 
 describe('what the caller may read', () => {

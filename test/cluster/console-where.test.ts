@@ -5,7 +5,7 @@ import provideChromium from '../console/chromium-setup.ts';
 import { launchBrowser } from '../console/console-server.ts';
 import { answersHolding, expectAccessible, recordApiAnswers, saveAndFollow, signInThroughForm, valuesInPage } from '../console/page-checks.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
+import { type CofferProcess, callCoffer, logLines, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
@@ -37,7 +37,8 @@ beforeAll(async () => {
   namespace = await createTestNamespace('where');
   const environment = await cofferEnvironment(namespace.name);
   [{ api, token }, browser] = await Promise.all([startApi(environment), launchBrowser()]);
-  operator = await startOperatorProcess(environment);
+  // at debug level: the log says which changes it routes and what it reconciles
+  operator = await startOperatorProcess({ ...environment, COFFER_LOG_LEVEL: 'debug' });
   await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name: 'shop' }, spec: { name: 'Shop', slug } });
   projectId = (await cluster.waitReady('secretsprojects', namespace.name, 'shop')).status.projectId;
   expect((await callCoffer(api, 'POST', '/api/v1/folders', token, { workspaceId: projectId, environment: 'dev', name: 'where' })).status).toBe(200);
@@ -119,15 +120,42 @@ test('a Deployment reading DB_PASSWORD by secretKeyRef and one reading the Secre
   const app = page.getByRole('table').getByRole('row', { name: /^app / });
   await expect.poll(() => app.getByRole('listitem').allTextContents()).toEqual(['Deployment api', 'Deployment worker (every key)']);
   await expectAccessible(page, 'where one key goes, on the real control plane');
+  // from here the screen stays open: a document load would be a reload
+  const requests: string[] = [];
+  page.on('request', (request) => void (request.resourceType() === 'document' && requests.push(request.url())));
 
-  // the reference removed from the pod template: api no longer reads DB_PASSWORD (its status changes are not what wakes this)
+  // with the screen open, no reload: a Deployment that starts reading DB_PASSWORD appears (its report reaches the change stream)
+  const from = operator.output.length;
+  await cluster.apps.createNamespacedDeployment({ namespace: namespace.name, body: deployment('late', keyRef) });
+  await expect
+    .poll(() => app.getByRole('listitem').allTextContents(), { timeout: 30_000 })
+    .toEqual(['Deployment api', 'Deployment late', 'Deployment worker (every key)']);
+  // the operator's own report change woke the console, not the operator: a later integration change (a manual sync,
+  // committed after it; the operator routes changes in revision order) is the first it routes, and app was reconciled once before it
+  const { integrationId } = (await cluster.get('integrations', namespace.name, 'app')).status;
+  const manual = await callCoffer(api, 'POST', `/api/v1/integration/${integrationId}/sync`, token);
+  expect(manual.status).toBe(200);
+  const revision = Number(manual.headers.get('coffer-revision'));
+  const routedLine = `change ${revision} (integration) affects`;
+  const lines = await waitFor('the operator to route the manual sync', () => {
+    const messages = logLines(operator.output, from).map((line) => line.msg);
+    return messages.some((msg) => msg.startsWith(routedLine)) && messages;
+  });
+  const before = lines.slice(
+    0,
+    lines.findIndex((msg) => msg.startsWith(routedLine)),
+  );
+  expect(before.filter((msg) => /^change \d+ \(integration\)/.test(msg))).toEqual([]);
+  expect(before.filter((msg) => msg === `reconciling Integration ${namespace.name}/app`)).toHaveLength(1);
+
+  // the reference removed from the pod template: api no longer reads DB_PASSWORD (its status changes are not what wakes this); the open screen follows
   await cluster.apps.patchNamespacedDeployment(
     { namespace: namespace.name, name: 'api', body: [{ op: 'remove', path: '/spec/template/spec/containers/0/env' }] },
     setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
   );
-  await waitFor('api gone from the readers of DB_PASSWORD', async () => JSON.stringify(await readersOf('DB_PASSWORD')) === JSON.stringify(['Deployment/worker*']));
-  await page.reload();
-  await expect.poll(() => app.getByRole('listitem').allTextContents()).toEqual(['Deployment worker (every key)']);
+  await expect.poll(() => app.getByRole('listitem').allTextContents(), { timeout: 30_000 }).toEqual(['Deployment late', 'Deployment worker (every key)']);
+  expect(await readersOf('DB_PASSWORD')).toEqual(['Deployment/late', 'Deployment/worker*']);
+  expect(requests).toEqual([]);
 
   expect(await valuesInPage(page, Object.values(VALUES))).toEqual([]);
   expect(answersHolding(answers, Object.values(VALUES))).toEqual([]);

@@ -346,6 +346,55 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
       await subscription.stop();
     }
   });
+
+  test("a changed report of its target's keys is one integration change on the stream, marked as its own; the same report again commits none", async () => {
+    const { port } = use();
+    const { project } = await declared(use(), 'reports');
+    const record = await port.integrations.upsert({
+      managedBy: `ns-${name}/reporting`,
+      cluster: CLUSTER,
+      projectId: project.id,
+      environment: 'dev',
+      secretPath: '/',
+      app: 'reporting',
+      owner: `ns-${name}`,
+      targetEnvironment: `ns-${name}`,
+      metadata: {},
+      reloads: false,
+    });
+    const received: Change[] = [];
+    const subscription = await port.changes.subscribe(
+      await port.changes.latestRevision(),
+      async (changes) => {
+        received.push(...changes);
+      },
+      () => {},
+    );
+    try {
+      const report = {
+        isSynced: true,
+        syncMessage: null,
+        targetKeys: {
+          carried: [{ environment: 'dev', path: '/', keys: [{ key: 'REPORTED' }] }],
+          templated: 0,
+          carriedTruncated: false,
+          readers: [{ kind: 'Deployment' as const, namespace: `ns-${name}`, name: 'reader', keys: ['REPORTED'] }],
+          readersTruncated: false,
+        },
+      };
+      await port.integrations.recordSyncResult(record.id, report);
+      await port.integrations.recordSyncResult(record.id, report);
+      // the positive event after both: once it is here, everything committed before it was delivered
+      await writeSecret(project.id, 'dev', '/', 'AFTER_REPORTS', 'after-value');
+      await waitUntil('the later write on the stream', () => received.some((change) => change.kind === 'secret' && change.projectId === project.id));
+      const reports = received.filter((change) => change.kind === 'integration' && change.projectId === project.id);
+      expect(reports).toEqual([expect.objectContaining({ environmentSlug: 'dev', secretPath: '/', altersSecrets: false, ownWrite: true })]);
+      // delivered: no longer pending as its own
+      expect(port.changes.isOwnWrite(reports[0]!.revision)).toBe(false);
+    } finally {
+      await subscription.stop();
+    }
+  });
 });
 
 test('both implementations were exercised', () => {

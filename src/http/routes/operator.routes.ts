@@ -207,7 +207,8 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
           summary: "Record a sync's outcome",
           description: `Stores what the last sync of an integration did (its state, message and the revision the Secret reflects) and, in \`targetKeys\`, which keys the Secret holds, from which folder, and which workloads of its namespace read which. Status text and names only, never a value. Only the operator of the cluster that keeps the record writes it (403 \`OperatorOnly\`: a project role is not enough), a revision above the newest committed one is refused (400 \`RevisionNotCommitted\`), and so is a place outside the integration's project or one the operator may not read (403 \`PlaceNotReadable\`, for the places read and the folders keys came from alike), and a workload outside the Integration resource's namespace (403 \`WorkloadNotInNamespace\`); the revision barrier believes nothing else. ${who}`,
           permission: 'The operator credential of the cluster whose Integration resource keeps the record (a capability of its cluster binding, not a project role).',
-          effects: "Stores the outcome; no audit entry and no change (the record's settings did not change).",
+          effects:
+            'Stores the outcome; no audit entry. No change either, except when `targetKeys` differs from the stored report: then one `integration` change at the record\'s source (place only, as any integration change), so that followers of the change stream (the console\'s "Where it goes") see which workloads read which key at once; an unchanged report writes nothing.',
         }),
         params: integrationParams,
         body: syncResultBody.meta({

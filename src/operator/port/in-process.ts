@@ -80,7 +80,7 @@ async function operatorActor(services: OperatorServices, options: InProcessOptio
   };
 }
 
-/** The change feed; the operator's own integration-record writes are recorded quietly (no wake-up) and marked as its own. */
+/** The change feed; the operator's own integration-record writes (quiet upserts, and reports of its targets' keys, which others hear at once) are marked as its own. */
 function changeStream(services: OperatorServices): ChangeStream {
   const { changes, database } = services;
   const toChange = (record: ChangeRecord): Change => ({
@@ -92,7 +92,7 @@ function changeStream(services: OperatorServices): ChangeStream {
     environmentSlug: record.environmentSlug,
     secretPath: record.secretPath,
     altersSecrets: !LISTING_METADATA_KINDS.has(record.kind),
-    ownWrite: record.kind === 'integration' && changes.isQuiet(record.revision),
+    ownWrite: record.kind === 'integration' && changes.isOwnWrite(record.revision),
     ...(record.rotation ? { rotation: record.rotation } : {}),
   });
   return {
@@ -102,7 +102,7 @@ function changeStream(services: OperatorServices): ChangeStream {
       await subscriber.start();
       return subscriber;
     },
-    isOwnWrite: (revision) => changes.recordedQuietly(revision),
+    isOwnWrite: (revision) => changes.recordedAsOwn(revision),
   };
 }
 
