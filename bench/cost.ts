@@ -6,8 +6,9 @@
  *
  * Starts this checkout's built `coffer serve` on a fresh database (operator off), seeds the bench caller and 100
  * secrets as bench:compare does, and for each scenario reads the server's CPU time (user + system, /proc) and its
- * statement counter (coffer_db_queries_total) before and after an autocannon run; prints CPU µs and statements per
- * request (and on PostgreSQL the database backends' CPU is not included: see the statements).
+ * statement and round-trip counters (coffer_db_queries_total, coffer_db_round_trips_total) before and after an
+ * autocannon run; prints CPU µs, statements and round trips per request (on PostgreSQL the database backends' CPU is
+ * not included: see the statements).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -25,9 +26,11 @@ const { values: args } = parseArgs({
   },
 });
 
-async function statements(probes: string): Promise<number> {
+/** The server's statements and round trips to its database so far (a server without the round-trip counter: NaN). */
+async function statements(probes: string): Promise<{ statements: number; roundTrips: number }> {
   const text = await (await fetch(`${probes}/metrics`)).text();
-  return Number(/^coffer_db_queries_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+  const counter = (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { statements: counter('coffer_db_queries_total'), roundTrips: counter('coffer_db_round_trips_total') };
 }
 
 const key = (index: number) => `KEY_${String(index).padStart(3, '0')}`;
@@ -95,7 +98,8 @@ async function main() {
       const requests = result.requests.total;
       log(
         `${backend} ${name}: ${(result.requests.total / result.duration).toFixed(0)} req/s, server CPU ${((1e6 * (cpu1 - cpu0)) / requests).toFixed(0)} µs/request, ` +
-          `${((statements1 - statements0) / requests).toFixed(2)} statements/request, errors ${result.errors + result.non2xx}, load ${load0}→${loadAverage().split(' / ')[0]}`,
+          `${((statements1.statements - statements0.statements) / requests).toFixed(2)} statements/request ` +
+          `(${((statements1.roundTrips - statements0.roundTrips) / requests).toFixed(2)} round trips), errors ${result.errors + result.non2xx}, load ${load0}→${loadAverage().split(' / ')[0]}`,
       );
     }
   } finally {

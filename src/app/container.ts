@@ -116,7 +116,7 @@ export function createServices(database: Database, keys: SecurityKeys, options: 
   const lookups = new Lookups(cacheVersions);
   const deps: ServiceDeps = {
     db,
-    unitOfWork: new UnitOfWork({ db, permissions, audit, changes, lookups, cacheVersions }),
+    unitOfWork: new UnitOfWork({ db, permissions, audit, changes, lookups, cacheVersions, scriptCommits: database.scriptCommits }),
     permissions,
     audit,
     changes,

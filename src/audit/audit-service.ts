@@ -1,7 +1,8 @@
 import { type Actor, actorMetadata, type RequestOrigin } from '../actor/actor.ts';
 import type { NewAuditLog } from '../db/schema.ts';
-import { insertAuditLogs } from './audit-store.ts';
+import { auditLogsInsertion, insertAuditLogs } from './audit-store.ts';
 import type { Executor } from '../db/database.ts';
+import type { StatementOf } from '../db/statements.ts';
 
 export interface AuditEvent {
   type: string;
@@ -39,14 +40,12 @@ export class AuditService {
   }
 
   /**
-   * A write's entries, in its transaction (the unit of work's last writes but
-   * the change rows). An author without an actor is a caller not authenticated
-   * (a failed login): actor type `unknownUser`, as the reference records it.
+   * The statement that writes a write's entries (at least one), in its transaction: the unit of work sends it
+   * with the change rows and the COMMIT (finishTransaction). An author without an actor is a caller not
+   * authenticated (a failed login): actor type `unknownUser`, as the reference records it.
    */
-  async record(db: Executor, entries: readonly { author: Actor | RequestOrigin | null; scope: AuditScope; event: AuditEvent }[]): Promise<void> {
-    if (entries.length === 0) return;
-    await insertAuditLogs(
-      db,
+  insertion(entries: readonly { author: Actor | RequestOrigin | null; scope: AuditScope; event: AuditEvent }[]): StatementOf<unknown> {
+    return auditLogsInsertion(
       entries.map(({ author, scope, event }) => {
         if (author === null) throw new Error(`the audit entry '${event.type}' names no actor`);
         return 'kind' in author ? this.#row(author, scope, event) : this.#rowOf('unknownUser', {}, author, scope, event);

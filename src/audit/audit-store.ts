@@ -1,9 +1,43 @@
 import { sql } from 'kysely';
 import type { NewAuditLog } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import type { StatementOf } from '../db/statements.ts';
 
 export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promise<void> {
   await db.insertInto('auditLogs').values(rows).execute();
+}
+
+/**
+ * The INSERT of a write's rows (at least one), in their order, as a statement of its transaction's end
+ * (finishTransaction: on PostgreSQL sent with the COMMIT): the rows travel as one JSON value.
+ */
+export function auditLogsInsertion(rows: NewAuditLog[]): StatementOf<unknown> {
+  return (value) => sql`
+    INSERT INTO audit_logs (actor, actor_metadata, ip_address, user_agent, user_agent_type, event_type, event_metadata, org_id, project_id, project_name, expires_at)
+    SELECT r.actor, r.actor_metadata::jsonb, r.ip_address, r.user_agent, r.user_agent_type, r.event_type, r.event_metadata::jsonb, r.org_id, r.project_id, r.project_name, r.expires_at
+    FROM ROWS FROM (
+      jsonb_to_recordset(${value(JSON.stringify(rows.map(toInsertedRow)))}::jsonb)
+        AS (actor text, actor_metadata text, ip_address text, user_agent text, user_agent_type text, event_type text, event_metadata text,
+            org_id uuid, project_id uuid, project_name text, expires_at timestamptz)
+    ) WITH ORDINALITY AS r(actor, actor_metadata, ip_address, user_agent, user_agent_type, event_type, event_metadata, org_id, project_id, project_name, expires_at, position)
+    ORDER BY r.position`;
+}
+
+/** An audit row as audit_logs's columns name them (the metadata: JSON texts, as bound they would be). */
+function toInsertedRow(row: NewAuditLog) {
+  return {
+    actor: row.actor,
+    actor_metadata: row.actorMetadata,
+    ip_address: row.ipAddress ?? null,
+    user_agent: row.userAgent ?? null,
+    user_agent_type: row.userAgentType ?? null,
+    event_type: row.eventType,
+    event_metadata: row.eventMetadata,
+    org_id: row.orgId ?? null,
+    project_id: row.projectId ?? null,
+    project_name: row.projectName ?? null,
+    expires_at: row.expiresAt instanceof Date ? row.expiresAt.toISOString() : (row.expiresAt ?? null),
+  };
 }
 
 export interface AuditLogFilter {

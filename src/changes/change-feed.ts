@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { type CacheVersions, outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import type { Change, ChangeRecord } from './change.ts';
-import { changesCommittedWith, latestRevision, latestRevisionOf, lockAndInsertChanges } from './change-store.ts';
+import { changeLogInsertion, changesCommittedWith, latestRevision, latestRevisionOf } from './change-store.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import { finishTransaction, type StatementOf } from '../db/statements.ts';
 
 export {
   type Change,
@@ -45,11 +46,21 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    * its target's keys, which the console follows): NOTIFY as for any write,
    * and marked as the operator's own as a quiet one is. Answers the newest
    * revision recorded (undefined when there was nothing to record).
+   * The unit of work sends the same statement with the COMMIT (insertion).
    */
   async record(db: Executor, changes: Change[], options: { quiet?: boolean; own?: boolean } = {}): Promise<number | undefined> {
     if (changes.length === 0) return undefined;
+    return this.recorded(await finishTransaction(db, [this.insertion(changes, options)], { script: false }), options);
+  }
+
+  /** The statement that records `changes` (at least one), to be the transaction's last; then recorded() with its rows. */
+  insertion(changes: Change[], options: { quiet?: boolean }): StatementOf<{ revision: number }> {
+    return changeLogInsertion(CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL, changes);
+  }
+
+  /** Notes the revisions insertion()'s statement answered; answers the newest. */
+  recorded(rows: readonly { revision: number }[], options: { quiet?: boolean; own?: boolean }): number {
     // Quiet changes wake nobody: the only subscriber is the operator that wrote them; it reads them with the next wake-up.
-    const rows = await lockAndInsertChanges(db, CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL, changes);
     if (options.quiet || options.own) {
       for (const { revision } of rows) this.#own.add(revision);
       // rolled-back transactions leave revisions nobody asks about

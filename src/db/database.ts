@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DataDirLock } from './data-dir-lock.ts';
+import { scriptCommittingPool } from './postgres-pool.ts';
 import type { DB } from './schema.ts';
 import { WriteWatch } from './write-watch.ts';
 
@@ -24,8 +25,19 @@ export interface Database {
   readonly backend: Backend;
   /** Statements run through `db` since the database was opened (the coffer_db_queries_total metric). */
   readonly queryCount: () => number;
+  /**
+   * Messages sent to the database through `db` and answered (coffer_db_round_trips_total): fewer than the statements
+   * on PostgreSQL, where a BEGIN goes with the transaction's first statement and a COMMIT with its last when they
+   * can (postgres-pool.ts); the statements on PGlite, each a call into the embedded engine.
+   */
+  readonly roundTrips: () => number;
   /** Writes made through `db` (and its transactions), for in-process caches. */
   readonly writes: WriteWatch;
+  /**
+   * A transaction may end with a script: its last statement and COMMIT in one message, without bound parameters
+   * (PostgreSQL: one round trip fewer; postgres-pool.ts). PGlite runs each statement in-process: nothing to save.
+   */
+  readonly scriptCommits: boolean;
   /**
    * Subscribes to a NOTIFY channel; resolves to an unsubscribe function.
    * `onLost` is called once if the listening connection breaks.
@@ -99,7 +111,7 @@ export interface DatabaseOptions {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 10_000;
 
-/** Counts the statements Kysely runs (its log hook); a transaction's BEGIN/COMMIT are not counted. */
+/** Counts the statements Kysely runs (its log hook), a transaction's BEGIN and COMMIT included. */
 function queryCounter() {
   let count = 0;
   return { log: () => void count++, queryCount: () => count };
@@ -137,14 +149,18 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   pool.on('error', onConnectionError);
   pool.on('connect', (client) => client.on('error', onConnectionError));
   const { log, queryCount } = queryCounter();
+  let roundTrips = 0;
   const writes = new WriteWatch();
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [writes, new CamelCasePlugin()], log });
+  const dialect = new PostgresDialect({ pool: scriptCommittingPool(pool, () => void roundTrips++) });
+  const db = new Kysely<DB>({ dialect, plugins: [writes, new CamelCasePlugin()], log });
   const sessions = new Set<DedicatedSession>();
   return {
     db,
     backend: 'postgres',
     queryCount,
+    roundTrips: () => roundTrips,
     writes,
+    scriptCommits: true,
     async listen(channel, onNotify, onLost) {
       const client = new pg.Client({ connectionString, application_name: 'coffer-listen', ...settings });
       let closing = false;
@@ -232,7 +248,9 @@ async function openPglite(dataDir: string, dataDirLock: DataDirLock | undefined,
     db,
     backend: 'pglite',
     queryCount,
+    roundTrips: queryCount,
     writes,
+    scriptCommits: false,
     async listen(channel, onNotify) {
       const unsubscribe = await pglite.listen(channel, onNotify);
       return async () => unsubscribe();

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
+import pg from 'pg';
 import type { Executor, ReadOnlyDb } from './database.ts';
 
 /**
@@ -26,4 +27,52 @@ export async function rollbackToSavepoint(db: Executor, name: string): Promise<v
 /** NOTIFY `channel`, delivered when the caller's transaction commits. */
 export async function notifyAtCommit(db: Executor, channel: string): Promise<void> {
   await sql`SELECT pg_notify(${channel}, '')`.execute(db);
+}
+
+/** Puts a value into a statement: bound as a parameter (boundValue), or written into its text (inlineValue). */
+export type ValueWriter = (value: string | number) => RawBuilder<unknown>;
+
+/** A statement built with either way of putting its values in: a script (below) needs them written into its text. */
+export type StatementOf<Row> = (value: ValueWriter) => RawBuilder<Row>;
+
+export const boundValue: ValueWriter = (value) => sql`${value}`;
+
+/**
+ * `value` written into the statement's text rather than bound, for a script (several statements in one message:
+ * the simple-query protocol has no parameters): a string as node-postgres's escaped literal (quotes doubled, and
+ * an E'' literal with doubled backslashes when it has any, right whatever standard_conforming_strings says), a
+ * number only when it is a safe integer. Callers write structured values as one JSON text (no control character
+ * in it: JSON escapes them; input validation keeps NUL and lone surrogates out of every field).
+ */
+export const inlineValue: ValueWriter = (value) => {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new Error(`not an integer to write into a statement: ${value}`);
+    return sql.raw(String(value));
+  }
+  return sql.raw(pg.escapeLiteral(value));
+};
+
+/**
+ * Runs `statements` as the transaction's last, in one statement: each but the last in a data-modifying WITH of
+ * the last, which must then answer rows (RETURNING); they run on one snapshot, in no order among themselves, so
+ * none may read what another writes. With `script` (Database.scriptCommits) it is sent with the COMMIT in one
+ * message, its values written into the text, so no round trip to this process comes between it and the commit;
+ * the transaction is over when it answers (the caller's COMMIT is then answered without a round trip:
+ * postgres-pool.ts). Without, its values are bound, and the caller commits. Answers the rows of the last.
+ */
+export async function finishTransaction<Row>(
+  db: Executor,
+  statements: readonly [...StatementOf<unknown>[], StatementOf<Row>],
+  { script }: { script: boolean },
+): Promise<Row[]> {
+  const statement = combined(statements, script ? inlineValue : boundValue);
+  const { rows } = await (script ? sql<Row>`${statement};\nCOMMIT` : statement).execute(db);
+  return rows;
+}
+
+function combined<Row>(statements: readonly [...StatementOf<unknown>[], StatementOf<Row>], value: ValueWriter): RawBuilder<Row> {
+  const last = statements.length - 1;
+  if (last === 0) return statements[0](value) as RawBuilder<Row>;
+  const parts = statements.map((statement, index) => sql`${sql.id(`statement_${index}`)} AS (${statement(value)})`);
+  return sql<Row>`WITH ${sql.join(parts)} SELECT * FROM ${sql.id(`statement_${last}`)}`;
 }

@@ -26,15 +26,24 @@ export function registerHttpMetrics(app: FastifyInstance): HttpMetrics {
   return { registry };
 }
 
-/** Statements the process has run on its database (benchmarks divide it by the work done). */
-export function registerDatabaseMetrics(registry: Registry, database: { queryCount: () => number }): void {
+/** Statements the process has run on its database, and the round trips they took (benchmarks divide them by the work done). */
+export function registerDatabaseMetrics(registry: Registry, database: { queryCount: () => number; roundTrips: () => number }): void {
   new Counter({
     name: 'coffer_db_queries_total',
-    help: 'SQL statements run on the database (BEGIN/COMMIT not counted)',
+    help: 'SQL statements run on the database (BEGIN and COMMIT included)',
     registers: [registry],
     collect() {
       this.reset();
       this.inc(database.queryCount());
+    },
+  });
+  new Counter({
+    name: 'coffer_db_round_trips_total',
+    help: 'Messages sent to the database and answered (PostgreSQL: a BEGIN or COMMIT sent with a statement in one; PGlite: every statement)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(database.roundTrips());
     },
   });
 }

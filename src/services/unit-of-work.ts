@@ -4,7 +4,7 @@ import { type AuditEvent, type AuditService, projectScope } from '../audit/audit
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
-import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../db/statements.ts';
+import { finishTransaction, releaseSavepoint, rollbackToSavepoint, savepoint } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
@@ -139,20 +139,29 @@ export class WriteContext {
     }
   }
 
-  /** Writes the collected audit rows and then the change rows: the change log's lock is held from here to commit. */
+  /**
+   * Writes the collected audit rows and then the change rows, the transaction's last statements: the change log's
+   * lock is held from there to commit, and on PostgreSQL both go with the COMMIT in one message (finishTransaction).
+   */
   async finish(quiet: boolean, own = false): Promise<{ revision: number | undefined; afterCommit: (() => void)[] }> {
     if (!this.#authorized) throw new Error('a write ended without a permission decision (authorize, authorizeOrg, permissionsIn or authorizedBy)');
-    const { audit, changes } = this.#deps;
-    await audit.record(
-      this.db,
-      this.#audit.map((entry) => ({
-        author: entry.actor ?? this.caller,
-        scope: entry.project ? projectScope(entry.project) : { orgId: entry.orgId, projectId: entry.projectId },
-        event: { type: entry.type, metadata: entry.metadata },
-      })),
-    );
-    const revision = await changes.record(this.db, this.#changes, { quiet, own });
-    return { revision, afterCommit: this.#afterCommit };
+    const { audit, changes, scriptCommits } = this.#deps;
+    const auditRows = this.#audit.length === 0 ? [] : [audit.insertion(this.#audit.map((entry) => this.#auditEntry(entry)))];
+    const afterCommit = this.#afterCommit;
+    if (this.#changes.length > 0) {
+      const rows = await finishTransaction(this.db, [...auditRows, changes.insertion(this.#changes, { quiet })], { script: scriptCommits });
+      return { revision: changes.recorded(rows, { quiet, own }), afterCommit };
+    }
+    if (auditRows[0]) await finishTransaction(this.db, [auditRows[0]], { script: scriptCommits });
+    return { revision: undefined, afterCommit };
+  }
+
+  #auditEntry(entry: AuditEntry) {
+    return {
+      author: entry.actor ?? this.caller,
+      scope: entry.project ? projectScope(entry.project) : { orgId: entry.orgId, projectId: entry.projectId },
+      event: { type: entry.type, metadata: entry.metadata },
+    };
   }
 }
 
@@ -164,14 +173,17 @@ export interface UnitOfWorkDeps {
   lookups: Lookups;
   /** Moves the versions of the caches read from the tables a write wrote, in its transaction (caches/README.md). */
   cacheVersions: CacheVersions;
+  /** The database ends a transaction with a script: the change rows and COMMIT in one message (Database.scriptCommits). */
+  scriptCommits: boolean;
 }
 
 /**
  * The one way a mutation is made. write() opens the transaction and hands the
  * mutation a WriteContext; the mutation takes its locks, checks permission and
  * makes its change, collecting audit entries and change-feed rows. Then the
- * unit writes the audit rows and the change rows last (the change log's lock is
- * held only from there to commit), commits, and wakes the in-process
+ * unit moves the versions of the caches it wrote, writes the audit rows and the
+ * change rows last (the change log's lock is held only from there to commit; on
+ * PostgreSQL they go with the COMMIT, in one message), and wakes the in-process
  * subscribers. Any failure rolls all of it back and reaches the caller as an
  * AppError (translateDatabaseError, with the mutation's own names for its
  * unique constraints); nothing is audited for a write that did not happen.
@@ -199,21 +211,18 @@ export class UnitOfWork {
 
   async #once<T>(caller: Caller, work: (tx: WriteContext) => Promise<T>, attempt: number, options: WriteOptions): Promise<T> {
     const quiet = options.quiet ?? false;
-    const { result, committed } = await this.#deps.db.transaction().execute((trx) =>
-      this.#deps.cacheVersions.track(trx, async () => {
-        const tx = new WriteContext(trx, caller, attempt, this.#deps);
-        const result = await work(tx);
-        return { result, ...(await tx.finish(quiet, options.own)) };
-      }),
-    );
-    const { revision, afterCommit } = result;
+    const { result, committed, revision, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
+      const tx = new WriteContext(trx, caller, attempt, this.#deps);
+      const tracked = await this.#deps.cacheVersions.track(trx, () => work(tx));
+      return { result: tracked.result, committed: tracked.committed, ...(await tx.finish(quiet, options.own)) };
+    });
     committed(revision);
     for (const action of afterCommit) action();
     if (revision !== undefined) {
       noteCommittedRevision(revision);
       if (!quiet) this.#deps.changes.committed();
     }
-    return result.result;
+    return result;
   }
 }
 

@@ -1,0 +1,105 @@
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type pg from 'pg';
+
+/**
+ * The pool as Kysely sees it: node-postgres's, sending a transaction's BEGIN and COMMIT with the statement beside
+ * them when it can, each in one message (a script: the simple-query protocol, which has no bound parameters),
+ * instead of a round trip of their own. A write's transaction then costs two round trips fewer, and the change
+ * log's lock, taken by its last statement, is held while PostgreSQL commits, not across a round trip to this
+ * process (ChangeFeed.recordLast).
+ *
+ * - BEGIN waits for the transaction's first statement: sent before it in one message when that statement has no
+ *   parameters (a versions read, a savepoint), on its own before it otherwise; not at all when the transaction ends
+ *   first. A BEGIN with settings (`start transaction isolation level …`) is sent as it comes.
+ * - A script answers with the result of its first statement that returns rows (Kysely reads one result per query;
+ *   node-postgres answers a script with one per statement), or its first when none does.
+ * - A script ending in COMMIT has ended the transaction when Kysely sends its own COMMIT. PostgreSQL answers a
+ *   COMMIT or ROLLBACK outside a transaction as a no-op with a warning; with no transaction open on the connection,
+ *   this answers it so, without the round trip.
+ *
+ * `onRoundTrip` is called for each message sent (Database.roundTrips).
+ */
+export function scriptCommittingPool(pool: pg.Pool, onRoundTrip: () => void): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    options: pool.options,
+    async connect() {
+      const client = await pool.connect();
+      let wrapped = clients.get(client);
+      if (!wrapped) {
+        // Kysely keeps its connection per client object: the same wrapper for the same client every time
+        wrapped = new ScriptCommittingClient(client, onRoundTrip);
+        clients.set(client, wrapped);
+      }
+      return wrapped;
+    },
+    end: () => pool.end(),
+  };
+}
+
+const BEGIN = /^\s*begin\s*;?\s*$/i;
+const TRANSACTION_END = /^\s*(commit|rollback)\s*;?\s*$/i;
+
+class ScriptCommittingClient implements PostgresPoolClient {
+  readonly #client: pg.PoolClient;
+  readonly #onRoundTrip: () => void;
+  /** Kysely sent BEGIN; it goes with the transaction's first statement. */
+  #beginWaiting = false;
+  /** The last query succeeded: the client's transaction status is the one after it (#noTransactionOpen). */
+  #statusKnown = true;
+
+  constructor(client: pg.PoolClient, onRoundTrip: () => void) {
+    this.#client = client;
+    this.#onRoundTrip = onRoundTrip;
+  }
+
+  // (not in pg's types) Kysely cancels a statement by its backend's process id
+  get processID(): number | undefined {
+    return (this.#client as { processID?: number }).processID;
+  }
+
+  query<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(text: string | PostgresCursor<R>, parameters: readonly unknown[] = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely streams through a cursor only when the dialect is given one; this one is not
+    if (typeof text !== 'string') throw new Error('streaming (a cursor) is not set up on this pool');
+    return this.#run(text, parameters);
+  }
+
+  release(destroy?: boolean): void {
+    this.#beginWaiting = false;
+    this.#client.release(destroy);
+  }
+
+  async #run<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
+    if (this.#noTransactionOpen() && !this.#beginWaiting && BEGIN.test(text)) {
+      this.#beginWaiting = true;
+      return { command: 'BEGIN' as PostgresQueryResult<R>['command'], rowCount: 0, rows: [] };
+    }
+    const begin = this.#beginWaiting;
+    this.#beginWaiting = false;
+    if ((begin || this.#noTransactionOpen()) && TRANSACTION_END.test(text)) {
+      return { command: /commit/i.test(text) ? 'COMMIT' : 'ROLLBACK', rowCount: 0, rows: [] };
+    }
+    if (begin && parameters.length > 0) await this.#send('BEGIN', []);
+    return this.#send(begin && parameters.length === 0 ? `BEGIN;\n${text}` : text, parameters);
+  }
+
+  /**
+   * 'I' is the status of the last ReadyForQuery, noted before its query answered. A failed query answers at its
+   * error, which may come before that ReadyForQuery: until a query succeeds again the status is not trusted, and
+   * everything is sent as it comes.
+   */
+  #noTransactionOpen(): boolean {
+    return this.#statusKnown && this.#client.getTransactionStatus() === 'I';
+  }
+
+  async #send<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
+    this.#onRoundTrip();
+    this.#statusKnown = false;
+    const result = (await this.#client.query(text, parameters as unknown[])) as pg.QueryResult | pg.QueryResult[];
+    this.#statusKnown = true;
+    const answer = Array.isArray(result) ? (result.find((statement) => statement.fields.length > 0) ?? result[0]!) : result;
+    return answer as unknown as PostgresQueryResult<R>;
+  }
+}
