@@ -174,6 +174,30 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * CPU seconds so far of each backend of the local PostgreSQL serving `database`, by pid (Linux /proc; the bench
+ * runs beside the server). A backend that ends between two readings takes its time with it.
+ */
+export async function backendCpuSeconds(database: string): Promise<Map<number, number>> {
+  const { rows } = await adminQuery(`SELECT pid FROM pg_stat_activity WHERE datname = '${database.replaceAll("'", "''")}'`);
+  const seconds = new Map<number, number>();
+  for (const { pid } of rows as { pid: number }[]) {
+    try {
+      seconds.set(pid, cpuSeconds(pid));
+    } catch {
+      // ended since it was listed
+    }
+  }
+  return seconds;
+}
+
+/** The CPU seconds the backends spent between two readings of backendCpuSeconds. */
+export function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, seconds] of after) spent += seconds - (before.get(pid) ?? 0);
+  return spent;
+}
+
 /** Resident set size of a process (Linux /proc), in MiB. */
 export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');

@@ -17,7 +17,8 @@
  * 100, in turn), mixed (per connection, 9 list 100 then 1 update). The table goes to bench/RESULTS.md with
  * the machine, the load average around every cell and both commits. Beside req/s, each cell has the server
  * process's CPU time per request answered (/proc, user + system): on a shared machine req/s follows whatever else
- * runs, CPU per request much less (it leaves out the database server's own CPU on PostgreSQL).
+ * runs, CPU per request much less. On PostgreSQL also the CPU time of the backends serving that server's database
+ * (the local server's processes, /proc), and the two together head/base.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
@@ -27,6 +28,8 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import {
   appendResults,
+  backendCpuSeconds,
+  backendCpuSpent,
   bootstrapWithMember,
   call,
   cpuSeconds,
@@ -69,6 +72,8 @@ interface Target {
   server: Server;
   projectId: string;
   token: string;
+  /** PostgreSQL: the server's own database, whose backends' CPU time is read too. */
+  database?: string;
 }
 
 interface Cell {
@@ -80,6 +85,8 @@ interface Cell {
   errors: number;
   /** The server's CPU time (user + system) per request answered, in µs: steadier than req/s on a shared machine. */
   cpuUs: number;
+  /** PostgreSQL: its backends' CPU time for the server's database per request answered, in µs (NaN on PGlite, whose engine is in the server). */
+  databaseCpuUs: number;
   load: string;
 }
 
@@ -160,7 +167,7 @@ async function startTarget(side: Side, checkout: string, backend: 'postgres' | '
       secretComment: index % 2 === 0 ? `comment ${index}` : undefined,
     }));
     await call(server, 'POST', '/api/v3/secrets/batch/raw', memberToken, { workspaceId: projectId, environment: 'dev', secretPath: '/', secrets });
-    const target: Target = { side, server, projectId, token: memberToken };
+    const target: Target = { side, server, projectId, token: memberToken, database: database?.name };
     return {
       target,
       async stop() {
@@ -217,6 +224,7 @@ function requestsOf(scenario: Scenario, target: Target, round: number): autocann
 
 async function drive(target: Target, scenario: Scenario, round: number): Promise<Omit<Cell, 'scenario' | 'round' | 'side' | 'load'>> {
   const pid = target.server.process.pid!;
+  const backendsBefore = target.database ? await backendCpuSeconds(target.database) : undefined;
   const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({
     url: target.server.api,
@@ -227,11 +235,14 @@ async function drive(target: Target, scenario: Scenario, round: number): Promise
     requests: requestsOf(scenario, target, round),
   });
   const cpuUs = (1e6 * (cpuSeconds(pid) - cpuBefore)) / Math.max(1, result.requests.total);
+  const backendsAfter = target.database ? await backendCpuSeconds(target.database) : undefined;
+  const databaseCpuUs = backendsBefore && backendsAfter ? (1e6 * backendCpuSpent(backendsBefore, backendsAfter)) / Math.max(1, result.requests.total) : Number.NaN;
   return {
     rps: result.requests.total / (result.duration || SECONDS),
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     cpuUs,
+    databaseCpuUs,
   };
 }
 
@@ -263,7 +274,8 @@ async function compareOn(backend: 'postgres' | 'pglite', baseDir: string, scenar
           const load = `${before}→${loadAverage().split(' / ')[0]}`;
           cells.push({ scenario, round, side: target.side, load, ...result });
           log(
-            `${backend} round ${round} ${SCENARIO_NAMES[scenario]} ${target.side}: ${result.rps.toFixed(0)} req/s, p99 ${ms(result.p99)} ms, server CPU ${result.cpuUs.toFixed(0)} µs/request, errors ${result.errors}, load ${load}`,
+            `${backend} round ${round} ${SCENARIO_NAMES[scenario]} ${target.side}: ${result.rps.toFixed(0)} req/s, p99 ${ms(result.p99)} ms, server CPU ${result.cpuUs.toFixed(0)} µs/request` +
+              `${Number.isNaN(result.databaseCpuUs) ? '' : `, PostgreSQL ${result.databaseCpuUs.toFixed(0)} µs/request`}, errors ${result.errors}, load ${load}`,
           );
         }
       }
@@ -294,6 +306,8 @@ function rowsOf(cells: Cell[]): string[][] {
         (head.p99 / base.p99).toFixed(2),
         `${base.cpuUs.toFixed(0)} / ${head.cpuUs.toFixed(0)}`,
         `**${(head.cpuUs / base.cpuUs).toFixed(2)}**`,
+        Number.isNaN(base.databaseCpuUs) ? '—' : `${base.databaseCpuUs.toFixed(0)} / ${head.databaseCpuUs.toFixed(0)}`,
+        Number.isNaN(base.databaseCpuUs) ? '—' : `**${((head.cpuUs + head.databaseCpuUs) / (base.cpuUs + base.databaseCpuUs)).toFixed(2)}**`,
         `${base.errors}/${head.errors}`,
         `${base.load}, ${head.load}`,
       ].map(String),
@@ -338,6 +352,8 @@ async function main() {
           'p99 head/base',
           'server CPU µs/req base / head',
           'CPU/req head/base',
+          'PostgreSQL CPU µs/req base / head',
+          'server + PostgreSQL CPU/req head/base',
           'errors base/head',
           'load (1 min) base, head',
         ],

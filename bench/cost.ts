@@ -7,15 +7,15 @@
  * Starts this checkout's built `coffer serve` on a fresh database (operator off), seeds the bench caller and 100
  * secrets as bench:compare does, and for each scenario reads the server's CPU time (user + system, /proc) and its
  * statement and round-trip counters (coffer_db_queries_total, coffer_db_round_trips_total) before and after an
- * autocannon run; prints CPU µs, statements and round trips per request (on PostgreSQL the database backends' CPU is
- * not included: see the statements).
+ * autocannon run; prints CPU µs, statements and round trips per request, and on PostgreSQL the CPU µs of the
+ * database's backends (the local server's processes serving the bench database, from /proc).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { bootstrapWithMember, call, cpuSeconds, freshDatabase, loadAverage, log, serverKeys, startServer } from './common.ts';
+import { backendCpuSeconds, backendCpuSpent, bootstrapWithMember, call, cpuSeconds, freshDatabase, loadAverage, log, serverKeys, startServer } from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -92,12 +92,15 @@ async function main() {
     await run(scenarios.list!, 3);
     const pid = server.process.pid!;
     for (const name of args.only.split(',')) {
+      const backends0 = database ? await backendCpuSeconds(database.name) : undefined;
       const [cpu0, statements0, load0] = [cpuSeconds(pid), await statements(server.probes), loadAverage().split(' / ')[0]];
       const result = await run(scenarios[name]!, Number(args.duration));
       const [cpu1, statements1] = [cpuSeconds(pid), await statements(server.probes)];
+      const backends1 = database ? await backendCpuSeconds(database.name) : undefined;
       const requests = result.requests.total;
+      const databaseCpu = backends0 && backends1 ? `, PostgreSQL backends ${((1e6 * backendCpuSpent(backends0, backends1)) / requests).toFixed(0)} µs/request` : '';
       log(
-        `${backend} ${name}: ${(result.requests.total / result.duration).toFixed(0)} req/s, server CPU ${((1e6 * (cpu1 - cpu0)) / requests).toFixed(0)} µs/request, ` +
+        `${backend} ${name}: ${(result.requests.total / result.duration).toFixed(0)} req/s, server CPU ${((1e6 * (cpu1 - cpu0)) / requests).toFixed(0)} µs/request${databaseCpu}, ` +
           `${((statements1.statements - statements0.statements) / requests).toFixed(2)} statements/request ` +
           `(${((statements1.roundTrips - statements0.roundTrips) / requests).toFixed(2)} round trips), errors ${result.errors + result.non2xx}, load ${load0}→${loadAverage().split(' / ')[0]}`,
       );

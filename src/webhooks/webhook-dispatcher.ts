@@ -73,15 +73,31 @@ export class WebhookDispatcher {
     return attempts.reduce((sum, count) => sum + count, 0);
   }
 
-  /** Runs on every committed change and every `intervalMs` (retries falling due); returns a function that stops it. */
-  start(logger: Logger, intervalMs = 1_000): () => void {
+  /**
+   * Runs on every committed change and every `intervalMs` (retries falling due); returns a function that stops it.
+   * Passes start at least `spacingMs` apart: the first commit after a quiet spell starts one at once, a burst of
+   * commits one per `spacingMs` (each pass claims every due webhook and delivers all of its changes so far), not
+   * one after another for as long as the burst lasts.
+   */
+  start(logger: Logger, intervalMs = 1_000, spacingMs = 100): () => void {
     let running: Promise<unknown> | null = null;
     let again = false;
+    let lastStart = Number.NEGATIVE_INFINITY;
+    let spaced: NodeJS.Timeout | undefined;
     const run = () => {
       if (running) {
         again = true;
         return;
       }
+      const wait = lastStart + spacingMs - performance.now();
+      if (wait > 0) {
+        spaced ??= setTimeout(() => {
+          spaced = undefined;
+          run();
+        }, wait);
+        return;
+      }
+      lastStart = performance.now();
       running = this.runOnce()
         .catch((error: unknown) => logger.warn({ err: error }, 'webhook delivery run failed'))
         .finally(() => {
@@ -97,6 +113,7 @@ export class WebhookDispatcher {
     timer.unref();
     return () => {
       clearInterval(timer);
+      clearTimeout(spaced);
       this.#deps.changes.off('committed', run);
     };
   }

@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Outbound } from '../../src/outbound/outbound.ts';
 import { DEFAULT_DISPATCH_LIMITS, WebhookDispatcher } from '../../src/webhooks/webhook-dispatcher.ts';
@@ -6,6 +7,7 @@ import { type Received, Receiver, receiverSet } from '../support/http-receiver.t
 import { signatureRecipe } from '../support/readme.ts';
 import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 import { issueTestToken } from '../support/access-fixture.ts';
+import { waitUntil } from '../support/event-stream.ts';
 
 /** Webhooks (issue 33 part 3): signed deliveries from the change feed, retries, disabling, replay. Both backends. */
 
@@ -385,5 +387,28 @@ describe('one pass over several webhooks', () => {
     const row = await webhookRow(kept.webhook.id);
     expect([row.lastStatus, Number(row.cursorRevision), row.leaseUntil]).toEqual(['success', revisions[1], null]);
     await deleteAll();
+  });
+});
+
+// `coffer serve` runs the dispatcher on every commit, passes at least `spacingMs` apart: a burst of writes is
+// delivered by a few passes, each taking every change so far, in order.
+describe('the running dispatcher', () => {
+  const receivers = receiverSet();
+  afterAll(receivers.stopAll);
+
+  test('a burst of concurrent writes reaches the receiver, every change once and in revision order', async () => {
+    const project = (await app.request('POST', '/api/v2/workspace', { token: admin.token, body: { projectName: 'Burst' } })).body.project.id as string;
+    const burst = await receivers.start();
+    await createWebhook(burst.url, '/', project);
+    clock.ms = Math.max(clock.ms, Date.now() + 60_000);
+    const stop = dispatcher({}, 10_000).start(pino({ level: 'silent' }), 60_000, 50);
+    try {
+      const revisions = await Promise.all(Array.from({ length: 12 }, (_, index) => write(`BURST_${index}`, 'dev', '/', project)));
+      const expected = [...revisions].sort((a, b) => a - b);
+      await waitUntil('every change delivered', () => revisionsOf(burst).length >= expected.length);
+      expect(revisionsOf(burst)).toEqual(expected);
+    } finally {
+      stop();
+    }
   });
 });
