@@ -2,9 +2,9 @@
  * What one request costs the server, measured in CPU time rather than wall time: a robust figure on a shared
  * machine, where req/s moves with everything else that runs.
  *
- *   node bench/cost.ts [--backend postgres|pglite] [--duration 6] [--clients 16] [--only list,get,create,update]
+ *   node bench/cost.ts [--backend postgres|pglite] [--duration 6] [--clients 16] [--only list,get,create,update] [--checkout <dir>]
  *
- * Starts this checkout's built `coffer serve` on a fresh database (operator off), seeds the bench caller and 100
+ * Starts this checkout's built `coffer serve` (or the one built in `--checkout`, an earlier commit's worktree) on a fresh database (operator off), seeds the bench caller and 100
  * secrets as bench:compare does, and for each scenario reads the server's CPU time (user + system, /proc) and its
  * statement and round-trip counters (coffer_db_queries_total, coffer_db_round_trips_total) before and after an
  * autocannon run; prints CPU µs, statements and round trips per request, and on PostgreSQL the CPU µs of the
@@ -23,6 +23,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '6' },
     clients: { type: 'string', default: '16' },
     only: { type: 'string', default: 'list,get,create,update' },
+    checkout: { type: 'string' },
   },
 });
 
@@ -46,7 +47,7 @@ async function main() {
       COFFER_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
       ...(database ? { DATABASE_URL: database.url } : { COFFER_DATA_DIR: dataDir! }),
     },
-    { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) },
+    { nodeArgs: process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean), checkout: args.checkout },
   );
   try {
     const { projectId, memberToken } = await bootstrapWithMember(server, 'Bench cost');

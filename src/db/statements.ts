@@ -53,20 +53,22 @@ export const inlineValue: ValueWriter = (value) => {
 };
 
 /**
- * Runs `statements` as the transaction's last, in one statement: each but the last in a data-modifying WITH of
- * the last, which must then answer rows (RETURNING); they run on one snapshot, in no order among themselves, so
- * none may read what another writes. With `script` (Database.scriptCommits) it is sent with the COMMIT in one
- * message, its values written into the text, so no round trip to this process comes between it and the commit;
- * the transaction is over when it answers (the caller's COMMIT is then answered without a round trip:
- * postgres-pool.ts). Without, its values are bound, and the caller commits. Answers the rows of the last.
+ * Runs `statements` as the transaction's last, in order. With `script` (Database.scriptCommits) they go with the
+ * COMMIT in one message, their values written into the text: no round trip to this process comes between them and
+ * the commit, and the transaction is over when it answers (the caller's COMMIT is then answered without a round
+ * trip: postgres-pool.ts). Without, they are one statement, its values bound (each but the last in a
+ * data-modifying WITH of the last, which must then answer rows: they run on one snapshot, so none may read what
+ * another writes), and the caller commits. Answers the rows of the last.
  */
 export async function finishTransaction<Row>(
   db: Executor,
   statements: readonly [...StatementOf<unknown>[], StatementOf<Row>],
   { script }: { script: boolean },
 ): Promise<Row[]> {
-  const statement = combined(statements, script ? inlineValue : boundValue);
-  const { rows } = await (script ? sql<Row>`${statement};\nCOMMIT` : statement).execute(db);
+  const text = script
+    ? sql<Row>`${sql.join([...statements.map((statement) => statement(inlineValue)), sql.raw('COMMIT')], sql.raw(';\n'))}`
+    : combined(statements, boundValue);
+  const { rows } = await text.execute(db);
   return rows;
 }
 
