@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sql } from 'kysely';
 import { AuditStreamDispatcher, DEFAULT_STREAM_LIMITS, STREAM_ID_HEADER, type StreamLimits } from '../../src/audit-streams/audit-stream-dispatcher.ts';
 import { MAX_STREAMS_PER_ORG } from '../../src/audit-streams/audit-stream-service.ts';
 import { SIGNATURE_HEADER, verifyDelivery } from '../../src/outbound/delivery-signature.ts';
@@ -42,14 +43,32 @@ async function expectedIds(start: { xact: number; sequence: number }): Promise<s
 
 /**
  * Runs passes until the receiver holds `ids` (entries of transactions still running elsewhere on the server wait
- * until those end: a later pass delivers them), or fails after 10 s.
+ * until those end: a later pass delivers them), or fails after 60 s.
  */
 async function deliverUntil(hooks: AuditStreamDispatcher, target: Receiver, ids: string[]): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   while (!ids.every((id) => linesOf(target.received).some((line) => line.id === id))) {
-    if (Date.now() > deadline) throw new Error(`not delivered within 10 s: ${ids.length - linesOf(target.received).length} entries`);
+    if (Date.now() > deadline) throw new Error(`not delivered within 60 s: ${ids.length - linesOf(target.received).length} entries`);
     clock.ms += 1;
     await hooks.runOnce();
+  }
+}
+
+/**
+ * Waits (at most 60 s) until every audit row of the organization is settled, its transaction below the oldest one
+ * running anywhere on the server: only those are delivered. Other test files' transactions on the shared PostgreSQL
+ * server (a DROP DATABASE waiting for its checkpoint) can hold that back for seconds.
+ */
+async function settled(): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { rows } = await sql<{ unsettled: boolean }>`
+      SELECT EXISTS (SELECT 1 FROM audit_logs WHERE org_id = ${admin.orgId} AND xact >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint) AS unsettled`.execute(
+      app.database.db,
+    );
+    if (!rows[0]!.unsettled) return;
+    if (Date.now() > deadline) throw new Error('the audit rows were not settled within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
@@ -165,6 +184,7 @@ describe('audit log streams', () => {
     const before = receiver.received.length;
     await write('DOWN_1');
     await write('DOWN_2');
+    await settled();
     const hooks = dispatcher();
     const started = clock.ms;
     const attempts: number[] = [];
@@ -193,6 +213,7 @@ describe('audit log streams', () => {
     try {
       const patched = await app.request('PATCH', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token, body: { url: failing.url, headers: credentials } });
       expect(patched.status).toBe(200);
+      await settled();
       await dispatcher().runOnce();
       expect(failing.received.length).toBe(1);
       const status = (await app.request('GET', `/api/v1/audit-log-streams/${streamId}`, { token: admin.token })).body.auditLogStream.status;
