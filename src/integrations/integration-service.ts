@@ -14,7 +14,7 @@ import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
-import { setIntegrationTargetKeys } from './target-keys-store.ts';
+import { listIntegrationTargetKeys, setIntegrationTargetKeys } from './target-keys-store.ts';
 import {
   describeIntegration,
   emptyTarget,
@@ -225,7 +225,11 @@ export class IntegrationService {
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
     await this.#assertReadable(actor, row, result);
     const { changes, db } = this.#deps;
-    if (await alreadyRecorded(row, result, storedMessage(result), () => changes.projectAlteredAt(db, row.projectId))) return;
+    const reads = {
+      alteredAt: () => changes.projectAlteredAt(db, row.projectId),
+      targetKeys: async () => (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId),
+    };
+    if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
     await this.recordSyncResult(integrationId, result, { own: isInProcess(actor) });
   }
 

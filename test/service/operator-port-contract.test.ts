@@ -259,32 +259,48 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     expect(await refusal(port.integrations.get(record.id))).toMatchObject({ statusCode: 404 });
   });
 
-  // A resync after a restart reads at the installation's newest revision: a result that says what the record says,
-  // at a revision only changes that alter no place (another record, here) came before, writes nothing; the record
-  // keeps the revision it had, at which its target is as current (the revision barrier waits for no such change).
-  test('a sync result that moves only past changes altering nothing it reads leaves the record as it is; one past a secret change is written', async () => {
+  // A resync after a restart reads at the installation's newest revision and sends the report of its target's keys
+  // again (the operator remembers the last one only while it leads): a result that says what the record says, at a
+  // revision only changes that alter no place (another record, here) came before, writes nothing; the record keeps
+  // the revision it had, at which its target is as current (the revision barrier waits for no such change).
+  test('a sync result that moves only past changes altering nothing it reads leaves the record as it is; one past a secret change, or with another report, is written', async () => {
     const { port } = use();
     const { project } = await declared(use(), 'resync');
     const integration = managedIntegration(`ns-${name}`, 'resynced', project.id);
     const record = await port.integrations.upsert(integration);
     const dev = await port.projects.environmentBySlug(project.id, 'dev');
     const places = [{ environmentId: dev.id, path: '/', recursive: false }];
-    const syncedAt = async (revision: number) => {
-      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: revision, places });
-      const stored = await app.database.db.selectFrom('integrations').select(['syncedRevision', 'isSynced']).where('id', '=', record.id).executeTakeFirstOrThrow();
-      return { isSynced: stored.isSynced, syncedRevision: Number(stored.syncedRevision) };
+    const report = (key: string) => ({
+      carried: [{ environment: 'dev', path: '/', keys: [{ key }] }],
+      templated: 0,
+      carriedTruncated: false,
+      readers: null,
+      readersTruncated: false,
+    });
+    const stored = () =>
+      app.database.db
+        .selectFrom('integrations')
+        .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
+        .select(['syncedRevision', 'report'])
+        .where('id', '=', record.id)
+        .executeTakeFirstOrThrow();
+    const syncedAt = async (revision: number, key = 'FIRST') => {
+      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: revision, places, targetKeys: report(key) });
+      const { syncedRevision, report: kept } = await stored();
+      return { syncedRevision: Number(syncedRevision), key: (kept as ReturnType<typeof report>).carried[0]!.keys[0]!.key };
     };
     const first = await port.changes.latestRevision();
-    expect(await syncedAt(first)).toEqual({ isSynced: true, syncedRevision: first });
+    expect(await syncedAt(first)).toEqual({ syncedRevision: first, key: 'FIRST' });
 
     await port.integrations.upsert(managedIntegration(`ns-${name}`, 'neighbour', project.id));
     const afterRecord = await port.changes.latestRevision();
     expect(afterRecord).toBeGreaterThan(first);
-    expect(await syncedAt(afterRecord)).toEqual({ isSynced: true, syncedRevision: first });
+    expect(await syncedAt(afterRecord)).toEqual({ syncedRevision: first, key: 'FIRST' });
+    expect(await syncedAt(afterRecord, 'SECOND')).toEqual({ syncedRevision: afterRecord, key: 'SECOND' });
 
     await writeSecret(project.id, 'dev', '/', 'CHANGED', 'value');
     const afterSecret = await port.changes.latestRevision();
-    expect(await syncedAt(afterSecret)).toEqual({ isSynced: true, syncedRevision: afterSecret });
+    expect(await syncedAt(afterSecret, 'SECOND')).toEqual({ syncedRevision: afterSecret, key: 'SECOND' });
   });
 
   test('a listing: own secrets with references expanded, imports in order, every folder read, audited as a k8-operator read', async () => {
