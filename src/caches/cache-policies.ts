@@ -31,6 +31,11 @@ export const CACHE_POLICIES = {
   environments: lookup(['projects', 'projectEnvironments']),
   /** Folders by environment and path (services/lookups.ts). */
   folders: lookup(['projects', 'projectEnvironments', 'secretFolders']),
+  /**
+   * A SecretsProject's claim on its project with the namespace grants that decide who may use it
+   * (services/lookups.ts claimWithGrants): looked up by every reconcile of every resource using the project.
+   */
+  projectClaims: lookup(['projects', 'projectClaims', 'namespaceGrants']),
   /** An environment's approval policies (secrets/protected-places.ts), looked up by every shared write. */
   approvalPolicies: lookup(['projects', 'projectEnvironments', 'secretApprovalPolicies']),
   /**
@@ -65,10 +70,12 @@ export const CACHE_POLICIES = {
   listings: { maxWeight: 20_000 } satisfies RevisionPolicy,
   /** The same listings' JSON bodies, in bytes (http/routes/secrets.routes.ts). */
   serializedListings: { maxWeight: 16 * 1024 * 1024 } satisfies RevisionPolicy,
+  /** Each project's newest change that can alter what a place resolves to, one per project (changes/change-feed.ts). */
+  projectAlteredAt: { maxWeight: 10_000 } satisfies RevisionPolicy,
 } as const;
 
 /** The caches kept by version (caches/cache-versions.ts), each with a row of its own in `cache_versions`. */
-export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'approvalPolicies', 'permissions', 'identityTokens', 'userSessions'] as const;
+export const VERSIONED_CACHES = ['projects', 'environments', 'folders', 'projectClaims', 'approvalPolicies', 'permissions', 'identityTokens', 'userSessions'] as const;
 export type VersionedCacheName = (typeof VERSIONED_CACHES)[number];
 
 /**

@@ -234,6 +234,16 @@ export class CacheVersions {
     scope.snapshot.catch(() => {});
   }
 
+  /**
+   * On PostgreSQL, the newest committed revision as the versions a cache compares with now read it (the request's,
+   * else a read sent after this call, shared: current()); undefined on PGlite, where this process knows only the
+   * revisions it committed since it started, so the caller reads the change log.
+   */
+  newestRevision(): Promise<number> | undefined {
+    if (!this.#shared) return undefined;
+    return this.current().then((snapshot) => snapshot.revision);
+  }
+
   /** The newest version of `name` (or revision) this process committed or read: an entry under an older one is not used. */
   known(name: VersionedCacheName | 'revision'): number {
     return this.#known[name];

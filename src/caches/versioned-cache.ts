@@ -15,6 +15,8 @@ import type { ReadOnlyDb } from '../db/database.ts';
  */
 export class VersionedCache<V> {
   readonly #entries = new Map<string, { value: V; expiresAt: number }>();
+  /** Loads on their way under the current version: the callers that miss meanwhile share one (a fleet's reconciles miss together). */
+  readonly #loading = new Map<string, Promise<V>>();
   readonly #versions: CacheVersions;
   readonly #name: VersionedCacheName;
   /** The version the entries were loaded under. */
@@ -32,12 +34,23 @@ export class VersionedCache<V> {
     const version = (await versions)[this.#name];
     if (version > this.#version) {
       this.#entries.clear();
+      this.#loading.clear();
       this.#version = version;
     }
-    if (this.#isCurrent(version)) {
-      const hit = this.#entries.get(key);
-      if (hit && hit.expiresAt > Date.now()) return hit.value;
-    }
+    if (!this.#isCurrent(version)) return (await load()).value;
+    const hit = this.#entries.get(key);
+    if (hit && hit.expiresAt > Date.now()) return hit.value;
+    // a load sent under this version reads what a load sent now would: any write since would have moved it
+    const pending = this.#loading.get(key);
+    if (pending) return pending;
+    const loading = this.#load(key, version, load);
+    this.#loading.set(key, loading);
+    const done = () => this.#loading.get(key) === loading && this.#loading.delete(key);
+    loading.then(done, done);
+    return loading;
+  }
+
+  async #load(key: string, version: number, load: () => Promise<{ value: V; expiresAt?: number }>): Promise<V> {
     const { value, expiresAt = Infinity } = await load();
     // not kept when the version moved during the load: what it read may predate that write
     if (this.#isCurrent(version) && expiresAt > Date.now()) {

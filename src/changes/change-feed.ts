@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
+import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { type CacheVersions, outsideCacheRequestScope } from '../caches/cache-versions.ts';
-import type { Change, ChangeRecord } from './change.ts';
-import { changeLogInsertion, changesCommittedWith, latestRevision, latestRevisionOf } from './change-store.ts';
+import { RevisionCache } from '../caches/revision-cache.ts';
+import { type Change, CHANGE_KINDS, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
+import { changeLogInsertion, changesCommittedWith, latestRevision, latestRevisionOf, latestRevisionOfKinds } from './change-store.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import { finishTransaction, type StatementOf } from '../db/statements.ts';
 
@@ -18,6 +20,8 @@ export {
 
 export const CHANGE_CHANNEL = 'coffer_changes';
 const MAX_PROJECT_REVISIONS = 10_000;
+/** The kinds of change that can alter what a place resolves to. */
+const ALTERING_KINDS = CHANGE_KINDS.filter((kind) => !LISTING_METADATA_KINDS.has(kind));
 /** Serialises change_log inserts until commit, so revisions become visible in order. */
 const CHANGE_LOCK_KEY = 0x636f6663686e;
 
@@ -31,6 +35,8 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   readonly #versions: CacheVersions | undefined;
   /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
   readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
+  /** Each project's newest change that can alter what a place resolves to, by the project's revision (projectAlteredAt). */
+  readonly #alteredAt = new RevisionCache<number>({ ...CACHE_POLICIES.projectAlteredAt, weigh: () => 1 });
 
   /** Without `versions`, projectRevision reads the database every time. */
   constructor(versions?: CacheVersions) {
@@ -85,6 +91,20 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   }
 
   /**
+   * The newest committed revision as the cache versions read it (CacheVersions.newestRevision): inside a request
+   * (or a reconcile run as one) the revision read with its versions, when it began; outside one a read sent after
+   * this call, shared with the callers arriving meanwhile. On PGlite, and without versions, read from the change log.
+   */
+  newestRevision(db: ReadOnlyDb): Promise<number> {
+    return this.#versions?.newestRevision() ?? latestRevision(db);
+  }
+
+  /** The newest revision this process committed or read with the cache versions: it and every one before it have committed (0 without versions). */
+  knownRevision(): number {
+    return this.#versions?.known('revision') ?? 0;
+  }
+
+  /**
    * The newest committed revision of one project's changes, as a request sees it: kept per project with the
    * newest revision of all (CacheVersions: read with the cache versions once per request on PostgreSQL, this
    * process's own on PGlite) and reused while that is unchanged. Revisions commit in order, so an unchanged
@@ -104,6 +124,15 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
       revision.catch(() => this.#projectRevisions.get(projectId)?.revision === revision && this.#projectRevisions.delete(projectId));
     }
     return revision;
+  }
+
+  /**
+   * The newest committed revision of a project's changes that can alter what its places resolve to (not
+   * LISTING_METADATA_KINDS; 0 before any), read once per revision of the project (projectRevision).
+   */
+  async projectAlteredAt(db: ReadOnlyDb, projectId: string): Promise<number> {
+    const revision = await this.projectRevision(db, projectId);
+    return this.#alteredAt.get(projectId, revision, () => latestRevisionOfKinds(db, projectId, ALTERING_KINDS));
   }
 
   /** The newest committed revision of these projects' changes (0 before any). */

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Change, ChangeRecord } from './change.ts';
+import type { Change, ChangeKind, ChangeRecord } from './change.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import type { StatementOf } from '../db/statements.ts';
 
@@ -56,6 +56,17 @@ export async function latestRevision(db: ReadOnlyDb, projectId?: string): Promis
   let query = db.selectFrom('changeLog').select((eb) => eb.fn.max('revision').as('revision'));
   if (projectId) query = query.where('projectId', '=', projectId);
   const row = await query.executeTakeFirst();
+  return row?.revision ?? 0;
+}
+
+/** The newest committed revision of one project's changes of these kinds (0 before any): a walk down its (project_id, revision) index. */
+export async function latestRevisionOfKinds(db: ReadOnlyDb, projectId: string, kinds: readonly ChangeKind[]): Promise<number> {
+  const row = await db
+    .selectFrom('changeLog')
+    .select((eb) => eb.fn.max('revision').as('revision'))
+    .where('projectId', '=', projectId)
+    .where('kind', 'in', kinds)
+    .executeTakeFirst();
   return row?.revision ?? 0;
 }
 

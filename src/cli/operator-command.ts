@@ -5,6 +5,7 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { type Config, loadConfig } from '../config.ts';
+import { metricsText } from '../http/metrics.ts';
 import { Operator } from '../operator/operator.ts';
 import { OperatorMetrics } from '../operator/runtime/metrics.ts';
 import { connectHttp } from '../remote/http-port.ts';
@@ -90,7 +91,7 @@ async function runOperator(flags: Record<string, unknown>): Promise<void> {
     if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
     return { status: 'ready' };
   });
-  probes.get('/metrics', async (_request, reply) => reply.header('content-type', registry.contentType).send(await registry.metrics()));
+  probes.get('/metrics', async (request, reply) => reply.header('content-type', registry.contentType).send(await metricsText(registry, request.query)));
   try {
     await probes.listen({ host: config.host, port: config.probePort });
   } catch (error) {

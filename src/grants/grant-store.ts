@@ -63,6 +63,9 @@ export async function deleteClaim(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('projectClaims').where('id', '=', id).execute();
 }
 
+/** A claim with the ids of the grants of its own namespace and of the using one (null where there is none). */
+export type ClaimWithGrants = NonNullable<Awaited<ReturnType<typeof findClaimWithGrants>>>;
+
 /**
  * What a resource in `using` may use of the project a SecretsProject
  * declares: its claim (matched by uid), the grant of the declaring namespace,

@@ -9,17 +9,7 @@ import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import { grantCall } from './grant-schema.ts';
 import { grantedBy, recordGrant } from './grant-service.ts';
-import {
-  deleteClaim,
-  findClaimByProjectSlug,
-  findClaimOfProject,
-  findClaimWithGrants,
-  findGrantFor,
-  insertClaim,
-  insertGrant,
-  lockClaimOf,
-  type Place,
-} from './grant-store.ts';
+import { deleteClaim, findClaimByProjectSlug, findClaimOfProject, findGrantFor, insertClaim, insertGrant, lockClaimOf, type Place } from './grant-store.ts';
 
 /** A SecretsProject as the claims know it: where it is and which object it is. */
 export interface Claimant extends Place {
@@ -214,7 +204,7 @@ export class ProjectClaims {
   }
 
   async #granted(orgId: string, declaring: Claimant & { allowedNamespaces: string[] }, using: Place): Promise<{ projectId: string; slug: string }> {
-    const found = await findClaimWithGrants(this.#deps.db, orgId, declaring, using);
+    const found = await this.#deps.lookups.claimWithGrants(this.#deps.db, orgId, declaring, using);
     if (!found) throw new AccessRefusedError('ProjectNotReady', `${describe(declaring)} has not declared its project yet`);
     const granted = { projectId: found.projectId, slug: found.slug };
     if (using.namespace === declaring.namespace) {

@@ -26,6 +26,21 @@ export function registerHttpMetrics(app: FastifyInstance): HttpMetrics {
   return { registry };
 }
 
+/**
+ * The text exposition of `registry`, or only of the metrics `name[]` names (`/metrics?name[]=a&name[]=b`, as
+ * Prometheus' Python client answers; an unknown name adds nothing): a poller that reads the operator's queue
+ * length need not have every per-resource series rendered, which at 10,000 Integrations takes the process
+ * a quarter of a second and 9 MB each time.
+ */
+export async function metricsText(registry: Registry, query: unknown): Promise<string> {
+  const named = (query as Record<string, unknown> | undefined)?.['name[]'];
+  if (named === undefined) return registry.metrics();
+  const names = (Array.isArray(named) ? named : [named]).filter((name): name is string => typeof name === 'string');
+  const known = names.filter((name, index) => registry.getSingleMetric(name) !== undefined && names.indexOf(name) === index);
+  const texts = await Promise.all(known.map((name) => registry.getSingleMetricAsString(name)));
+  return texts.map((text) => `${text}\n`).join('');
+}
+
 /** Statements the process has run on its database, and the round trips they took (benchmarks divide them by the work done). */
 export function registerDatabaseMetrics(registry: Registry, database: { queryCount: () => number; roundTrips: () => number }): void {
   new Counter({

@@ -2,6 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Services } from '../app/container.ts';
 import { listMigrations, readinessProblem } from '../app/readiness.ts';
+import { metricsText } from './metrics.ts';
 
 /** A readiness check answers within this, whatever the database does (the manifests give the probe 3 s). */
 const READINESS_DEADLINE_MS = 2_000;
@@ -20,9 +21,9 @@ export function buildProbeApp(services: Services, registry: Registry, componentP
     if (problem) return reply.status(503).send({ status: 'not ready', reason: problem });
     return { status: 'ready' };
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', async (request, reply) => {
     reply.header('content-type', registry.contentType);
-    return registry.metrics();
+    return metricsText(registry, request.query);
   });
   return app;
 }

@@ -4,7 +4,6 @@ import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project } from '../db/schema.ts';
 import { isUuid } from '../db/uuid.ts';
 import { actingCluster } from '../clusters/acting-cluster.ts';
-import { listEnvironments as listEnvironmentsOf } from '../environments/environment-lookup.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
 import type { Action } from '../permissions/permission-service.ts';
@@ -15,7 +14,7 @@ import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
-import { setIntegrationTargetKeys } from './target-keys-store.ts';
+import { listIntegrationTargetKeys, setIntegrationTargetKeys } from './target-keys-store.ts';
 import {
   describeIntegration,
   emptyTarget,
@@ -25,6 +24,7 @@ import {
   readableIntegrationsOf,
   withoutEmpty,
 } from './integration-scope.ts';
+import { alreadyRecorded } from './recorded-sync.ts';
 import {
   deleteIntegration,
   findIntegrationById,
@@ -52,6 +52,11 @@ interface Source {
 }
 
 const SYNC_MESSAGE_MAX = 1024;
+
+/** A sync result's message as the record keeps it. */
+function storedMessage(result: SyncResult): string | null {
+  return result.syncMessage === null ? null : result.syncMessage.slice(0, SYNC_MESSAGE_MAX);
+}
 
 /** Integrations: where a project's secrets at one environment and path are synced to. */
 export class IntegrationService {
@@ -200,7 +205,7 @@ export class IntegrationService {
       }
       return setIntegrationSyncResult(tx.db, integrationId, {
         isSynced: result.isSynced,
-        syncMessage: result.syncMessage === null ? null : result.syncMessage.slice(0, SYNC_MESSAGE_MAX),
+        syncMessage: storedMessage(result),
         ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
         lastUsed: new Date(),
         ...(result.places === undefined ? {} : { readPlaces: result.places }),
@@ -219,6 +224,12 @@ export class IntegrationService {
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
     await this.#assertReadable(actor, row, result);
+    const { changes, db } = this.#deps;
+    const reads = {
+      alteredAt: () => changes.projectAlteredAt(db, row.projectId),
+      targetKeys: async () => (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId),
+    };
+    if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
     await this.recordSyncResult(integrationId, result, { own: isInProcess(actor) });
   }
 
@@ -265,7 +276,10 @@ export class IntegrationService {
   }
 
   async #assertCommitted(revision: number): Promise<void> {
-    const latest = await this.#deps.changes.latestRevision(this.#deps.db);
+    const { changes, db } = this.#deps;
+    // a revision this process has seen committed needs no read (on PostgreSQL the in-process operator read its own with the versions)
+    if (revision <= changes.knownRevision()) return;
+    const latest = await changes.latestRevision(db);
     if (revision > latest) {
       throw new BadRequestError(`Revision ${revision} has not been committed (the newest is ${latest}): a sync cannot reflect it`, 'RevisionNotCommitted');
     }
@@ -282,7 +296,7 @@ export class IntegrationService {
     const { db, lookups, permissions } = this.#deps;
     const project = await lookups.requireProject(db, { id: row.projectId });
     const allowed = await permissions.forProject(actor, project);
-    const slugs = new Map((await listEnvironmentsOf(db, project.id)).map((environment) => [environment.id, environment.slug]));
+    const slugs = new Map((await lookups.listEnvironments(db, project.id)).map((environment) => [environment.id, environment.slug]));
     const known = new Set(slugs.values());
     const named = [
       ...places.map((place) => ({ environment: slugs.get(place.environmentId), shown: place.environmentId, path: place.path })),

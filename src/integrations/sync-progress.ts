@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import type { Database, Executor } from '../db/database.ts';
 import { notifyAtCommit } from '../db/statements.ts';
 
@@ -26,9 +27,12 @@ export class SyncProgress {
     await notifyAtCommit(db, PROGRESS_CHANNEL);
   }
 
-  /** After that transaction committed: waiters in this process hear it at once. */
+  /**
+   * After that transaction committed: waiters in this process hear it at once, outside the writer's cache scope
+   * (the in-process operator writes as one request per reconcile; a waiter's reads are its own).
+   */
   committed(): void {
-    this.#events.emit('progress');
+    outsideCacheRequestScope(() => this.#events.emit('progress'));
   }
 
   /** Calls `listener` at every result recorded anywhere (once listening); the answer stops it. */

@@ -218,6 +218,7 @@ export class Operator {
       metrics,
       concurrency: this.#options.concurrency,
       reconcileOnAnnotation: ANNOTATION_FORCE_SYNC,
+      asOneRequest: port.asOneRequest,
     });
     this.#integrations = new IntegrationController(context);
     manager.add(new SecretsProjectController(context));

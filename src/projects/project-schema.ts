@@ -45,7 +45,7 @@ export function toProjectResponse(project: Project): ProjectResponse {
   };
 }
 
-export function toProjectWithEnvironments(project: Project, environments: Environment[]): ProjectWithEnvironments {
+export function toProjectWithEnvironments(project: Project, environments: readonly Environment[]): ProjectWithEnvironments {
   return {
     ...toProjectResponse(project),
     _id: project.id,

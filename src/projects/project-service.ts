@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 import slugify from '@sindresorhus/slugify';
 import type { Actor } from '../actor/actor.ts';
 import { createEnvironmentWithRoot } from '../environments/environment-service.ts';
-import { listEnvironments, listEnvironmentsOfProjects } from '../environments/environment-lookup.ts';
+import { listEnvironmentsOfProjects } from '../environments/environment-lookup.ts';
 import { BadRequestError } from '../errors.ts';
 import { assertRootKeyCurrent } from '../installation/root-key.ts';
 import type { ServiceDeps } from '../services/deps.ts';
@@ -140,6 +140,6 @@ export class ProjectService {
     const { db, lookups, permissions } = this.#deps;
     const project = await lookups.requireProject(db, reference);
     await permissions.assertProject({ actor, project, action: 'read', subject: 'workspace' });
-    return toProjectWithEnvironments(project, await listEnvironments(db, project.id));
+    return toProjectWithEnvironments(project, await lookups.listEnvironments(db, project.id));
   }
 }

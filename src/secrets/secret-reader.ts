@@ -3,7 +3,6 @@ import { projectScope } from '../audit/audit-service.ts';
 import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { RevisionCache } from '../caches/revision-cache.ts';
 import type { Environment, Project, Secret } from '../db/schema.ts';
-import { listEnvironments } from '../environments/environment-lookup.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import { requireFolderSubtree } from '../folders/folder-lookup.ts';
 import { normalizeSecretPath } from '../folders/secret-path.ts';
@@ -146,7 +145,7 @@ export class SecretReader {
   async readablePlaces(actor: Actor, projectId: string, places: Iterable<FolderRef>): Promise<FolderRef[]> {
     const { db, permissions, lookups } = this.#deps;
     const permission = await permissions.forProject(actor, await lookups.requireProject(db, { id: projectId }));
-    const slugs = new Map((await listEnvironments(db, projectId)).map((environment) => [environment.id, environment.slug]));
+    const slugs = new Map((await lookups.listEnvironments(db, projectId)).map((environment) => [environment.id, environment.slug]));
     return [...places].filter((place) => {
       const environment = slugs.get(place.environmentId);
       return environment !== undefined && permission.can('read', 'secrets', { environment, secretPath: place.path });

@@ -204,6 +204,27 @@ describe('another server on the same database', () => {
     expect((await write('after')).status).toBe(200);
   });
 
+  // Who may use a project (a SecretsProject's claim and the namespace grants) is a versioned look-up too, which every
+  // reconcile of every resource using the project asks: a grant revoked through one server refuses the very next
+  // use the other server's operator checks.
+  test('a namespace grant revoked through one server refuses the next use checked through the other', async () => {
+    const operator = await fx.operatorActor('claims-elsewhere');
+    const declaring = { cluster: 'local', namespace: 'owner-elsewhere', name: 'declared', uid: 'uid-elsewhere' };
+    const { projectId } = await app.services.projectClaims.declare(operator, declaring, { slug: 'claimed-elsewhere', name: 'Claimed elsewhere' });
+    const use = (namespace: string) => other.services.projectClaims.authorizeUse(operator, { ...declaring, allowedNamespaces: [] }, { cluster: 'local', namespace });
+    for (let check = 0; check < 3; check++) expect(await use('owner-elsewhere')).toEqual({ projectId, slug: 'claimed-elsewhere' });
+    await expect(use('guest-elsewhere')).rejects.toMatchObject({ code: 'Forbidden' });
+    const granted = await fx.call('POST', `/api/v1/workspace/${projectId}/namespace-grants`, { namespace: 'guest-elsewhere' });
+    expect(await use('guest-elsewhere')).toEqual({ projectId, slug: 'claimed-elsewhere' });
+    await fx.call('DELETE', `/api/v1/workspace/${projectId}/namespace-grants/${granted.grant.id}`);
+    await expect(use('guest-elsewhere')).rejects.toMatchObject({ code: 'Forbidden' });
+    const own = (await fx.call('GET', `/api/v1/workspace/${projectId}/namespace-grants`)).grants.find(
+      (grant: { namespace: string }) => grant.namespace === 'owner-elsewhere',
+    );
+    await fx.call('DELETE', `/api/v1/workspace/${projectId}/namespace-grants/${own.id}`);
+    await expect(use('owner-elsewhere')).rejects.toMatchObject({ code: 'GrantRevoked' });
+  });
+
   test('an environment and a project deleted through one server are 404 through the other', async () => {
     const created = await fx.call('POST', '/api/v2/workspace', { projectName: 'Doomed', slug: 'doomed-cache' });
     const projectId: string = created.project.id;

@@ -126,20 +126,7 @@ describe('claims (what the operator does with grants)', () => {
   const claimant = { ...place, name: 'web', uid: 'uid-1' };
 
   beforeAll(async () => {
-    const identity = await fx.identity('claims-operator', 'admin');
-    operator = {
-      kind: 'identity',
-      id: identity.id,
-      name: 'claims-operator',
-      orgId: fx.orgId,
-      orgRole: 'admin',
-      tokenId: null,
-      authMethod: 'service',
-      cluster: 'local',
-      ip: null,
-      userAgent: 'k8-operator/test',
-      userAgentType: 'k8-operator',
-    };
+    operator = await fx.operatorActor('claims-operator');
   });
 
   test('claiming an existing project without a grant: refused with the call that gives one; the project row for row unchanged', async () => {

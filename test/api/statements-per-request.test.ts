@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { connectInProcess } from '../../src/operator/port/in-process.ts';
 import { type AccessFixture, accessFixture } from '../support/access-fixture.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -93,4 +94,61 @@ test('16 concurrent listings over HTTP connections run fewer statements than 16'
     counts.push(app.database.queryCount() - before);
   }
   expect(Math.min(...counts), `statements per round: ${counts.join(', ')}`).toBeLessThan(16);
+});
+
+// A look-up every request of a burst misses at once (a fleet's reconciles after a restart, after a write moved the
+// version) is loaded once under that version, and the others share that load.
+test('16 concurrent look-ups of a folder after its cache version moved load it once', async () => {
+  await fx.call('POST', '/api/v1/folders', { workspaceId: fx.projectId, environment: 'dev', path: '/', name: 'moves-the-version' });
+  const { db, lookups } = app.services;
+  const environment = await lookups.requireEnvironment(db, fx.projectId, 'dev');
+  const before = app.database.queryCount();
+  const folders = await Promise.all(Array.from({ length: 16 }, () => lookups.requireFolder(db, environment, '/')));
+  expect(new Set(folders.map((folder) => folder.id)).size).toBe(1);
+  // PostgreSQL: one or two reads of the versions (shared by the callers arriving meanwhile), then the one load
+  expect(app.database.queryCount() - before).toBeLessThanOrEqual(app.backend === 'postgres' ? 3 : 1);
+});
+
+// The in-process operator runs each reconcile as one request (CofferPort.asOneRequest): the cache versions and the
+// newest revision are read once for all its calls. A resync that finds nothing changed then reads the versions (on
+// PGlite the change log's newest revision instead), the record by its resource and by id, and the stored report of
+// its target's keys (sent again with the first sync of a leadership), and writes nothing: the project's claim and
+// grants, the project, the permissions and the places come from the caches, and the record already holds the result.
+test('a resync of an Integration through the in-process port reads four times and writes nothing', async () => {
+  const cluster = 'statements-cluster';
+  const port = (await connectInProcess(app.services, { version: '0.0.0-statements', clusterName: cluster }))!;
+  const claimant = { cluster, namespace: 'statements-ns', name: 'project', uid: 'uid-statements' };
+  const project = await port.projects.declare(claimant, { slug: 'statements-resync', name: 'Statements resync' });
+  const dev = project.environments.find((environment) => environment.slug === 'dev')!;
+  const integration = {
+    managedBy: 'statements-ns/app',
+    cluster,
+    environment: 'dev',
+    secretPath: '/',
+    app: 'app-secrets',
+    owner: 'statements-ns',
+    targetEnvironment: 'statements-ns',
+    metadata: { cluster, namespace: 'statements-ns', name: 'app' },
+    reloads: false,
+  };
+  const resync = () =>
+    port.asOneRequest!(async () => {
+      const readAt = await port.changes.latestRevision();
+      const { projectId } = await port.projects.authorizeUse({ ...claimant, allowedNamespaces: [] }, { cluster, namespace: 'statements-ns' });
+      const record = await port.integrations.upsert({ ...integration, projectId });
+      const places = [{ environmentId: dev.id, path: '/', recursive: false }];
+      const targetKeys = {
+        carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
+        templated: 0,
+        carriedTruncated: false,
+        readers: null,
+        readersTruncated: false,
+      };
+      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: readAt, places, targetKeys });
+    });
+  await resync();
+  await resync();
+  const before = app.database.queryCount();
+  await resync();
+  expect(app.database.queryCount() - before).toBeLessThanOrEqual(4);
 });

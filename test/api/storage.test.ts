@@ -5,7 +5,7 @@ import { listMigrations, migrate, pendingMigrations } from '../../src/db/migrate
 import { buildProbeApp } from '../../src/http/probe-app.ts';
 import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
 import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
-import { Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 
 let app: TestApp;
 
@@ -72,6 +72,34 @@ test('readiness follows the database and the migrations', async () => {
   const metrics = await probes.inject({ url: '/metrics' });
   expect(metrics.statusCode).toBe(200);
   await probes.close();
+});
+
+// A poller that needs a few counters (the scale bench, every half second) asks for them by name: the per-resource
+// series of 10,000 Integrations are not rendered for it.
+test('the probe port answers only the metrics name[] names when asked, and nothing for an unknown name', async () => {
+  const registry = new Registry();
+  new Counter({ name: 'coffer_probe_test_total', help: 'a counter', registers: [registry] }).inc(3);
+  new Gauge({ name: 'coffer_probe_test_gauge', help: 'a gauge', labelNames: ['resource_name'], registers: [registry] }).set({ resource_name: 'a' }, 1);
+  const probes = buildProbeApp(app.services, registry);
+  try {
+    const all = await probes.inject({ url: '/metrics' });
+    expect(all.body).toContain('coffer_probe_test_total 3');
+    expect(all.body).toContain('coffer_probe_test_gauge{resource_name="a"} 1');
+    const one = await probes.inject({ url: '/metrics?name[]=coffer_probe_test_total' });
+    expect(one.statusCode).toBe(200);
+    expect(one.headers['content-type']).toBe(registry.contentType);
+    expect(one.body).toBe('# HELP coffer_probe_test_total a counter\n# TYPE coffer_probe_test_total counter\ncoffer_probe_test_total 3\n');
+    const both = await probes.inject({ url: '/metrics?name[]=coffer_probe_test_gauge&name[]=no_such_metric&name[]=coffer_probe_test_total' });
+    expect(both.body.split('\n').filter((line) => !line.startsWith('#') && line !== '')).toEqual([
+      'coffer_probe_test_gauge{resource_name="a"} 1',
+      'coffer_probe_test_total 3',
+    ]);
+    const unknown = await probes.inject({ url: '/metrics?name[]=no_such_metric' });
+    expect(unknown.statusCode).toBe(200);
+    expect(unknown.body).toBe('');
+  } finally {
+    await probes.close();
+  }
 });
 
 test('HTTP metrics count requests by route template and status', async () => {

@@ -99,6 +99,22 @@ async function declared(implementation: Implementation, name: string) {
   return { claimant, project };
 }
 
+/** The record of Integration `resource` in `namespace`, syncing dev:/ of the project into Secret `<resource>-secrets`. */
+function managedIntegration(namespace: string, resource: string, projectId: string): ManagedIntegration {
+  return {
+    managedBy: `${namespace}/${resource}`,
+    cluster: CLUSTER,
+    projectId,
+    environment: 'dev',
+    secretPath: '/',
+    app: `${resource}-secrets`,
+    owner: namespace,
+    targetEnvironment: namespace,
+    metadata: { cluster: CLUSTER, namespace, name: resource },
+    reloads: false,
+  };
+}
+
 async function writeSecret(projectId: string, environment: string, secretPath: string, key: string, value: string, token = fx.token) {
   const written = await app.request('POST', `/api/v3/secrets/raw/${key}`, { token, body: { workspaceId: projectId, environment, secretPath, secretValue: value } });
   if (written.status !== 200) throw new Error(JSON.stringify(written.body));
@@ -180,18 +196,7 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
   test("an Integration's record: kept, its sync and reload recorded, dropped", async () => {
     const { port } = use();
     const { project } = await declared(use(), 'records');
-    const integration: ManagedIntegration = {
-      managedBy: `ns-${name}/app`,
-      cluster: CLUSTER,
-      projectId: project.id,
-      environment: 'dev',
-      secretPath: '/',
-      app: 'app-secrets',
-      owner: `ns-${name}`,
-      targetEnvironment: `ns-${name}`,
-      metadata: { cluster: CLUSTER, namespace: `ns-${name}`, name: 'app' },
-      reloads: false,
-    };
+    const integration = managedIntegration(`ns-${name}`, 'app', project.id);
     const record = await port.integrations.upsert(integration);
     const dev = await port.projects.environmentBySlug(project.id, 'dev');
     expect(record).toEqual({ id: expect.any(String), isActive: true, environmentId: dev.id, secretPath: '/' });
@@ -252,6 +257,50 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
 
     await port.integrations.delete(CLUSTER, integration.managedBy);
     expect(await refusal(port.integrations.get(record.id))).toMatchObject({ statusCode: 404 });
+  });
+
+  // A resync after a restart reads at the installation's newest revision and sends the report of its target's keys
+  // again (the operator remembers the last one only while it leads): a result that says what the record says, at a
+  // revision only changes that alter no place (another record, here) came before, writes nothing; the record keeps
+  // the revision it had, at which its target is as current (the revision barrier waits for no such change).
+  test('a sync result that moves only past changes altering nothing it reads leaves the record as it is; one past a secret change, or with another report, is written', async () => {
+    const { port } = use();
+    const { project } = await declared(use(), 'resync');
+    const integration = managedIntegration(`ns-${name}`, 'resynced', project.id);
+    const record = await port.integrations.upsert(integration);
+    const dev = await port.projects.environmentBySlug(project.id, 'dev');
+    const places = [{ environmentId: dev.id, path: '/', recursive: false }];
+    const report = (key: string) => ({
+      carried: [{ environment: 'dev', path: '/', keys: [{ key }] }],
+      templated: 0,
+      carriedTruncated: false,
+      readers: null,
+      readersTruncated: false,
+    });
+    const stored = () =>
+      app.database.db
+        .selectFrom('integrations')
+        .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
+        .select(['syncedRevision', 'report'])
+        .where('id', '=', record.id)
+        .executeTakeFirstOrThrow();
+    const syncedAt = async (revision: number, key = 'FIRST') => {
+      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: revision, places, targetKeys: report(key) });
+      const { syncedRevision, report: kept } = await stored();
+      return { syncedRevision: Number(syncedRevision), key: (kept as ReturnType<typeof report>).carried[0]!.keys[0]!.key };
+    };
+    const first = await port.changes.latestRevision();
+    expect(await syncedAt(first)).toEqual({ syncedRevision: first, key: 'FIRST' });
+
+    await port.integrations.upsert(managedIntegration(`ns-${name}`, 'neighbour', project.id));
+    const afterRecord = await port.changes.latestRevision();
+    expect(afterRecord).toBeGreaterThan(first);
+    expect(await syncedAt(afterRecord)).toEqual({ syncedRevision: first, key: 'FIRST' });
+    expect(await syncedAt(afterRecord, 'SECOND')).toEqual({ syncedRevision: afterRecord, key: 'SECOND' });
+
+    await writeSecret(project.id, 'dev', '/', 'CHANGED', 'value');
+    const afterSecret = await port.changes.latestRevision();
+    expect(await syncedAt(afterSecret, 'SECOND')).toEqual({ syncedRevision: afterSecret, key: 'SECOND' });
   });
 
   test('a listing: own secrets with references expanded, imports in order, every folder read, audited as a k8-operator read', async () => {

@@ -1,3 +1,4 @@
+import type { Actor } from '../../src/actor/actor.ts';
 import { insertIdentity } from '../../src/identities/identity-store.ts';
 import { insertIdentityOrgMembership, insertOrganization } from '../../src/orgs/org-store.ts';
 import { bootstrap, type TestApp } from './test-app.ts';
@@ -100,6 +101,24 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
     return (await otherOrganization(app, slug)).token;
   }
 
+  /** An org-admin identity acting in process as an operator of this server's own cluster (`local`), as a service call's Actor. */
+  async function operatorActor(name: string): Promise<Actor> {
+    const created = await identity(name, 'admin');
+    return {
+      kind: 'identity',
+      id: created.id,
+      name,
+      orgId: admin.orgId,
+      orgRole: 'admin',
+      tokenId: null,
+      authMethod: 'service',
+      cluster: 'local',
+      ip: null,
+      userAgent: 'k8-operator/test',
+      userAgentType: 'k8-operator',
+    };
+  }
+
   /** Registers the cluster `name` (once) and binds the identity to it: its tokens act for that cluster. */
   async function bindToCluster(identityId: string, name: string, token = admin.token): Promise<string> {
     const { clusters } = await call('GET', '/api/v1/clusters', undefined, token);
@@ -109,7 +128,7 @@ export async function accessFixture(app: TestApp, projectSlug = 'access-project'
     return clusterId;
   }
 
-  return { ...admin, projectId, projectSlug, call, identity, issueToken, universalAuth, login, foreignAdmin, bindToCluster };
+  return { ...admin, projectId, projectSlug, call, identity, operatorActor, issueToken, universalAuth, login, foreignAdmin, bindToCluster };
 }
 
 export type AccessFixture = Awaited<ReturnType<typeof accessFixture>>;

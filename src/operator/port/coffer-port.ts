@@ -30,6 +30,12 @@ export interface CofferPort {
   readonly imports: ImportsPort;
   readonly integrations: IntegrationsPort;
   readonly secrets: SecretsPort;
+  /**
+   * Runs the calls of one reconcile as one request would run them: in process, Coffer's cache versions and the
+   * newest revision are read once for all of them (caches/README.md), not once per look-up. Over HTTP every
+   * call is a request of its own, so the HTTP port has none.
+   */
+  readonly asOneRequest?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /** A change-feed revision: every committed change that can alter what a place resolves to has one, in commit order. */

@@ -58,6 +58,7 @@ export async function connectInProcess(services: OperatorServices, options: InPr
     imports: importsPort(services, actor),
     integrations: integrationsPort(services, actor),
     secrets: secretsPort(services, actor),
+    asOneRequest: (work) => runInCacheRequestScope({}, work),
   };
 }
 
@@ -96,7 +97,8 @@ function changeStream(services: OperatorServices): ChangeStream {
     ...(record.rotation ? { rotation: record.rotation } : {}),
   });
   return {
-    latestRevision: () => changes.latestRevision(services.db),
+    // read with the cache versions: in a reconcile (asOneRequest) the one read every look-up of it compares with
+    latestRevision: () => changes.newestRevision(services.db),
     async subscribe(after, onChanges, onError) {
       const subscriber = new ChangeSubscriber(database, changes, { after, onChanges: (records) => onChanges(records.map(toChange)), onError });
       await subscriber.start();

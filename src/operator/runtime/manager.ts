@@ -27,6 +27,8 @@ export interface ManagerOptions {
   clock?: Clock;
   /** The jitter of the work queue's backoff (default Math.random). */
   random?: () => number;
+  /** Runs each reconcile's work (CofferPort.asOneRequest: its calls to Coffer as one request); default: as it is. */
+  asOneRequest?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /** What the runtime remembers of a resource to tell our own writes (status, finalizer) from changes that need a reconcile. */
@@ -176,7 +178,8 @@ export class Manager {
     }
     this.#options.logger.debug({ kind: key.kind, namespace: key.namespace, name: key.name }, `reconciling ${key.kind} ${key.namespace}/${key.name}`);
     const started = performance.now();
-    const result = await this.#run(controller, resource);
+    const { asOneRequest } = this.#options;
+    const result = await (asOneRequest ? asOneRequest(() => this.#run(controller, resource)) : this.#run(controller, resource));
     const requeue = await this.#settle(controller, resource, result);
     this.#options.metrics?.reconciled(key.kind, outcomeOf(result), (performance.now() - started) / 1000);
     return requeue;

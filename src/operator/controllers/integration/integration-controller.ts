@@ -10,8 +10,9 @@ import { describeError } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
-import { resolveProject, usesProject } from '../project-resolution.ts';
+import { resolveProject } from '../project-resolution.ts';
 import { ChangeRouter, type RotationReached } from './change-router.ts';
+import { ProjectUsers } from './project-users.ts';
 import { listingKeyOf, type PlannedSource, sourcesOf } from './integration-sources.ts';
 import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
@@ -80,11 +81,13 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #readers: TargetReaders | undefined;
   /** The target-keys report this leadership last recorded per Integration (with its record's id): an unchanged one is not sent again. */
   readonly #reported = new Map<string, string>();
+  readonly #projectUsers: ProjectUsers;
   #hasher: DataHasher | undefined;
 
   constructor(context: ControllerContext) {
     this.#context = context;
     this.informer = context.informers.integrations;
+    this.#projectUsers = new ProjectUsers(this.informer);
     const { changes } = context.port;
     this.#changes = new ChangeRouter({ logger: context.logger, isOwnWrite: (revision) => changes.isOwnWrite(revision) });
     this.#targets = new TargetWriter(context);
@@ -411,10 +414,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
   }
 
   #usersOf(project: SecretsProject): ObjectKey[] {
-    return this.informer
-      .list()
-      .filter((resource) => usesProject(project, resource))
-      .map((resource) => keyOf('Integration', resource));
+    return this.#projectUsers.of(project).map((resource) => keyOf('Integration', resource));
   }
 
   /** The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name. */
