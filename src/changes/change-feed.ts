@@ -32,6 +32,8 @@ const CHANGE_LOCK_KEY = 0x636f6663686e;
 export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Revisions the in-process operator recorded itself (`quiet` or `own`), until isOwnWrite() is asked about them; oldest first. */
   readonly #own = new Set<number>();
+  /** Own writes not yet answered: committed (and notified) before their revisions are marked own. */
+  readonly #ownUnderWay = new Set<Promise<unknown>>();
   readonly #versions: CacheVersions | undefined;
   /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
   readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
@@ -73,6 +75,24 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
       while (this.#own.size > 10_000) this.#own.delete(this.#own.values().next().value!);
     }
     return Math.max(...rows.map((row) => row.revision));
+  }
+
+  /**
+   * An `own` write that notifies: its NOTIFY is delivered at commit, which can wake this process's subscribers before
+   * the write's answer marks its revisions own (recorded()). `write` must include recorded(); ownWritesSettled() waits for it.
+   */
+  trackOwn<T>(write: Promise<T>): Promise<T> {
+    this.#ownUnderWay.add(write);
+    write.then(
+      () => this.#ownUnderWay.delete(write),
+      () => this.#ownUnderWay.delete(write),
+    );
+    return write;
+  }
+
+  /** Resolves once every own write under way has been answered (and its revisions marked own), so isOwnWrite() can tell. */
+  async ownWritesSettled(): Promise<void> {
+    while (this.#ownUnderWay.size > 0) await Promise.allSettled([...this.#ownUnderWay]);
   }
 
   /** Whether `revision` was recorded by the in-process operator itself (`quiet` or `own`; answered once). */

@@ -149,8 +149,10 @@ export class WriteContext {
     const auditRows = this.#audit.length === 0 ? [] : [audit.insertion(this.#audit.map((entry) => this.#auditEntry(entry)))];
     const afterCommit = this.#afterCommit;
     if (this.#changes.length > 0) {
-      const rows = await finishTransaction(this.db, [...auditRows, changes.insertion(this.#changes, { quiet })], { script: scriptCommits });
-      return { revision: changes.recorded(rows, { quiet, own }), afterCommit };
+      const finished = finishTransaction(this.db, [...auditRows, changes.insertion(this.#changes, { quiet })], { script: scriptCommits }).then((rows) =>
+        changes.recorded(rows, { quiet, own }),
+      );
+      return { revision: await (own ? changes.trackOwn(finished) : finished), afterCommit };
     }
     if (auditRows[0]) await finishTransaction(this.db, [auditRows[0]], { script: scriptCommits });
     return { revision: undefined, afterCommit };

@@ -100,7 +100,12 @@ function changeStream(services: OperatorServices): ChangeStream {
     // read with the cache versions: in a reconcile (asOneRequest) the one read every look-up of it compares with
     latestRevision: () => changes.newestRevision(services.db),
     async subscribe(after, onChanges, onError) {
-      const subscriber = new ChangeSubscriber(database, changes, { after, onChanges: (records) => onChanges(records.map(toChange)), onError });
+      const deliver = async (records: ChangeRecord[]) => {
+        // a report's change can be heard before its write's answer marks it own
+        if (records.some((record) => record.kind === 'integration')) await changes.ownWritesSettled();
+        await onChanges(records.map(toChange));
+      };
+      const subscriber = new ChangeSubscriber(database, changes, { after, onChanges: deliver, onError });
       await subscriber.start();
       return subscriber;
     },
