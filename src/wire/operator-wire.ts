@@ -120,7 +120,12 @@ const targetKeys = z.strictObject({
     )
     .refine((folders) => folders.reduce((count, folder) => count + folder.keys.length, 0) <= CARRIED_KEYS_MAX, `must name at most ${CARRIED_KEYS_MAX} keys in all`)
     .describe(`Where the target's keys came from: per folder (environment slug and path), the secrets it holds; at most ${CARRIED_KEYS_MAX} keys in all.`),
-  templated: z.number().int().min(0).max(1_048_576).describe("How many of the target's keys its template made (from no one secret); a Secret holds at most 1 MiB, so never more than 1,048,576."),
+  templated: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_048_576)
+    .describe("How many of the target's keys its template made (from no one secret); a Secret holds at most 1 MiB, so never more than 1,048,576."),
   carriedTruncated: z.boolean().describe('The target holds more keys from secrets than `carried` names.'),
   readers: z
     .array(
