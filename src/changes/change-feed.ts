@@ -3,6 +3,7 @@ import { CACHE_POLICIES } from '../caches/cache-policies.ts';
 import { type CacheVersions, outsideCacheRequestScope } from '../caches/cache-versions.ts';
 import { RevisionCache } from '../caches/revision-cache.ts';
 import { type Change, CHANGE_KINDS, type ChangeRecord, LISTING_METADATA_KINDS } from './change.ts';
+import { WritesUnderWay } from './writes-under-way.ts';
 import { changeLogInsertion, changesCommittedWith, latestRevision, latestRevisionOf, latestRevisionOfKinds } from './change-store.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import { finishTransaction, type StatementOf } from '../db/statements.ts';
@@ -33,7 +34,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   /** Revisions the in-process operator recorded itself (`quiet` or `own`), until isOwnWrite() is asked about them; oldest first. */
   readonly #own = new Set<number>();
   /** Own writes not yet answered: committed (and notified) before their revisions are marked own. */
-  readonly #ownUnderWay = new Set<Promise<unknown>>();
+  readonly #ownUnderWay = new WritesUnderWay();
   readonly #versions: CacheVersions | undefined;
   /** Each project's newest revision, with the newest of all when it was read (projectRevision). */
   readonly #projectRevisions = new Map<string, { newest: number; revision: Promise<number> }>();
@@ -82,17 +83,12 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
    * the write's answer marks its revisions own (recorded()). `write` must include recorded(); ownWritesSettled() waits for it.
    */
   trackOwn<T>(write: Promise<T>): Promise<T> {
-    this.#ownUnderWay.add(write);
-    write.then(
-      () => this.#ownUnderWay.delete(write),
-      () => this.#ownUnderWay.delete(write),
-    );
-    return write;
+    return this.#ownUnderWay.track(write);
   }
 
-  /** Resolves once every own write under way has been answered (and its revisions marked own), so isOwnWrite() can tell. */
-  async ownWritesSettled(): Promise<void> {
-    while (this.#ownUnderWay.size > 0) await Promise.allSettled([...this.#ownUnderWay]);
+  /** Resolves once every own write under way now has been answered (and its revisions marked own), so isOwnWrite() can tell. */
+  ownWritesSettled(): Promise<void> {
+    return this.#ownUnderWay.settled();
   }
 
   /** Whether `revision` was recorded by the in-process operator itself (`quiet` or `own`; answered once). */

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { LISTING_METADATA_KINDS } from '../changes/change-feed.ts';
+import { WritesUnderWay } from '../changes/writes-under-way.ts';
 import { AppError, NotFoundError } from '../errors.ts';
 import type {
   Change,
@@ -73,26 +74,22 @@ export async function connectHttp(server: ServerConnection, tokens: TokenKeeper,
  */
 class OwnReports {
   readonly #revisions = new Set<number>();
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #underWay = new WritesUnderWay();
 
   /** Runs a report call, keeping the revision its answer names. */
-  async track<T>(report: (onRevision: (revision: number) => void) => Promise<T>): Promise<T> {
-    const call = report((revision) => {
-      this.#revisions.add(revision);
-      // a change the stream never delivers (it restarted past it) is never taken: keep the newest 10,000
-      while (this.#revisions.size > 10_000) this.#revisions.delete(this.#revisions.values().next().value!);
-    });
-    this.#pending.add(call);
-    try {
-      return await call;
-    } finally {
-      this.#pending.delete(call);
-    }
+  track<T>(report: (onRevision: (revision: number) => void) => Promise<T>): Promise<T> {
+    return this.#underWay.track(
+      report((revision) => {
+        this.#revisions.add(revision);
+        // a change the stream never delivers (it restarted past it) is never taken: keep the newest 10,000
+        while (this.#revisions.size > 10_000) this.#revisions.delete(this.#revisions.values().next().value!);
+      }),
+    );
   }
 
   /** Resolves once every report call under way now has been answered (or failed). */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.#pending]);
+  settled(): Promise<void> {
+    return this.#underWay.settled();
   }
 
   /** Whether `revision` is one of these reports' changes, not delivered yet. */
