@@ -1,6 +1,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReadPlace } from '../../../changes/read-places.ts';
-import type { Change, IntegrationRecord, Revision, RotationNote, SecretListing } from '../../port/coffer-port.ts';
+import type { Change, IntegrationRecord, IntegrationsPort, Revision, RotationNote, SecretListing } from '../../port/coffer-port.ts';
 import type { EventType } from '../../runtime/event-recorder.ts';
 import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
@@ -201,9 +201,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       // a failed sync leaves the revision the target reached as it was; a removed copy reflects none
       const reached = fields === REMOVED_COPY ? { syncedRevision: null, targetKeys: null } : {};
       if (fields === REMOVED_COPY) this.#reported.delete(formatNamespacedName(resource.metadata));
-      await this.#context.port.integrations
-        .recordSyncResult(integrationId, { isSynced: false, syncMessage: message, ...reached })
-        .catch((recordError: unknown) => this.#recordNotUpdated(resource, reason, recordError));
+      await this.#recordFailedSync(resource, integrationId, reason, { syncMessage: message, ...reached });
     }
     return failed({ reason, message, fields, retry: missed ? { afterMs: 0 } : failure.retry });
   }
@@ -214,17 +212,24 @@ export class IntegrationController implements Controller<IntegrationResource> {
    * fixed: the error's own text can quote data.
    */
   async #recordUnnamedFailure(resource: IntegrationResource, integrationId: string | undefined): Promise<void> {
-    if (!integrationId) return;
-    await this.#context.port.integrations
-      .recordSyncResult(integrationId, { isSynced: false, syncMessage: UNNAMED_FAILURE_MESSAGE })
-      .catch((recordError: unknown) => this.#recordNotUpdated(resource, 'an error retried with backoff', recordError));
+    if (integrationId) await this.#recordFailedSync(resource, integrationId, 'an error retried with backoff', { syncMessage: UNNAMED_FAILURE_MESSAGE });
   }
 
   /**
-   * The integration record could not be told of a failure: the condition and
-   * the Event still say it, so the failure path goes on; the record's
-   * isSynced and syncMessage lag until a later sync writes them.
+   * Tells the integration record the sync failed. When it cannot be told, the condition and the Event still say it,
+   * so the failure path goes on; the record's isSynced and syncMessage lag until a later sync writes them.
    */
+  async #recordFailedSync(
+    resource: IntegrationResource,
+    integrationId: string,
+    reason: ConditionReason | 'an error retried with backoff',
+    result: Omit<Parameters<IntegrationsPort['recordSyncResult']>[1], 'isSynced'>,
+  ): Promise<void> {
+    await this.#context.port.integrations
+      .recordSyncResult(integrationId, { ...result, isSynced: false })
+      .catch((recordError: unknown) => this.#recordNotUpdated(resource, reason, recordError));
+  }
+
   #recordNotUpdated(resource: IntegrationResource, reason: ConditionReason | 'an error retried with backoff', error: unknown): void {
     const { namespace, name } = resource.metadata;
     this.#context.logger.warn(
