@@ -79,8 +79,9 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   }
 
   /**
-   * An `own` write that notifies: its NOTIFY is delivered at commit, which can wake this process's subscribers before
-   * the write's answer marks its revisions own (recorded()). `write` must include recorded(); ownWritesSettled() waits for it.
+   * A `quiet` or `own` write: its change is committed before the write's answer marks its revisions own (recorded()),
+   * and in between this process's subscribers can read it (an `own` write's NOTIFY wakes them; a quiet one is read
+   * with any other write's wake-up). `write` must include recorded(); ownWritesSettled() waits for it.
    */
   trackOwn<T>(write: Promise<T>): Promise<T> {
     return this.#ownUnderWay.track(write);

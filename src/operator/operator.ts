@@ -194,7 +194,8 @@ export class Operator {
   /** The controllers, each declaring its watches, on one manager (before the informers start, so no event is missed). */
   #createManager(port: CofferPort, informers: OperatorInformers, reload: ReloadState): Manager {
     const { metrics } = this.#options;
-    const status = new StatusWriter(this.#kube, this.#logger, port.installationId, metrics);
+    const byKind = { SecretsProject: informers.projects, SecretImport: informers.imports, Integration: informers.integrations };
+    const status = new StatusWriter(this.#kube, this.#logger, port.installationId, metrics, (kind, { namespace, name }) => byKind[kind].get(name, namespace));
     const context: ControllerContext = {
       port,
       kube: this.#kube,
@@ -268,6 +269,8 @@ export class Operator {
     const after = await this.#whenAvailable('read the change log', () => port.changes.latestRevision());
     if (after === undefined) return;
     this.#integrations!.startAt(after);
+    // every resource once, before the first reconcile: enqueued after, the ones already running would run twice
+    manager.resyncAll();
     manager.start();
     let failedReads = 0;
     this.#subscription = await port.changes.subscribe(
@@ -298,7 +301,6 @@ export class Operator {
         },
       },
     );
-    manager.resyncAll();
     this.#resyncTimer = setInterval(() => manager.resyncAll(), this.#options.resyncIntervalMs);
     this.#resyncTimer.unref();
   }

@@ -152,7 +152,7 @@ export class WriteContext {
       const finished = finishTransaction(this.db, [...auditRows, changes.insertion(this.#changes, { quiet })], { script: scriptCommits }).then((rows) =>
         changes.recorded(rows, { quiet, own }),
       );
-      return { revision: await (own ? changes.trackOwn(finished) : finished), afterCommit };
+      return { revision: await (quiet || own ? changes.trackOwn(finished) : finished), afterCommit };
     }
     if (auditRows[0]) await finishTransaction(this.db, [auditRows[0]], { script: scriptCommits });
     return { revision: undefined, afterCommit };

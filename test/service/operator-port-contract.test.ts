@@ -396,6 +396,33 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     }
   });
 
+  test('record upserts committed while the stream is busy with others are each marked as decided (a quiet write read before its answer came back is still its own)', async () => {
+    const { port, decisions } = use();
+    const { project } = await declared(use(), 'busy');
+    const { project: noisy } = await declared(use(), 'busy-noise');
+    const received: Change[] = [];
+    const subscription = await port.changes.subscribe(
+      await port.changes.latestRevision(),
+      async (changes) => {
+        received.push(...changes);
+      },
+      () => {},
+    );
+    try {
+      // secret writes elsewhere wake the stream again and again while the upserts commit
+      const upserts = Array.from({ length: 40 }, (_, index) => port.integrations.upsert(managedIntegration(`ns-${name}`, `busy-${index}`, project.id)));
+      const noise = Array.from({ length: 40 }, (_, index) => writeSecret(noisy.id, 'dev', '/', `NOISE_${index}`, 'noise-value'));
+      await Promise.all([...upserts, ...noise]);
+      await writeSecret(project.id, 'dev', '/', 'AFTER_UPSERTS', 'after-value');
+      await waitUntil('the later write on the stream', () => received.some((change) => change.kind === 'secret' && change.projectId === project.id));
+      const records = received.filter((change) => change.kind === 'integration' && change.projectId === project.id);
+      expect(records).toHaveLength(40);
+      expect(records.filter((change) => change.ownWrite !== decisions.marksOwnWrites)).toEqual([]);
+    } finally {
+      await subscription.stop();
+    }
+  });
+
   test("a changed report of its target's keys is one integration change on the stream, marked as its own; the same report again commits none", async () => {
     const { port } = use();
     const { project } = await declared(use(), 'reports');

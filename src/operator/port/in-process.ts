@@ -101,7 +101,7 @@ function changeStream(services: OperatorServices): ChangeStream {
     latestRevision: () => changes.newestRevision(services.db),
     async subscribe(after, onChanges, onError) {
       const deliver = async (records: ChangeRecord[]) => {
-        // a report's change can be heard before its write's answer marks it own
+        // an own write's change (a quiet upsert, a report) can be read before its answer marks it own
         if (records.some((record) => record.kind === 'integration')) await changes.ownWritesSettled();
         await onChanges(records.map(toChange));
       };

@@ -47,3 +47,30 @@ test("a SecretsProject's users: its namespace's Integrations naming it, and any 
   // before its status names the slug, a SecretsProject is used by reference only
   expect(names(users.of({ ...shop, status: {} }))).toEqual(['shop/by-ref']);
 });
+
+test("a SecretsProject's event wakes its users only when it changes what they resolve it by; its own claim and status writes wake nobody", () => {
+  const { informer, fire } = handFedInformer();
+  const users = new ProjectUsers(informer);
+  fire('add', integration('shop', 'by-ref', { projectRef: { name: 'web' } }));
+  const declared = (changes: { generation?: number; ready?: string; annotations?: Record<string, string>; status?: Record<string, unknown> } = {}): SecretsProject =>
+    ({
+      metadata: { namespace: 'shop', name: 'web', uid: 'uid-1', generation: changes.generation ?? 1, annotations: changes.annotations ?? {} },
+      spec: { slug: 'web-shop' },
+      status: {
+        slug: 'web-shop',
+        conditions: [{ type: 'Ready', status: changes.ready ?? 'False', reason: 'Declaring' }],
+        ...changes.status,
+      },
+    }) as unknown as SecretsProject;
+
+  expect(names(users.changedFor(declared()))).toEqual(['shop/by-ref']);
+  // a status write that changes nothing its users read (a time, a count) wakes nobody
+  expect(users.changedFor(declared({ status: { lastSyncTime: '2026-11-26T00:00:00Z' } }))).toEqual([]);
+  expect(names(users.changedFor(declared({ ready: 'True' })))).toEqual(['shop/by-ref']);
+  expect(users.changedFor(declared({ ready: 'True' }))).toEqual([]);
+  expect(names(users.changedFor(declared({ ready: 'True', generation: 2 })))).toEqual(['shop/by-ref']);
+  expect(names(users.changedFor(declared({ ready: 'True', generation: 2, annotations: { 'coffer.dev/installation': 'other' } })))).toEqual(['shop/by-ref']);
+  // gone: its users are told, and a SecretsProject of the same name that comes back is news again
+  expect(names(users.goneFor(declared({ ready: 'True', generation: 2 })))).toEqual(['shop/by-ref']);
+  expect(names(users.changedFor(declared({ ready: 'True', generation: 2, annotations: { 'coffer.dev/installation': 'other' } })))).toEqual(['shop/by-ref']);
+});

@@ -1,8 +1,9 @@
+import { hash } from 'node:crypto';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ReadPlace } from '../../../changes/read-places.ts';
 import type { Change, IntegrationRecord, IntegrationsPort, Revision, RotationNote, SecretListing } from '../../port/coffer-port.ts';
 import type { EventType } from '../../runtime/event-recorder.ts';
-import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type SecretsProject, type TargetKind, type WorkloadKind } from '../../resources.ts';
+import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type TargetKind, type WorkloadKind } from '../../resources.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer, Workload } from '../../runtime/informers.ts';
@@ -79,7 +80,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
   readonly #renderer = new TemplateRenderer();
   /** Which workloads read which targets (reported with each sync); undefined when workloads are not watched. */
   readonly #readers: TargetReaders | undefined;
-  /** The target-keys report this leadership last recorded per Integration (with its record's id): an unchanged one is not sent again. */
+  /**
+   * The target-keys report this leadership last recorded per Integration (with its record's id), as a SHA-256 of its
+   * JSON: an unchanged one is not sent again. Key and workload names only; the digest keeps 10,000 of them in 1 MB.
+   */
   readonly #reported = new Map<string, string>();
   readonly #projectUsers: ProjectUsers;
   #hasher: DataHasher | undefined;
@@ -111,7 +115,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
       watches.informer(informer, (workload) => this.#writersOfTargets(workload.metadata?.namespace, this.#readers!.seen(kind, workload)), ['add', 'update']);
       watches.informer(informer, (workload) => this.#writersOfTargets(workload.metadata?.namespace, this.#readers!.gone(kind, workload)), ['delete']);
     }
-    watches.informer(informers.projects, (project) => this.#usersOf(project));
+    watches.informer(informers.projects, (project) => keysOf(this.#projectUsers.changedFor(project)), ['add', 'update']);
+    watches.informer(informers.projects, (project) => keysOf(this.#projectUsers.goneFor(project)), ['delete']);
     watches.changes((changes) => this.#affectedBy(changes));
   }
 
@@ -331,7 +336,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       reload ? [] : ['Reloaded'],
     );
     const targetKeys = targetKeysReport(data, origins, this.#readers?.readersOf(namespace, targetRefOf(resource)));
-    const reported = JSON.stringify([identity.integrationId, targetKeys]);
+    const reported = hash('sha256', JSON.stringify([identity.integrationId, targetKeys]), 'base64');
     const reportedBefore = this.#reported.get(formatNamespacedName(resource.metadata)) === reported;
     await port.integrations.recordSyncResult(identity.integrationId, {
       isSynced: true,
@@ -418,10 +423,6 @@ export class IntegrationController implements Controller<IntegrationResource> {
     this.#context.events.record(resource, type, 'SecretRotation', `secret rotation ${rotation.rotation} ${says} (revision ${revision})`);
   }
 
-  #usersOf(project: SecretsProject): ObjectKey[] {
-    return this.#projectUsers.of(project).map((resource) => keyOf('Integration', resource));
-  }
-
   /** The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name. */
   #writersOf(kind: TargetKind, object: KubernetesObject): ObjectKey[] {
     const { namespace, name } = object.metadata ?? {};
@@ -443,7 +444,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
     const { projects } = this.#context.informers;
     for (const routed of this.#changes.route(changes)) {
       if ('access' in routed) {
-        for (const project of projects.list().filter((resource) => resource.status?.projectId === routed.access)) yield* this.#usersOf(project);
+        for (const project of projects.list().filter((resource) => resource.status?.projectId === routed.access)) yield* keysOf(this.#projectUsers.of(project));
       } else if ('rotation' in routed) {
         this.#tellRotation(routed);
       } else {
@@ -473,4 +474,8 @@ function reloadFields(reload: ReloadReport | undefined): Record<string, unknown>
     ...(reload.reloadedRevision !== undefined ? { reloadedRevision: reload.reloadedRevision } : {}),
     ...(reload.lastRollout ? { lastRollout: reload.lastRollout } : {}),
   };
+}
+
+function keysOf(resources: readonly IntegrationResource[]): ObjectKey[] {
+  return resources.map((resource) => keyOf('Integration', resource));
 }
