@@ -194,13 +194,13 @@ export class IntegrationService {
    * No change row, except when the report of its target's keys changed (the console's "Where it goes" follows the
    * change stream): then one `integration` change at the record's source, in the same transaction, marked as the
    * in-process operator's own when `own` (it is not woken for it). An unchanged report writes nothing. Unknown ids
-   * are ignored.
+   * are ignored. `record`: the record as the caller just read it, whose source names that change (else it is read).
    */
-  async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean } = {}): Promise<void> {
+  async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean; record?: IntegrationRow } = {}): Promise<void> {
     if (!isUuid(integrationId)) return;
     await this.#recordProgress(async (tx) => {
       if (result.targetKeys !== undefined && (await setIntegrationTargetKeys(tx.db, integrationId, result.targetKeys))) {
-        const row = await findIntegrationById(tx.db, integrationId);
+        const row = options.record ?? (await findIntegrationById(tx.db, integrationId));
         if (row) tx.change(integrationChange(row));
       }
       return setIntegrationSyncResult(tx.db, integrationId, {
@@ -230,7 +230,7 @@ export class IntegrationService {
       targetKeys: async () => (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId),
     };
     if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
-    await this.recordSyncResult(integrationId, result, { own: isInProcess(actor) });
+    await this.recordSyncResult(integrationId, result, { own: isInProcess(actor), record: row });
   }
 
   /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current), and which workloads still roll out. */

@@ -91,11 +91,15 @@ export function createInformers(kube: KubeApi, namespace?: string): OperatorInfo
  * Cached objects lose metadata.managedFields (often the largest part of an
  * object, and never read here), as client-go informers are commonly set up
  * to: the handler runs first on every added or updated object, which is the
- * very object the cache keeps.
+ * very object the cache keeps. The metadata is rebuilt without it rather than
+ * the property deleted: V8 turns an object that loses a property into a
+ * dictionary, four times the size (9 MB at 10,000 Integrations).
  */
 function withoutManagedFields<T extends KubernetesObject>(informer: CachedInformer<T>): CachedInformer<T> {
   const strip = (object: T) => {
-    if (object.metadata) delete object.metadata.managedFields;
+    if (!object.metadata || !('managedFields' in object.metadata)) return;
+    const { managedFields: _managedFields, ...metadata } = object.metadata;
+    object.metadata = metadata;
   };
   informer.on('add', strip);
   informer.on('update', strip);

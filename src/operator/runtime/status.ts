@@ -78,13 +78,18 @@ export class StatusWriter {
   readonly #latest = new Map<string, StatusAt>();
   readonly #installationId: string;
   readonly #metrics: Pick<OperatorMetrics, 'condition'> | undefined;
+  readonly #cached: CachedCopy | undefined;
 
-  /** `installationId`: this installation, which every status written names (status.installationId). */
-  constructor(kube: KubeApi, logger: Logger, installationId: string, metrics?: Pick<OperatorMetrics, 'condition'>) {
+  /**
+   * `installationId`: this installation, which every status written names (status.installationId); `cached`: the
+   * informers' copy of a resource, so that a write's answer the informer already delivered is not kept twice.
+   */
+  constructor(kube: KubeApi, logger: Logger, installationId: string, metrics?: Pick<OperatorMetrics, 'condition'>, cached?: CachedCopy) {
     this.#kube = kube;
     this.#logger = logger;
     this.#installationId = installationId;
     this.#metrics = metrics;
+    this.#cached = cached;
   }
 
   async ensureFinalizer(kind: KindName, resource: StatusResource): Promise<void> {
@@ -205,9 +210,15 @@ export class StatusWriter {
     this.#latest.delete(latestKey(kind, resource));
   }
 
-  /** Keeps what the apiserver answered to a write: the base of the next one. */
+  /**
+   * Keeps what the apiserver answered to a write: the base of the next one. The watch often delivers the version
+   * before the answer arrives; the informer's copy is then kept (its objects are the cache's own), not the answer's.
+   */
   #note(kind: KindName, resource: StatusResource, answer: CustomResource): void {
-    this.#latest.set(latestKey(kind, resource.metadata), statusAt(answer));
+    const answered = statusAt(answer);
+    const cached = this.#cached?.(kind, resource.metadata);
+    const delivered = cached && cached.metadata.uid === answered.uid && !isNewer(answered.resourceVersion, cached.metadata.resourceVersion);
+    this.#latest.set(latestKey(kind, resource.metadata), delivered ? statusAt(cached) : answered);
   }
 
   /** The newer of the reconciled copy and the latest this writer knows (its own last answer, or a newer informer copy since). */
@@ -265,6 +276,9 @@ function isNewer(a: string | undefined, b: string | undefined): boolean {
     return false;
   }
 }
+
+/** The informers' cached copy of a resource, if any. */
+export type CachedCopy = (kind: KindName, resource: { namespace: string; name: string }) => StatusResource | undefined;
 
 function latestKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;

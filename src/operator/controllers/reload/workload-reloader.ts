@@ -98,7 +98,7 @@ export class WorkloadReloader {
 
   /** Keys a write of the Integration's target changed (named in the rollout's Event). */
   noteChangedKeys(resource: IntegrationResource, keys: readonly string[]): void {
-    if (keys.length === 0) return;
+    if (keys.length === 0 || !this.#loadKey) return;
     const id = targetId(resource.metadata.namespace, ref(resource));
     const known = this.#changedKeys.get(id) ?? new Set<string>();
     for (const key of keys) known.add(key);
@@ -129,7 +129,11 @@ export class WorkloadReloader {
     }
     const target = ref(resource);
     const { consumers, missing, notConsuming } = this.#consumersOf(resource, target);
-    if (consumers.length === 0 && named.length === 0) return undefined;
+    if (consumers.length === 0 && named.length === 0) {
+      // nothing reads the target: a workload that comes later starts from its checksum, with no changed keys to name
+      this.#changedKeys.delete(targetId(resource.metadata.namespace, target));
+      return undefined;
+    }
     if (!(await this.#ensureHasher())) {
       const message = `the key of the reload checksums (Secret ${RELOAD_KEY_SECRET} in the operator's namespace) could not be read or made; it is tried again`;
       return { condition: { type: 'Reloaded', status: 'False', reason: 'RolloutFailed', message }, recheckInMs: KEY_RETRY_MS };
