@@ -132,7 +132,10 @@ export async function startServer(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let lines: string[] = [];
+  // BENCH_SERVER_LOG: every server's whole output is also appended to this file (the tail below keeps 400 lines)
+  const logFile = process.env.BENCH_SERVER_LOG;
   const keep = (chunk: Buffer) => {
+    if (logFile) appendFileSync(logFile, chunk);
     lines.push(...String(chunk).split('\n').filter(Boolean));
     if (lines.length > 400) lines = lines.slice(-200);
   };

@@ -55,7 +55,7 @@ const environment = {
   DATABASE_URL: database.url,
   KUBECONFIG: cluster.plane.kubeconfigPath,
   COFFER_OPERATOR_NAMESPACE: 'bench-system',
-  COFFER_LOG_LEVEL: 'warn',
+  COFFER_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'warn',
 };
 
 interface Phase {
@@ -231,7 +231,7 @@ try {
   const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
   appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
-    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level warn; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total.`,
+    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total.`,
     '',
     ...table(['phase', 'seconds', 'apiserver requests', 'per Integration', 'Secret writes', 'DB statements', 'per Integration', 'reconciles'], rows),
     '',
