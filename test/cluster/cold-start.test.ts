@@ -9,7 +9,8 @@ import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, s
  * else's wakes all of them: its own record upserts (quiet: no NOTIFY) and its own reports of its targets'
  * keys (NOTIFY), committed 16 at a time while its change stream reads. Then a later write to a folder only
  * one more Integration reads: once that Integration's Secret holds it and the queue is empty, the stream has
- * delivered every change before it, and the count of reconciles is final.
+ * delivered every change before it, and the count of reconciles is final. The operator that counts watches this
+ * test's namespace only: other files' resources on the shared control plane would be counted too.
  */
 const READERS = 60;
 let cluster: Cluster;
@@ -63,7 +64,7 @@ test(`a cold start on ${READERS} Integrations reading one folder reconciles each
   for (const name of names) await cluster.apply('integrations', namespace.name, integration(name, '/'));
   await cluster.apply('integrations', namespace.name, integration('marker', '/marker'));
 
-  operator = await startOperatorProcess(environment);
+  operator = await startOperatorProcess(environment, { COFFER_WATCH_NAMESPACE: namespace.name });
   for (const name of [...names, 'marker']) await cluster.waitReady('integrations', namespace.name, name, 'Synced', 120_000);
   await putSecret(api, token, { projectId, environment: 'dev', secretPath: '/marker' }, 'MARKER', 'after');
   await cluster.waitForData(namespace.name, 'marker-secrets', { MARKER: 'after' }, 'the marker Secret to hold the later write');

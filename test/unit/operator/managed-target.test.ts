@@ -5,6 +5,7 @@ import {
   DataHasher,
   desiredTarget,
   fieldManagerOf,
+  holdsOwnSync,
   hasTypeChanged,
   isCurrent,
   isDataKey,
@@ -128,4 +129,97 @@ test('a ConfigMap target holds its data as plain strings, without a type; the te
   expect(hasTypeChanged(opaque, tls)).toBe(true);
   expect(hasTypeChanged(tls, tls)).toBe(false);
   expect(isCurrent(opaque, tls, 'Owner')).toBe(false);
+});
+
+test("the watch's echo of an Integration's own write is told from drift: the object holds its last sync exactly as it wrote it", () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const data = { TOKEN: 'v1', URL: 'https://shop' };
+  const hash = dataHash(data);
+  const written = desiredTarget(resource('Owner'), data, 42, installation, hash);
+  expect(holdsOwnSync(written, resource('Owner'), installation, hasher, hash)).toBe(true);
+  expect(holdsOwnSync(desiredTarget(resource('Orphan'), data, 42, installation, hash), resource('Orphan'), installation, hasher, hash)).toBe(true);
+
+  const edited = (change: (object: V1Secret) => void) => {
+    const copy = structuredClone(written) as V1Secret;
+    change(copy);
+    return copy;
+  };
+  // drift: a value changed, a key added or removed, the hash annotation rewritten to match (no key: it cannot be)
+  expect(
+    holdsOwnSync(
+      edited((secret) => (secret.data!.TOKEN = Buffer.from('v2').toString('base64'))),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  expect(
+    holdsOwnSync(
+      edited((secret) => (secret.data!.EXTRA = 'eA==')),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  expect(
+    holdsOwnSync(
+      edited((secret) => delete secret.data!.URL),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  const forged = new DataHasher(randomBytes(32));
+  expect(
+    holdsOwnSync(
+      edited((secret) => {
+        secret.data!.TOKEN = Buffer.from('v2').toString('base64');
+        secret.metadata!.annotations!['coffer.dev/data-hash'] = forged.hash({ TOKEN: 'v2', URL: 'https://shop' });
+      }),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  // not this Integration's, not this installation's, no longer owned by it, or not what its status says it synced
+  expect(
+    holdsOwnSync(
+      edited((secret) => (secret.metadata!.annotations!['coffer.dev/integration'] = 'shop/other')),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  expect(holdsOwnSync(written, resource('Owner'), '3f0c3a4e-0000-4000-8000-000000000002', hasher, hash)).toBe(false);
+  expect(
+    holdsOwnSync(
+      edited((secret) => (secret.metadata!.ownerReferences = [])),
+      resource('Owner'),
+      installation,
+      hasher,
+      hash,
+    ),
+  ).toBe(false);
+  expect(holdsOwnSync(written, resource('Owner'), installation, hasher, dataHash({ TOKEN: 'v0' }))).toBe(false);
+  expect(holdsOwnSync(written, resource('Owner'), installation, hasher, undefined)).toBe(false);
+  // a Merge target is shared: every update is looked at
+  expect(holdsOwnSync(desiredTarget(resource('Merge'), data, 42, installation, hash), resource('Merge'), installation, hasher, hash)).toBe(false);
+});
+
+test('an echo is not told where the object differs from what a write of its data would make: a label or annotation of the spec, or the type', () => {
+  const installation = '3f0c3a4e-0000-4000-8000-000000000001';
+  const data = { TOKEN: 'v1' };
+  const hash = dataHash(data);
+  const written = desiredTarget(resource('Owner'), data, 42, installation, hash) as V1Secret;
+  expect(
+    holdsOwnSync({ ...written, metadata: { ...written.metadata, labels: { 'app.kubernetes.io/managed-by': 'coffer' } } }, resource('Owner'), installation, hasher, hash),
+  ).toBe(false);
+  expect(holdsOwnSync({ ...written, type: 'kubernetes.io/tls' } as V1Secret, resource('Owner'), installation, hasher, hash)).toBe(false);
+  // the revision annotation is the write's own: another revision of the same data is still the same sync
+  expect(holdsOwnSync(desiredTarget(resource('Owner'), data, 43, installation, hash), resource('Owner'), installation, hasher, hash)).toBe(true);
 });

@@ -7,7 +7,7 @@ import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type TargetKind, type 
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer, Workload } from '../../runtime/informers.ts';
-import { describeError } from '../../runtime/kube-api.ts';
+import { describeError, type TargetObject } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
@@ -15,7 +15,7 @@ import { resolveProject } from '../project-resolution.ts';
 import { ChangeRouter, type RotationReached } from './change-router.ts';
 import { ProjectUsers } from './project-users.ts';
 import { listingKeyOf, type PlannedSource, sourcesOf } from './integration-sources.ts';
-import { DataHasher, describeTarget, targetKindOf } from './managed-target.ts';
+import { DataHasher, describeTarget, holdsOwnSync, targetKindOf } from './managed-target.ts';
 import { COLLISIONS_KEPT } from './source-merge.ts';
 import { reportCollisions, reportSkipped, reportWrite, SKIPPED_KEYS_KEPT, syncedFields, syncedMessage } from './sync-report.ts';
 import { targetDataOf } from './target-data.ts';
@@ -107,8 +107,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
 
   setup(watches: Watches): void {
     const { informers } = this.#context;
-    watches.informer(informers.managedSecrets, (secret) => this.#writersOf('Secret', secret), ['update', 'delete']);
-    watches.informer(informers.managedConfigMaps, (configMap) => this.#writersOf('ConfigMap', configMap), ['update', 'delete']);
+    watches.informer(informers.managedSecrets, (secret) => this.#writersOf('Secret', secret, 'update'), ['update']);
+    watches.informer(informers.managedSecrets, (secret) => this.#writersOf('Secret', secret, 'delete'), ['delete']);
+    watches.informer(informers.managedConfigMaps, (configMap) => this.#writersOf('ConfigMap', configMap, 'update'), ['update']);
+    watches.informer(informers.managedConfigMaps, (configMap) => this.#writersOf('ConfigMap', configMap, 'delete'), ['delete']);
     for (const [kind, informer] of Object.entries(informers.workloads ?? {}) as [WorkloadKind, CachedInformer<Workload>][]) {
       watches.informer(informer, (workload) => this.#context.reloader.integrationsConcerned(kind, workload), ['add', 'update']);
       // what a pod template reads is reported with each sync: a change of it (not a status update) syncs the writers again
@@ -423,10 +425,21 @@ export class IntegrationController implements Controller<IntegrationResource> {
     this.#context.events.record(resource, type, 'SecretRotation', `secret rotation ${rotation.rotation} ${says} (revision ${revision})`);
   }
 
-  /** The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name. */
-  #writersOf(kind: TargetKind, object: KubernetesObject): ObjectKey[] {
+  /**
+   * The Integrations that write a Secret or ConfigMap: the ones in its namespace that target its kind and name;
+   * on an update, not the one whose own sync the object holds as written (the watch's echo of its write).
+   */
+  #writersOf(kind: TargetKind, object: KubernetesObject, verb: 'update' | 'delete'): ObjectKey[] {
     const { namespace, name } = object.metadata ?? {};
-    return name ? this.#writersOfTargets(namespace, [targetRef(kind, name)]) : [];
+    if (!name) return [];
+    const writers = this.#writersOfTargets(namespace, [targetRef(kind, name)]);
+    if (verb === 'delete' || !this.#hasher) return writers;
+    const { identity, status } = this.#context;
+    return writers.filter((key) => {
+      const resource = this.informer.get(key.name, key.namespace);
+      const statusHash = resource && status.current('Integration', resource).dataHash;
+      return !resource || !holdsOwnSync({ ...object, kind } as TargetObject, resource, identity.installationId, this.#hasher!, statusHash);
+    });
   }
 
   /** The Integrations of `namespace` that write one of `targets`. */
