@@ -438,7 +438,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
     return writers.filter((key) => {
       const resource = this.informer.get(key.name, key.namespace);
       const statusHash = resource && status.current('Integration', resource).dataHash;
-      return !resource || !holdsOwnSync({ ...object, kind } as TargetObject, resource, identity.installationId, this.#hasher!, statusHash);
+      return !resource || !holdsOwnSync({ ...object, kind } as TargetObject, resource, identity.installationId, this.#hasher, statusHash);
     });
   }
 
