@@ -7,7 +7,7 @@ import { ANNOTATION_FORCE_SYNC, type IntegrationResource, type TargetKind, type 
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type Controller, done, type Failure, failed, type ReconcileResult, requeueAfter, type Watches } from '../../runtime/controller.ts';
 import type { CachedInformer, Workload } from '../../runtime/informers.ts';
-import { describeError, type TargetObject } from '../../runtime/kube-api.ts';
+import { describeError } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
@@ -433,12 +433,13 @@ export class IntegrationController implements Controller<IntegrationResource> {
     const { namespace, name } = object.metadata ?? {};
     if (!name) return [];
     const writers = this.#writersOfTargets(namespace, [targetRef(kind, name)]);
-    if (verb === 'delete' || !this.#hasher) return writers;
+    const hasher = this.#hasher;
+    if (verb === 'delete' || !hasher) return writers;
     const { identity, status } = this.#context;
     return writers.filter((key) => {
       const resource = this.informer.get(key.name, key.namespace);
       const statusHash = resource && status.current('Integration', resource).dataHash;
-      return !resource || !holdsOwnSync({ ...object, kind } as TargetObject, resource, identity.installationId, this.#hasher, statusHash);
+      return !resource || !holdsOwnSync({ ...object, kind }, resource, identity.installationId, hasher, statusHash);
     });
   }
 
