@@ -120,6 +120,20 @@ async function writeSecret(projectId: string, environment: string, secretPath: s
   if (written.status !== 200) throw new Error(JSON.stringify(written.body));
 }
 
+/** The port's change stream followed from its newest revision: what it delivers, and its errors. */
+async function following(port: CofferPort) {
+  const received: Change[] = [];
+  const errors: unknown[] = [];
+  const subscription = await port.changes.subscribe(
+    await port.changes.latestRevision(),
+    async (changes) => {
+      received.push(...changes);
+    },
+    (error) => errors.push(error),
+  );
+  return { received, errors, subscription };
+}
+
 describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) => {
   const use = () => implementations.find((implementation) => implementation.name === name)!;
 
@@ -346,15 +360,7 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
   test('the change stream: each change after a revision once, in order; own record writes and other organizations as decided', async () => {
     const { port, decisions } = use();
     const { project } = await declared(use(), 'stream');
-    const received: Change[] = [];
-    const errors: unknown[] = [];
-    const subscription = await port.changes.subscribe(
-      await port.changes.latestRevision(),
-      async (changes) => {
-        received.push(...changes);
-      },
-      (error) => errors.push(error),
-    );
+    const { received, errors, subscription } = await following(port);
     try {
       await writeSecret(foreignProjectId, 'dev', '/', `FOREIGN_${name.replace('-', '_').toUpperCase()}`, 'foreign-value', foreignToken);
       const record = await port.integrations.upsert({
@@ -400,14 +406,7 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     const { port, decisions } = use();
     const { project } = await declared(use(), 'busy');
     const { project: noisy } = await declared(use(), 'busy-noise');
-    const received: Change[] = [];
-    const subscription = await port.changes.subscribe(
-      await port.changes.latestRevision(),
-      async (changes) => {
-        received.push(...changes);
-      },
-      () => {},
-    );
+    const { received, subscription } = await following(port);
     try {
       // secret writes elsewhere wake the stream again and again while the upserts commit
       const upserts = Array.from({ length: 40 }, (_, index) => port.integrations.upsert(managedIntegration(`ns-${name}`, `busy-${index}`, project.id)));
@@ -438,14 +437,7 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
       metadata: {},
       reloads: false,
     });
-    const received: Change[] = [];
-    const subscription = await port.changes.subscribe(
-      await port.changes.latestRevision(),
-      async (changes) => {
-        received.push(...changes);
-      },
-      () => {},
-    );
+    const { received, subscription } = await following(port);
     try {
       const report = {
         isSynced: true,
