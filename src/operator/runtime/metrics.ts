@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, type MetricValue, type Registry } from 'prom-client';
 import type { KindName } from '../resources.ts';
 import type { ConditionType } from './condition-type.ts';
+import { queueId } from './object-key.ts';
 
 export type ReconcileOutcome = 'ok' | 'requeue' | 'error';
 
@@ -42,14 +43,14 @@ class ResourceConditions extends Gauge<ConditionLabel> {
   }
 
   note(resource: ResourceLabels, condition: ConditionType, status: string): void {
-    const id = `${resource.kind}/${resource.namespace}/${resource.name}`;
+    const id = queueId(resource);
     let entry = this.#resources.get(id);
     if (!entry) this.#resources.set(id, (entry = { labels: resourceLabels(resource), statuses: new Map() }));
     entry.statuses.set(condition, status);
   }
 
   forget(resource: ResourceLabels): void {
-    this.#resources.delete(`${resource.kind}/${resource.namespace}/${resource.name}`);
+    this.#resources.delete(queueId(resource));
   }
 
   /** The series of every resource noted (none are kept as prom-client's own: it holds no labelled values). */

@@ -432,25 +432,24 @@ export class IntegrationController implements Controller<IntegrationResource> {
   #writersOf(kind: TargetKind, object: KubernetesObject, verb: 'update' | 'delete'): ObjectKey[] {
     const { namespace, name } = object.metadata ?? {};
     if (!name) return [];
-    const writers = this.#writersOfTargets(namespace, [targetRef(kind, name)]);
+    const writers = this.#writerResources(namespace, [targetRef(kind, name)]);
     const hasher = this.#hasher;
-    if (verb === 'delete' || !hasher) return writers;
+    if (verb === 'delete' || !hasher) return keysOf(writers);
     const { identity, status } = this.#context;
-    return writers.filter((key) => {
-      const resource = this.informer.get(key.name, key.namespace);
-      const statusHash = resource && status.current('Integration', resource).dataHash;
-      return !resource || !holdsOwnSync({ ...object, kind }, resource, identity.installationId, hasher, statusHash);
-    });
+    const echoOf = (resource: IntegrationResource) =>
+      holdsOwnSync({ ...object, kind }, resource, identity.installationId, hasher, status.current('Integration', resource).dataHash);
+    return keysOf(writers.filter((resource) => !echoOf(resource)));
   }
 
   /** The Integrations of `namespace` that write one of `targets`. */
   #writersOfTargets(namespace: string | undefined, targets: readonly TargetRef[]): ObjectKey[] {
+    return keysOf(this.#writerResources(namespace, targets));
+  }
+
+  #writerResources(namespace: string | undefined, targets: readonly TargetRef[]): IntegrationResource[] {
     if (!namespace || targets.length === 0) return [];
     const wanted = new Set(targets);
-    return this.informer
-      .list(namespace)
-      .filter((resource) => wanted.has(targetRefOf(resource)))
-      .map((resource) => keyOf('Integration', resource));
+    return this.informer.list(namespace).filter((resource) => wanted.has(targetRefOf(resource)));
   }
 
   /** The Integrations committed changes touch: through what they read, or a grant on their project given or revoked. */

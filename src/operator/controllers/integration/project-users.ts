@@ -33,9 +33,8 @@ export class ProjectUsers {
   /**
    * The users of a SecretsProject whose add or update event changed what they resolve it by (resolveProject):
    * its uid, generation (spec), deletion, the installation that claims it, the slug its status names and its
-   * Ready condition. Its own claim and
-   * status writes that change none of these (three per project as a fleet starts) wake nobody: every one used to
-   * sync all its users again, those already synced included.
+   * Ready condition. Its own claim and status writes that change none of these (three per project as a fleet
+   * starts) wake nobody: every one used to sync all its users again, those already synced included.
    */
   changedFor(project: SecretsProject): IntegrationResource[] {
     const id = formatNamespacedName(project.metadata);
