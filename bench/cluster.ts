@@ -4,10 +4,12 @@
  * measured operator starts, apiserver and operator metrics, and a watch that tells when every
  * Integration is Synced.
  */
+import { createWriteStream, readdirSync, readFileSync } from 'node:fs';
 import https from 'node:https';
+import path from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../test/k8s/controlplane.ts';
-import { call, log, type Server } from './common.ts';
+import { call, cpuSeconds, log, type Server } from './common.ts';
 
 export const GROUP = 'coffer.dev';
 export const VERSION = 'v1alpha1';
@@ -23,7 +25,12 @@ export interface Cluster {
 export async function startCluster(): Promise<Cluster> {
   const binDir = await ensureTestBinaries({ log: (message) => log(`[control plane] ${message}`) });
   // No controller manager: nothing here needs garbage collection, and it would take CPU from the measurement.
-  const plane = await startControlPlane({ binDir, controllerManager: false, log: (message) => log(`[control plane] ${message}`) });
+  const plane = await startControlPlane({
+    binDir,
+    controllerManager: false,
+    profiling: Boolean(process.env.BENCH_APISERVER_PROF),
+    log: (message) => log(`[control plane] ${message}`),
+  });
   const kc = new KubeConfig();
   kc.loadFromFile(plane.kubeconfigPath);
   kc.setCurrentContext('admin');
@@ -349,4 +356,37 @@ export const total = (counts: Map<string, number>, filter: (key: string) => bool
 export async function operatorMetrics(server: Server, names?: readonly string[]): Promise<string> {
   const query = names ? `?${names.map((name) => `name[]=${encodeURIComponent(name)}`).join('&')}` : '';
   return (await fetch(`${server.probes}/metrics${query}`)).text();
+}
+
+/** CPU seconds so far of the control plane's etcd and kube-apiserver (Linux /proc: the processes whose command line names the plane's directory). */
+export function controlPlaneCpuSeconds(cluster: Cluster): Map<string, number> {
+  const seconds = new Map<string, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const command = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!command.some((argument) => argument.includes(cluster.plane.dir))) continue;
+      const name = path.basename(command[0]!);
+      if (name === 'etcd' || name === 'kube-apiserver') seconds.set(name, (seconds.get(name) ?? 0) + cpuSeconds(Number(entry)));
+    } catch {
+      // ended since it was listed
+    }
+  }
+  return seconds;
+}
+
+/** A CPU profile of the kube-apiserver over the next `seconds` (pprof format, for `go tool pprof`); needs BENCH_APISERVER_PROF at startCluster. */
+export function apiserverProfile(cluster: Cluster, seconds: number, file: string): Promise<void> {
+  const url = new URL(`/debug/pprof/profile?seconds=${seconds}`, cluster.plane.server);
+  return new Promise((resolve, reject) => {
+    const request = https.get(url, { ca: cluster.plane.caPem, headers: { authorization: `Bearer ${cluster.plane.tokens.admin}` } }, (response) => {
+      if (response.statusCode !== 200) {
+        response.resume();
+        reject(new Error(`apiserver profile: HTTP ${response.statusCode}`));
+        return;
+      }
+      response.pipe(createWriteStream(file)).on('finish', resolve).on('error', reject);
+    });
+    request.on('error', reject);
+  });
 }

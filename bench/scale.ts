@@ -11,11 +11,39 @@
  *
  *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10]
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments } from 'yaml';
-import { apiserverRequests, countIntegrations, createFleet, difference, operatorMetrics, startCluster, sumMetric, total } from './cluster.ts';
-import { appendResults, call, freshDatabase, loadAverage, log, machine, postgresVersion, rssMiB, type Server, serverKeys, startServer, table } from './common.ts';
+import {
+  apiserverProfile,
+  apiserverRequests,
+  controlPlaneCpuSeconds,
+  countIntegrations,
+  createFleet,
+  difference,
+  operatorMetrics,
+  startCluster,
+  sumMetric,
+  total,
+} from './cluster.ts';
+import {
+  appendResults,
+  backendCpuSeconds,
+  backendCpuSpent,
+  call,
+  cpuSeconds,
+  freshDatabase,
+  loadAverage,
+  log,
+  machine,
+  postgresVersion,
+  rssMiB,
+  type Server,
+  serverKeys,
+  startServer,
+  table,
+} from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -64,7 +92,32 @@ interface Phase {
   apiserver: Map<string, number>;
   dbQueries: number;
   reconciles: Map<string, number>;
+  /** CPU seconds each process spent over the phase */
+  cpu: Map<string, number>;
 }
+
+/** CPU seconds so far of each process the phase loads: the control plane, the operator and the database backends serving it. */
+async function cpuReading(operator?: Server) {
+  return {
+    plane: controlPlaneCpuSeconds(cluster),
+    operator: operator ? cpuSeconds(operator.process.pid!) : 0,
+    backends: await backendCpuSeconds(database.name),
+  };
+}
+
+async function cpuSpent(operator: Server, before: Awaited<ReturnType<typeof cpuReading>>): Promise<Map<string, number>> {
+  const after = await cpuReading(operator);
+  const plane = difference(after.plane, before.plane);
+  return new Map([
+    ['kube-apiserver', plane.get('kube-apiserver') ?? 0],
+    ['etcd', plane.get('etcd') ?? 0],
+    ['operator', after.operator - before.operator],
+    ['PostgreSQL', backendCpuSpent(before.backends, after.backends)],
+  ]);
+}
+
+// BENCH_APISERVER_PROF=<dir>: a pprof CPU profile of the kube-apiserver over the first minute of the cold start
+const apiserverProfileDir = process.env.BENCH_APISERVER_PROF;
 
 function startOperator(): Promise<Server> {
   return startServer(
@@ -134,8 +187,14 @@ try {
   // open meanwhile, so the apiserver serves only the operator.
   log(`starting the operator on ${expected} Integrations`);
   let before = await apiserverRequests(cluster);
+  let cpuBefore = await cpuReading();
   let started = Date.now();
   let operator = await startOperator();
+  let profiled: Promise<void> | undefined;
+  if (apiserverProfileDir) {
+    mkdirSync(apiserverProfileDir, { recursive: true });
+    profiled = apiserverProfile(cluster, 60, path.join(apiserverProfileDir, `kube-apiserver-cold-start-${expected}.pprof`));
+  }
   let counters = await operatorCounters(operator);
   let coldMs = 0;
   let lastLog = Date.now();
@@ -166,7 +225,9 @@ try {
     apiserver: difference(await apiserverRequests(cluster), before),
     dbQueries: counters.dbQueries,
     reconciles: counters.reconciles,
+    cpu: await cpuSpent(operator, cpuBefore),
   });
+  await profiled;
   const eventsDropped = counters.eventsDropped;
   log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started (${eventsDropped} Events dropped)`);
 
@@ -189,6 +250,7 @@ try {
 
   // 3. full resync, nothing changed
   before = await apiserverRequests(cluster);
+  cpuBefore = await cpuReading();
   started = Date.now();
   operator = await startOperator();
   for (;;) {
@@ -206,6 +268,7 @@ try {
     apiserver: difference(await apiserverRequests(cluster), before),
     dbQueries: counters.dbQueries,
     reconciles: counters.reconciles,
+    cpu: await cpuSpent(operator, cpuBefore),
   });
   rss.push(rssMiB(operator.process.pid!));
   log(`resync of ${expected} done in ${(resyncMs / 1000).toFixed(1)} s`);
@@ -226,6 +289,7 @@ try {
     secretWrites(phase),
     phase.dbQueries,
     (phase.dbQueries / expected).toFixed(1),
+    [...phase.cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(0)}`).join(', '),
     describe(phase.reconciles),
   ]);
   const [cold, resync] = phases as [Phase, Phase];
@@ -233,9 +297,9 @@ try {
   const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
   appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
-    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total.`,
+    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total; CPU seconds: what each process used over the phase (/proc; PostgreSQL: the backends serving the bench database).${apiserverProfileDir ? ' The kube-apiserver ran with --profiling (BENCH_APISERVER_PROF).' : ''}`,
     '',
-    ...table(['phase', 'seconds', 'apiserver requests', 'per Integration', 'Secret writes', 'DB statements', 'per Integration', 'reconciles'], rows),
+    ...table(['phase', 'seconds', 'apiserver requests', 'per Integration', 'Secret writes', 'DB statements', 'per Integration', 'CPU seconds', 'reconciles'], rows),
     '',
     `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}. Events the operator dropped during the cold start (coffer_operator_events_dropped_total): ${eventsDropped}.`,
     '',

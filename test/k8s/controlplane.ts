@@ -71,6 +71,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** progress messages (default: none) */
   log?: (msg: string) => void;
+  /** serve /debug/pprof on the apiserver (benchmarks' profiles; default false) */
+  profiling?: boolean;
 }
 
 const keepLogsByEnv = () => /^(1|true|yes)$/i.test(process.env.COFFER_KEEP_CLUSTER_LOGS ?? '');
@@ -553,7 +555,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
       // lets the apiserver start on hosts without a default route when an advertise address is given.
       '--endpoint-reconciler-type=none',
       ...(hasDefaultRoute() ? [] : ['--advertise-address=127.0.0.1']),
-      '--profiling=false',
+      `--profiling=${opts.profiling === true}`,
       '--v=1',
     ];
     const launchApiserver = async (): Promise<Proc> => {
