@@ -302,8 +302,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
       { namespace, integration: resource.metadata.name, revision, keys, skipped: skipped.length, collisions: collisions.length, forced },
       `Integration ${namespace}/${resource.metadata.name}: ${sources.length === 1 ? 'source' : `${sources.length} sources`} read at revision ${revision} (${keys} keys)`,
     );
-    const hasher = await this.#dataHasher();
-    const outcome = await this.#targets.write(resource, data, revision, hasher);
+    const dataHash = (await this.#dataHasher()).hash(data);
+    const outcome = await this.#targets.write(resource, data, revision, dataHash);
     reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
     reportSkipped(this.#context, resource, skipped);
     reportCollisions(this.#context, resource, collisions);
@@ -316,7 +316,7 @@ export class IntegrationController implements Controller<IntegrationResource> {
       (current) => ({
         ...identity,
         secretCount: keys,
-        dataHash: hasher.hash(data),
+        dataHash,
         skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
         collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
         ...(forceSync !== undefined ? { forceSync } : {}),

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import type { Revision } from '../../port/coffer-port.ts';
 import {
@@ -73,11 +73,12 @@ const DATA_HASH_PREFIX = 'hmac-sha256:';
  * so a write that changes nothing is still skipped and drift still told.
  */
 export class DataHasher {
-  readonly #key: Buffer;
+  /** A KeyObject, not a Buffer: an HMAC keyed by a Buffer copies and checks the key on every hash. */
+  readonly #key: KeyObject;
 
   constructor(installationKey: Buffer) {
     // its own key: a data hash and a reload checksum of the same data are not comparable
-    this.#key = createHmac('sha256', installationKey).update('coffer.dev/data-hash').digest();
+    this.#key = createSecretKey(createHmac('sha256', installationKey).update('coffer.dev/data-hash').digest());
   }
 
   hash(data: Record<string, string>): string {

@@ -13,7 +13,6 @@ import { formatNamespacedName } from '../../runtime/object-key.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import {
-  type DataHasher,
   describeTarget,
   desiredTarget,
   emptyApply,
@@ -69,7 +68,8 @@ export class TargetWriter {
     this.#context = context;
   }
 
-  async write(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hasher: DataHasher): Promise<WriteOutcome> {
+  /** `hash`: the data's hash (DataHasher), which the target's annotation and the status carry. */
+  async write(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hash: string): Promise<WriteOutcome> {
     const kind = targetKindOf(resource);
     const bytes = targetDataBytes(data);
     if (bytes > MAX_TARGET_DATA_BYTES) {
@@ -82,7 +82,6 @@ export class TargetWriter {
     if (kind === 'Secret') checkSecretType(resource, data);
     const before = this.#cached(resource);
     try {
-      const hash = hasher.hash(data);
       const written = policyOf(resource) === 'Merge' ? await this.#merge(resource, data, revision, hash) : await this.#own(resource, data, revision, hash);
       const heldRevision = written.kind === 'unchanged' ? written.heldRevision : revision;
       return { ...written, changed: changedKeys(before ? liveData(before) : {}, data, policyOf(resource) === 'Merge'), heldRevision };

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { TargetRef } from './consumed-keys.ts';
 
 /** On a Deployment, StatefulSet or DaemonSet: "true" rolls it when a key it consumes of any Coffer-managed Secret or ConfigMap changes. */
@@ -34,10 +34,11 @@ function splitRef(ref: TargetRef): [string, string] {
  * gives the same checksum in every replica and after every restart.
  */
 export class ReloadHasher {
-  readonly #key: Buffer;
+  /** A KeyObject: an HMAC keyed by a Buffer copies and checks the key on every checksum. */
+  readonly #key: KeyObject;
 
   constructor(key: Buffer) {
-    this.#key = key;
+    this.#key = createSecretKey(key);
   }
 
   checksum(data: Record<string, string>, keys: readonly string[]): string {
