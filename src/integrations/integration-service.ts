@@ -15,6 +15,7 @@ import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, Updat
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
 import { listIntegrationTargetKeys, setIntegrationTargetKeys } from './target-keys-store.ts';
+import type { TargetKeys } from './target-keys.ts';
 import {
   describeIntegration,
   emptyTarget,
@@ -28,6 +29,7 @@ import { alreadyRecorded } from './recorded-sync.ts';
 import {
   deleteIntegration,
   findIntegrationById,
+  findIntegrationWithTargetKeys,
   findIntegrationByManagedBy,
   type IntegrationRow,
   insertIntegration,
@@ -220,14 +222,15 @@ export class IntegrationService {
    * its target's keys naming only such places and workloads of the Integration resource's namespace.
    */
   async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
-    const row = await this.#requireOwnRecord(actor, integrationId);
+    // with a report, the stored one comes in the same read: it decides whether anything is written
+    const { row, targetKeys } = await this.#requireOwnRecordWith(actor, integrationId, result.targetKeys !== undefined);
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
     await this.#assertReadable(actor, row, result);
     const { changes, db } = this.#deps;
     const reads = {
       alteredAt: () => changes.projectAlteredAt(db, row.projectId),
-      targetKeys: async () => (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId),
+      targetKeys: async () => (targetKeys === undefined ? (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId) : (targetKeys ?? undefined)),
     };
     if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
     await this.recordSyncResult(integrationId, result, { own: isInProcess(actor), record: row });
@@ -264,7 +267,14 @@ export class IntegrationService {
 
   /** The record of an Integration resource of the cluster the actor acts for (404 when it may not know the project, 403 otherwise). */
   async #requireOwnRecord(actor: Actor, integrationId: string): Promise<IntegrationRow> {
-    const row = await this.#require(this.#deps.db, integrationId, actor);
+    return (await this.#requireOwnRecordWith(actor, integrationId, false)).row;
+  }
+
+  /** #requireOwnRecord, and with `withTargetKeys` the stored report of its target's keys read in the same statement (null: none stored). */
+  async #requireOwnRecordWith(actor: Actor, integrationId: string, withTargetKeys: boolean): Promise<{ row: IntegrationRow; targetKeys?: TargetKeys | null }> {
+    const { db } = this.#deps;
+    const found = withTargetKeys ? await findIntegrationWithTargetKeys(db, integrationId) : { row: await findIntegrationById(db, integrationId) };
+    const row = await this.#known(db, integrationId, found?.row, actor);
     const cluster = actingCluster(actor);
     if (row.managedBy === null || row.cluster !== cluster || row.clusterOrgId !== actor.orgId) {
       throw new ForbiddenError(
@@ -272,7 +282,7 @@ export class IntegrationService {
         'OperatorOnly',
       );
     }
-    return row;
+    return found && 'targetKeys' in found ? { row, targetKeys: found.targetKeys } : { row };
   }
 
   async #assertCommitted(revision: number): Promise<void> {
@@ -453,7 +463,11 @@ export class IntegrationService {
 
   /** The integration; with `actor`, 404 alike when it is in a project the actor may not know. */
   async #require(db: ReadOnlyDb, integrationId: string, actor?: Actor): Promise<IntegrationRow> {
-    const row = await findIntegrationById(db, integrationId);
+    return this.#known(db, integrationId, await findIntegrationById(db, integrationId), actor);
+  }
+
+  /** The row read, if the actor may know it exists (404 otherwise, as for a row that is not there). */
+  async #known(db: ReadOnlyDb, integrationId: string, row: IntegrationRow | undefined, actor?: Actor): Promise<IntegrationRow> {
     if (!row || (actor && !(await mayKnowProject(this.#deps, db, actor, row.projectId)))) throw new NotFoundError(`Integration with ID '${integrationId}' not found`);
     return row;
   }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { isUuid } from '../db/uuid.ts';
 import type { Environment, Integration } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import type { TargetKeys } from './target-keys.ts';
 import type { WorkloadRef } from './workload-rollout.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */
@@ -38,6 +39,19 @@ function selectIntegrationRows(db: ReadOnlyDb) {
 export async function findIntegrationById(db: ReadOnlyDb, id: string): Promise<IntegrationRow | undefined> {
   if (!isUuid(id)) return undefined;
   return selectIntegrationRows(db).where('integrations.id', '=', id).executeTakeFirst();
+}
+
+/** findIntegrationById with the stored report of its target's keys (null when there is none), in the same statement. */
+export async function findIntegrationWithTargetKeys(db: ReadOnlyDb, id: string): Promise<{ row: IntegrationRow; targetKeys: TargetKeys | null } | undefined> {
+  if (!isUuid(id)) return undefined;
+  const found = await selectIntegrationRows(db)
+    .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
+    .select('integrationTargetKeys.report as targetKeysReport')
+    .where('integrations.id', '=', id)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const { targetKeysReport, ...row } = found;
+  return { row, targetKeys: (targetKeysReport as TargetKeys | null) ?? null };
 }
 
 /** The record an Integration resource keeps: by its cluster and `<namespace>/<name>`. */
