@@ -8,7 +8,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { freePort } from '../test/support/free-port.ts';
+import { freePorts } from '../test/support/free-port.ts';
 
 export const REPO = join(import.meta.dirname, '..');
 export const RESULTS = join(REPO, 'bench', 'RESULTS.md');
@@ -126,7 +126,7 @@ export async function startServer(
 ): Promise<Server> {
   const checkout = options.checkout ?? REPO;
   if (!existsSync(join(checkout, 'dist', 'main.js'))) throw new Error(`${checkout}/dist/ is missing: run \`npm run build\` first`);
-  const [port, probePort] = [await freePort(), await freePort()];
+  const [port, probePort] = (await freePorts(2)) as [number, number];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), join(checkout, 'bin', 'coffer.js'), options.command ?? 'serve'], {
     env: { ...process.env, COFFER_HOST: '127.0.0.1', COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

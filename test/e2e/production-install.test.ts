@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, posix, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from '../support/free-port.ts';
+import { freePorts } from '../support/free-port.ts';
 
 /**
  * The container image's steps without a Docker engine: the files the Dockerfile's runtime stages
@@ -210,7 +210,7 @@ describe('production install, started as the image starts it', () => {
   test('`node bin/coffer.js serve` with the image ENV answers /readyz, writing only to the data dir', async () => {
     mkdirSync(join(work, 'tmp'));
     const before = snapshot(app, data);
-    const [port, probePort] = [await freePort(), await freePort()];
+    const [port, probePort] = (await freePorts(2)) as [number, number];
     const [entry, ...entryArgs] = jsonArray('ENTRYPOINT');
     expect(entry).toBe('node');
     // `node` in the image is Node 24: here it is this test's own Node 24.

@@ -15,12 +15,12 @@ import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync 
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
+import { freePorts } from '../support/free-port.ts';
 
 const execFileP = promisify(execFile);
 
@@ -285,19 +285,6 @@ function tail(file: string, lines = 25): string {
 // ---------------------------------------------------------------------------------------------
 // Small utilities
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 interface HttpResult {
   status: number;
   body: string;
@@ -497,7 +484,7 @@ export async function startControlPlane(opts: StartOptions): Promise<ControlPlan
     await writeFile(path.join(dir, 'tokens.csv'), `${tokens.admin},admin,admin,"system:masters"\n${tokens.operator},operator,operator,"system:authenticated"\n`, {
       mode: 0o600,
     });
-    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const [etcdPort, peerPort, apiPort] = (await freePorts(3)) as [number, number, number];
     const server = `https://127.0.0.1:${apiPort}`;
     const kubeconfigPath = path.join(dir, 'kubeconfig');
     await writeFile(kubeconfigPath, kubeconfigYaml(server, caPem, tokens), { mode: 0o600 });

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePorts } from './free-port.ts';
 
 /** The built `coffer` binary, run as a user runs it. Requires `npm run build`. */
 export const COFFER_BIN = join(import.meta.dirname, '../../bin/coffer.js');
@@ -14,7 +14,7 @@ export interface CofferProcess {
 
 /** Starts `coffer serve` on free ports with these settings; resolves once /readyz answers (or `probe`: /healthz for a process that is not meant to be ready). */
 export async function startCoffer(env: Record<string, string>, readyTimeoutMs = 60_000, probe: '/readyz' | '/healthz' = '/readyz'): Promise<CofferProcess> {
-  const [port, probePort] = [await freePort(), await freePort()];
+  const [port, probePort] = (await freePorts(2)) as [number, number];
   const child = spawn(process.execPath, [COFFER_BIN, 'serve'], {
     env: { ...process.env, COFFER_PORT: String(port), COFFER_PROBE_PORT: String(probePort), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
