@@ -52,11 +52,13 @@ let p99At1000: number | undefined;
 try {
   const storage = `${await postgresVersion()} (local, fresh database)`;
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
+  // BENCH_LOG_LEVEL=debug: the operator's log follows each change from its commit to the Secret (with BENCH_SERVER_LOG)
+  const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
   const operatorSettings = {
     KUBECONFIG: cluster.plane.kubeconfigPath,
     COFFER_LEADER_ELECTION: 'false',
     COFFER_OPERATOR_NAMESPACE: 'bench-system',
-    COFFER_LOG_LEVEL: 'warn',
+    COFFER_LOG_LEVEL: logLevel,
   };
   const server = await startServer({
     ...serverKeys(),
@@ -132,8 +134,8 @@ try {
   }
   const met = p99At1000 === undefined ? 'n/a' : p99At1000 <= 1000 ? '✅ met' : '❌ missed';
   const who = args.remote
-    ? 'One `coffer serve` without the operator takes the PATCHes; `coffer operator --server` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level warn) syncs the cluster'
-    : 'One `coffer serve` with the operator (leader election off, log level warn) takes the PATCHes and syncs';
+    ? `One \`coffer serve\` without the operator takes the PATCHes; \`coffer operator --server\` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level ${logLevel}) syncs the cluster`
+    : `One \`coffer serve\` with the operator (leader election off, log level ${logLevel}) takes the PATCHes and syncs`;
   const what = args.reload ? 'Change-to-pod-template latency (workload reload)' : 'Change-to-Secret latency';
   appendResults(`${what}${args.remote ? ', remote operator over HTTP' : ''} (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver ${'v1.35'} on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}.`,

@@ -85,6 +85,8 @@ export class IntegrationController implements Controller<IntegrationResource> {
    * JSON: an unchanged one is not sent again. Key and workload names only; the digest keeps 10,000 of them in 1 MB.
    */
   readonly #reported = new Map<string, string>();
+  /** The data hash each Integration is writing, from its target's write until its status names it (at most one per reconcile under way). */
+  readonly #syncing = new Map<string, string>();
   readonly #projectUsers: ProjectUsers;
   #hasher: DataHasher | undefined;
 
@@ -303,40 +305,43 @@ export class IntegrationController implements Controller<IntegrationResource> {
       `Integration ${namespace}/${resource.metadata.name}: ${sources.length === 1 ? 'source' : `${sources.length} sources`} read at revision ${revision} (${keys} keys)`,
     );
     const dataHash = (await this.#dataHasher()).hash(data);
-    const outcome = await this.#targets.write(resource, data, revision, dataHash);
-    reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
-    reportSkipped(this.#context, resource, skipped);
-    reportCollisions(this.#context, resource, collisions);
-    this.#context.reloader.noteChangedKeys(resource, outcome.changed);
-    const reload = await this.#context.reloader.reconcile(resource, data, revision);
-    const message = syncedMessage(keys, skipped, collisions);
-    await status.write(
-      'Integration',
-      resource,
-      (current) => ({
-        ...identity,
-        secretCount: keys,
-        dataHash,
-        skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
-        collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
-        ...(forceSync !== undefined ? { forceSync } : {}),
-        ...syncedFields(current, outcome, revision, this.#changes.lastChangeOf(resource.metadata)),
-        ...reloadFields(reload),
-      }),
-      [
-        { type: 'Ready', status: 'True', reason: 'Synced', message },
-        skipped.length > 0
-          ? {
-              type: 'Synced',
-              status: 'True',
-              reason: 'KeysSkipped',
-              message: `${describeTarget(resource)} holds the selected secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be data keys`,
-            }
-          : { type: 'Synced', status: 'True', reason: 'Synced', message: `${describeTarget(resource)} holds the selected secrets` },
-        ...(reload ? [reload.condition] : []),
-      ],
-      reload ? [] : ['Reloaded'],
-    );
+    const { reload, message } = await this.#whileSyncing(resource, dataHash, async () => {
+      const outcome = await this.#targets.write(resource, data, revision, dataHash);
+      reportWrite(this.#context, resource, outcome, keys, revision, this.#changes.takeChangedAt(resource.metadata));
+      reportSkipped(this.#context, resource, skipped);
+      reportCollisions(this.#context, resource, collisions);
+      this.#context.reloader.noteChangedKeys(resource, outcome.changed);
+      const reload = await this.#context.reloader.reconcile(resource, data, revision);
+      const message = syncedMessage(keys, skipped, collisions);
+      await status.write(
+        'Integration',
+        resource,
+        (current) => ({
+          ...identity,
+          secretCount: keys,
+          dataHash,
+          skippedKeys: skipped.length > 0 ? skipped.slice(0, SKIPPED_KEYS_KEPT) : null,
+          collisions: collisions.length > 0 ? collisions.slice(0, COLLISIONS_KEPT) : null,
+          ...(forceSync !== undefined ? { forceSync } : {}),
+          ...syncedFields(current, outcome, revision, this.#changes.lastChangeOf(resource.metadata)),
+          ...reloadFields(reload),
+        }),
+        [
+          { type: 'Ready', status: 'True', reason: 'Synced', message },
+          skipped.length > 0
+            ? {
+                type: 'Synced',
+                status: 'True',
+                reason: 'KeysSkipped',
+                message: `${describeTarget(resource)} holds the selected secrets except ${skipped.length} key${skipped.length === 1 ? '' : 's'} that cannot be data keys`,
+              }
+            : { type: 'Synced', status: 'True', reason: 'Synced', message: `${describeTarget(resource)} holds the selected secrets` },
+          ...(reload ? [reload.condition] : []),
+        ],
+        reload ? [] : ['Reloaded'],
+      );
+      return { reload, message };
+    });
     const targetKeys = targetKeysReport(data, origins, this.#readers?.readersOf(namespace, targetRefOf(resource)));
     const reported = hash('sha256', JSON.stringify([identity.integrationId, targetKeys]), 'base64');
     const reportedBefore = this.#reported.get(formatNamespacedName(resource.metadata)) === reported;
@@ -352,6 +357,17 @@ export class IntegrationController implements Controller<IntegrationResource> {
       await port.integrations.recordReloadResult(identity.integrationId, { reloadedRevision: reload.reloadedRevision, rolling: reload.rolling });
     }
     return { missed, recheckInMs: reload?.recheckInMs };
+  }
+
+  /** Runs `work` (the target's write up to the status naming `dataHash`) with the watch's echo of that write known as this Integration's own (#writersOf). */
+  async #whileSyncing<T>(resource: IntegrationResource, dataHash: string, work: () => Promise<T>): Promise<T> {
+    const key = formatNamespacedName(resource.metadata);
+    this.#syncing.set(key, dataHash);
+    try {
+      return await work();
+    } finally {
+      this.#syncing.delete(key);
+    }
   }
 
   /** The data hash keyed by the installation's digest key: without the key nothing is written (the status must not hold an unkeyed hash). */
@@ -437,7 +453,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
     if (verb === 'delete' || !hasher) return keysOf(writers);
     const { identity, status } = this.#context;
     const echoOf = (resource: IntegrationResource) =>
-      holdsOwnSync({ ...object, kind }, resource, identity.installationId, hasher, status.current('Integration', resource).dataHash);
+      holdsOwnSync({ ...object, kind }, resource, identity.installationId, hasher, [
+        status.current('Integration', resource).dataHash,
+        this.#syncing.get(formatNamespacedName(resource.metadata)),
+      ]);
     return keysOf(writers.filter((resource) => !echoOf(resource)));
   }
 

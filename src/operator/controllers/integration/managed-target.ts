@@ -110,14 +110,15 @@ export function liveData(object: TargetObject, keys?: readonly string[]): Record
 /**
  * Whether an Owner or Orphan target holds what `integration` last synced, as its own write left it: the data
  * hashes to the data-hash annotation (keyed: nobody without the installation key makes one that matches), that
- * hash is the one `statusHash` (the Integration's status) names, and the object is what a write of that data
- * would make (isCurrent: labels, annotations, owner, type). The watch sends each of the operator's own writes
- * back as an update; such an update is not drift and calls for no sync. A Merge target is shared, so never.
+ * hash is one of `ownHashes` (the one the Integration's status names, and the one a sync under way is writing
+ * before its status names it), and the object is what a write of that data would make (isCurrent: labels,
+ * annotations, owner, type). The watch sends each of the operator's own writes back as an update; such an update
+ * is not drift and calls for no sync. A Merge target is shared, so never.
  */
-export function holdsOwnSync(object: TargetObject, integration: IntegrationResource, installationId: string, hasher: DataHasher, statusHash: unknown): boolean {
+export function holdsOwnSync(object: TargetObject, integration: IntegrationResource, installationId: string, hasher: DataHasher, ownHashes: readonly unknown[]): boolean {
   const policy = policyOf(integration);
   const hash = object.metadata?.annotations?.[ANNOTATION_DATA_HASH];
-  if (policy === 'Merge' || hash === undefined || hash !== statusHash) return false;
+  if (policy === 'Merge' || hash === undefined || !ownHashes.includes(hash)) return false;
   const data = liveData(object);
   // the revision annotation is not compared (isCurrent): any one will do
   return hasher.hash(data) === hash && isCurrent(object, desiredTarget(integration, data, 0, installationId, hash), policy);
