@@ -14,8 +14,7 @@ import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
-import { listIntegrationTargetKeys, setIntegrationTargetKeys } from './target-keys-store.ts';
-import type { TargetKeys } from './target-keys.ts';
+import { setIntegrationTargetKeys } from './target-keys-store.ts';
 import {
   describeIntegration,
   emptyTarget,
@@ -222,15 +221,16 @@ export class IntegrationService {
    * its target's keys naming only such places and workloads of the Integration resource's namespace.
    */
   async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
-    // with a report, the stored one comes in the same read: it decides whether anything is written
-    const { row, targetKeys } = await this.#requireOwnRecordWith(actor, integrationId, result.targetKeys !== undefined);
+    // the stored report of its target's keys comes in the same read: with a report, it decides whether anything is written
+    const found = await findIntegrationWithTargetKeys(this.#deps.db, integrationId);
+    const row = await this.#ownRecord(actor, integrationId, found?.row);
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
     await this.#assertReadable(actor, row, result);
     const { changes, db } = this.#deps;
     const reads = {
       alteredAt: () => changes.projectAlteredAt(db, row.projectId),
-      targetKeys: async () => (targetKeys === undefined ? (await listIntegrationTargetKeys(db, [integrationId])).get(integrationId) : (targetKeys ?? undefined)),
+      targetKeys: async () => found?.targetKeys ?? undefined,
     };
     if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
     await this.recordSyncResult(integrationId, result, { own: isInProcess(actor), record: row });
@@ -267,14 +267,12 @@ export class IntegrationService {
 
   /** The record of an Integration resource of the cluster the actor acts for (404 when it may not know the project, 403 otherwise). */
   async #requireOwnRecord(actor: Actor, integrationId: string): Promise<IntegrationRow> {
-    return (await this.#requireOwnRecordWith(actor, integrationId, false)).row;
+    return this.#ownRecord(actor, integrationId, await findIntegrationById(this.#deps.db, integrationId));
   }
 
-  /** #requireOwnRecord, and with `withTargetKeys` the stored report of its target's keys read in the same statement (null: none stored). */
-  async #requireOwnRecordWith(actor: Actor, integrationId: string, withTargetKeys: boolean): Promise<{ row: IntegrationRow; targetKeys?: TargetKeys | null }> {
-    const { db } = this.#deps;
-    const found = withTargetKeys ? await findIntegrationWithTargetKeys(db, integrationId) : { row: await findIntegrationById(db, integrationId) };
-    const row = await this.#known(db, integrationId, found?.row, actor);
+  /** #requireOwnRecord of a row already read. */
+  async #ownRecord(actor: Actor, integrationId: string, found: IntegrationRow | undefined): Promise<IntegrationRow> {
+    const row = await this.#known(this.#deps.db, integrationId, found, actor);
     const cluster = actingCluster(actor);
     if (row.managedBy === null || row.cluster !== cluster || row.clusterOrgId !== actor.orgId) {
       throw new ForbiddenError(
@@ -282,7 +280,7 @@ export class IntegrationService {
         'OperatorOnly',
       );
     }
-    return found && 'targetKeys' in found ? { row, targetKeys: found.targetKeys } : { row };
+    return row;
   }
 
   async #assertCommitted(revision: number): Promise<void> {
