@@ -18,9 +18,11 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY console ./console
-# `npm run build`'s two steps, called directly: npm would put node_modules/.bin first on PATH, where the
-# uninstalled `node` dev dependency shadows the image's Node.js.
-RUN node_modules/.bin/tsc -p tsconfig.build.json && node_modules/.bin/vite build --config console/vite.config.ts --logLevel warn
+COPY scripts/bundle-client-node.ts ./scripts/
+# `npm run build`'s steps (the server's tsc and its bundle of the Kubernetes client, the console), called
+# directly: npm would put node_modules/.bin first on PATH, where the uninstalled `node` dev dependency shadows
+# the image's Node.js.
+RUN node_modules/.bin/tsc -p tsconfig.build.json && node scripts/bundle-client-node.ts && node_modules/.bin/vite build --config console/vite.config.ts --logLevel warn
 
 # ---- deps: production dependencies only
 FROM ${NODE_IMAGE} AS deps

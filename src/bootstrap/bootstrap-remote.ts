@@ -3,7 +3,8 @@
  * running instance through its API (retrying until it answers), and keep the result in a
  * Kubernetes Secret instead of printing the token (the Helm chart's post-install job).
  */
-import { AuthorizationV1Api, CoreV1Api, KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig } from '../kubernetes/client-node.ts';
 import { readFileSync } from 'node:fs';
 import type { BootstrapInput } from './bootstrap-service.ts';
 

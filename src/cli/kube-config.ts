@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kubernetes/client-node.ts';
 import { CliError, EXIT } from './exit-codes.ts';
 
 /** Where the Kubernetes credentials of a command come from, for messages that must name them. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '../kubernetes/client-node.ts';
 import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { type Config, loadConfig } from '../config.ts';

@@ -1,4 +1,4 @@
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '../kubernetes/client-node.ts';
 import { FINALIZER, GROUP, KINDS, type KindName, VERSION } from '../operator/resources.ts';
 import { parseDuration } from '../validation/duration.ts';
 import type { CommandSpec } from './command.ts';

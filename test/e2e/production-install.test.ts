@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePorts } from '../support/free-port.ts';
@@ -98,17 +99,22 @@ describe('the Dockerfile', () => {
   });
 
   test('builds dist/ the way `npm run build` does, from sources the build context keeps', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string; 'build:console': string } };
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<'build' | 'build:server' | 'build:console', string> };
     const build = dockerfile.filter((instruction) => instruction.stage === 'build');
     const run = build.find((instruction) => instruction.keyword === 'RUN' && instruction.args.includes('tsc'))!.args;
-    // `npm run build` is the server's tsc and then `npm run build:console` (vite): the image runs both
-    expect(pkg.scripts.build).toMatch(/^tsc (.+) && npm run build:console$/);
-    expect(run).toContain(`node_modules/.bin/tsc ${/^tsc (.+) && npm run build:console$/.exec(pkg.scripts.build)![1]}`);
-    expect(run).toContain(`node_modules/.bin/${pkg.scripts['build:console']}`);
+    // `npm run build` is the server's build (tsc, then the Kubernetes client's bundle) and the console's (vite): the image runs all three
+    expect(pkg.scripts.build).toBe('npm run build:server && npm run build:console');
+    const [tsc, bundle, ...more] = pkg.scripts['build:server'].split(' && ');
+    expect(tsc).toMatch(/^tsc /);
+    expect(bundle).toBe('node scripts/bundle-client-node.ts');
+    expect(more).toEqual([]);
+    expect(run).toContain(`node_modules/.bin/${tsc} && ${bundle} && node_modules/.bin/${pkg.scripts['build:console']}`);
     const buildSources = copies(dockerfile)
       .filter((copy) => copy.stage === 'build' && !copy.from)
       .flatMap((copy) => copy.sources);
-    expect(buildSources).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'console']));
+    expect(buildSources).toEqual(
+      expect.arrayContaining(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'console', 'scripts/bundle-client-node.ts']),
+    );
     // .dockerignore excludes everything but these: each copied source must be let through.
     const allowed = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
       .split('\n')
@@ -145,6 +151,13 @@ function dockerEnv(): Record<string, string> {
     for (const [, key, value] of instruction.args.matchAll(/(\w+)=("[^"]*"|\S+)/g)) env[key!] = value!.replace(/^"|"$/g, '');
   }
   return env;
+}
+
+/** The JavaScript files below dir. */
+function jsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.js'))
+    .map((entry) => join(entry.parentPath, entry.name));
 }
 
 /** Every file below dir (relative paths), skipping `skip`, with sizes and mtimes: what a write would change. */
@@ -188,6 +201,27 @@ describe('production install, started as the image starts it', () => {
       await exited;
     }
     rmSync(work, { recursive: true, force: true });
+  });
+
+  test('imports the Kubernetes client as the build bundled it: the values src/kubernetes/client-node.ts names, not the package index', async () => {
+    // the package's index loads every API group (scripts/bundle-client-node.ts): no built module imports it
+    const importers = jsFiles(join(app, 'dist')).filter((file) => /from\s*["']@kubernetes\/client-node(\/[^"']*)?["']/.test(readFileSync(file, 'utf8')));
+    expect(importers).toEqual([]);
+    const named = /export \{([^}]+)\} from '@kubernetes\/client-node'/.exec(readFileSync(join(ROOT, 'src/kubernetes/client-node.ts'), 'utf8'))![1]!;
+    const wanted = named
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean)
+      .sort();
+    // on the production install (its dependencies only), the bundle loads and a client works from a kubeconfig
+    const bundle = pathToFileURL(join(app, 'dist/kubernetes/client-node.js')).href;
+    const script = `const m = await import(${JSON.stringify(bundle)});
+      const config = new m.KubeConfig();
+      config.loadFromClusterAndUser({ name: 'c', server: 'https://127.0.0.1:6443', skipTLSVerify: false }, { name: 'u', token: 't' });
+      const core = config.makeApiClient(m.CoreV1Api);
+      console.log(JSON.stringify({ exports: Object.keys(m).sort(), client: typeof core.readNamespacedSecret }));`;
+    const { stdout } = await run('node', ['--input-type=module', '-e', script], { cwd: app });
+    expect(JSON.parse(stdout)).toEqual({ exports: wanted, client: 'function' });
   });
 
   test('holds production dependencies only', () => {

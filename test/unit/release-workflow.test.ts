@@ -33,10 +33,20 @@ test('it publishes the image the manifests and the chart name, and the chart npm
   expect(steps.find((step) => step.run?.includes('helm push'))!.run).toContain('dist/chart/coffer-${{ steps.version.outputs.version }}.tgz');
 });
 
-test('the build context is an allow-list: package files, bin, migrations, src, the console sources and the TypeScript configs only', () => {
+test('the build context is an allow-list: package files, bin, migrations, src, the console sources, the TypeScript configs and the bundling script only', () => {
   const lines = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
     .split('\n')
     .filter((line) => line && !line.startsWith('#'));
   expect(lines[0]).toBe('*');
-  expect(lines.slice(1).sort()).toEqual(['!bin/', '!console/', '!migrations/', '!package-lock.json', '!package.json', '!src/', '!tsconfig.build.json', '!tsconfig.json']);
+  expect(lines.slice(1).sort()).toEqual([
+    '!bin/',
+    '!console/',
+    '!migrations/',
+    '!package-lock.json',
+    '!package.json',
+    '!scripts/bundle-client-node.ts',
+    '!src/',
+    '!tsconfig.build.json',
+    '!tsconfig.json',
+  ]);
 });

@@ -1,14 +1,5 @@
-import {
-  type Informer,
-  type KubernetesObject,
-  makeInformer,
-  type ObjectCache,
-  type V1ConfigMap,
-  type V1DaemonSet,
-  type V1Deployment,
-  type V1Secret,
-  type V1StatefulSet,
-} from '@kubernetes/client-node';
+import type { Informer, KubernetesObject, ObjectCache, V1ConfigMap, V1DaemonSet, V1Deployment, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
+import { makeInformer } from '../../kubernetes/client-node.ts';
 import type { Logger } from 'pino';
 import { describeError, type KubeApi } from './kube-api.ts';
 import {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { KubeConfig, KubernetesObject, V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import {
   ApiException,
   AppsV1Api,
@@ -6,14 +7,10 @@ import {
   CoordinationV1Api,
   CoreV1Api,
   CustomObjectsApi,
-  type KubeConfig,
-  type KubernetesObject,
   KubernetesObjectApi,
   PatchStrategy,
   setHeaderOptions,
-  type V1ConfigMap,
-  type V1Secret,
-} from '@kubernetes/client-node';
+} from '../../kubernetes/client-node.ts';
 import { ANNOTATION_INSTALLATION, FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
 import { AppError } from '../../errors.ts';
 import { TargetObjectApi } from './target-object-api.ts';

@@ -1,4 +1,5 @@
-import { type KubeConfig, type KubernetesListObject, type KubernetesObject, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { KubernetesObjectApi, PatchStrategy } from '../../kubernetes/client-node.ts';
 import type { TargetKind } from '../resources.ts';
 
 const TARGET_PLURALS: Record<TargetKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
