@@ -30,7 +30,9 @@ import {
   findIntegrationById,
   findIntegrationWithTargetKeys,
   findIntegrationByManagedBy,
+  findIntegrationByManagedByWithTargetKeys,
   type IntegrationRow,
+  type IntegrationWithTargetKeys,
   insertIntegration,
   listIntegrationsOfProject,
   listManagedIntegrationsOfProject,
@@ -42,7 +44,7 @@ import { mayKnowProject } from '../services/project-visibility.ts';
 import { DESTINATIONS_READ_MAX, destinationsOf, type PlaceDestinations } from './place-destinations.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
-export type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
+export type { CreateIntegrationInput, IntegrationWithTargetKeys, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput };
 
 /** A managed call with the cluster its actor acts for. */
 type ActingInput = ManagedIntegrationInput & { cluster: string };
@@ -161,14 +163,24 @@ export class IntegrationService {
    * operator again.
    */
   async upsertManaged(actor: Actor, named: ManagedIntegrationInput): Promise<IntegrationResponse> {
+    return (await this.upsertManagedRecord(actor, named)).response;
+  }
+
+  /**
+   * upsertManaged, with the record (and the stored report of its target's keys) when what it read or inserted is what
+   * the database holds once it answers: found unchanged, or just created. The in-process operator's calls later in
+   * the same reconcile decide on it (recordSyncResultAs's `read`) instead of reading it again: nothing else writes
+   * what they decide on meanwhile. An updated record is not handed out.
+   */
+  async upsertManagedRecord(actor: Actor, named: ManagedIntegrationInput): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
     const input = { ...named, cluster: actingCluster(actor, named.cluster) };
     const { existing, unchanged } = await this.#unchangedManaged(actor, input);
-    if (unchanged) return unchanged;
+    if (unchanged) return { response: unchanged, record: existing };
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
         // first attempt: what the unlocked check found; after a lost race (two first reconciles inserting the same managed_by): read again
-        const seen = tx.attempt === 1 ? existing : await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
+        const seen = tx.attempt === 1 ? existing?.row : await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
         return this.#upsertManaged(tx, input, seen);
       },
       { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
@@ -215,14 +227,15 @@ export class IntegrationService {
   }
 
   /**
-   * recordSyncResult for an operator in another cluster: only the operator of the record's cluster writes it
+   * recordSyncResult for an operator in another cluster (and the in-process one, with `read`: its record as its
+   * upsert in the same reconcile read it, upsertManagedRecord): only the operator of the record's cluster writes it
    * (a capability of its credential's binding, not a project role), and only a result the server can
    * believe: a revision it committed, places its operator may read (the revision barrier counts these); a report of
    * its target's keys naming only such places and workloads of the Integration resource's namespace.
    */
-  async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult): Promise<void> {
+  async recordSyncResultAs(actor: Actor, integrationId: string, result: SyncResult, read?: IntegrationWithTargetKeys): Promise<void> {
     // the stored report of its target's keys comes in the same read: with a report, it decides whether anything is written
-    const found = await findIntegrationWithTargetKeys(this.#deps.db, integrationId);
+    const found = read?.row.id === integrationId ? read : await findIntegrationWithTargetKeys(this.#deps.db, integrationId);
     const row = await this.#ownRecord(actor, integrationId, found?.row);
     if (result.syncedRevision != null) await this.#assertCommitted(result.syncedRevision);
     this.#assertInNamespace(row, result.targetKeys?.readers ?? [], 'A report of the keys of its target');
@@ -339,10 +352,11 @@ export class IntegrationService {
    * for: checked without a transaction or lock (the operator's every resync
    * comes here). Anything else goes the locked way.
    */
-  async #unchangedManaged(actor: Actor, input: ActingInput): Promise<{ existing?: IntegrationRow; unchanged?: IntegrationResponse }> {
+  async #unchangedManaged(actor: Actor, input: ActingInput): Promise<{ existing?: IntegrationWithTargetKeys; unchanged?: IntegrationResponse }> {
     const { db, lookups, permissions } = this.#deps;
-    const existing = await findIntegrationByManagedBy(db, actor.orgId, input.cluster, input.managedBy);
-    if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing };
+    const found = await findIntegrationByManagedByWithTargetKeys(db, actor.orgId, input.cluster, input.managedBy);
+    const existing = found?.row;
+    if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing: found };
     const project = await lookups.requireProject(db, { id: input.projectId });
     await permissions.assertProject({ actor, project, action: 'edit', subject: 'integrations' });
     const path = normalizeSecretPath(input.secretPath);
@@ -360,11 +374,15 @@ export class IntegrationService {
     };
     const differs =
       (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
-    return differs ? { existing } : { existing, unchanged: toIntegrationResponse(existing) };
+    return differs ? { existing: found } : { existing: found, unchanged: toIntegrationResponse(existing) };
   }
 
   /** `seen`: the integration read before the transaction; a new one's insert fails on a concurrent insert (unique managed_by). */
-  async #upsertManaged(tx: WriteContext, input: ActingInput, seen: IntegrationRow | undefined): Promise<IntegrationResponse> {
+  async #upsertManaged(
+    tx: WriteContext,
+    input: ActingInput,
+    seen: IntegrationRow | undefined,
+  ): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
     const project = await lockIntegrationsOf(tx, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
     const existing = seen && (await findIntegrationByManagedBy(tx.db, tx.actor.orgId, input.cluster, input.managedBy));
@@ -387,7 +405,7 @@ export class IntegrationService {
         reloads: input.reloads ?? false,
         metadata: input.metadata ?? {},
       });
-      return this.#created(tx, project, row);
+      return { response: this.#created(tx, project, row), record: { row, targetKeys: null } };
     }
     const wanted = {
       ...values,
@@ -398,9 +416,9 @@ export class IntegrationService {
     };
     const differs =
       (Object.keys(wanted) as (keyof typeof wanted)[]).some((key) => wanted[key] !== existing[key]) || !isDeepStrictEqual(existing.metadata ?? {}, input.metadata ?? {});
-    if (!differs) return toIntegrationResponse(existing);
+    if (!differs) return { response: toIntegrationResponse(existing) };
     await updateIntegration(tx.db, existing.id, { ...wanted, metadata: input.metadata ?? {} });
-    return this.#updated(tx, project, existing);
+    return { response: await this.#updated(tx, project, existing) };
   }
 
   #created(tx: WriteContext, project: Project, row: IntegrationRow): IntegrationResponse {

@@ -41,26 +41,48 @@ export async function findIntegrationById(db: ReadOnlyDb, id: string): Promise<I
   return selectIntegrationRows(db).where('integrations.id', '=', id).executeTakeFirst();
 }
 
-/** findIntegrationById with the stored report of its target's keys (null when there is none), in the same statement. */
-export async function findIntegrationWithTargetKeys(db: ReadOnlyDb, id: string): Promise<{ row: IntegrationRow; targetKeys: TargetKeys | null } | undefined> {
-  if (!isUuid(id)) return undefined;
-  const found = await selectIntegrationRows(db)
+/** An integration row with the stored report of its target's keys (null when there is none). */
+export interface IntegrationWithTargetKeys {
+  row: IntegrationRow;
+  targetKeys: TargetKeys | null;
+}
+
+type IntegrationRowQuery = ReturnType<typeof selectIntegrationRows>;
+
+/** The first row `where` selects, with the stored report of its target's keys in the same statement. */
+async function findWithTargetKeys(db: ReadOnlyDb, where: (query: IntegrationRowQuery) => IntegrationRowQuery): Promise<IntegrationWithTargetKeys | undefined> {
+  const found = await where(selectIntegrationRows(db))
     .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
     .select('integrationTargetKeys.report as targetKeysReport')
-    .where('integrations.id', '=', id)
     .executeTakeFirst();
   if (!found) return undefined;
   const { targetKeysReport, ...row } = found;
   return { row, targetKeys: (targetKeysReport as TargetKeys | null) ?? null };
 }
 
+/** findIntegrationById with the stored report of its target's keys. */
+export async function findIntegrationWithTargetKeys(db: ReadOnlyDb, id: string): Promise<IntegrationWithTargetKeys | undefined> {
+  if (!isUuid(id)) return undefined;
+  return findWithTargetKeys(db, (query) => query.where('integrations.id', '=', id));
+}
+
+/** findIntegrationByManagedBy with the stored report of its target's keys. */
+export async function findIntegrationByManagedByWithTargetKeys(
+  db: ReadOnlyDb,
+  orgId: string,
+  cluster: string,
+  managedBy: string,
+): Promise<IntegrationWithTargetKeys | undefined> {
+  return findWithTargetKeys(db, (query) => byManagedBy(query, orgId, cluster, managedBy));
+}
+
+function byManagedBy(query: IntegrationRowQuery, orgId: string, cluster: string, managedBy: string): IntegrationRowQuery {
+  return query.where('integrations.clusterOrgId', '=', orgId).where('integrations.cluster', '=', cluster).where('integrations.managedBy', '=', managedBy);
+}
+
 /** The record an Integration resource keeps: by its cluster and `<namespace>/<name>`. */
 export async function findIntegrationByManagedBy(db: ReadOnlyDb, orgId: string, cluster: string, managedBy: string): Promise<IntegrationRow | undefined> {
-  return selectIntegrationRows(db)
-    .where('integrations.clusterOrgId', '=', orgId)
-    .where('integrations.cluster', '=', cluster)
-    .where('integrations.managedBy', '=', managedBy)
-    .executeTakeFirst();
+  return byManagedBy(selectIntegrationRows(db), orgId, cluster, managedBy).executeTakeFirst();
 }
 
 export async function listIntegrationsOfProject(db: ReadOnlyDb, projectId: string): Promise<IntegrationRow[]> {

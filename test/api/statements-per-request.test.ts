@@ -111,32 +111,45 @@ test('16 concurrent look-ups of a folder after its cache version moved load it o
 
 // The in-process operator runs each reconcile as one request (CofferPort.asOneRequest): the cache versions and the
 // newest revision are read once for all its calls. A resync that finds nothing changed then reads the versions (on
-// PGlite the change log's newest revision instead), the record by its resource, and the record by id together with
-// the stored report of its target's keys (sent again with the first sync of a leadership), and writes nothing: the
-// project's claim and grants, the project, the permissions and the places come from the caches, and the record
-// already holds the result.
-test('a resync of an Integration through the in-process port reads three times and writes nothing', async () => {
-  const cluster = 'statements-cluster';
-  const port = (await connectInProcess(app.services, { version: '0.0.0-statements', clusterName: cluster }))!;
-  const claimant = { cluster, namespace: 'statements-ns', name: 'project', uid: 'uid-statements' };
-  const project = await port.projects.declare(claimant, { slug: 'statements-resync', name: 'Statements resync' });
-  const dev = project.environments.find((environment) => environment.slug === 'dev')!;
-  const integration = {
-    managedBy: 'statements-ns/app',
+// PGlite the change log's newest revision instead) and the record by its resource together with the stored report of
+// its target's keys (sent again with the first sync of a leadership), and writes nothing: the project's claim and
+// grants, the project, the permissions and the places come from the caches, the record already holds the result, and
+// the sync result decides on the record its upsert read in the same reconcile.
+const cluster = 'statements-cluster';
+
+async function operatorPort() {
+  return (await connectInProcess(app.services, { version: '0.0.0-statements', clusterName: cluster }))!;
+}
+
+async function declaredProject(port: Awaited<ReturnType<typeof operatorPort>>, slug: string) {
+  const claimant = { cluster, namespace: 'statements-ns', name: slug, uid: `uid-${slug}` };
+  const project = await port.projects.declare(claimant, { slug, name: slug });
+  const { projectId } = await port.projects.authorizeUse({ ...claimant, allowedNamespaces: [] }, { cluster, namespace: 'statements-ns' });
+  return { projectId, dev: project.environments.find((environment) => environment.slug === 'dev')! };
+}
+
+function managedIntegration(name: string, projectId: string) {
+  return {
+    managedBy: `statements-ns/${name}`,
     cluster,
+    projectId,
     environment: 'dev',
     secretPath: '/',
-    app: 'app-secrets',
+    app: `${name}-secrets`,
     owner: 'statements-ns',
     targetEnvironment: 'statements-ns',
-    metadata: { cluster, namespace: 'statements-ns', name: 'app' },
+    metadata: { cluster, namespace: 'statements-ns', name },
     reloads: false,
   };
+}
+
+test('a resync of an Integration through the in-process port reads twice and writes nothing', async () => {
+  const port = await operatorPort();
+  const { projectId, dev } = await declaredProject(port, 'statements-resync');
   const resync = () =>
     port.asOneRequest!(async () => {
       const readAt = await port.changes.latestRevision();
-      const { projectId } = await port.projects.authorizeUse({ ...claimant, allowedNamespaces: [] }, { cluster, namespace: 'statements-ns' });
-      const record = await port.integrations.upsert({ ...integration, projectId });
+      const record = await port.integrations.upsert(managedIntegration('app', projectId));
       const places = [{ environmentId: dev.id, path: '/', recursive: false }];
       const targetKeys = {
         carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
@@ -151,5 +164,26 @@ test('a resync of an Integration through the in-process port reads three times a
   await resync();
   const before = app.database.queryCount();
   await resync();
-  expect(app.database.queryCount() - before).toBeLessThanOrEqual(3);
+  expect(app.database.queryCount() - before).toBeLessThanOrEqual(2);
+});
+
+// The record the upsert read serves the one sync result after it: a second result in the same reconcile (a failure
+// after a recorded success) decides on the record as that success left it, not as the upsert read it.
+test('a second sync result in one reconcile reads the record again: a failure after a success is recorded', async () => {
+  const port = await operatorPort();
+  const { projectId } = await declaredProject(port, 'statements-twice');
+  const failed = { isSynced: false, syncMessage: 'the target could not be written' };
+  const first = await port.asOneRequest!(async () => {
+    const record = await port.integrations.upsert(managedIntegration('twice', projectId));
+    await port.integrations.recordSyncResult(record.id, failed);
+    return record;
+  });
+  await port.asOneRequest!(async () => {
+    // the upsert finds the record unchanged: it says the sync failed
+    expect((await port.integrations.upsert(managedIntegration('twice', projectId))).id).toBe(first.id);
+    await port.integrations.recordSyncResult(first.id, { isSynced: true, syncMessage: null });
+    await port.integrations.recordSyncResult(first.id, failed);
+  });
+  const stored = await app.services.db.selectFrom('integrations').select(['isSynced', 'syncMessage']).where('id', '=', first.id).executeTakeFirstOrThrow();
+  expect(stored).toEqual({ isSynced: false, syncMessage: failed.syncMessage });
 });

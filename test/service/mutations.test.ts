@@ -1322,6 +1322,16 @@ const WRITES: Record<string, WriteCase> = {
       return () => world.services.integrations.upsertManaged({ ...world.admin, tokenId: null }, managed(project.id, `ns/managed-${next()}`));
     },
   },
+  'integrations.upsertManagedRecord': {
+    audit: ['authorize-integration', 'create-integration'],
+    changes: ['integration'],
+    quiet: true,
+    prepare: async (world) => {
+      const project = await world.project();
+      // upsertManaged with the record it inserted, as the in-process port calls it
+      return () => world.services.integrations.upsertManagedRecord({ ...world.admin, tokenId: null }, managed(project.id, `ns/managed-${next()}`));
+    },
+  },
   'integrations.deleteManaged': {
     audit: ['delete-integration'],
     changes: ['integration'],

@@ -1,8 +1,10 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Actor } from '../../actor/actor.ts';
 import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { NotFoundError } from '../../errors.ts';
+import type { IntegrationWithTargetKeys } from '../../integrations/integration-service.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
 import type { Services } from '../../app/container.ts';
@@ -58,7 +60,7 @@ export async function connectInProcess(services: OperatorServices, options: InPr
     imports: importsPort(services, actor),
     integrations: integrationsPort(services, actor),
     secrets: secretsPort(services, actor),
-    asOneRequest: (work) => runInCacheRequestScope({}, work),
+    asOneRequest: (work) => runInCacheRequestScope({}, () => reconcileReads.run(new Map(), work)),
   };
 }
 
@@ -171,6 +173,19 @@ function importsPort(services: OperatorServices, actor: Actor): ImportsPort {
   };
 }
 
+/**
+ * The integration record each reconcile's upsert read (or inserted), by id, for the one sync result it records next
+ * (taken once): the reconcile of an Integration is its record's only writer of what that decides on.
+ */
+const reconcileReads = new AsyncLocalStorage<Map<string, IntegrationWithTargetKeys>>();
+
+function takeRead(integrationId: string): IntegrationWithTargetKeys | undefined {
+  const reads = reconcileReads.getStore();
+  const read = reads?.get(integrationId);
+  reads?.delete(integrationId);
+  return read;
+}
+
 function integrationsPort(services: OperatorServices, actor: Actor): IntegrationsPort {
   const { integrations } = services;
   const toRecord = (response: { id: string; isActive: boolean; envId: string; secretPath: string }): IntegrationRecord => ({
@@ -180,8 +195,12 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
     secretPath: response.secretPath,
   });
   return {
-    upsert: async (integration) => toRecord(await integrations.upsertManaged(actor, integration)),
-    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result),
+    async upsert(integration) {
+      const { response, record } = await integrations.upsertManagedRecord(actor, integration);
+      if (record) reconcileReads.getStore()?.set(record.row.id, record);
+      return toRecord(response);
+    },
+    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result, takeRead(integrationId)),
     recordReloadResult: (integrationId, result) => integrations.recordReloadResultAs(actor, integrationId, result),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
