@@ -72,11 +72,13 @@ export class TokenKeeper {
     return (await this.#obtain(() => this.#login())).value;
   }
 
-  /** The server refused `rejected` (401): drop it and log in again, once for every caller that saw it. */
+  /**
+   * The server refused `rejected` (401): drop it and log in again, once for every caller that saw it. A token obtained
+   * meanwhile is handed out only while it is not about to expire either (token()).
+   */
   async renewAfterRejection(rejected: string): Promise<string> {
-    if (this.#token && this.#token.value !== rejected) return this.#token.value;
-    this.#token = null;
-    return (await this.#obtain(() => this.#login())).value;
+    if (this.#token?.value === rejected) this.#token = null;
+    return this.token();
   }
 
   /** Runs `call` with a token; a 401 logs in again and runs it once more. */
@@ -108,17 +110,21 @@ export class TokenKeeper {
     return this.#pending;
   }
 
+  // A token's life is counted from when its request was sent: the server started it later than that, so the keeper
+  // never believes it valid past its end however long the answer took (a loaded server, a slow network).
   async #login(): Promise<HeldToken> {
     const { path, body } = loginCall(await this.#credentials());
+    const sentAt = Date.now();
     const answer = await this.#server.call('POST', path, { body, answer: tokenAnswer });
     this.logins++;
-    return held(answer, Date.now());
+    return held(answer, sentAt);
   }
 
   async #renew(token: HeldToken): Promise<HeldToken> {
     try {
+      const sentAt = Date.now();
       const answer = await this.#server.call('POST', '/api/v1/auth/token/renew', { body: { accessToken: token.value }, answer: tokenAnswer });
-      return held(answer, Date.now(), token.maxExpiresAt);
+      return held(answer, sentAt, token.maxExpiresAt);
     } catch (error) {
       // revoked, or past its max TTL: a new login; the server away: the caller retries
       if (error instanceof AppError && error.statusCode >= 400 && error.statusCode < 500) return this.#login();
@@ -150,12 +156,12 @@ export class TokenKeeper {
   }
 }
 
-function held(answer: TokenAnswer, now: number, maxExpiresAt?: number): HeldToken {
+function held(answer: TokenAnswer, sentAt: number, maxExpiresAt?: number): HeldToken {
   const ttlMs = answer.expiresIn * 1000;
   return {
     value: answer.accessToken,
-    expiresAt: answer.expiresIn > 0 ? now + ttlMs : Infinity,
-    maxExpiresAt: maxExpiresAt ?? (answer.accessTokenMaxTTL > 0 ? now + answer.accessTokenMaxTTL * 1000 : Infinity),
+    expiresAt: answer.expiresIn > 0 ? sentAt + ttlMs : Infinity,
+    maxExpiresAt: maxExpiresAt ?? (answer.accessTokenMaxTTL > 0 ? sentAt + answer.accessTokenMaxTTL * 1000 : Infinity),
     ttlMs,
   };
 }

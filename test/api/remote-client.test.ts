@@ -162,6 +162,47 @@ describe('universal auth', () => {
     }
   });
 
+  // The token's life is counted from the login's request, not its answer: a slow answer (a loaded server, a slow
+  // network) must not make the keeper hand out a token the server already holds as expired.
+  test('a login answered late: the token is not handed out past its end as the server counts it', async () => {
+    const identity = await operatorIdentity('remote-slow-login', { accessTokenTTL: 3, accessTokenMaxTTL: 60 });
+    // a proxy that answers logins 2 s late and passes everything else through
+    const proxy = createHttpServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const slow = request.url!.endsWith('/login');
+        const forward = async () => {
+          const answer = await fetch(`${base}${request.url}`, {
+            method: request.method,
+            headers: { 'content-type': 'application/json', ...pick(request.headers) },
+            body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+          });
+          const body = Buffer.from(await answer.arrayBuffer());
+          if (slow) await new Promise((resolve) => setTimeout(resolve, 2_000));
+          response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          response.end(body);
+        };
+        void forward().catch(() => response.destroy());
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const connection = new ServerConnection({ url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, userAgent: USER_AGENT });
+    const keeper = new TokenKeeper(connection, async () => identity);
+    try {
+      await keeper.token();
+      // 1.2 s after the late answer the server's 3-s token is over: the keeper, counting from its answer, would hold it
+      // 1.8 s more; counting from its request, it has already renewed it (or logged in again)
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const answer = await connection.call<any>('GET', `/api/v1/workspace/${fx.projectId}`, { token: await keeper.token() });
+      expect(answer.workspace.id).toBe(fx.projectId);
+    } finally {
+      keeper.stop();
+      await connection.close();
+      proxy.close();
+    }
+  });
+
   test("a revoked token is replaced by a new login; revoked credentials fail with the server's reason", async () => {
     const identity = await operatorIdentity('remote-revoked');
     const connection = new ServerConnection({ url: base, userAgent: USER_AGENT });
@@ -261,3 +302,10 @@ describe('following the change stream', () => {
     }
   });
 });
+
+/** The request headers a forwarded call keeps (authorization and the client's identity). */
+function pick(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of ['authorization', 'user-agent']) if (typeof headers[name] === 'string') kept[name] = headers[name];
+  return kept;
+}
