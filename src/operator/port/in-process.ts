@@ -60,7 +60,7 @@ export async function connectInProcess(services: OperatorServices, options: InPr
     imports: importsPort(services, actor),
     integrations: integrationsPort(services, actor),
     secrets: secretsPort(services, actor),
-    asOneRequest: (work) => runInCacheRequestScope({}, () => reconcileReads.run(new Map(), work)),
+    asOneRequest: (work) => runInCacheRequestScope({}, () => reconcileRead.run({}, work)),
   };
 }
 
@@ -174,16 +174,17 @@ function importsPort(services: OperatorServices, actor: Actor): ImportsPort {
 }
 
 /**
- * The integration record each reconcile's upsert read (or inserted), by id, for the one sync result it records next
- * (taken once): the reconcile of an Integration is its record's only writer of what that decides on.
+ * The integration record a reconcile's upsert read (or inserted), for the one sync result it records next (taken
+ * once; recordSyncResultAs uses it only for the same id): the reconcile of an Integration is its record's only
+ * writer of what that decides on.
  */
-const reconcileReads = new AsyncLocalStorage<Map<string, IntegrationWithTargetKeys>>();
+const reconcileRead = new AsyncLocalStorage<{ record?: IntegrationWithTargetKeys }>();
 
-function takeRead(integrationId: string): IntegrationWithTargetKeys | undefined {
-  const reads = reconcileReads.getStore();
-  const read = reads?.get(integrationId);
-  reads?.delete(integrationId);
-  return read;
+function takeRead(): IntegrationWithTargetKeys | undefined {
+  const slot = reconcileRead.getStore();
+  const record = slot?.record;
+  if (slot) slot.record = undefined;
+  return record;
 }
 
 function integrationsPort(services: OperatorServices, actor: Actor): IntegrationsPort {
@@ -197,10 +198,11 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
   return {
     async upsert(integration) {
       const { response, record } = await integrations.upsertManagedRecord(actor, integration);
-      if (record) reconcileReads.getStore()?.set(record.row.id, record);
+      const slot = reconcileRead.getStore();
+      if (slot) slot.record = record;
       return toRecord(response);
     },
-    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result, takeRead(integrationId)),
+    recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result, takeRead()),
     recordReloadResult: (integrationId, result) => integrations.recordReloadResultAs(actor, integrationId, result),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
