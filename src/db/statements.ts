@@ -29,6 +29,11 @@ export async function notifyAtCommit(db: Executor, channel: string): Promise<voi
   await sql`SELECT pg_notify(${channel}, '')`.execute(db);
 }
 
+/** NOTIFY `channel` as a statement of a transaction's closing script (finishTransaction): it answers no rows. */
+export function notifyStatement(channel: string): StatementOf<unknown> {
+  return () => sql`NOTIFY ${sql.id(channel)}`;
+}
+
 /** Puts a value into a statement: bound as a parameter (boundValue), or written into its text (inlineValue). */
 export type ValueWriter = (value: string | number) => RawBuilder<unknown>;
 

@@ -14,7 +14,6 @@ import { findIntegrationAuthById } from './integration-auth-store.ts';
 import type { CreateIntegrationInput, ManagedIntegrationInput, SyncResult, UpdateIntegrationInput } from './integration-inputs.ts';
 import { type IntegrationResponse, KUBERNETES_INTEGRATION, toIntegrationResponse } from './integration-schema.ts';
 import { describeWorkload, type ReloadResult, type WorkloadRef } from './workload-rollout.ts';
-import { setIntegrationTargetKeys } from './target-keys-store.ts';
 import {
   describeIntegration,
   emptyTarget,
@@ -38,6 +37,7 @@ import {
   listManagedIntegrationsOfProject,
   setIntegrationReloadResult,
   setIntegrationSyncResult,
+  setIntegrationSyncResultAndTargetKeys,
   updateIntegration,
 } from './integration-store.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
@@ -211,18 +211,21 @@ export class IntegrationService {
    */
   async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean; record?: IntegrationRow } = {}): Promise<void> {
     if (!isUuid(integrationId)) return;
+    const outcome = {
+      isSynced: result.isSynced,
+      syncMessage: storedMessage(result),
+      ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
+      lastUsed: new Date(),
+      ...(result.places === undefined ? {} : { readPlaces: result.places }),
+    };
     await this.#recordProgress(async (tx) => {
-      if (result.targetKeys !== undefined && (await setIntegrationTargetKeys(tx.db, integrationId, result.targetKeys))) {
+      if (result.targetKeys === undefined) return setIntegrationSyncResult(tx.db, integrationId, outcome);
+      const { synced, targetKeysChanged } = await setIntegrationSyncResultAndTargetKeys(tx.db, integrationId, outcome, result.targetKeys);
+      if (targetKeysChanged) {
         const row = options.record ?? (await findIntegrationById(tx.db, integrationId));
         if (row) tx.change(integrationChange(row));
       }
-      return setIntegrationSyncResult(tx.db, integrationId, {
-        isSynced: result.isSynced,
-        syncMessage: storedMessage(result),
-        ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
-        lastUsed: new Date(),
-        ...(result.places === undefined ? {} : { readPlaces: result.places }),
-      });
+      return synced;
     }, options);
   }
 
@@ -340,7 +343,7 @@ export class IntegrationService {
       async (tx) => {
         tx.authorizedBy('the operator keeps its own sync bookkeeping');
         if (!(await write(tx))) return;
-        await this.#progress.notify(tx.db);
+        this.#progress.notify(tx);
         tx.afterCommit(() => this.#progress.committed());
       },
       { own: options.own ?? false },

@@ -1,8 +1,9 @@
-import { sql } from 'kysely';
+import { type QueryCreator, sql } from 'kysely';
 import { isUuid } from '../db/uuid.ts';
-import type { Environment, Integration } from '../db/schema.ts';
+import type { DB, Environment, Integration } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import type { TargetKeys } from './target-keys.ts';
+import { targetKeysWrite } from './target-keys-store.ts';
 import type { WorkloadRef } from './workload-rollout.ts';
 
 /** An integration with its source environment's slug and name, and the project it belongs to. */
@@ -133,16 +134,43 @@ export async function deleteIntegration(db: Executor, id: string): Promise<void>
   await db.deleteFrom('integrations').where('id', '=', id).execute();
 }
 
+/** What a sync's outcome stores on its record. */
+export interface SyncOutcome {
+  isSynced: boolean;
+  syncMessage: string | null;
+  syncedRevision?: number | null;
+  lastUsed: Date;
+  readPlaces?: unknown;
+}
+
 /** Stores the outcome of a sync; leaves `updatedAt` alone (the record's settings did not change). True when anything changed. */
-export async function setIntegrationSyncResult(
+export async function setIntegrationSyncResult(db: Executor, id: string, result: SyncOutcome): Promise<boolean> {
+  return (await syncResultWrite(db, id, result).execute()).length > 0;
+}
+
+/**
+ * setIntegrationSyncResult with the report of the target's keys (targetKeysWrite) in one statement, each a WITH
+ * clause: one round trip, not two. Answers which of them wrote.
+ */
+export async function setIntegrationSyncResultAndTargetKeys(
   db: Executor,
   id: string,
-  result: { isSynced: boolean; syncMessage: string | null; syncedRevision?: number | null; lastUsed: Date; readPlaces?: unknown },
-): Promise<boolean> {
+  result: SyncOutcome,
+  report: TargetKeys | null,
+): Promise<{ synced: boolean; targetKeysChanged: boolean }> {
+  const row = await db
+    .with('keys', () => targetKeysWrite(db, id, report))
+    .with('synced', () => syncResultWrite(db, id, result))
+    .selectNoFrom([sql<number>`(select count(*) from keys)`.as('keys'), sql<number>`(select count(*) from synced)`.as('synced')])
+    .executeTakeFirstOrThrow();
+  return { synced: Number(row.synced) > 0, targetKeysChanged: Number(row.keys) > 0 };
+}
+
+/** A sync that changes nothing (same outcome, same revision, same places read) writes nothing; a row for the record it wrote. */
+function syncResultWrite(db: QueryCreator<DB>, id: string, result: SyncOutcome) {
   const { readPlaces, syncedRevision, ...rest } = result;
   const places = readPlaces === undefined ? undefined : JSON.stringify(readPlaces);
-  // A sync that changes nothing (same outcome, same revision, same places read) writes nothing.
-  const updated = await db
+  return db
     .updateTable('integrations')
     .set({ ...rest, ...(syncedRevision === undefined ? {} : { syncedRevision }), ...(places === undefined ? {} : { readPlaces: places }) })
     .where('id', '=', id)
@@ -154,8 +182,7 @@ export async function setIntegrationSyncResult(
         ...(places === undefined ? [] : [eb('readPlaces', 'is distinct from', sql<unknown>`cast(${places} as jsonb)`)]),
       ]),
     )
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+    .returning('id');
 }
 
 /** Stores how far an Integration's workload reload got, and which of its workloads are still rolling out. True when it changed. */

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { outsideCacheRequestScope } from '../caches/cache-versions.ts';
-import type { Database, Executor } from '../db/database.ts';
-import { notifyAtCommit } from '../db/statements.ts';
+import type { Database } from '../db/database.ts';
+import type { WriteContext } from '../services/unit-of-work.ts';
 
 /** The NOTIFY channel of operators' sync and reload results (not the change feed's: nothing there is a change). */
 const PROGRESS_CHANNEL = 'coffer_sync_progress';
@@ -22,9 +22,9 @@ export class SyncProgress {
     this.#events.setMaxListeners(0);
   }
 
-  /** Inside the transaction that recorded a result. */
-  async notify(db: Executor): Promise<void> {
-    await notifyAtCommit(db, PROGRESS_CHANNEL);
+  /** Inside the write that recorded a result: its waiters everywhere hear it once it commits. */
+  notify(tx: Pick<WriteContext, 'notifyAtCommit'>): void {
+    tx.notifyAtCommit(PROGRESS_CHANNEL);
   }
 
   /**

@@ -1,16 +1,17 @@
-import { sql } from 'kysely';
-import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import { type QueryCreator, sql } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { ReadOnlyDb } from '../db/database.ts';
 import type { KeyFacts, KeyPlace, TargetKeys } from './target-keys.ts';
 
-/** Stores what an Integration's operator reported of its target's keys (null: forgets it); writes only what differs, and answers whether it wrote. */
-export async function setIntegrationTargetKeys(db: Executor, integrationId: string, report: TargetKeys | null): Promise<boolean> {
-  if (report === null) {
-    const { numDeletedRows } = await db.deleteFrom('integrationTargetKeys').where('integrationId', '=', integrationId).executeTakeFirst();
-    return numDeletedRows > 0n;
-  }
+/**
+ * Stores what an Integration's operator reported of its target's keys (null: forgets it), writing only what differs:
+ * a WITH clause of setIntegrationSyncResultAndTargetKeys, answering a row for each it wrote.
+ */
+export function targetKeysWrite(db: QueryCreator<DB>, integrationId: string, report: TargetKeys | null) {
+  if (report === null) return db.deleteFrom('integrationTargetKeys').where('integrationId', '=', integrationId).returning('integrationId');
   const json = JSON.stringify(report);
   // from the record itself: a record deleted since is skipped, not a foreign-key failure
-  const { numInsertedOrUpdatedRows } = await db
+  return db
     .insertInto('integrationTargetKeys')
     .columns(['integrationId', 'report'])
     .expression((eb) =>
@@ -25,8 +26,7 @@ export async function setIntegrationTargetKeys(db: Executor, integrationId: stri
         .doUpdateSet({ report: sql<string>`excluded.report`, updatedAt: new Date() })
         .where(sql<boolean>`integration_target_keys.report is distinct from excluded.report`),
     )
-    .executeTakeFirst();
-  return (numInsertedOrUpdatedRows ?? 0n) > 0n;
+    .returning('integrationId');
 }
 
 /** The reports of these Integrations, by id (those without one are absent). */

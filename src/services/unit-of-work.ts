@@ -4,7 +4,7 @@ import { type AuditEvent, type AuditService, projectScope } from '../audit/audit
 import type { CacheVersions } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
-import { finishTransaction, releaseSavepoint, rollbackToSavepoint, savepoint } from '../db/statements.ts';
+import { finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type StatementOf } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
@@ -57,6 +57,7 @@ export class WriteContext {
   readonly #audit: AuditEntry[] = [];
   readonly #changes: Change[] = [];
   readonly #afterCommit: (() => void)[] = [];
+  readonly #notifications: string[] = [];
   #authorized = false;
 
   constructor(db: Transaction<DB>, caller: Caller, attempt: number, deps: UnitOfWorkDeps) {
@@ -114,6 +115,14 @@ export class WriteContext {
     this.#changes.push(...changes);
   }
 
+  /**
+   * NOTIFY `channel` when the transaction commits (once, however often asked). On PostgreSQL it goes with the
+   * COMMIT in the transaction's closing script (finish), not in a round trip of its own.
+   */
+  notifyAtCommit(channel: string): void {
+    if (!this.#notifications.includes(channel)) this.#notifications.push(channel);
+  }
+
   /** Runs after the transaction committed (forgetting a deleted project's key). */
   afterCommit(action: () => void): void {
     this.#afterCommit.push(action);
@@ -124,7 +133,12 @@ export class WriteContext {
    * it collected are undone, and the unit goes on (a failed login is counted).
    */
   async savepoint<T>(work: () => Promise<T>): Promise<T> {
-    const collected = { audit: this.#audit.length, changes: this.#changes.length, afterCommit: this.#afterCommit.length };
+    const collected = {
+      audit: this.#audit.length,
+      changes: this.#changes.length,
+      afterCommit: this.#afterCommit.length,
+      notifications: this.#notifications.length,
+    };
     await savepoint(this.db, 'unit_of_work');
     try {
       const result = await work();
@@ -135,26 +149,33 @@ export class WriteContext {
       this.#audit.length = collected.audit;
       this.#changes.length = collected.changes;
       this.#afterCommit.length = collected.afterCommit;
+      this.#notifications.length = collected.notifications;
       throw error;
     }
   }
 
   /**
    * Writes the collected audit rows and then the change rows, the transaction's last statements: the change log's
-   * lock is held from there to commit, and on PostgreSQL both go with the COMMIT in one message (finishTransaction).
+   * lock is held from there to commit, and on PostgreSQL both go with the COMMIT in one message (finishTransaction),
+   * the notifications too (sent as statements of their own before them on PGlite, which has no scripts).
    */
   async finish(quiet: boolean, own = false): Promise<{ revision: number | undefined; afterCommit: (() => void)[] }> {
     if (!this.#authorized) throw new Error('a write ended without a permission decision (authorize, authorizeOrg, permissionsIn or authorizedBy)');
     const { audit, changes, scriptCommits } = this.#deps;
     const auditRows = this.#audit.length === 0 ? [] : [audit.insertion(this.#audit.map((entry) => this.#auditEntry(entry)))];
+    const notifications = scriptCommits ? this.#notifications.map(notifyStatement) : [];
+    if (!scriptCommits) for (const channel of this.#notifications) await notifyAtCommit(this.db, channel);
     const afterCommit = this.#afterCommit;
     if (this.#changes.length > 0) {
-      const finished = finishTransaction(this.db, [...auditRows, changes.insertion(this.#changes, { quiet })], { script: scriptCommits }).then((rows) =>
-        changes.recorded(rows, { quiet, own }),
+      // a script answers with its first statement that returns rows: the change rows' revisions (a NOTIFY returns none)
+      const closing = [...auditRows, changes.insertion(this.#changes, { quiet }), ...notifications];
+      const finished = finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits }).then((rows) =>
+        changes.recorded(rows as { revision: number }[], { quiet, own }),
       );
       return { revision: await (quiet || own ? changes.trackOwn(finished) : finished), afterCommit };
     }
-    if (auditRows[0]) await finishTransaction(this.db, [auditRows[0]], { script: scriptCommits });
+    const closing = [...auditRows, ...notifications];
+    if (closing.length > 0) await finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits });
     return { revision: undefined, afterCommit };
   }
 

@@ -167,6 +167,57 @@ test('a resync of an Integration through the in-process port reads twice and wri
   expect(app.database.queryCount() - before).toBeLessThanOrEqual(2);
 });
 
+// A first sync result writes the outcome and the report of its target's keys in one statement, then the report's
+// change row, the progress NOTIFY and COMMIT in one message: on PostgreSQL BEGIN, that statement and the closing
+// script (three round trips; five before: the report, the outcome and the NOTIFY each took one). A later one that
+// changes only the outcome (a failure) takes as many. Both are stored, the
+// report's change is in the change log, and a listener on another connection hears the NOTIFY.
+test('a sync result takes three round trips on PostgreSQL, its NOTIFY and change row going with the COMMIT', async () => {
+  const port = await operatorPort();
+  const { projectId, dev } = await declaredProject(port, 'statements-result');
+  const targetKeys = {
+    carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
+    templated: 0,
+    carriedTruncated: false,
+    readers: null,
+    readersTruncated: false,
+  };
+  const places = [{ environmentId: dev.id, path: '/', recursive: false }];
+  const revision = await port.changes.latestRevision();
+  // one reconcile: the upsert, then the sync result (what it costs is counted)
+  const reconcile = (syncedRevision: number, outcome = { isSynced: true, syncMessage: null as string | null }) =>
+    port.asOneRequest!(async () => {
+      const record = await port.integrations.upsert(managedIntegration('result', projectId));
+      const [statements, roundTrips] = [app.database.queryCount(), app.database.roundTrips()];
+      await port.integrations.recordSyncResult(record.id, { ...outcome, syncedRevision, places, targetKeys });
+      return { id: record.id, statements: app.database.queryCount() - statements, roundTrips: app.database.roundTrips() - roundTrips };
+    });
+  let notified = 0;
+  const unlisten = await app.database.listen('coffer_sync_progress', () => void notified++);
+  try {
+    const first = await reconcile(revision);
+    // (a newer revision is recorded only when the project changed since: a failure is always news)
+    const later = await reconcile(revision, { isSynced: false, syncMessage: 'the target could not be written' });
+    if (app.backend === 'postgres') {
+      // the first also reads the versions again: the record's creation committed a revision the reconcile's read predates
+      expect(first.roundTrips).toBeLessThanOrEqual(4);
+      expect(later.roundTrips).toBeLessThanOrEqual(3);
+    }
+    const stored = await app.services.db
+      .selectFrom('integrations')
+      .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
+      .select(['isSynced', 'syncMessage', 'report'])
+      .where('id', '=', first.id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toEqual({ isSynced: false, syncMessage: 'the target could not be written', report: targetKeys });
+    const change = await app.services.db.selectFrom('changeLog').select('kind').where('revision', '>', revision).where('kind', '=', 'integration').executeTakeFirst();
+    expect(change).toBeDefined();
+    await expect.poll(() => notified).toBe(2);
+  } finally {
+    await unlisten();
+  }
+});
+
 // The record the upsert read serves the one sync result after it: a second result in the same reconcile (a failure
 // after a recorded success) decides on the record as that success left it, not as the upsert read it.
 test('a second sync result in one reconcile reads the record again: a failure after a success is recorded', async () => {
