@@ -219,8 +219,26 @@ export class CacheVersions {
     const transaction = transactions.getStore();
     if (!transaction?.open || transaction.written.has(name)) return undefined;
     if (!this.#shared) return Promise.resolve({ ...this.#known });
-    transaction.snapshot ??= this.#read(trx);
+    if (!transaction.snapshot) {
+      transaction.snapshot = this.#read(trx);
+      this.#adoptInRequest(transaction.snapshot);
+    }
     return transaction.snapshot;
+  }
+
+  /**
+   * A request that has not read the versions yet (the in-process operator's reconcile that creates its record: its
+   * first look-up is in the write) reads through the caches as of the transaction's read afterwards too, as if it
+   * had read them then: a moment after it began, before anything it reads later (its own commit moves what it
+   * knows, and the caches compare with that as well). One read of the versions fewer.
+   */
+  #adoptInRequest(snapshot: Promise<CacheVersionSnapshot>): void {
+    const scope = requests.getStore();
+    if (!scope || scope.snapshot) return;
+    scope.snapshot = snapshot;
+    snapshot.catch(() => {
+      if (scope.snapshot === snapshot) scope.snapshot = undefined;
+    });
   }
 
   /**
