@@ -143,6 +143,15 @@ function managedIntegration(name: string, projectId: string) {
   };
 }
 
+/** A report of the target's keys: KEY_1 of dev:/. */
+const KEY_1_REPORT = {
+  carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
+  templated: 0,
+  carriedTruncated: false,
+  readers: null,
+  readersTruncated: false,
+};
+
 test('a resync of an Integration through the in-process port reads twice and writes nothing', async () => {
   const port = await operatorPort();
   const { projectId, dev } = await declaredProject(port, 'statements-resync');
@@ -151,14 +160,7 @@ test('a resync of an Integration through the in-process port reads twice and wri
       const readAt = await port.changes.latestRevision();
       const record = await port.integrations.upsert(managedIntegration('app', projectId));
       const places = [{ environmentId: dev.id, path: '/', recursive: false }];
-      const targetKeys = {
-        carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
-        templated: 0,
-        carriedTruncated: false,
-        readers: null,
-        readersTruncated: false,
-      };
-      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: readAt, places, targetKeys });
+      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: readAt, places, targetKeys: KEY_1_REPORT });
     });
   await resync();
   await resync();
@@ -170,18 +172,12 @@ test('a resync of an Integration through the in-process port reads twice and wri
 // A first sync result writes the outcome and the report of its target's keys in one statement, then the report's
 // change row, the progress NOTIFY and COMMIT in one message: on PostgreSQL BEGIN, that statement and the closing
 // script (three round trips; five before: the report, the outcome and the NOTIFY each took one). A later one that
-// changes only the outcome (a failure) takes as many. Both are stored, the
-// report's change is in the change log, and a listener on another connection hears the NOTIFY.
+// changes only the outcome (a failure) takes as many. Both are stored, the report's change is in the change log, and
+// a listener on another connection hears the NOTIFY.
 test('a sync result takes three round trips on PostgreSQL, its NOTIFY and change row going with the COMMIT', async () => {
   const port = await operatorPort();
   const { projectId, dev } = await declaredProject(port, 'statements-result');
-  const targetKeys = {
-    carried: [{ environment: 'dev', path: '/', keys: [{ key: 'KEY_1' }] }],
-    templated: 0,
-    carriedTruncated: false,
-    readers: null,
-    readersTruncated: false,
-  };
+  const targetKeys = KEY_1_REPORT;
   const places = [{ environmentId: dev.id, path: '/', recursive: false }];
   const revision = await port.changes.latestRevision();
   // one reconcile: the upsert, then the sync result (what it costs is counted)
