@@ -8,6 +8,7 @@ import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs
 import os from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { parseAllDocuments } from 'yaml';
 import { freePorts } from '../test/support/free-port.ts';
 
 export const REPO = join(import.meta.dirname, '..');
@@ -169,6 +170,24 @@ export async function startServer(
   }
   child.kill('SIGKILL');
   throw new Error(`coffer serve was not ready in time:\n${tail()}`);
+}
+
+/** NODE_OPTIONS of the shipped Deployment (deploy/server/deployment.yaml), the V8 heap sized for its memory limit. */
+function shippedNodeOptions(): string {
+  const documents = parseAllDocuments(readFileSync(new URL('../deploy/server/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
+  const deployment = documents.find((document) => document?.kind === 'Deployment');
+  const env: { name: string; value?: string }[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
+  return env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '';
+}
+
+/**
+ * The NODE_OPTIONS a bench gives the server it measures: the shipped Deployment's, unless BENCH_NODE_OPTIONS
+ * overrides them ('' = Node's defaults); `described` says which, for the results.
+ */
+export function benchNodeOptions(): { value: string; described: string } {
+  const value = process.env.BENCH_NODE_OPTIONS ?? shippedNodeOptions();
+  const from = process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/server/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)';
+  return { value, described: `NODE_OPTIONS ${value ? `\`${value}\`` : 'unset'}${from}` };
 }
 
 /** CPU time a process has used so far, user and system (Linux /proc, in clock ticks of 1/100 s), in seconds. */

@@ -30,7 +30,22 @@ import {
   watchSecretValue,
   workloadName,
 } from './cluster.ts';
-import { appendResults, call, freshDatabase, loadAverage, log, machine, ms, percentile, postgresVersion, rssMiB, serverKeys, startServer, table } from './common.ts';
+import {
+  appendResults,
+  benchNodeOptions,
+  call,
+  freshDatabase,
+  loadAverage,
+  log,
+  machine,
+  ms,
+  percentile,
+  postgresVersion,
+  rssMiB,
+  serverKeys,
+  startServer,
+  table,
+} from './common.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -54,11 +69,14 @@ try {
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
   // BENCH_LOG_LEVEL=debug: the operator's log follows each change from its commit to the Secret (with BENCH_SERVER_LOG)
   const logLevel = process.env.BENCH_LOG_LEVEL ?? 'warn';
+  // the server measured runs with the Deployment's heap settings, so its RSS column is the Deployment's
+  const nodeOptions = benchNodeOptions();
   const operatorSettings = {
     KUBECONFIG: cluster.plane.kubeconfigPath,
     COFFER_LEADER_ELECTION: 'false',
     COFFER_OPERATOR_NAMESPACE: 'bench-system',
     COFFER_LOG_LEVEL: logLevel,
+    NODE_OPTIONS: nodeOptions.value,
   };
   const server = await startServer({
     ...serverKeys(),
@@ -134,8 +152,8 @@ try {
   }
   const met = p99At1000 === undefined ? 'n/a' : p99At1000 <= 1000 ? '✅ met' : '❌ missed';
   const who = args.remote
-    ? `One \`coffer serve\` without the operator takes the PATCHes; \`coffer operator --server\` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level ${logLevel}) syncs the cluster`
-    : `One \`coffer serve\` with the operator (leader election off, log level ${logLevel}) takes the PATCHes and syncs`;
+    ? `One \`coffer serve\` without the operator takes the PATCHes; \`coffer operator --server\` (a machine identity over HTTP, universal auth, fed by GET /api/v1/changes/stream; leader election off, log level ${logLevel}, ${nodeOptions.described}) syncs the cluster`
+    : `One \`coffer serve\` with the operator (leader election off, log level ${logLevel}, ${nodeOptions.described}) takes the PATCHes and syncs`;
   const what = args.reload ? 'Change-to-pod-template latency (workload reload)' : 'Change-to-Secret latency';
   appendResults(`${what}${args.remote ? ', remote operator over HTTP' : ''} (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver ${'v1.35'} on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}.`,

@@ -11,10 +11,9 @@
  *
  *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10]
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import {
   apiserverProfile,
   apiserverRequests,
@@ -30,6 +29,7 @@ import {
 import {
   appendResults,
   backendCpuSeconds,
+  benchNodeOptions,
   backendCpuSpent,
   call,
   cpuSeconds,
@@ -63,16 +63,8 @@ const expected = shape.projects * shape.integrationsPerProject;
 const profileDir = process.env.BENCH_CPU_PROF;
 const extraNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
-/** NODE_OPTIONS of the shipped Deployment (deploy/server/deployment.yaml), the V8 heap sized for its memory limit. */
-function shippedNodeOptions(): string {
-  const documents = parseAllDocuments(readFileSync(new URL('../deploy/server/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
-  const deployment = documents.find((document) => document?.kind === 'Deployment');
-  const env: { name: string; value?: string }[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-  return env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '';
-}
-// BENCH_NODE_OPTIONS overrides it ('' = Node's defaults).
-const nodeOptions = process.env.BENCH_NODE_OPTIONS ?? shippedNodeOptions();
-const nodeSetup = `NODE_OPTIONS ${nodeOptions ? `\`${nodeOptions}\`` : 'unset'}${process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/server/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)'}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
+const { value: nodeOptions, described: nodeOptionsSetup } = benchNodeOptions();
+const nodeSetup = `${nodeOptionsSetup}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
 
 const loadAtStart = loadAverage();
 const cluster = await startCluster();
