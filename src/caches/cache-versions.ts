@@ -46,7 +46,7 @@ function mayEndAccess(tables: readonly string[], statement: WriteStatement, name
   return true;
 }
 
-/** Tells every process (at commit, when sent in a transaction) that access may have ended. */
+/** Tells every process that access may have ended (a statement on its own, outside a unit of work: it commits alone). */
 async function announceAccessEnding(db: Executor): Promise<void> {
   await notifyAtCommit(db, ACCESS_CHANNEL);
 }
@@ -145,13 +145,19 @@ export class CacheVersions {
 
   /**
    * Runs `work`, the statements of one transaction (`trx`), noting the caches
-   * whose tables it writes, and then moves their versions in `trx`. `committed`
-   * is to be called once the transaction has committed.
+   * whose tables it writes, and then moves their versions in `trx`; a write that
+   * may end someone's access asks the transaction to NOTIFY ACCESS_CHANNEL at
+   * commit (`notifyAtCommit`, the unit of work's). `committed` is to be called
+   * once the transaction has committed.
    */
-  async track<T>(trx: Executor, work: () => Promise<T>): Promise<{ result: T; committed: (revision: number | undefined) => void }> {
+  async track<T>(
+    trx: Executor,
+    work: () => Promise<T>,
+    notifyAtCommit: (channel: string) => void,
+  ): Promise<{ result: T; committed: (revision: number | undefined) => void }> {
     const { result, written, endsAccess } = await recordingWrites(work);
     const moved = await moveVersions(trx, written);
-    if (endsAccess) await announceAccessEnding(trx);
+    if (endsAccess) notifyAtCommit(ACCESS_CHANNEL);
     return {
       result,
       committed: (revision) => {

@@ -236,7 +236,11 @@ export class UnitOfWork {
     const quiet = options.quiet ?? false;
     const { result, committed, revision, afterCommit } = await this.#deps.db.transaction().execute(async (trx) => {
       const tx = new WriteContext(trx, caller, attempt, this.#deps);
-      const tracked = await this.#deps.cacheVersions.track(trx, () => work(tx));
+      const tracked = await this.#deps.cacheVersions.track(
+        trx,
+        () => work(tx),
+        (channel) => tx.notifyAtCommit(channel),
+      );
       return { result: tracked.result, committed: tracked.committed, ...(await tx.finish(quiet, options.own)) };
     });
     committed(revision);
