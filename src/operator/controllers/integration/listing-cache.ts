@@ -37,10 +37,13 @@ export class ListingCache<Listing extends object> {
 
   /** Feed every committed change, in revision order. */
   observe(changes: readonly Change[]): void {
+    const lastRelevant = this.#lastRelevant;
     for (const change of changes) {
       this.#observedUpTo = Math.max(this.#observedUpTo, change.revision);
       if (change.altersSecrets) this.#lastRelevant = Math.max(this.#lastRelevant, change.revision);
     }
+    // the scan is for memory (get() never serves an entry older than the last relevant change to a newer reader): once per relevant change, not per batch
+    if (this.#lastRelevant === lastRelevant) return;
     for (const [key, entry] of this.#entries) if (entry.revision < this.#lastRelevant) this.#entries.delete(key);
   }
 
