@@ -1,5 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
 import type pg from 'pg';
+import { isOutdatedPreparedStatement, PreparedStatements } from './prepared-statements.ts';
 
 /**
  * The pool as Kysely sees it: node-postgres's, sending a transaction's BEGIN and COMMIT with the statement beside
@@ -16,6 +17,10 @@ import type pg from 'pg';
  * - A script ending in COMMIT has ended the transaction when Kysely sends its own COMMIT. PostgreSQL answers a
  *   COMMIT or ROLLBACK outside a transaction as a no-op with a warning; with no transaction open on the connection,
  *   this answers it so, without the round trip.
+ *
+ * - A statement with parameters sent again on a connection runs prepared (prepared-statements.ts). One that a
+ *   migration outdated fails once: outside a transaction it is sent again unnamed; inside one the transaction fails
+ *   (503, try again); either way the connection is dropped when released, its other statements with it.
  *
  * `onRoundTrip` is called for each message sent (Database.roundTrips).
  */
@@ -47,6 +52,9 @@ class ScriptCommittingClient implements PostgresPoolClient {
   #beginWaiting = false;
   /** The last query succeeded: the client's transaction status is the one after it (#noTransactionOpen). */
   #statusKnown = true;
+  readonly #prepared = new PreparedStatements();
+  /** A prepared statement was outdated by a migration: the connection goes when released. */
+  #outdated = false;
 
   constructor(client: pg.PoolClient, onRoundTrip: () => void) {
     this.#client = client;
@@ -68,7 +76,7 @@ class ScriptCommittingClient implements PostgresPoolClient {
 
   release(destroy?: boolean): void {
     this.#beginWaiting = false;
-    this.#client.release(destroy);
+    this.#client.release(destroy || this.#outdated);
   }
 
   async #run<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
@@ -95,11 +103,39 @@ class ScriptCommittingClient implements PostgresPoolClient {
   }
 
   async #send<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
+    if (parameters.length === 0) return this.#answer<R>(await this.#query({ text }));
+    const inTransaction = !this.#noTransactionOpen();
+    const { name, evict } = this.#outdated ? {} : this.#prepared.plan(text, !inTransaction);
+    if (evict !== undefined) await this.#deallocate(evict);
+    const values = parameters as unknown[];
+    try {
+      return this.#answer<R>(await this.#query(name === undefined ? { text, values } : { name, text, values }));
+    } catch (error) {
+      if (name === undefined || !isOutdatedPreparedStatement(error)) throw error;
+      this.#outdated = true;
+      this.#prepared.forgetAll();
+      if (inTransaction) throw error;
+      return this.#answer<R>(await this.#query({ text, values }));
+    }
+  }
+
+  async #query(query: pg.QueryConfig): Promise<pg.QueryResult | pg.QueryResult[]> {
     this.#onRoundTrip();
     this.#statusKnown = false;
-    const result = (await this.#client.query(text, parameters as unknown[])) as pg.QueryResult | pg.QueryResult[];
+    const result = (await this.#client.query(query)) as pg.QueryResult | pg.QueryResult[];
     this.#statusKnown = true;
+    return result;
+  }
+
+  #answer<R>(result: pg.QueryResult | pg.QueryResult[]): PostgresQueryResult<R> {
     const answer = Array.isArray(result) ? (result.find((statement) => statement.fields.length > 0) ?? result[0]!) : result;
     return answer as unknown as PostgresQueryResult<R>;
+  }
+
+  /** Frees a prepared statement on the server, and in node-postgres's note of what this connection has prepared. */
+  async #deallocate(name: string): Promise<void> {
+    await this.#query({ text: `DEALLOCATE ${name}` });
+    // node-postgres has no API for this; its note would otherwise grow by one name per eviction
+    delete (this.#client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
   }
 }

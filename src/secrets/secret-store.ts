@@ -164,9 +164,10 @@ export async function insertSecretIfAbsent(db: Executor, secret: NewSecret, tagI
         .insertInto('secrets')
         .values(secret)
         .onConflict((conflict) =>
+          // a literal: a parameter here leaves a prepared statement's generic plan no index to infer (postgres-pool.ts)
           conflict
             .columns([...sameKey])
-            .where('type', '=', secret.type)
+            .where('type', '=', sql.lit(secret.type))
             .doNothing(),
         )
         .returningAll(),

@@ -1,4 +1,5 @@
 import { NoResultError } from 'kysely';
+import { isOutdatedPreparedStatement } from '../db/prepared-statements.ts';
 import { AppError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors.ts';
 
 /** The unique constraint a failed statement violated (its name), or undefined for any other failure. */
@@ -44,7 +45,7 @@ interface DriverError {
  * through. The database unreachable or too slow → 503 (with Retry-After); a
  * concurrent write that won the race → 409; a row or parent that vanished
  * meanwhile → 404; a value PostgreSQL cannot hold (NUL, out-of-range number, malformed
- * id) → 422. Anything else is not recognised (undefined): a bug, a 500.
+ * id) → 422; a prepared statement a migration outdated → 503. Anything else is not recognised (undefined): a bug, a 500.
  * Messages never quote the database's own text, which can carry values.
  */
 export function translateDatabaseError(error: unknown): AppError | undefined {
@@ -57,6 +58,8 @@ export function translateDatabaseError(error: unknown): AppError | undefined {
   if (CONNECTION_MESSAGES.some((known) => text.includes(known))) return unavailable();
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return undefined;
   if (code === '57014') return unavailable('The database did not answer in time; try again later');
+  // the connection that held the statement is dropped (postgres-pool.ts): the next try prepares it anew
+  if (isOutdatedPreparedStatement(error)) return unavailable('The database schema changed during this request; try again');
   if (isUnavailableState(code)) return unavailable();
   if (code === '23505') return new ConflictError('A concurrent request created the same resource; nothing was written', 'Conflict');
   if (code === '23503') {

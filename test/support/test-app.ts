@@ -66,6 +66,10 @@ async function openTestDatabase(backend: Backend): Promise<{ database: Database;
   const adminUrl = inject('postgresAdminUrl');
   const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
+  // every statement prepared (the second time a connection sends it) runs its generic plan at once, where production
+  // may switch to it after five runs: a statement that cannot run so (a parameter where planning needs a value)
+  // fails here, not in a long-running server
+  await adminQuery(adminUrl, `ALTER DATABASE ${name} SET plan_cache_mode = force_generic_plan`);
   const url = databaseUrl(adminUrl, name);
   return { database: await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 5 }), url };
 }

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterEach, beforeAll, beforeEach, expect, inject, test } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { PREPARED_PER_CONNECTION } from '../../src/db/prepared-statements.ts';
+import { ServiceUnavailableError } from '../../src/errors.ts';
+import { translateDatabaseError } from '../../src/services/database-errors.ts';
+import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
+
+// PostgreSQL only (PGlite runs in-process: no protocol, nothing to prepare). A pool of one connection, so every
+// statement below runs on the same one, and pg_prepared_statements shows what it holds.
+let url: string;
+/** A new pool of one connection per test: nothing prepared. */
+let database: Database;
+
+beforeAll(async () => {
+  const adminUrl = inject('postgresAdminUrl');
+  const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(adminUrl, `CREATE DATABASE ${name}`);
+  url = databaseUrl(adminUrl, name);
+  await adminQuery(url, 'CREATE TABLE widgets (id int PRIMARY KEY, label text)');
+  await adminQuery(url, "INSERT INTO widgets VALUES (1, 'one'), (2, 'two')");
+});
+beforeEach(async () => {
+  database = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 1 });
+});
+afterEach(async () => {
+  await database.close();
+});
+
+/** What the pool's one connection holds prepared (a statement without parameters: never prepared itself). */
+async function prepared(): Promise<string[]> {
+  const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY prepare_time`.execute(database.db);
+  return rows.map((row) => row.statement);
+}
+
+const backendPid = async () => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(database.db)).rows[0]!.pid;
+
+const labelOf = async (id: number) => (await sql<{ label: string }>`SELECT label FROM widgets WHERE id = ${id}`.execute(database.db)).rows[0]?.label;
+
+test('a statement with parameters is prepared the second time the connection sends it, and answers the same each time', async () => {
+  expect(await labelOf(1)).toBe('one');
+  expect(await prepared()).toEqual([]);
+  expect(await labelOf(2)).toBe('two');
+  expect(await prepared()).toEqual(['SELECT label FROM widgets WHERE id = $1']);
+  expect(await labelOf(1)).toBe('one');
+  expect(await labelOf(3)).toBeUndefined();
+  expect(await prepared()).toHaveLength(1);
+});
+
+test(`at most ${PREPARED_PER_CONNECTION} are kept: the least recently used is deallocated, and runs again when sent again`, async () => {
+  const distinct = (n: number) => sql<{ n: number }>`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
+  for (let n = 0; n <= PREPARED_PER_CONNECTION; n++) {
+    await distinct(n);
+    expect((await distinct(n)).rows).toEqual([{ n: 2 * n }]);
+  }
+  const held = await prepared();
+  expect(held).toHaveLength(PREPARED_PER_CONNECTION);
+  expect(held).not.toContain('SELECT $1::int + 0 AS n');
+  expect(held).toContain(`SELECT $1::int + ${PREPARED_PER_CONNECTION} AS n`);
+  // the evicted one is sent again, twice: unnamed, then prepared anew
+  expect((await distinct(0)).rows).toEqual([{ n: 0 }]);
+  expect((await distinct(0)).rows).toEqual([{ n: 0 }]);
+  expect(await prepared()).toContain('SELECT $1::int + 0 AS n');
+  expect(await prepared()).toHaveLength(PREPARED_PER_CONNECTION);
+});
+
+test('inside a transaction at capacity a new statement goes unnamed: nothing is deallocated while a transaction is open', async () => {
+  for (let n = 0; n < PREPARED_PER_CONNECTION; n++) for (const _ of [1, 2]) await sql`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
+  const before = await prepared();
+  expect(before).toHaveLength(PREPARED_PER_CONNECTION);
+  const sums = await database.db.transaction().execute(async (trx) => {
+    const sum = (n: number) => sql<{ n: number }>`SELECT ${n}::int * ${sql.lit(n)} AS n`.execute(trx);
+    const answers = [];
+    for (let n = 1; n <= 3; n++) answers.push((await sum(n)).rows[0]!.n, (await sum(n)).rows[0]!.n);
+    return answers;
+  });
+  expect(sums).toEqual([1, 1, 4, 4, 9, 9]);
+  expect(await prepared()).toEqual(before);
+});
+
+test('a prepared statement a migration outdated is sent again unnamed outside a transaction; inside one it fails with a 503, and the connection is replaced', async () => {
+  const all = (id: number) => sql<Record<string, unknown>>`SELECT * FROM widgets WHERE id = ${id}`.execute(database.db);
+  await all(1);
+  await all(1);
+  expect(await prepared()).toContain('SELECT * FROM widgets WHERE id = $1');
+  const pid = await backendPid();
+
+  // another process's migration
+  await adminQuery(url, 'ALTER TABLE widgets ADD COLUMN size int');
+  expect((await all(2)).rows).toEqual([{ id: 2, label: 'two', size: null }]);
+  const replaced = await backendPid();
+  expect(replaced).not.toBe(pid);
+
+  await all(1);
+  await all(1);
+  expect(await prepared()).toContain('SELECT * FROM widgets WHERE id = $1');
+  await adminQuery(url, 'ALTER TABLE widgets ADD COLUMN colour text');
+  const failed = await database.db
+    .transaction()
+    .execute(async (trx) => sql`SELECT * FROM widgets WHERE id = ${1}`.execute(trx))
+    .then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+  expect(translateDatabaseError(failed)).toBeInstanceOf(ServiceUnavailableError);
+  expect(await backendPid()).not.toBe(replaced);
+  const again = await database.db.transaction().execute(async (trx) => sql`SELECT * FROM widgets WHERE id = ${1}`.execute(trx));
+  expect(again.rows).toEqual([{ id: 1, label: 'one', size: null, colour: null }]);
+});
