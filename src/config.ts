@@ -28,6 +28,12 @@ const settings = {
     help: 'how long one PostgreSQL statement may run (default 10s)',
   },
   databasePoolSize: { env: 'COFFER_DB_POOL_SIZE', flag: 'db-pool-size', group: 'storage', help: 'PostgreSQL connections per process (default 10)' },
+  databasePreparedStatements: {
+    env: 'COFFER_DB_PREPARED_STATEMENTS',
+    flag: 'db-prepared-statements',
+    group: 'storage',
+    help: 'prepare statements a PostgreSQL connection runs again (default true; false behind a pooler that does not keep them per client)',
+  },
   encryptionKey: {
     env: 'COFFER_ENCRYPTION_KEY',
     flag: 'encryption-key',
@@ -233,6 +239,7 @@ const configSchema = z
     databaseConnectTimeout: duration.prefault('5s'),
     databaseStatementTimeout: duration.prefault('10s'),
     databasePoolSize: z.coerce.number().int().min(1).max(1000).default(10),
+    databasePreparedStatements: booleanText.prefault('true'),
   })
   .superRefine((config, context) => {
     if (config.loginMaxLockout < config.loginLockout) {

@@ -53,6 +53,7 @@ export async function openMigratedDatabase(config: Config, logger: Logger, comma
     applicationName,
     dataDirLock,
     poolSize: config.databasePoolSize,
+    preparedStatements: config.databasePreparedStatements,
     connectTimeoutMs: config.databaseConnectTimeout,
     statementTimeoutMs: config.databaseStatementTimeout,
     onConnectionError: (error) => logger.warn({ err: error }, 'database connection lost; it is replaced on next use'),

@@ -91,6 +91,8 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
   dataDir: string;
   poolSize?: number;
+  /** PostgreSQL: statements a connection sends again run prepared (postgres-pool.ts; default true). */
+  preparedStatements?: boolean;
   /** PostgreSQL application_name of the pool's connections (default `coffer`). */
   applicationName?: string;
   /** The data directory's lock (taken by the caller before anything is read from it); released by close(). */
@@ -151,7 +153,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   const { log, queryCount } = queryCounter();
   let roundTrips = 0;
   const writes = new WriteWatch();
-  const dialect = new PostgresDialect({ pool: scriptCommittingPool(pool, () => void roundTrips++) });
+  const dialect = new PostgresDialect({ pool: scriptCommittingPool(pool, () => void roundTrips++, options.preparedStatements ?? true) });
   const db = new Kysely<DB>({ dialect, plugins: [writes, new CamelCasePlugin()], log });
   const sessions = new Set<DedicatedSession>();
   return {

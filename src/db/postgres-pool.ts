@@ -20,11 +20,12 @@ import { isOutdatedPreparedStatement, PreparedStatements } from './prepared-stat
  *
  * - A statement with parameters sent again on a connection runs prepared (prepared-statements.ts). One that a
  *   migration outdated fails once: outside a transaction it is sent again unnamed; inside one the transaction fails
- *   (503, try again); either way the connection is dropped when released, its other statements with it.
+ *   (503, try again); either way the connection is dropped when released, its other statements with it. Off with
+ *   `prepare` false (COFFER_DB_PREPARED_STATEMENTS), for a pooler in front of PostgreSQL that does not keep them.
  *
  * `onRoundTrip` is called for each message sent (Database.roundTrips).
  */
-export function scriptCommittingPool(pool: pg.Pool, onRoundTrip: () => void): PostgresPool {
+export function scriptCommittingPool(pool: pg.Pool, onRoundTrip: () => void, prepare = true): PostgresPool {
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     options: pool.options,
@@ -33,7 +34,7 @@ export function scriptCommittingPool(pool: pg.Pool, onRoundTrip: () => void): Po
       let wrapped = clients.get(client);
       if (!wrapped) {
         // Kysely keeps its connection per client object: the same wrapper for the same client every time
-        wrapped = new ScriptCommittingClient(client, onRoundTrip);
+        wrapped = new ScriptCommittingClient(client, onRoundTrip, prepare);
         clients.set(client, wrapped);
       }
       return wrapped;
@@ -52,13 +53,15 @@ class ScriptCommittingClient implements PostgresPoolClient {
   #beginWaiting = false;
   /** The last query succeeded: the client's transaction status is the one after it (#noTransactionOpen). */
   #statusKnown = true;
-  readonly #prepared = new PreparedStatements();
+  /** Undefined when statements are not to be prepared (DatabaseOptions.preparedStatements). */
+  readonly #prepared: PreparedStatements | undefined;
   /** A prepared statement was outdated by a migration: the connection goes when released. */
   #outdated = false;
 
-  constructor(client: pg.PoolClient, onRoundTrip: () => void) {
+  constructor(client: pg.PoolClient, onRoundTrip: () => void, prepare: boolean) {
     this.#client = client;
     this.#onRoundTrip = onRoundTrip;
+    this.#prepared = prepare ? new PreparedStatements() : undefined;
   }
 
   // (not in pg's types) Kysely cancels a statement by its backend's process id
@@ -105,7 +108,7 @@ class ScriptCommittingClient implements PostgresPoolClient {
   async #send<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
     if (parameters.length === 0) return this.#answer<R>(await this.#query({ text }));
     const inTransaction = !this.#noTransactionOpen();
-    const { name, evict } = this.#outdated ? {} : this.#prepared.plan(text, !inTransaction);
+    const { name, evict } = this.#outdated || !this.#prepared ? {} : this.#prepared.plan(text, !inTransaction);
     if (evict !== undefined) await this.#deallocate(evict);
     const values = parameters as unknown[];
     try {
@@ -113,7 +116,7 @@ class ScriptCommittingClient implements PostgresPoolClient {
     } catch (error) {
       if (name === undefined || !isOutdatedPreparedStatement(error)) throw error;
       this.#outdated = true;
-      this.#prepared.forgetAll();
+      this.#prepared?.forgetAll();
       if (inTransaction) throw error;
       return this.#answer<R>(await this.#query({ text, values }));
     }

@@ -48,6 +48,17 @@ test('a statement with parameters is prepared the second time the connection sen
   expect(await prepared()).toHaveLength(1);
 });
 
+test('with preparedStatements false (COFFER_DB_PREPARED_STATEMENTS=false, for a pooler that does not keep them) nothing is prepared', async () => {
+  const unprepared = await openDatabase({ databaseUrl: url, dataDir: '', poolSize: 1, preparedStatements: false });
+  try {
+    for (const id of [1, 2, 1]) await sql`SELECT label FROM widgets WHERE id = ${id}`.execute(unprepared.db);
+    const { rows } = await sql<{ count: number }>`SELECT count(*)::int AS count FROM pg_prepared_statements`.execute(unprepared.db);
+    expect(rows).toEqual([{ count: 0 }]);
+  } finally {
+    await unprepared.close();
+  }
+});
+
 test(`at most ${PREPARED_PER_CONNECTION} are kept: the least recently used is deallocated, and runs again when sent again`, async () => {
   const distinct = (n: number) => sql<{ n: number }>`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
   for (let n = 0; n <= PREPARED_PER_CONNECTION; n++) {

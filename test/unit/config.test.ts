@@ -22,6 +22,9 @@ describe('configuration', () => {
     expect(loadConfig({}, {})).toMatchObject({ databaseConnectTimeout: 5_000, databaseStatementTimeout: 10_000, databasePoolSize: 10 });
     const config = loadConfig({ 'db-statement-timeout': '1m' }, { COFFER_DB_CONNECT_TIMEOUT: '1500ms', COFFER_DB_STATEMENT_TIMEOUT: '30s', COFFER_DB_POOL_SIZE: '4' });
     expect(config).toMatchObject({ databaseConnectTimeout: 1_500, databaseStatementTimeout: 60_000, databasePoolSize: 4 });
+    expect(loadConfig({}, {}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({}, { COFFER_DB_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(() => loadConfig({}, { COFFER_DB_PREPARED_STATEMENTS: 'no' })).toThrow(/COFFER_DB_PREPARED_STATEMENTS/);
   });
 
   test('login throttling: the defaults are the shipped limits; the credential guard has its own setting', () => {
