@@ -135,10 +135,18 @@ class ScriptCommittingClient implements PostgresPoolClient {
     return answer as unknown as PostgresQueryResult<R>;
   }
 
-  /** Frees a prepared statement on the server, and in node-postgres's note of what this connection has prepared. */
+  /**
+   * Frees a prepared statement on the server, and in node-postgres's note of what this connection has prepared. One
+   * whose Parse failed was never prepared: nothing to free. Should the server refuse, the connection is dropped when
+   * released rather than the caller's statement failed for it.
+   */
   async #deallocate(name: string): Promise<void> {
-    await this.#query({ text: `DEALLOCATE ${name}` });
     // node-postgres has no API for this; its note would otherwise grow by one name per eviction
-    delete (this.#client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+    const { parsedStatements } = (this.#client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection;
+    if (parsedStatements[name] === undefined) return;
+    delete parsedStatements[name];
+    await this.#query({ text: `DEALLOCATE ${name}` }).catch(() => {
+      this.#outdated = true;
+    });
   }
 }

@@ -76,6 +76,17 @@ test(`at most ${PREPARED_PER_CONNECTION} are kept: the least recently used is de
   expect(await prepared()).toHaveLength(PREPARED_PER_CONNECTION);
 });
 
+test('a statement PostgreSQL refused to parse is evicted like any other, and the statements after it run', async () => {
+  const refused = () => sql`SELECT label FROM no_such_table WHERE id = ${1}`.execute(database.db);
+  await expect(refused()).rejects.toThrow(/no_such_table/);
+  await expect(refused()).rejects.toThrow(/no_such_table/);
+  for (let n = 1; n <= PREPARED_PER_CONNECTION; n++) {
+    for (const _ of [1, 2]) expect((await sql<{ n: number }>`SELECT ${n}::int - ${sql.lit(n)} AS n`.execute(database.db)).rows).toEqual([{ n: 0 }]);
+  }
+  expect(await prepared()).toHaveLength(PREPARED_PER_CONNECTION);
+  expect(await labelOf(1)).toBe('one');
+});
+
 test('inside a transaction at capacity a new statement goes unnamed: nothing is deallocated while a transaction is open', async () => {
   for (let n = 0; n < PREPARED_PER_CONNECTION; n++) for (const _ of [1, 2]) await sql`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
   const before = await prepared();
