@@ -115,8 +115,8 @@ class ScriptCommittingClient implements PostgresPoolClient {
       return this.#answer<R>(await this.#query(name === undefined ? { text, values } : { name, text, values }));
     } catch (error) {
       if (name === undefined || !isOutdatedPreparedStatement(error)) throw error;
+      // nothing is prepared on this connection any more: it is dropped when released
       this.#outdated = true;
-      this.#prepared?.forgetAll();
       if (inTransaction) throw error;
       return this.#answer<R>(await this.#query({ text, values }));
     }

@@ -1,7 +1,7 @@
 /**
  * Which statements one PostgreSQL connection keeps prepared (named), so that a statement sent again is neither
  * parsed nor, once PostgreSQL settles on a generic plan, planned again: at the operator's cold start, parsing and
- * planning were two thirds of PostgreSQL's CPU (bench/RESULTS.md).
+ * planning were about half of PostgreSQL's CPU (bench/RESULTS.md).
  *
  * - A statement is prepared the second time its text is seen on the connection: a one-off (a listing of some
  *   number of ids) never is. The texts seen once are remembered up to a bound too.
@@ -47,16 +47,6 @@ export class PreparedStatements {
     const created = `coffer_${++this.#named}`;
     this.#prepared.set(text, created);
     return evict === undefined ? { name: created } : { name: created, evict };
-  }
-
-  /** The connection's prepared statements are gone or not to be trusted (it is dropped). */
-  forgetAll(): void {
-    this.#prepared.clear();
-    this.#seen.clear();
-  }
-
-  get size(): number {
-    return this.#prepared.size;
   }
 }
 
