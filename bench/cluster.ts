@@ -22,11 +22,13 @@ export interface Cluster {
   custom: CustomObjectsApi;
 }
 
-export async function startCluster(): Promise<Cluster> {
+/** `crdDirs`: where the CRDs come from (another checkout's, for a commit measured beside this one); this checkout's by default. */
+export async function startCluster(options: { crdDirs?: string[] } = {}): Promise<Cluster> {
   const binDir = await ensureTestBinaries({ log: (message) => log(`[control plane] ${message}`) });
   // No controller manager: nothing here needs garbage collection, and it would take CPU from the measurement.
   const plane = await startControlPlane({
     binDir,
+    ...(options.crdDirs ? { crdDirs: options.crdDirs } : {}),
     controllerManager: false,
     profiling: Boolean(process.env.BENCH_APISERVER_PROF),
     log: (message) => log(`[control plane] ${message}`),
@@ -82,6 +84,26 @@ export const targetName = (project: number, index: number) => `s-${project}-${in
  * namespaces, one SecretsProject per project (claiming it by slug, with a namespace grant) and its Integrations.
  * What `from` describes is taken as existing already.
  */
+/**
+ * Grants the namespace the project; false when the server has no namespace grants at all (the route unknown: a
+ * commit from before them, measured by bench:scale --commit, whose SecretsProjects claim projects without one).
+ */
+async function grantNamespace(api: Server, token: string, projectId: string, namespace: string): Promise<boolean> {
+  const path = `/api/v1/workspace/${projectId}/namespace-grants`;
+  const response = await fetch(`${api.api}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ namespace }),
+  });
+  const text = await response.text();
+  if (response.ok) return true;
+  if (response.status === 404 && /^Route POST \S+ not found$/.test(JSON.parse(text).message ?? '')) {
+    log('fleet: this server has no namespace grants (no such route): its SecretsProjects claim their projects without one');
+    return false;
+  }
+  throw new Error(`POST ${path} → ${response.status} ${text.slice(0, 500)}`);
+}
+
 export async function createFleet(
   cluster: Cluster,
   api: Server,
@@ -92,11 +114,12 @@ export async function createFleet(
   const started = Date.now();
   const projects = Array.from({ length: shape.projects - from.projects }, (_, index) => from.projects + index);
   const projectIds = new Map<number, string>();
+  let grants = true;
   await bounded(projects, 4, async (index) => {
     const { project } = await call(api, 'POST', '/api/v2/workspace', token, { projectName: `Bench ${index}`, slug: projectSlug(index) });
     projectIds.set(index, project.id);
     // a SecretsProject claims an existing project only with its namespace's grant
-    await call(api, 'POST', `/api/v1/workspace/${project.id}/namespace-grants`, token, { namespace: namespaceName(index % shape.namespaces) });
+    if (grants) grants = await grantNamespace(api, token, project.id, namespaceName(index % shape.namespaces));
     const secrets = Array.from({ length: shape.secretsPerProject }, (_, key) => ({ secretKey: `KEY_${key}`, secretValue: `value-${index}-${key}` }));
     if (secrets.length > 0) await call(api, 'POST', '/api/v3/secrets/batch/raw', token, { workspaceId: project.id, environment: 'dev', secretPath: '/', secrets });
   });

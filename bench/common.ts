@@ -173,20 +173,24 @@ export async function startServer(
 }
 
 /** NODE_OPTIONS of the shipped Deployment (deploy/server/deployment.yaml), the V8 heap sized for its memory limit. */
-function shippedNodeOptions(): string {
-  const documents = parseAllDocuments(readFileSync(new URL('../deploy/server/deployment.yaml', import.meta.url), 'utf8')).map((document) => document.toJS());
+/** The NODE_OPTIONS of the Deployment `checkout` ships (deploy/server/, or deploy/ in commits before it moved). */
+function shippedNodeOptions(checkout: string): { value: string; file: string } {
+  const file = ['deploy/server/deployment.yaml', 'deploy/deployment.yaml'].find((candidate) => existsSync(join(checkout, candidate)));
+  if (!file) return { value: '', file: 'no Deployment manifest' };
+  const documents = parseAllDocuments(readFileSync(join(checkout, file), 'utf8')).map((document) => document.toJS());
   const deployment = documents.find((document) => document?.kind === 'Deployment');
   const env: { name: string; value?: string }[] = deployment?.spec?.template?.spec?.containers?.[0]?.env ?? [];
-  return env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '';
+  return { value: env.find((entry) => entry.name === 'NODE_OPTIONS')?.value ?? '', file };
 }
 
 /**
- * The NODE_OPTIONS a bench gives the server it measures: the shipped Deployment's, unless BENCH_NODE_OPTIONS
- * overrides them ('' = Node's defaults); `described` says which, for the results.
+ * The NODE_OPTIONS a bench gives the server it measures: the shipped Deployment's (of `checkout`: this one by
+ * default), unless BENCH_NODE_OPTIONS overrides them ('' = Node's defaults); `described` says which, for the results.
  */
-export function benchNodeOptions(): { value: string; described: string } {
-  const value = process.env.BENCH_NODE_OPTIONS ?? shippedNodeOptions();
-  const from = process.env.BENCH_NODE_OPTIONS === undefined ? ' (as shipped in deploy/server/deployment.yaml)' : ' (BENCH_NODE_OPTIONS)';
+export function benchNodeOptions(checkout = REPO): { value: string; described: string } {
+  const shipped = process.env.BENCH_NODE_OPTIONS === undefined ? shippedNodeOptions(checkout) : undefined;
+  const value = process.env.BENCH_NODE_OPTIONS ?? shipped!.value;
+  const from = shipped ? ` (as shipped in ${shipped.file})` : ' (BENCH_NODE_OPTIONS)';
   return { value, described: `NODE_OPTIONS ${value ? `\`${value}\`` : 'unset'}${from}` };
 }
 

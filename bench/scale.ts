@@ -9,9 +9,13 @@
  *   3. full resync with nothing changed: the operator restarted, every resource reconciled again;
  *      Secret writes (must be 0), apiserver requests and database statements per Integration.
  *
- *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10]
+ *   npm run bench:scale [-- --projects 1000 --namespaces 100 --per-project 10] [--commit <rev>]
+ *
+ * `--commit <rev>` measures that commit instead of this checkout (checked out and built in a temporary worktree,
+ * as bench:compare does): its server, operator and CRDs, through this checkout's bench. Run it and this checkout
+ * one after the other, alternating, for a side by side on one machine.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import {
@@ -29,6 +33,7 @@ import {
 import {
   appendResults,
   backendCpuSeconds,
+  REPO,
   benchNodeOptions,
   backendCpuSpent,
   call,
@@ -44,6 +49,7 @@ import {
   startServer,
   table,
 } from './common.ts';
+import { checkOutCommit } from './commit-checkout.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -51,6 +57,7 @@ const { values: args } = parseArgs({
     namespaces: { type: 'string', default: '100' },
     'per-project': { type: 'string', default: '10' },
     secrets: { type: 'string', default: '5' },
+    commit: { type: 'string' },
   },
 });
 const shape = {
@@ -63,11 +70,16 @@ const expected = shape.projects * shape.integrationsPerProject;
 const profileDir = process.env.BENCH_CPU_PROF;
 const extraNodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
 
-const { value: nodeOptions, described: nodeOptionsSetup } = benchNodeOptions();
+// another commit's server, operator and CRDs (its test fixtures' CRDs are this checkout's: the bench creates none of them)
+const measured = args.commit ? checkOutCommit(args.commit) : undefined;
+const checkout = measured?.dir ?? REPO;
+const { value: nodeOptions, described: nodeOptionsSetup } = benchNodeOptions(checkout);
 const nodeSetup = `${nodeOptionsSetup}${extraNodeArgs.length > 0 ? `, node ${extraNodeArgs.join(' ')}` : ''}`;
 
+const crdDirs = [path.join(checkout, 'crds'), path.join(REPO, 'test', 'k8s', 'fixtures')].filter((dir) => existsSync(dir));
+
 const loadAtStart = loadAverage();
-const cluster = await startCluster();
+const cluster = await startCluster({ crdDirs });
 const database = await freshDatabase('scale');
 const keys = serverKeys();
 const environment = {
@@ -114,7 +126,7 @@ const apiserverProfileDir = process.env.BENCH_APISERVER_PROF;
 function startOperator(): Promise<Server> {
   return startServer(
     { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h', NODE_OPTIONS: nodeOptions },
-    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extraNodeArgs] },
+    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extraNodeArgs], checkout },
   );
 }
 
@@ -160,7 +172,7 @@ let heapNote = '';
 try {
   const storage = `${await postgresVersion()} (local, fresh database)`;
   await cluster.core.createNamespace({ body: { metadata: { name: 'bench-system' } } });
-  const api = await startServer({ ...environment, COFFER_OPERATOR: 'false' });
+  const api = await startServer({ ...environment, COFFER_OPERATOR: 'false' }, { checkout });
   try {
     const boot = await call(api, 'POST', '/api/v1/admin/bootstrap', undefined, {
       email: 'bench@example.com',
@@ -296,6 +308,11 @@ try {
   const check = (ok: boolean) => (ok ? '✅ met' : '❌ missed');
   appendResults(`Scale: ${expected} Integrations, ${shape.projects} projects, ${shape.namespaces} namespaces (PostgreSQL, test control plane)`, [
     `Machine: ${machine(storage)}; etcd + kube-apiserver v1.35 on 127.0.0.1 (no controller manager). Load average at start: ${loadAtStart}, at the end: ${loadAverage()}.`,
+    ...(measured
+      ? [
+          `**Measured: commit ${measured.sha}** (--commit: its server, operator and CRDs, built in a temporary worktree; the bench is the commit above).${measured.notes.length > 0 ? ` Note: ${measured.notes.join('; ')}.` : ''}`,
+        ]
+      : []),
     `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total; CPU seconds: what each process used over the phase (/proc; PostgreSQL: the backends serving the bench database).${apiserverProfileDir ? ' The kube-apiserver ran with --profiling (BENCH_APISERVER_PROF).' : ''}`,
     '',
     ...table(
@@ -322,5 +339,6 @@ try {
 } finally {
   await database.drop().catch(() => {});
   await cluster.plane.stop();
+  measured?.remove();
 }
 process.exit(0);
