@@ -99,30 +99,32 @@ export const WORKLOAD_RESOURCES: Record<WorkloadKind, string> = { Deployment: 'd
 /** The resource (plural) of each target kind: in metrics and RBAC. */
 export const TARGET_RESOURCES: Record<TargetKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
-type RequestContext = Parameters<KubeConfig['applySecurityAuthentication']>[0];
-type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;
-
 /**
  * @kubernetes/client-node 2.x gives every request a new connection pool (an
  * undici Agent), so each call opens a fresh TLS connection to the apiserver:
  * a handshake per call and native memory that grows with the request rate.
  * This keeps the per-request authentication (headers, rotating tokens) and
- * sends every request through one pool with kept-alive connections.
+ * sends every request through the first pool it made, with kept-alive
+ * connections; no pool is made (and closed again) per request after it.
  */
 export function shareConnections(config: KubeConfig): void {
-  const authenticate = config.applySecurityAuthentication.bind(config);
-  let shared: Dispatcher | undefined;
-  config.applySecurityAuthentication = async (context: RequestContext) => {
-    await authenticate(context);
-    const created = context.getDispatcher();
-    if (!created) return;
-    if (!shared) {
-      shared = created;
-      return;
+  // a private method of KubeConfig (applySecurityAuthentication's only maker of pools); the unit test
+  // kube-connections counts the connections, so a release that renames it fails there, not in a cluster
+  const target = config as unknown as DispatcherMaker;
+  const create = target.createDispatcher.bind(config);
+  let shared: unknown;
+  let made = false;
+  target.createDispatcher = (...args) => {
+    if (!made) {
+      shared = create(...args);
+      made = true;
     }
-    context.setDispatcher(shared);
-    void created.close().catch(() => {});
+    return shared;
   };
+}
+
+interface DispatcherMaker {
+  createDispatcher(...args: unknown[]): unknown;
 }
 
 /** One permission the operator needs: a verb on a resource, in a namespace ('' for all). */
