@@ -9,7 +9,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, makeInformer, type KubernetesObject, PatchStrategy, setHeaderOptions, Watch } from '@kubernetes/client-node';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../test/k8s/controlplane.ts';
-import { call, cpuSeconds, log, type Server } from './common.ts';
+import { apiRequest, call, cpuSeconds, log, type Server } from './common.ts';
 
 export const GROUP = 'coffer.dev';
 export const VERSION = 'v1alpha1';
@@ -80,30 +80,25 @@ export const integrationName = (project: number, index: number) => `i-${project}
 export const targetName = (project: number, index: number) => `s-${project}-${index}`;
 
 /**
- * Creates what is missing of the fleet: projects (through the API, with secrets in dev at /),
- * namespaces, one SecretsProject per project (claiming it by slug, with a namespace grant) and its Integrations.
- * What `from` describes is taken as existing already.
- */
-/**
  * Grants the namespace the project; false when the server has no namespace grants at all (the route unknown: a
  * commit from before them, measured by bench:scale --commit, whose SecretsProjects claim projects without one).
  */
 async function grantNamespace(api: Server, token: string, projectId: string, namespace: string): Promise<boolean> {
   const path = `/api/v1/workspace/${projectId}/namespace-grants`;
-  const response = await fetch(`${api.api}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ namespace }),
-  });
-  const text = await response.text();
-  if (response.ok) return true;
-  if (response.status === 404 && /^Route POST \S+ not found$/.test(JSON.parse(text).message ?? '')) {
+  const { ok, status, text } = await apiRequest(api, 'POST', path, token, { namespace });
+  if (ok) return true;
+  if (status === 404 && /^Route POST \S+ not found$/.test(JSON.parse(text).message ?? '')) {
     log('fleet: this server has no namespace grants (no such route): its SecretsProjects claim their projects without one');
     return false;
   }
-  throw new Error(`POST ${path} → ${response.status} ${text.slice(0, 500)}`);
+  throw new Error(`POST ${path} → ${status} ${text.slice(0, 500)}`);
 }
 
+/**
+ * Creates what is missing of the fleet: projects (through the API, with secrets in dev at /),
+ * namespaces, one SecretsProject per project (claiming it by slug, with a namespace grant) and its Integrations.
+ * What `from` describes is taken as existing already.
+ */
 export async function createFleet(
   cluster: Cluster,
   api: Server,

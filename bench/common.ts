@@ -172,8 +172,10 @@ export async function startServer(
   throw new Error(`coffer serve was not ready in time:\n${tail()}`);
 }
 
-/** NODE_OPTIONS of the shipped Deployment (deploy/server/deployment.yaml), the V8 heap sized for its memory limit. */
-/** The NODE_OPTIONS of the Deployment `checkout` ships (deploy/server/, or deploy/ in commits before it moved). */
+/**
+ * The NODE_OPTIONS of the Deployment `checkout` ships (deploy/server/, or deploy/ in commits before it moved), the V8
+ * heap sized for its memory limit.
+ */
 function shippedNodeOptions(checkout: string): { value: string; file: string } {
   const file = ['deploy/server/deployment.yaml', 'deploy/deployment.yaml'].find((candidate) => existsSync(join(checkout, candidate)));
   if (!file) return { value: '', file: 'no Deployment manifest' };
@@ -188,9 +190,9 @@ function shippedNodeOptions(checkout: string): { value: string; file: string } {
  * default), unless BENCH_NODE_OPTIONS overrides them ('' = Node's defaults); `described` says which, for the results.
  */
 export function benchNodeOptions(checkout = REPO): { value: string; described: string } {
-  const shipped = process.env.BENCH_NODE_OPTIONS === undefined ? shippedNodeOptions(checkout) : undefined;
-  const value = process.env.BENCH_NODE_OPTIONS ?? shipped!.value;
-  const from = shipped ? ` (as shipped in ${shipped.file})` : ' (BENCH_NODE_OPTIONS)';
+  const override = process.env.BENCH_NODE_OPTIONS;
+  const { value, file } = override === undefined ? shippedNodeOptions(checkout) : { value: override, file: undefined };
+  const from = file === undefined ? ' (BENCH_NODE_OPTIONS)' : ` (as shipped in ${file})`;
   return { value, described: `NODE_OPTIONS ${value ? `\`${value}\`` : 'unset'}${from}` };
 }
 
@@ -231,15 +233,26 @@ export function rssMiB(pid: number): number {
   return kb / 1024;
 }
 
-/** JSON call to the API; throws on a non-2xx answer. */
-export async function call(server: Server, method: string, path: string, token: string | undefined, body?: unknown): Promise<any> {
+/** A JSON request to the API: its status (ok: 2xx) and body as text, whatever the status. */
+export async function apiRequest(
+  server: Server,
+  method: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<{ ok: boolean; status: number; text: string }> {
   const response = await fetch(`${server.api}${path}`, {
     method,
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${text.slice(0, 500)}`);
+  return { ok: response.ok, status: response.status, text: await response.text() };
+}
+
+/** JSON call to the API; throws on a non-2xx answer. */
+export async function call(server: Server, method: string, path: string, token: string | undefined, body?: unknown): Promise<any> {
+  const { ok, status, text } = await apiRequest(server, method, path, token, body);
+  if (!ok) throw new Error(`${method} ${path} → ${status} ${text.slice(0, 500)}`);
   return text ? JSON.parse(text) : undefined;
 }
 

@@ -33,7 +33,6 @@ import {
 import {
   appendResults,
   backendCpuSeconds,
-  REPO,
   benchNodeOptions,
   backendCpuSpent,
   call,
@@ -43,6 +42,7 @@ import {
   log,
   machine,
   postgresVersion,
+  REPO,
   rssMiB,
   type Server,
   serverKeys,
