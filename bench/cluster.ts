@@ -408,3 +408,18 @@ export function apiserverProfile(cluster: Cluster, seconds: number, file: string
     request.on('error', reject);
   });
 }
+
+/**
+ * How big one synced Integration and its Secret are as the apiserver serves them (JSON, managedFields included):
+ * the apiserver and etcd spend per byte on every write and watch event, so a richer object shows here first.
+ */
+export async function storedSizes(cluster: Cluster, namespace: string, integration: string, secret: string): Promise<string> {
+  const describe = (object: { metadata?: { managedFields?: unknown[]; annotations?: object; labels?: object } }) => {
+    const { managedFields = [], annotations = {}, labels = {} } = object.metadata ?? {};
+    const withoutFields = { ...object, metadata: { ...object.metadata, managedFields: undefined } };
+    return `${JSON.stringify(object).length} bytes (${JSON.stringify(withoutFields).length} without its ${managedFields.length} managedFields entries; ${Object.keys(labels).length} labels, ${Object.keys(annotations).length} annotations)`;
+  };
+  const resource = await cluster.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: 'integrations', name: integration });
+  const target = await cluster.core.readNamespacedSecret({ namespace, name: secret });
+  return `Integration ${describe(resource as object)}; its Secret ${describe(target)}`;
+}

@@ -26,8 +26,12 @@ import {
   createFleet,
   difference,
   operatorMetrics,
+  integrationName,
+  namespaceName,
   startCluster,
+  storedSizes,
   sumMetric,
+  targetName,
   total,
 } from './cluster.ts';
 import {
@@ -233,6 +237,7 @@ try {
   });
   await profiled;
   const eventsDropped = counters.eventsDropped;
+  const sizes = await storedSizes(cluster, namespaceName(0), integrationName(0, 0), targetName(0, 0));
   log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started (${eventsDropped} Events dropped)`);
 
   // 2. steady state
@@ -332,7 +337,7 @@ try {
       rows,
     ),
     '',
-    `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}; on Integrations and Secrets at the cold start: ${describe(new Map([...cold.apiserver].filter(([key]) => onIntegrations(key))))}. Events the operator dropped during the cold start (coffer_operator_events_dropped_total): ${eventsDropped}.`,
+    `apiserver requests by verb/resource, cold start: ${describe(cold.apiserver)}; resync: ${describe(resync.apiserver)}; on Integrations and Secrets at the cold start: ${describe(new Map([...cold.apiserver].filter(([key]) => onIntegrations(key))))}. Events the operator dropped during the cold start (coffer_operator_events_dropped_total): ${eventsDropped}. As stored after the cold start: ${sizes}.`,
     '',
     `Targets: all Synced ≤ 90 s: **${cold.seconds.toFixed(1)} s** ${check(cold.seconds <= 90)}; apiserver requests per Integration ≤ 3, on the Integration and its Secret: **${(integrationRequests(cold) / expected).toFixed(2)}** ${check(integrationRequests(cold) <= 3 * expected)} (all requests of the phase, the SecretsProjects' and the bench's own listings included: ${(total(cold.apiserver) / expected).toFixed(2)}); at most one status write per Integration: **${(statusWrites(cold) / expected).toFixed(2)}** ${check(statusWrites(cold) <= expected)}; RSS ≤ 300 MB at steady state (a minute after the sync): **${steady.toFixed(0)} MiB** ${check(steady * 1.048576 <= 300)} (right after the sync ${rss[0]!.toFixed(0)} MiB, max ${Math.max(...rss.slice(0, 30)).toFixed(0)} MiB; ${heapNote}; a process restarted onto the synced fleet, after its resync: ${rss.at(-1)!.toFixed(0)} MiB); zero Secret writes when nothing changed: **${secretWrites(resync)}** ${check(secretWrites(resync) === 0)}.`,
   ]);
