@@ -57,8 +57,9 @@ export async function listPolicyApprovers(db: ReadOnlyDb, policyIds: readonly st
 
 /** Of these users, the ones that are members of the project. */
 export async function listProjectMemberUsers(db: Executor, projectId: string, userIds: readonly string[]): Promise<string[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db.selectFrom('projectMemberships').select('userId').where('projectId', '=', projectId).where('userId', 'in', userIds).execute();
+  const ids = userIds.filter(isUuid);
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('projectMemberships').select('userId').where('projectId', '=', projectId).where('userId', 'in', ids).execute();
   return rows.map((row) => row.userId);
 }
 
@@ -87,6 +88,8 @@ export async function listRequests(
   projectId: string,
   filter: { status?: RequestStatus; environmentId?: string; committer?: string; limit: number; offset: number },
 ): Promise<SecretApprovalRequest[]> {
+  // a committer that is not a user id made no request
+  if (filter.committer && !isUuid(filter.committer)) return [];
   let query = db.selectFrom('secretApprovalRequests').selectAll().where('projectId', '=', projectId);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.environmentId) {

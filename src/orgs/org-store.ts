@@ -34,6 +34,7 @@ export async function insertIdentityOrgMembership(db: Executor, values: { orgId:
 }
 
 export async function findUserOrgMembership(db: Executor, orgId: string, userId: string) {
+  if (!isUuid(orgId) || !isUuid(userId)) return undefined;
   return db.selectFrom('orgMemberships').selectAll().where('orgId', '=', orgId).where('userId', '=', userId).executeTakeFirst();
 }
 

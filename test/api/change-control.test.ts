@@ -83,6 +83,7 @@ describe('approval policies and change requests', () => {
   test.each([
     ['more approvals than approvers', { approvals: 3 }, 400, 'TooFewApprovers'],
     ['an approver outside the project', { approvers: [{ id: '9d0f7c3e-1111-4111-8111-111111111111' }] }, 400, 'ApproverNotMember'],
+    ['an approver id that is no user id', { approvers: [{ id: 'not-a-user-id' }], approvals: 1 }, 400, 'ApproverNotMember'],
     ['a taken name', {}, 400, 'PolicyExists'],
     ['no approvers', { approvers: [] }, 422, 'ValidationFailure'],
   ])('%s → refused, nothing written', async (_name, change, status, code) => {
@@ -115,6 +116,14 @@ describe('approval policies and change requests', () => {
     const stored = await app.database.db.selectFrom('secretApprovalRequestSecrets').selectAll().execute();
     expect(stored).toHaveLength(1);
     expect(stored[0]!.encryptedValue!.toString('utf8')).not.toContain('proposed-value-1');
+  });
+
+  test('the requests listed by committer: the committer’s own; a committer that is no user id matches none (200, not a database error)', async () => {
+    const list = (committer: string) => call('GET', '/api/v1/secret-approval-requests', admin.token, undefined, { workspaceId: projectId, committer });
+    const own = await list(users.committer.id);
+    expect(own.status).toBe(200);
+    expect(own.body.approvals.length).toBeGreaterThan(0);
+    expect(await list('not-a-user-id')).toMatchObject({ status: 200, body: { approvals: [] } });
   });
 
   test("a user's single write through v4 (the console's) becomes a request as through v3: create, update and delete", async () => {

@@ -1,6 +1,6 @@
 import * as OTPAuth from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { bootstrap, startReplica, startSibling, startTestApp, TEST_LOGIN_LIMITS, type TestApp } from '../support/test-app.ts';
+import { bootstrap, snapshotDatabase, startReplica, startSibling, startTestApp, TEST_LOGIN_LIMITS, type TestApp } from '../support/test-app.ts';
 import { otherOrganization } from '../support/access-fixture.ts';
 import { addUserToOrg } from '../../src/orgs/org-membership-service.ts';
 
@@ -231,6 +231,14 @@ describe('sessions', () => {
     expect(await works(app, token)).toBe(401);
     const audit = await app.request('GET', '/api/v1/organization/audit-logs', { token: admin.token, query: { eventType: 'revoke-user-session' } });
     expect(audit.body.auditLogs[0].event.metadata).toMatchObject({ userId: user.id, byAdmin: true });
+  });
+
+  test.each(['sessions', 'mfa'])('a member id that is no user id: DELETE …/users/{userId}/%s answers 404, nothing changed', async (what) => {
+    const before = await snapshotDatabase(app.database);
+    const response = await app.request('DELETE', `/api/v1/organization/${admin.orgId}/users/not-a-user-id/${what}`, { token: admin.token });
+    expect(response.status).toBe(404);
+    expect(response.body).toMatchObject({ statusCode: 404, message: 'User not found in this organization' });
+    expect(await snapshotDatabase(app.database)).toEqual(before);
   });
 
   test('an identity has no sessions: 403 NotAUser', async () => {
