@@ -182,3 +182,6 @@ function toKubernetesPlacement(row: IntegrationRow): z.infer<typeof kubernetesPl
   const [namespace = '', name = ''] = row.managedBy.split('/');
   return { cluster: row.cluster, namespace, name, secretName: row.app, syncedRevision: row.syncedRevision };
 }
+
+/** Most names one page of the operator's listing of its records answers (GET /api/v1/operator/integrations). */
+export const MANAGED_PAGE_MAX = 5_000;

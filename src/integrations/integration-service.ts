@@ -34,6 +34,7 @@ import {
   type IntegrationWithTargetKeys,
   insertIntegration,
   listIntegrationsOfProject,
+  listManagedByOfCluster,
   listManagedIntegrationsOfProject,
   setIntegrationReloadResult,
   setIntegrationSyncResult,
@@ -200,6 +201,17 @@ export class IntegrationService {
       },
       { quiet: isInProcess(actor) },
     );
+  }
+
+  /**
+   * For the operator: which Integration resources of the cluster it acts for have a record here (`<namespace>/<name>`,
+   * in order, a page at a time), so that it can drop the records of resources deleted while it was away. Names only:
+   * the resources are the caller's own cluster's.
+   */
+  async listManaged(actor: Actor, page: { cluster?: string; namespace?: string; after?: string; limit: number }): Promise<{ managedBy: string[]; next: string | null }> {
+    const cluster = actingCluster(actor, page.cluster);
+    const managedBy = await listManagedByOfCluster(this.#deps.db, actor.orgId, cluster, page);
+    return { managedBy, next: managedBy.length === page.limit ? managedBy.at(-1)! : null };
   }
 
   /**

@@ -86,6 +86,23 @@ export async function findIntegrationByManagedBy(db: ReadOnlyDb, orgId: string, 
   return byManagedBy(selectIntegrationRows(db), orgId, cluster, managedBy).executeTakeFirst();
 }
 
+/**
+ * The `<namespace>/<name>` of the records an operator's Integration resources keep in one cluster: in order, after
+ * `after`, at most `limit`; only those of `namespace` when given (a namespace name has no LIKE wildcard).
+ */
+export async function listManagedByOfCluster(
+  db: ReadOnlyDb,
+  orgId: string,
+  cluster: string,
+  page: { namespace?: string; after?: string; limit: number },
+): Promise<string[]> {
+  let query = db.selectFrom('integrations').select('managedBy').where('clusterOrgId', '=', orgId).where('cluster', '=', cluster).where('managedBy', 'is not', null);
+  if (page.namespace !== undefined) query = query.where('managedBy', 'like', `${page.namespace}/%`);
+  if (page.after !== undefined) query = query.where('managedBy', '>', page.after);
+  const rows = await query.orderBy('managedBy').limit(page.limit).execute();
+  return rows.map((row) => row.managedBy!);
+}
+
 export async function listIntegrationsOfProject(db: ReadOnlyDb, projectId: string): Promise<IntegrationRow[]> {
   return selectIntegrationRows(db).where('projectEnvironments.projectId', '=', projectId).orderBy('integrations.createdAt').orderBy('integrations.id').execute();
 }

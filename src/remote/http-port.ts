@@ -26,6 +26,10 @@ function query(params: Record<string, string>): string {
   return new URLSearchParams(params).toString();
 }
 
+function definedOnly(params: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
 /** One authenticated JSON call: a token from the keeper, a new login after a 401; the answer parsed with its wire schema. */
 type Call = <Answer extends z.ZodType = z.ZodUnknown>(
   method: Dispatcher.HttpMethod,
@@ -235,6 +239,7 @@ function integrationsPort(call: Call, cluster: string, own: OwnReports): Integra
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`, { answer: wire.messageAnswer });
     },
+    listManaged: (page) => call('GET', `/api/v1/operator/integrations?${query({ cluster, ...definedOnly(page) })}`, { answer: wire.managedListAnswer }),
     get: async (integrationId) => toRecord(await call('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`, { answer: wire.integrationAnswer })),
   };
 }

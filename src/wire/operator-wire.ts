@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { CHANGE_KINDS, ROTATION_PHASES } from '../changes/change-feed.ts';
 import { clusterNameSchema, namespaceNameSchema } from '../grants/grant-schema.ts';
-import { integrationSchema } from '../integrations/integration-schema.ts';
+import { integrationSchema, MANAGED_PAGE_MAX } from '../integrations/integration-schema.ts';
 import { ROLLING_WORKLOADS_MAX, ROLLOUT_KINDS } from '../integrations/workload-rollout.ts';
 import { CARRIED_KEYS_MAX, KEY_READERS_MAX, KEYS_PER_READER_MAX } from '../integrations/target-keys.ts';
 import { SECRET_KEY_MAX } from '../secrets/secret-schema.ts';
 import { effectivePermissionsSchema } from '../permissions/permission-schema.ts';
-import { bigInteger, environmentSlug, exactText, flag, id, optional, path, required, stringRecord, text } from '../validation/input.ts';
+import { bigInteger, environmentSlug, exactText, flag, id, optional, optionalInteger, path, required, stringRecord, text } from '../validation/input.ts';
 
 /**
  * The wire of the operator port (src/operator/port/coffer-port.ts) over HTTP: the
@@ -84,6 +84,18 @@ export const upsertIntegrationBody = z.object({
 export const deleteIntegrationQuery = z.object({
   cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
   managedBy,
+});
+
+export const listManagedQuery = z.object({
+  cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
+  namespace: optional(namespaceNameSchema).describe("Only the records of this namespace's Integration resources."),
+  after: optional(required(253 + 64)).describe('The `next` of the page before: names after this one.'),
+  limit: optionalInteger(1, MANAGED_PAGE_MAX).describe(`How many names at most (1–${MANAGED_PAGE_MAX}, the most when absent).`),
+});
+
+export const managedListAnswer = z.object({
+  managedBy: z.array(z.string()).describe('`<namespace>/<name>` of each Integration resource with a record, in order.'),
+  next: z.string().nullable().describe('Where the next page starts (`after`); null on the last page.'),
 });
 
 export const integrationParams = z.object({ integrationId: id().describe("The integration's id.") });

@@ -302,3 +302,47 @@ describe('claims per cluster', () => {
     }
   });
 });
+
+describe("an operator's listing of its records (the sweep of records of Integrations deleted while it was away)", () => {
+  beforeAll(async () => {
+    await grant('cluster-a', 'lst');
+    await grant('cluster-a', 'lst-two');
+    for (const managedBy of ['lst/c', 'lst/a', 'lst/b', 'lst-two/x']) {
+      const namespace = managedBy.split('/')[0]!;
+      const kept = await record(operatorA.token, { managedBy, owner: namespace, targetEnvironment: namespace });
+      expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    }
+  });
+  const list = (token: string, query: Record<string, string> = {}) => as(token)('GET', '/api/v1/operator/integrations', undefined, query);
+
+  test("names its own cluster's records in order, a page at a time, or one namespace's", async () => {
+    const all = await list(operatorA.token);
+    expect(all.status).toBe(200);
+    expect(all.body.next).toBeNull();
+    // in the database's collation, whatever it is: compared as a set here
+    expect(new Set(all.body.managedBy.filter((name: string) => name.startsWith('lst')))).toEqual(new Set(['lst-two/x', 'lst/a', 'lst/b', 'lst/c']));
+    const first = await list(operatorA.token, { namespace: 'lst', limit: '2' });
+    expect(first.body).toEqual({ managedBy: ['lst/a', 'lst/b'], next: 'lst/b' });
+    const second = await list(operatorA.token, { namespace: 'lst', limit: '2', after: first.body.next });
+    expect(second.body).toEqual({ managedBy: ['lst/c'], next: null });
+    expect((await list(operatorA.token, { namespace: 'lst-two' })).body).toEqual({ managedBy: ['lst-two/x'], next: null });
+    expect((await list(operatorA.token, { namespace: 'ls' })).body).toEqual({ managedBy: [], next: null });
+  });
+
+  test("another cluster's operator sees none of them and may not ask for them; a caller bound to no cluster is refused", async () => {
+    expect((await list(operatorB.token)).body.managedBy.filter((name: string) => name.startsWith('lst'))).toEqual([]);
+    expect((await list(operatorB.token, { namespace: 'lst' })).body).toEqual({ managedBy: [], next: null });
+    expect((await list(operatorB.token, { cluster: 'cluster-a' })).body).toMatchObject({ statusCode: 403, code: 'ClusterMismatch' });
+    expect((await list(developer.token)).body).toMatchObject({ statusCode: 403, code: 'ClusterNotBound' });
+    expect((await list(fx.token, { cluster: 'local' })).body).toMatchObject({ statusCode: 403, code: 'ClusterNotBound' });
+  });
+
+  test('bad paging is refused (422) naming the field', async () => {
+    const refused: Record<string, string>[] = [{ limit: '0' }, { limit: '5001' }, { limit: 'ten' }, { namespace: 'Not_A_Namespace' }, { namespace: 'lst/%' }];
+    for (const query of refused) {
+      const answer = await list(operatorA.token, query);
+      expect(answer.status, JSON.stringify(query)).toBe(422);
+      expect(answer.body.message).toContain(Object.keys(query)[0]);
+    }
+  });
+});

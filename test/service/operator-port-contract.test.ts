@@ -273,6 +273,21 @@ describe.each(['in-process', 'http'] as const)('the operator port, %s', (name) =
     expect(await refusal(port.integrations.get(record.id))).toMatchObject({ statusCode: 404 });
   });
 
+  test('the records of its cluster are listed by name, one namespace at a time, and a dropped one is no longer listed', async () => {
+    const { port } = use();
+    const { project } = await declared(use(), 'listed');
+    const namespace = `ns-${name}`;
+    for (const resource of ['listed-b', 'listed-a']) await port.integrations.upsert(managedIntegration(namespace, resource, project.id));
+    const listed = await port.integrations.listManaged({ namespace });
+    expect(listed.next).toBeNull();
+    expect(listed.managedBy).toEqual(expect.arrayContaining([`${namespace}/listed-a`, `${namespace}/listed-b`]));
+    expect(listed.managedBy.every((managedBy) => managedBy.startsWith(`${namespace}/`))).toBe(true);
+    expect((await port.integrations.listManaged({ namespace, after: `${namespace}/listed-a` })).managedBy).not.toContain(`${namespace}/listed-a`);
+    await port.integrations.delete(CLUSTER, `${namespace}/listed-b`);
+    expect((await port.integrations.listManaged({ namespace })).managedBy).not.toContain(`${namespace}/listed-b`);
+    expect((await port.integrations.listManaged({ namespace: 'ns-nobody' })).managedBy).toEqual([]);
+  });
+
   // A resync after a restart reads at the installation's newest revision and sends the report of its target's keys
   // again (the operator remembers the last one only while it leads): a result that says what the record says, at a
   // revision only changes that alter no place (another record, here) came before, writes nothing; the record keeps

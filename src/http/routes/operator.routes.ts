@@ -2,6 +2,7 @@ import type { Services } from '../../app/container.ts';
 import type { ZodApp } from '../zod-app.ts';
 import { BadRequestError, NotFoundError } from '../../errors.ts';
 import { installationSeenBy } from '../../installation/installation-view.ts';
+import { MANAGED_PAGE_MAX } from '../../integrations/integration-schema.ts';
 import {
   authorizeUseAnswer,
   authorizeUseBody,
@@ -13,6 +14,8 @@ import {
   installationAnswer,
   integrationAnswer,
   integrationParams,
+  listManagedQuery,
+  managedListAnswer,
   messageAnswer,
   operatorListingAnswer,
   operatorSecretsQuery,
@@ -175,6 +178,27 @@ export function operatorRoutes(app: ZodApp, services: Services): void {
       },
     },
     async (request) => ({ integration: await integrations.upsertManaged(request.actor, request.body) }),
+  );
+
+  app.get(
+    '/api/v1/operator/integrations',
+    {
+      schema: {
+        tags,
+        ...describeRoute({
+          summary: 'Name the Integration resources with a record',
+          description: `The \`<namespace>/<name>\` of every Integration resource of the caller's cluster that has a record, in order, a page at a time: the operator compares them with the resources in its cluster and drops the records of those deleted while it was away. Names only. ${acting} ${who}`,
+          permission: 'An operator credential bound to a registered cluster.',
+          effects: reads(),
+        }),
+        querystring: listManagedQuery,
+        response: { 200: managedListAnswer.meta({ examples: [{ managedBy: ['shop/app', 'shop/worker'], next: null }] }) },
+      },
+    },
+    async (request) => {
+      const { cluster, namespace, after, limit = MANAGED_PAGE_MAX } = request.query;
+      return integrations.listManaged(request.actor, { cluster, namespace, after, limit });
+    },
   );
 
   app.delete(

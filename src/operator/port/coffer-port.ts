@@ -197,6 +197,11 @@ export interface IntegrationsPort {
   recordReloadResult(integrationId: string, result: ReloadResult): Promise<void>;
   /** Deletes the record of `managedBy` in `cluster`, if any. */
   delete(cluster: string, managedBy: string): Promise<void>;
+  /**
+   * GET /api/v1/operator/integrations: the `<namespace>/<name>` of this cluster's Integration resources that have a
+   * record (of `namespace` only, when given), in order, one page after `after`; `next` starts the following page.
+   */
+  listManaged(page: { namespace?: string; after?: string }): Promise<{ managedBy: string[]; next: string | null }>;
   /** GET /api/v1/integration/{id} */
   get(integrationId: string): Promise<IntegrationRecord>;
 }

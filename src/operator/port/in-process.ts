@@ -4,6 +4,7 @@ import { runInCacheRequestScope } from '../../caches/cache-versions.ts';
 import { type ChangeRecord, LISTING_METADATA_KINDS } from '../../changes/change-feed.ts';
 import { ChangeSubscriber } from '../../changes/change-subscriber.ts';
 import { NotFoundError } from '../../errors.ts';
+import { MANAGED_PAGE_MAX } from '../../integrations/integration-schema.ts';
 import type { IntegrationWithTargetKeys } from '../../integrations/integration-service.ts';
 import { installationIdOf } from '../../installation/installation-service.ts';
 import { findSingleOrganization } from '../../orgs/org-lookup.ts';
@@ -205,6 +206,7 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
     recordSyncResult: (integrationId, result) => integrations.recordSyncResultAs(actor, integrationId, result, takeRead()),
     recordReloadResult: (integrationId, result) => integrations.recordReloadResultAs(actor, integrationId, result),
     delete: (cluster, managedBy) => integrations.deleteManaged(actor, managedBy, cluster),
+    listManaged: (page) => integrations.listManaged(actor, { ...page, limit: MANAGED_PAGE_MAX }),
     get: async (integrationId) => toRecord(await integrations.getById(actor, integrationId)),
   };
 }
