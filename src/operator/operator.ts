@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { ControllerContext } from './controllers/context.ts';
 import { ConflictReports } from './controllers/conflict-reports.ts';
 import { toFailure } from './controllers/failures.ts';
-import { mayReconcile } from './controllers/installation-guard.ts';
+import { claimedByTarget, mayReconcile } from './controllers/installation-guard.ts';
+import { sweepRecords } from './controllers/integration/record-sweep.ts';
 import { IntegrationController } from './controllers/integration/integration-controller.ts';
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
 import { SecretsProjectController } from './controllers/secrets-project/secrets-project-controller.ts';
@@ -25,6 +26,8 @@ import { StatusWriter } from './runtime/status.ts';
 
 /** Tries to check reload's permissions at start (0.5 s backoff doubling: ~15 s in all). */
 const RELOAD_SETUP_ATTEMPTS = 5;
+/** Tries of the sweep of records at the start of leadership (1, 2, 4, 8, 16 s apart). */
+const SWEEP_ATTEMPTS = 6;
 
 /** How the operator reaches Coffer: the port, once there is something to act in. */
 export interface PortConnector {
@@ -71,6 +74,9 @@ export class Operator {
   #informers: OperatorInformers | null = null;
   #manager: Manager | null = null;
   #integrations: IntegrationController | null = null;
+  #context: ControllerContext | null = null;
+  /** Counts the terms of leadership begun and ended: work of one term stops when it changes. */
+  #term = 0;
   #subscription: ChangeSubscription | null = null;
   #elector: LeaderElector | null = null;
   #resyncTimer: NodeJS.Timeout | null = null;
@@ -214,6 +220,7 @@ export class Operator {
       logger: this.#logger,
       status,
       admits: (kind, resource) => mayReconcile(context, kind, resource),
+      needsFinalizer: (kind, resource) => !claimedByTarget(kind, resource),
       failureOf: (error) => toFailure(error),
       events: this.#events,
       metrics,
@@ -221,6 +228,7 @@ export class Operator {
       reconcileOnAnnotation: ANNOTATION_FORCE_SYNC,
       asOneRequest: port.asOneRequest,
     });
+    this.#context = context;
     this.#integrations = new IntegrationController(context);
     manager.add(new SecretsProjectController(context));
     manager.add(new SecretImportController(context));
@@ -272,6 +280,7 @@ export class Operator {
     // every resource once, before the first reconcile: enqueued after, the ones already running would run twice
     manager.resyncAll();
     manager.start();
+    void this.#sweepRecords(++this.#term);
     let failedReads = 0;
     this.#subscription = await port.changes.subscribe(
       after,
@@ -305,7 +314,29 @@ export class Operator {
     this.#resyncTimer.unref();
   }
 
+  /**
+   * The records of Integrations deleted while no operator ran go (record-sweep.ts). A failure is retried a few
+   * times, then left to the next start: it affects no Secret and not the operator's readiness.
+   */
+  async #sweepRecords(term: number): Promise<void> {
+    for (let attempt = 1; !this.#stopped && term === this.#term; attempt++) {
+      try {
+        const { dropped, failed } = await sweepRecords(this.#context!, this.#informers!.integrations, this.#options.watchNamespace);
+        if (dropped > 0) this.#logger.info({ dropped }, `dropped the records of ${dropped} Integration(s) deleted while no operator ran`);
+        if (failed > 0) this.#logger.warn({ failed }, `could not drop the records of ${failed} deleted Integration(s); the next start tries again`);
+        return;
+      } catch (error) {
+        if (attempt === SWEEP_ATTEMPTS) {
+          this.#logger.warn({ error: describeError(error) }, 'could not list the records of Integrations; the next start tries again');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1_000 * 2 ** attempt).unref());
+      }
+    }
+  }
+
   async #stopLeading(): Promise<void> {
+    this.#term++;
     this.#options.metrics?.leading(false);
     if (this.#resyncTimer) clearInterval(this.#resyncTimer);
     await this.#subscription?.stop();

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import pino from 'pino';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { inject } from 'vitest';
@@ -155,3 +155,37 @@ test("another installation's resource is left alone: no finalizer, no reconcile,
   expect(live.metadata.finalizers ?? []).toEqual([]);
   expect(live.status).toBeUndefined();
 });
+
+test('a status write is never sent over a status that names another installation, claimed since the copy it started from', async () => {
+  const kube = new KubeApi(clusterConfig());
+  const writer = new StatusWriter(kube, logger, INSTALLATION);
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const ready = [{ type: 'Ready' as const, status: 'True' as const, reason: 'Reconciled' as const, message: 'in sync' }];
+  for (const name of ['contested', 'uncontested']) {
+    await cluster.apply('secretsprojects', namespace.name, { kind: 'SecretsProject', metadata: { name }, spec: { name } });
+  }
+  // each copy is read before someone else's status write: the writer's conditional write meets a 409 and re-reads
+  const copies = {
+    contested: await cluster.get('secretsprojects', namespace.name, 'contested'),
+    uncontested: await cluster.get('secretsprojects', namespace.name, 'uncontested'),
+  };
+  const patchStatus = (name: string, status: Record<string, unknown>) =>
+    cluster.custom.patchNamespacedCustomObjectStatus(
+      { group: 'coffer.dev', version: 'v1alpha1', namespace: namespace.name, plural: 'secretsprojects', name, body: { status } },
+      mergePatch,
+    );
+  await patchStatus('contested', { installationId: 'another-installation' });
+  await patchStatus('uncontested', { slug: 'someone' });
+  for (const copy of Object.values(copies)) await writer.write('SecretsProject', copy, {}, ready);
+  expect((await cluster.get('secretsprojects', namespace.name, 'contested')).status).toEqual({ installationId: 'another-installation' });
+  // the control: a status naming no installation is written over as ever
+  const written = (await cluster.get('secretsprojects', namespace.name, 'uncontested')).status;
+  expect(written).toMatchObject({ slug: 'someone', installationId: INSTALLATION, conditions: [expect.objectContaining({ type: 'Ready', status: 'True' })] });
+});
+
+function clusterConfig(): KubeConfig {
+  const config = new KubeConfig();
+  config.loadFromFile(inject('kubeconfig'));
+  config.setCurrentContext('admin');
+  return config;
+}

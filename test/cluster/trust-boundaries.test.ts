@@ -296,9 +296,10 @@ describe('installations', () => {
     expect(secret!.metadata!.annotations!['coffer.dev/installation']).toBe(firstInstallation);
     const integration = await cluster.get('integrations', home.name, 'app');
     expect(integration.status.installationId).toBe(firstInstallation);
-    // claimed with the finalizer in one conditional write, before anything else was written
-    expect(integration.metadata.annotations['coffer.dev/installation']).toBe(firstInstallation);
-    expect(integration.metadata.finalizers).toEqual(['coffer.dev/finalizer']);
+    // an Owner Integration is claimed by its Secret (created only if absent) and its first status write: no finalizer
+    expect(integration.metadata.annotations?.['coffer.dev/installation']).toBeUndefined();
+    expect(integration.metadata.finalizers).toBeUndefined();
+    expect(secret!.metadata!.ownerReferences!.map((owner) => owner.uid)).toEqual([integration.metadata.uid]);
     const records = (await call('GET', `/api/v1/workspace/${homeProjectId}/integrations`)).body.integrations;
     expect(records[0].metadata).toMatchObject({ installationId: firstInstallation, cluster: 'local', namespace: home.name, name: 'app' });
     const lease = await cluster.kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: home.name, name: 'coffer-operator' });

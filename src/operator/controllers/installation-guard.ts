@@ -1,4 +1,5 @@
-import type { KindName } from '../resources.ts';
+import type { IntegrationResource, KindName } from '../resources.ts';
+import { claimedElsewhere, policyOf, targetKindOf } from './integration/managed-target.ts';
 import type { Reconciled } from '../runtime/controller.ts';
 import { formatNamespacedName } from '../runtime/object-key.ts';
 import type { ControllerContext } from './context.ts';
@@ -7,14 +8,19 @@ import { isCofferNotFound } from './failures.ts';
 /**
  * One installation, one owner: a resource is reconciled only by the
  * installation (database) whose id its annotation coffer.dev/installation
- * carries (its status, for resources claimed before the annotation). The
- * first installation to reconcile a resource claims it, with its finalizer,
- * in one write conditional on the resourceVersion it read (its status names
- * it too, from its first status write); another installation then leaves the resource alone (no write to
- * it, its Secret or its database), reports the conflict with one Warning
- * Event per resource and a log line per installation, and returns false.
- * A resource from before installation ids that names a project, import or
- * integration this database does not have belongs to another installation too.
+ * carries, else the one its status names. The first installation to
+ * reconcile a resource claims it before it writes anything else:
+ * - a SecretsProject, a SecretImport and a Merge Integration with the
+ *   annotation and the finalizer, in one write conditional on the
+ *   resourceVersion it read;
+ * - an Owner or Orphan Integration by its target (claimedByTarget): the
+ *   target is created only if absent and carries the installation, and the
+ *   first status write, conditional on the resourceVersion, names it.
+ * Another installation then leaves the resource alone (no write to it, its
+ * target or its database), reports the conflict with one Warning Event per
+ * resource and a log line per installation, and returns false. A resource
+ * from before installation ids that names a project, import or integration
+ * this database does not have belongs to another installation too.
  */
 export async function mayReconcile(context: ControllerContext, kind: KindName, resource: Reconciled): Promise<boolean> {
   const { installationId } = context.identity;
@@ -22,8 +28,51 @@ export async function mayReconcile(context: ControllerContext, kind: KindName, r
   if (holder === installationId) return true;
   if (holder) return refuse(context, kind, resource, holder);
   if (await namesAnotherDatabase(context, kind, resource)) return refuse(context, kind, resource, 'an installation from before installation ids');
+  if (claimedByTarget(kind, resource)) {
+    const other = targetClaimedElsewhere(context, resource as IntegrationResource);
+    return other ? refuse(context, kind, resource, other) : true;
+  }
   await context.status.claim(kind, resource);
   return true;
+}
+
+/**
+ * Whether the resource is claimed by its target rather than by a write of its own (and so carries no finalizer): an
+ * Integration that owns its Secret or ConfigMap as a whole (Owner, Orphan). Its deletion needs no finalizer: an
+ * Owner target carries the Integration's ownerReference (the garbage collector deletes it), an Orphan target stays,
+ * and the record goes when the operator sees the deletion or, if none ran then, at the next start (record-sweep.ts).
+ * Merge takes its keys out of an object that stays, which only a finalizer can guarantee.
+ */
+export function claimedByTarget(kind: KindName, resource: Reconciled): boolean {
+  return kind === 'Integration' && policyOf(resource as IntegrationResource) !== 'Merge';
+}
+
+/** The other installation whose target (as cached) claims this Integration (claimedElsewhere). */
+function targetClaimedElsewhere(context: ControllerContext, resource: IntegrationResource): string | undefined {
+  const { namespace } = resource.metadata;
+  const { name } = resource.spec.target;
+  const { managedSecrets, managedConfigMaps } = context.informers;
+  const kind = targetKindOf(resource);
+  const target = kind === 'Secret' ? managedSecrets.get(name, namespace) : managedConfigMaps.get(name, namespace);
+  return target && claimedElsewhere({ ...target, kind }, resource, context.identity.installationId);
+}
+
+/**
+ * This installation lost the claim of an Integration to another installation that created its target first (the
+ * target's 409 on create, read live): the resource is left alone as the guard leaves it, its status unwritten.
+ */
+export class ClaimedElsewhere extends Error {
+  readonly holder: string;
+
+  constructor(holder: string) {
+    super(`claimed by Coffer installation ${holder}`);
+    this.holder = holder;
+  }
+}
+
+/** Leaves alone a resource another installation claimed (after the guard admitted it): its Event and log line. */
+export function leaveAlone(context: ControllerContext, kind: KindName, resource: Reconciled, lost: ClaimedElsewhere): void {
+  refuse(context, kind, resource, lost.holder);
 }
 
 function refuse(context: ControllerContext, kind: KindName, resource: Reconciled, holder: string): false {

@@ -86,13 +86,14 @@ export interface Controller<R extends Reconciled = Reconciled> {
   setup(watches: Watches): void;
   /**
    * Brings the world in line with `resource` (the cached object, admitted by
-   * the guard, holding the finalizer, not being deleted; one key at a time).
+   * the guard, holding the finalizer if it needs one, not being deleted; one key at a time).
    */
   reconcile(resource: R): Promise<ReconcileResult>;
   /**
-   * The resource is being deleted: lets go of what it holds (in Coffer, in the
-   * cluster). The runtime then removes the finalizer; an error leaves it, and
-   * the finalize is retried with backoff.
+   * The resource is being deleted, or was deleted without a finalizer (its last
+   * copy): lets go of what it holds (in Coffer, in the cluster). The runtime
+   * then removes the finalizer; an error leaves it, and the finalize is retried
+   * with backoff.
    */
   finalize(resource: R): Promise<void>;
   /** The resource is gone from the cache: drops what is kept about it. */

@@ -13,9 +13,15 @@ import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer' | 'holds'>;
   /** Whether this installation may reconcile the resource at all (installation-guard.ts); default: every one. */
   admits?: (kind: KindName, resource: Reconciled) => Promise<boolean>;
+  /**
+   * Whether the resource gets the finalizer before its first reconcile (default: every one). One that does not is
+   * finalized when the informer reports it gone, if this installation held it; what that misses while no operator
+   * runs must be cleaned up by other means (Owner targets by the garbage collector, records by a sweep).
+   */
+  needsFinalizer?: (kind: KindName, resource: Reconciled) => boolean;
   /** The Failure a thrown error stands for, or undefined for one the runtime only logs and retries (failures.ts); default: none. */
   failureOf?: (error: unknown) => Failure | undefined;
   events: Pick<EventRecorder, 'record'>;
@@ -47,7 +53,8 @@ const SLOW_BACKOFF = { baseMs: 5_000, maxMs: 600_000 };
  * watches each controller declared, and the outcome of every reconcile
  * turned into what the queue does next. It owns the preamble of every
  * reconcile (the installation guard; a deletion finalized and the finalizer
- * removed; the finalizer added otherwise; a thrown error turned into a
+ * removed; the finalizer added otherwise, where one is needed; a resource
+ * deleted without one finalized from its last copy; a thrown error turned into a
  * Failure) and the one failure path: a failed reconcile sets the
  * controller's conditions to False with the failure's reason, posts a
  * Warning Event when that is news (not on every retry) and counts an error
@@ -58,6 +65,8 @@ export class Manager {
   readonly #controllers = new Map<KindName, Controller>();
   readonly #changeWatches: ((changes: readonly Change[]) => Iterable<ObjectKey>)[] = [];
   readonly #seen = new Map<string, Seen>();
+  /** The last copy of each resource deleted without our finalizer that this installation held, until it is finalized. */
+  readonly #departed = new Map<string, Reconciled>();
   readonly #queue: WorkQueue<ObjectKey>;
 
   constructor(options: ManagerOptions) {
@@ -124,6 +133,7 @@ export class Manager {
     for (const verb of ['add', 'update', 'delete'] as const) {
       controller.informer.on(verb, (resource: R) => {
         if (verb !== 'delete') this.#options.status.observe(controller.kind, resource);
+        else this.#noteDeparture(controller.kind, resource);
         if (this.#needsReconcile(verb, controller.kind, resource)) this.#queue.add(keyOf(controller.kind, resource));
       });
     }
@@ -135,6 +145,14 @@ export class Manager {
         for (const key of map(object)) this.#queue.add(key);
       });
     }
+  }
+
+  /** A resource without our finalizer left the cluster: kept to be finalized if it was ours to finalize. */
+  #noteDeparture(kind: KindName, resource: Reconciled): void {
+    if (resource.metadata.finalizers?.includes(FINALIZER)) return;
+    if (this.#options.needsFinalizer?.(kind, resource) !== false) return;
+    if (!this.#options.status.holds(kind, resource)) return;
+    this.#departed.set(queueId(keyOf(kind, resource)), resource);
   }
 
   /**
@@ -169,6 +187,7 @@ export class Manager {
 
   async #reconcile(key: ObjectKey): Promise<Requeue> {
     const controller = this.#controllers.get(key.kind)!;
+    await this.#finalizeDeparted(controller, key);
     const resource = controller.informer.get(key.name, key.namespace);
     if (!resource) {
       controller.forget?.(key);
@@ -186,11 +205,24 @@ export class Manager {
   }
 
   /**
+   * A resource deleted without a finalizer is finalized from its last copy, before anything else of its key (a
+   * new resource of the same name then starts as it would after a finalizer's removal). An error keeps the copy, and
+   * the key is retried with backoff.
+   */
+  async #finalizeDeparted(controller: Controller, key: ObjectKey): Promise<void> {
+    const id = queueId(key);
+    const departed = this.#departed.get(id);
+    if (!departed) return;
+    await controller.finalize(departed);
+    this.#departed.delete(id);
+  }
+
+  /**
    * The preamble every reconcile shares, in the order of controller-runtime's finalizer helpers: a
    * resource another installation manages is left alone; one being deleted
    * is finalized, then its finalizer removed; any other gets the finalizer
-   * before the controller touches anything outside the cluster, so nothing
-   * it makes outlives the resource unfinalized.
+   * (if it needs one) before the controller touches anything outside the
+   * cluster, so nothing it makes outlives the resource unfinalized.
    */
   async #run(controller: Controller, resource: Reconciled): Promise<ReconcileResult> {
     const { status, admits, failureOf } = this.#options;
@@ -200,7 +232,7 @@ export class Manager {
       await status.removeFinalizer(controller.kind, resource);
       return done();
     }
-    await status.ensureFinalizer(controller.kind, resource);
+    if (this.#options.needsFinalizer?.(controller.kind, resource) !== false) await status.ensureFinalizer(controller.kind, resource);
     try {
       return await controller.reconcile(resource);
     } catch (error) {
@@ -226,6 +258,7 @@ export class Manager {
   async #markFailed(controller: Controller, resource: Reconciled, failure: Failure): Promise<void> {
     const before = this.#options.status.condition(controller.kind, resource, controller.failureConditions[0]!);
     const news = !(before?.status === 'False' && before.reason === failure.reason && before.message === failure.message);
+
     const conditions = controller.failureConditions.map((type) => ({ type, status: 'False' as const, reason: failure.reason, message: failure.message }));
     await this.#options.status.write(controller.kind, resource, failure.fields ?? {}, conditions);
     if (news) this.#options.events.record(resource, 'Warning', failure.reason, failure.message);

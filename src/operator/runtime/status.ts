@@ -138,8 +138,17 @@ export class StatusWriter {
    * names, else (resources claimed before the annotation) the one its status names.
    */
   holder(kind: KindName, resource: StatusResource): string | undefined {
-    const { installation, status } = this.#freshest(kind, resource);
-    return installation ?? (typeof status.installationId === 'string' ? status.installationId : undefined);
+    return holderOf(this.#freshest(kind, resource));
+  }
+
+  /** Whether this installation manages the resource (holder). */
+  holds(kind: KindName, resource: StatusResource): boolean {
+    return this.holder(kind, resource) === this.#installationId;
+  }
+
+  #heldHereOrFree(at: StatusAt): boolean {
+    const holder = holderOf(at);
+    return holder === undefined || holder === this.#installationId;
   }
 
   /** The status as it stands: as this writer last wrote it, else as the informer's copy shows it. */
@@ -166,6 +175,8 @@ export class StatusWriter {
     let base = this.#freshest(kind, resource);
     const readyBefore = base.status.conditions?.find((condition) => condition.type === 'Ready');
     for (let attempt = 1; ; attempt++) {
+      // another installation claimed it since the reconcile began (the first status write claims a resource claimed by its target)
+      if (!this.#heldHereOrFree(base)) return;
       const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), installationId: this.#installationId };
       const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
       if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
@@ -287,4 +298,9 @@ function latestKey(kind: KindName, { namespace, name }: { namespace: string; nam
 /** A status as compared: a field set to null (removed) is one that is absent. */
 function comparable(status: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
+}
+
+/** The installation its claim annotation names, else (claimed before the annotation, or by its target) the one its status names. */
+function holderOf({ installation, status }: StatusAt): string | undefined {
+  return installation ?? (typeof status.installationId === 'string' ? status.installationId : undefined);
 }

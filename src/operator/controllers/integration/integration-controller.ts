@@ -10,6 +10,7 @@ import type { CachedInformer, Workload } from '../../runtime/informers.ts';
 import { describeError } from '../../runtime/kube-api.ts';
 import { formatNamespacedName, keyOf, type ObjectKey, objectKey } from '../../runtime/object-key.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
+import { ClaimedElsewhere, leaveAlone } from '../installation-guard.ts';
 import { ignoreCofferNotFound, isCofferNotFound, toFailure } from '../failures.ts';
 import { resolveProject } from '../project-resolution.ts';
 import { ChangeRouter, type RotationReached } from './change-router.ts';
@@ -155,6 +156,10 @@ export class IntegrationController implements Controller<IntegrationResource> {
       if (missed) return requeueAfter(0);
       return recheckInMs === undefined ? done() : requeueAfter(recheckInMs);
     } catch (error) {
+      if (error instanceof ClaimedElsewhere) {
+        leaveAlone(context, 'Integration', resource, error);
+        return done();
+      }
       // what a failure means for the target and the index is this controller's; reporting it is the runtime's
       const failure = toFailure(error, 'NotFound');
       if (!failure) {

@@ -163,6 +163,17 @@ export function isOwnTarget(object: TargetObject, integration: IntegrationResour
 }
 
 /**
+ * The other installation that claimed this Integration by creating its target: the target names the Integration
+ * (annotation or ownerReference) and another installation. Undefined when it names this one, none, or another
+ * Integration (then it is merely in the way: InstallationConflict on the Integration's status).
+ */
+export function claimedElsewhere(object: TargetObject, integration: IntegrationResource, installationId: string): string | undefined {
+  const installation = object.metadata?.annotations?.[ANNOTATION_INSTALLATION];
+  if (!installation || installation === installationId) return undefined;
+  return isOwnTarget(object, integration, installation) ? installation : undefined;
+}
+
+/**
  * The Secret or ConfigMap as an Integration applies it (server-side apply;
  * fields it leaves out are not its own). Owner and Orphan: the whole object,
  * labelled and annotated as the spec and its template say, and with its

@@ -13,6 +13,7 @@ import { formatNamespacedName } from '../../runtime/object-key.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import {
+  claimedElsewhere,
   describeTarget,
   desiredTarget,
   emptyApply,
@@ -30,6 +31,7 @@ import {
   targetKindOf,
 } from './managed-target.ts';
 import { checkSecretType } from './secret-types.ts';
+import { ClaimedElsewhere } from '../installation-guard.ts';
 
 /**
  * What a write did: created the object, updated it, put it back after a
@@ -217,6 +219,9 @@ export class TargetWriter {
   #assertInstallation(resource: IntegrationResource, live: TargetObject): void {
     const { installationId } = this.#context.identity;
     const installation = live.metadata?.annotations?.[ANNOTATION_INSTALLATION];
+    // not yet held by this installation (claimed by its target): another one created the target for it first
+    const other = claimedElsewhere(live, resource, installationId);
+    if (other && !this.#context.status.holds('Integration', resource)) throw new ClaimedElsewhere(other);
     if (installation && installation !== installationId) {
       throw new NotReadyError(
         'InstallationConflict',
