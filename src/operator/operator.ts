@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import type { ControllerContext } from './controllers/context.ts';
 import { ConflictReports } from './controllers/conflict-reports.ts';
 import { toFailure } from './controllers/failures.ts';
-import { claimedByTarget, mayReconcile } from './controllers/installation-guard.ts';
+import { mayReconcile } from './controllers/installation-guard.ts';
+import { claimedByTarget } from './controllers/integration/target-claim.ts';
 import { sweepRecords } from './controllers/integration/record-sweep.ts';
 import { IntegrationController } from './controllers/integration/integration-controller.ts';
 import { SecretImportController } from './controllers/secret-import/secret-import-controller.ts';
@@ -26,7 +27,7 @@ import { StatusWriter } from './runtime/status.ts';
 
 /** Tries to check reload's permissions at start (0.5 s backoff doubling: ~15 s in all). */
 const RELOAD_SETUP_ATTEMPTS = 5;
-/** Tries of the sweep of records at the start of leadership (1, 2, 4, 8, 16 s apart). */
+/** Tries of the sweep of records at the start of leadership (2, 4, 8, 16 and 32 s apart). */
 const SWEEP_ATTEMPTS = 6;
 
 /** How the operator reaches Coffer: the port, once there is something to act in. */
@@ -321,9 +322,10 @@ export class Operator {
   async #sweepRecords(term: number): Promise<void> {
     for (let attempt = 1; !this.#stopped && term === this.#term; attempt++) {
       try {
-        const { dropped, failed } = await sweepRecords(this.#context!, this.#informers!.integrations, this.#options.watchNamespace);
-        if (dropped > 0) this.#logger.info({ dropped }, `dropped the records of ${dropped} Integration(s) deleted while no operator ran`);
-        if (failed > 0) this.#logger.warn({ failed }, `could not drop the records of ${failed} deleted Integration(s); the next start tries again`);
+        const going = () => !this.#stopped && term === this.#term;
+        const { dropped, failed } = await sweepRecords(this.#context!, this.#informers!.integrations, { namespace: this.#options.watchNamespace, going });
+        if (dropped > 0) this.#logger.info({ dropped }, `dropped ${dropped} record(s) of Integrations deleted while no operator ran, or held by another installation`);
+        if (failed > 0) this.#logger.warn({ failed }, `could not drop ${failed} record(s) of deleted Integrations; the next start tries again`);
         return;
       } catch (error) {
         if (attempt === SWEEP_ATTEMPTS) {

@@ -73,6 +73,22 @@ describe('the first sync of an Owner or Orphan Integration', () => {
     expect((await cluster.secret(namespace.name, 'orphaned-secret'))!.metadata!.annotations!['coffer.dev/installation']).toBe(installationId);
   });
 
+  test('a failure before any installation holds it names none: another installation that can sync it may still take it', async () => {
+    await cluster.apply('integrations', namespace.name, {
+      ...integration('unresolved', { name: 'unresolved-secret' }),
+      spec: { projectRef: { name: 'missing' }, environment: 'dev', target: { name: 'unresolved-secret' } },
+    });
+    const failed = await waitFor('unresolved to be Ready=False', async () => {
+      const resource = await cluster.get('integrations', namespace.name, 'unresolved');
+      const ready = resource.status?.conditions?.find((condition: { type: string }) => condition.type === 'Ready');
+      if (ready?.status !== 'False') throw new Error(JSON.stringify(resource.status ?? {}));
+      return resource;
+    });
+    expect(failed.status.installationId).toBeUndefined();
+    expect(failed.metadata.finalizers).toBeUndefined();
+    expect(await cluster.secret(namespace.name, 'unresolved-secret')).toBeUndefined();
+  });
+
   test('a Merge Integration is still claimed with the annotation and the finalizer: only a finalizer can take its keys out of a Secret that stays', async () => {
     await cluster.core.createNamespacedSecret({ namespace: namespace.name, body: { metadata: { name: 'shared' }, stringData: { THEIRS: 'kept' } } });
     await cluster.apply('integrations', namespace.name, integration('merged', { name: 'shared', creationPolicy: 'Merge' }));

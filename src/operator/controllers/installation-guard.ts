@@ -1,5 +1,5 @@
 import type { IntegrationResource, KindName } from '../resources.ts';
-import { claimedElsewhere, policyOf, targetKindOf } from './integration/managed-target.ts';
+import { type ClaimedElsewhere, claimedByTarget, targetClaimedElsewhere } from './integration/target-claim.ts';
 import type { Reconciled } from '../runtime/controller.ts';
 import { formatNamespacedName } from '../runtime/object-key.ts';
 import type { ControllerContext } from './context.ts';
@@ -13,11 +13,12 @@ import { isCofferNotFound } from './failures.ts';
  * - a SecretsProject, a SecretImport and a Merge Integration with the
  *   annotation and the finalizer, in one write conditional on the
  *   resourceVersion it read;
- * - an Owner or Orphan Integration by its target (claimedByTarget): the
+ * - an Owner or Orphan Integration by its target (target-claim.ts): the
  *   target is created only if absent and carries the installation, and the
  *   first status write, conditional on the resourceVersion, names it.
- * Another installation then leaves the resource alone (no write to it, its
- * target or its database), reports the conflict with one Warning Event per
+ * Another installation then leaves the resource alone (no write to it or its
+ * target; a first sync that lost a race may have kept a record in its own
+ * database, which record-sweep.ts drops), reports the conflict with one Warning Event per
  * resource and a log line per installation, and returns false. A resource
  * from before installation ids that names a project, import or integration
  * this database does not have belongs to another installation too.
@@ -34,40 +35,6 @@ export async function mayReconcile(context: ControllerContext, kind: KindName, r
   }
   await context.status.claim(kind, resource);
   return true;
-}
-
-/**
- * Whether the resource is claimed by its target rather than by a write of its own (and so carries no finalizer): an
- * Integration that owns its Secret or ConfigMap as a whole (Owner, Orphan). Its deletion needs no finalizer: an
- * Owner target carries the Integration's ownerReference (the garbage collector deletes it), an Orphan target stays,
- * and the record goes when the operator sees the deletion or, if none ran then, at the next start (record-sweep.ts).
- * Merge takes its keys out of an object that stays, which only a finalizer can guarantee.
- */
-export function claimedByTarget(kind: KindName, resource: Reconciled): boolean {
-  return kind === 'Integration' && policyOf(resource as IntegrationResource) !== 'Merge';
-}
-
-/** The other installation whose target (as cached) claims this Integration (claimedElsewhere). */
-function targetClaimedElsewhere(context: ControllerContext, resource: IntegrationResource): string | undefined {
-  const { namespace } = resource.metadata;
-  const { name } = resource.spec.target;
-  const { managedSecrets, managedConfigMaps } = context.informers;
-  const kind = targetKindOf(resource);
-  const target = kind === 'Secret' ? managedSecrets.get(name, namespace) : managedConfigMaps.get(name, namespace);
-  return target && claimedElsewhere({ ...target, kind }, resource, context.identity.installationId);
-}
-
-/**
- * This installation lost the claim of an Integration to another installation that created its target first (the
- * target's 409 on create, read live): the resource is left alone as the guard leaves it, its status unwritten.
- */
-export class ClaimedElsewhere extends Error {
-  readonly holder: string;
-
-  constructor(holder: string) {
-    super(`claimed by Coffer installation ${holder}`);
-    this.holder = holder;
-  }
 }
 
 /** Leaves alone a resource another installation claimed (after the guard admitted it): its Event and log line. */

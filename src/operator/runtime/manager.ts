@@ -13,7 +13,7 @@ import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer' | 'holds'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer' | 'holder' | 'holds'>;
   /** Whether this installation may reconcile the resource at all (installation-guard.ts); default: every one. */
   admits?: (kind: KindName, resource: Reconciled) => Promise<boolean>;
   /**
@@ -67,6 +67,7 @@ export class Manager {
   readonly #seen = new Map<string, Seen>();
   /** The last copy of each resource deleted without our finalizer that this installation held, until it is finalized. */
   readonly #departed = new Map<string, Reconciled>();
+  #running = false;
   readonly #queue: WorkQueue<ObjectKey>;
 
   constructor(options: ManagerOptions) {
@@ -100,6 +101,8 @@ export class Manager {
   }
 
   start(): void {
+    this.#running = true;
+    this.#departed.clear();
     this.#queue.start();
   }
 
@@ -110,6 +113,8 @@ export class Manager {
 
   /** Stops taking work and waits for the reconciles running. */
   stop(): Promise<void> {
+    this.#running = false;
+    this.#departed.clear();
     return this.#queue.stop();
   }
 
@@ -147,11 +152,15 @@ export class Manager {
     }
   }
 
-  /** A resource without our finalizer left the cluster: kept to be finalized if it was ours to finalize. */
+  /**
+   * A resource without our finalizer left the cluster while this manager runs (leads): kept to be finalized, unless
+   * another installation held it. Not while it does not run: the next leader's sweep is for what nobody saw go.
+   */
   #noteDeparture(kind: KindName, resource: Reconciled): void {
-    if (resource.metadata.finalizers?.includes(FINALIZER)) return;
+    if (!this.#running || resource.metadata.finalizers?.includes(FINALIZER)) return;
     if (this.#options.needsFinalizer?.(kind, resource) !== false) return;
-    if (!this.#options.status.holds(kind, resource)) return;
+    const holder = this.#options.status.holder(kind, resource);
+    if (holder !== undefined && !this.#options.status.holds(kind, resource)) return;
     this.#departed.set(queueId(keyOf(kind, resource)), resource);
   }
 
@@ -260,7 +269,9 @@ export class Manager {
     const news = !(before?.status === 'False' && before.reason === failure.reason && before.message === failure.message);
 
     const conditions = controller.failureConditions.map((type) => ({ type, status: 'False' as const, reason: failure.reason, message: failure.message }));
-    await this.#options.status.write(controller.kind, resource, failure.fields ?? {}, conditions);
+    // a failure of a resource its target claims takes nothing: another installation may be creating that target
+    const claims = this.#options.needsFinalizer?.(controller.kind, resource) !== false || this.#options.status.holds(controller.kind, resource);
+    await this.#options.status.write(controller.kind, resource, failure.fields ?? {}, conditions, [], claims);
     if (news) this.#options.events.record(resource, 'Warning', failure.reason, failure.message);
     this.#options.metrics?.failed(controller.kind, failure.reason);
   }

@@ -135,7 +135,8 @@ export class StatusWriter {
 
   /**
    * The installation that manages the resource: the one its claim annotation
-   * names, else (resources claimed before the annotation) the one its status names.
+   * names, else the one its status names (resources claimed by their target,
+   * or before the annotation).
    */
   holder(kind: KindName, resource: StatusResource): string | undefined {
     return holderOf(this.#freshest(kind, resource));
@@ -159,7 +160,10 @@ export class StatusWriter {
   /**
    * Sets these fields (null removes one) and conditions, without the
    * condition types in `remove`, conditionally on the status it was computed
-   * from; skips the write when nothing would change. The condition metric
+   * from; skips the write when nothing would change, and when the status
+   * names another installation. The status names this installation, unless
+   * `claims` is false (a failure of a resource its target claims, before this
+   * installation holds it: reporting it takes nothing). The condition metric
    * follows either way.
    */
   async write(
@@ -168,6 +172,7 @@ export class StatusWriter {
     fields: StatusFields,
     conditions: readonly ConditionUpdate[],
     remove: readonly ConditionType[] = [],
+    claims = true,
   ): Promise<void> {
     for (const condition of conditions) {
       this.#metrics?.condition({ kind, namespace: resource.metadata.namespace, name: resource.metadata.name }, condition.type, condition.status);
@@ -177,7 +182,7 @@ export class StatusWriter {
     for (let attempt = 1; ; attempt++) {
       // another installation claimed it since the reconcile began (the first status write claims a resource claimed by its target)
       if (!this.#heldHereOrFree(base)) return;
-      const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), installationId: this.#installationId };
+      const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), ...(claims ? { installationId: this.#installationId } : {}) };
       const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
       if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
       try {
@@ -298,6 +303,11 @@ function latestKey(kind: KindName, { namespace, name }: { namespace: string; nam
 /** A status as compared: a field set to null (removed) is one that is absent. */
 function comparable(status: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
+}
+
+/** The installation that manages a resource as this copy of it shows (StatusWriter.holder, without this writer's own newer copy). */
+export function holderIn(object: CustomResource | StatusResource): string | undefined {
+  return holderOf(statusAt(object));
 }
 
 /** The installation its claim annotation names, else (claimed before the annotation, or by its target) the one its status names. */

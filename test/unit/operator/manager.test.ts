@@ -69,6 +69,7 @@ function harness(outcomes: (ReconcileResult | Error)[], preamble: Preamble = {})
       condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
       observe: () => {},
       forget: () => {},
+      holder: () => undefined,
       holds: () => false,
       // the finalizer's writes are the cluster tier's (test/cluster/reconcile-preamble.test.ts)
       ensureFinalizer: async () => {

@@ -1,32 +1,41 @@
 import type { IntegrationResource } from '../../resources.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
+import type { CustomResource } from '../../runtime/kube-api.ts';
+import { holderIn, type StatusResource } from '../../runtime/status.ts';
 import type { ControllerContext } from '../context.ts';
 
 /**
  * Drops the records of Integration resources deleted while no operator ran. An Integration claimed by its target
- * has no finalizer (installation-guard.ts, claimedByTarget): the operator that sees it go deletes its record, and
- * this sweep, run when an operator starts leading (its informers synced), deletes the records of the ones nobody saw
- * go. A record is dropped when its resource is not in the cluster, or is held by another installation (a first sync
- * both raced for). Only records of this cluster, and of the watched namespace when one is. Answers how many it
- * dropped and how many it could not (e.g. the operator may no longer delete a project's integrations); each deletion
- * is audited as any other (delete-integration). A failed listing throws.
+ * has no finalizer (target-claim.ts): the operator that sees it go deletes its record, and this sweep, run when an
+ * operator starts leading (its informers synced), deletes the records of the ones nobody saw go. A record is
+ * dropped when its resource is not in the cluster, or is held by another installation (a first sync both raced
+ * for), as the informer shows it and then as the apiserver answers it (a lagging watch must not cost a record, and
+ * the API-set isActive in it). Only records of this cluster, and of the watched namespace when one is; it stops when
+ * `going` turns false (leadership lost). Answers how many it dropped and how many it could not (e.g. the operator
+ * may no longer delete a project's integrations); each deletion is audited as any other (delete-integration). A
+ * failed listing throws.
  */
 export async function sweepRecords(
   context: ControllerContext,
   integrations: CachedInformer<IntegrationResource>,
-  namespace?: string,
+  options: { namespace?: string; going: () => boolean },
 ): Promise<{ dropped: number; failed: number }> {
-  const { port, identity, status } = context;
+  const { port, identity } = context;
+  const stale = (resource: CustomResource | StatusResource | undefined) => {
+    const holder = resource && holderIn(resource);
+    return !resource || (holder !== undefined && holder !== identity.installationId);
+  };
   let dropped = 0;
   let failed = 0;
   let after: string | undefined;
   do {
-    const page = await port.integrations.listManaged({ namespace, after });
+    const page = await port.integrations.listManaged({ namespace: options.namespace, after });
     for (const managedBy of page.managedBy) {
-      const resource = resourceOf(integrations, managedBy);
-      const holder = resource && status.holder('Integration', resource);
-      if (resource && (holder === undefined || holder === identity.installationId)) continue;
+      if (!options.going()) return { dropped, failed };
+      const [namespace, name] = splitManagedBy(managedBy);
+      if (!stale(integrations.get(name, namespace))) continue;
       try {
+        if (!stale(await context.kube.readResource('Integration', namespace, name))) continue;
         await port.integrations.delete(identity.clusterName, managedBy);
         dropped++;
       } catch {
@@ -38,8 +47,8 @@ export async function sweepRecords(
   return { dropped, failed };
 }
 
-/** The cached Integration a record's `<namespace>/<name>` names. */
-function resourceOf(integrations: CachedInformer<IntegrationResource>, managedBy: string): IntegrationResource | undefined {
+/** A record's `<namespace>/<name>` (a namespace has no slash). */
+function splitManagedBy(managedBy: string): [string, string] {
   const slash = managedBy.indexOf('/');
-  return slash < 0 ? undefined : integrations.get(managedBy.slice(slash + 1), managedBy.slice(0, slash));
+  return [managedBy.slice(0, slash), managedBy.slice(slash + 1)];
 }

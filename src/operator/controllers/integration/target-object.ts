@@ -31,7 +31,7 @@ import {
   targetKindOf,
 } from './managed-target.ts';
 import { checkSecretType } from './secret-types.ts';
-import { ClaimedElsewhere } from '../installation-guard.ts';
+import { ClaimedElsewhere } from './target-claim.ts';
 
 /**
  * What a write did: created the object, updated it, put it back after a
@@ -109,10 +109,14 @@ export class TargetWriter {
     return true;
   }
 
-  /** The Integration is deleted: its target goes (Owner), loses its keys (Merge) or stays (Orphan). */
+  /**
+   * The Integration is deleted: its target goes (Owner), loses its keys (Merge) or stays (Orphan). An Owner target
+   * goes only while this Integration (by uid) owns it, on condition that it is still the object read: a later
+   * Integration of the same name may have made one since.
+   */
   async release(resource: IntegrationResource): Promise<void> {
     const { kube, identity } = this.#context;
-    const { namespace } = resource.metadata;
+    const { namespace, uid } = resource.metadata;
     const name = resource.spec.target.name;
     const kind = targetKindOf(resource);
     const policy = policyOf(resource);
@@ -120,8 +124,10 @@ export class TargetWriter {
       await this.#giveUpKeys(resource);
       return;
     }
+    if (policy !== 'Owner') return;
     const live = await kube.readTarget(kind, namespace, name);
-    if (policy === 'Owner' && live && isOwnTarget(live, resource, identity.installationId)) await kube.deleteTarget(kind, namespace, name);
+    const ownedByIt = live?.metadata?.ownerReferences?.some((reference) => reference.uid === uid) ?? false;
+    if (live && ownedByIt && isOwnTarget(live, resource, identity.installationId)) await kube.deleteTarget(kind, namespace, name, live.metadata!.uid);
   }
 
   /** The labelled object of this name in the informer's cache. */
