@@ -216,13 +216,20 @@ export class Manager {
   /**
    * A resource deleted without a finalizer is finalized from its last copy, before anything else of its key (a
    * new resource of the same name then starts as it would after a finalizer's removal). An error keeps the copy, and
-   * the key is retried with backoff.
+   * the key is retried with backoff, unless a new resource of that name is waiting: it is not held up (what the
+   * copy left behind is the sweep's, at the next term).
    */
   async #finalizeDeparted(controller: Controller, key: ObjectKey): Promise<void> {
     const id = queueId(key);
     const departed = this.#departed.get(id);
     if (!departed) return;
-    await controller.finalize(departed);
+    try {
+      await controller.finalize(departed);
+    } catch (error) {
+      if (!controller.informer.get(key.name, key.namespace)) throw error;
+      const fields = { kind: key.kind, namespace: key.namespace, name: key.name, error: describeError(error) };
+      this.#options.logger.warn(fields, `could not finalize the deleted ${key.kind} ${key.namespace}/${key.name}; its successor of that name goes on`);
+    }
     this.#departed.delete(id);
   }
 
