@@ -12,7 +12,8 @@ export const uninstallCommand: CommandSpec = {
     'The first step of removing Coffer from a cluster, before the operator and the CRDs: deletes every Integration, SecretImport and ' +
     'SecretsProject (in --namespace, or in all namespaces) and waits for them to go while the operator cleans up after each (an Owner ' +
     "Secret goes with its Integration, a Merge Integration's keys are taken out, SecretsProjects with deletionPolicy Delete delete their " +
-    'projects). With the operator already gone, nothing removes the coffer.dev/finalizer and the resources, and so their namespaces, stay ' +
+    'projects; an Owner or Orphan Integration has no finalizer: it goes at once, and the operator drops its record when it sees it go). ' +
+    'With the operator already gone, nothing removes the coffer.dev/finalizer and the resources that have one, and so their namespaces, stay ' +
     'Terminating: --release-finalizers then removes it from what is left after --timeout, and the resources go without that clean-up (an Owner ' +
     "Secret is still deleted by Kubernetes' garbage collector; Orphan and Merge Secrets stay as they are; nothing changes in Coffer). Uses the " +
     'kubeconfig as kubectl does (KUBECONFIG, ~/.kube/config, or the in-cluster service account).',

@@ -89,7 +89,7 @@ export const deleteIntegrationQuery = z.object({
 export const listManagedQuery = z.object({
   cluster: optional(clusterNameSchema).describe('The cluster the credential acts for (checked, never trusted); may be left out.'),
   namespace: optional(namespaceNameSchema).describe("Only the records of this namespace's Integration resources."),
-  after: optional(required(253 + 64)).describe('The `next` of the page before: names after this one.'),
+  after: optional(required(253 + 64).meta({ examples: ['shop/app'] })).describe('The `next` of the page before: names after this one.'),
   limit: optionalInteger(1, MANAGED_PAGE_MAX).describe(`How many names at most (1–${MANAGED_PAGE_MAX}, the most when absent).`),
 });
 

@@ -86,6 +86,7 @@ const READS = new Set([
   'integrations.destinationsOf',
   'integrations.getById',
   'integrations.listOfProject',
+  'integrations.listManaged',
   'projectEvents.subscribe',
   'changeStreams.open',
   'syncBarrier.wait',

@@ -416,6 +416,7 @@ export function routeTable(fx: MatrixFixture): Record<string, RouteEntry> {
       },
     },
     'PUT /api/v1/operator/integrations': { allow: ORG_ADMIN, build: async () => ({ url: '/api/v1/operator/integrations', body: managedBody(unique('ns')) }) },
+    'GET /api/v1/operator/integrations': { allow: ORG_ADMIN, build: at('/api/v1/operator/integrations', { query: { namespace: 'shop' } }) },
     'DELETE /api/v1/operator/integrations': {
       allow: ORG_ADMIN,
       build: async () => {
