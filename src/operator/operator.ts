@@ -320,9 +320,9 @@ export class Operator {
    * times, then left to the next start: it affects no Secret and not the operator's readiness.
    */
   async #sweepRecords(term: number): Promise<void> {
-    for (let attempt = 1; !this.#stopped && term === this.#term; attempt++) {
+    const going = () => !this.#stopped && term === this.#term;
+    for (let attempt = 1; going(); attempt++) {
       try {
-        const going = () => !this.#stopped && term === this.#term;
         const { dropped, failed } = await sweepRecords(this.#context!, this.#informers!.integrations, { namespace: this.#options.watchNamespace, going });
         if (dropped > 0) this.#logger.info({ dropped }, `dropped ${dropped} record(s) of Integrations deleted while no operator ran, or held by another installation`);
         if (failed > 0) this.#logger.warn({ failed }, `could not drop ${failed} record(s) of deleted Integrations; the next start tries again`);

@@ -22,12 +22,9 @@ import type { CallOptions, ServerConnection } from './server-connection.ts';
 import type { TokenKeeper } from './token-keeper.ts';
 
 /** A query string (URLSearchParams does the encoding). */
-function query(params: Record<string, string>): string {
-  return new URLSearchParams(params).toString();
-}
-
-function definedOnly(params: Record<string, string | undefined>): Record<string, string> {
-  return Object.fromEntries(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined));
+/** A query string of the parameters given (an undefined one is left out). */
+function query(params: Record<string, string | undefined>): string {
+  return new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
 }
 
 /** One authenticated JSON call: a token from the keeper, a new login after a 401; the answer parsed with its wire schema. */
@@ -239,7 +236,7 @@ function integrationsPort(call: Call, cluster: string, own: OwnReports): Integra
     async delete(recordCluster, managedBy) {
       await call('DELETE', `/api/v1/operator/integrations?${query({ cluster: recordCluster, managedBy })}`, { answer: wire.messageAnswer });
     },
-    listManaged: (page) => call('GET', `/api/v1/operator/integrations?${query({ cluster, ...definedOnly(page) })}`, { answer: wire.managedListAnswer }),
+    listManaged: (page) => call('GET', `/api/v1/operator/integrations?${query({ cluster, ...page })}`, { answer: wire.managedListAnswer }),
     get: async (integrationId) => toRecord(await call('GET', `/api/v1/integration/${encodeURIComponent(integrationId)}`, { answer: wire.integrationAnswer })),
   };
 }

@@ -327,6 +327,8 @@ describe("an operator's listing of its records (the sweep of records of Integrat
     expect(second.body).toEqual({ managedBy: ['lst/c'], next: null });
     expect((await list(operatorA.token, { namespace: 'lst-two' })).body).toEqual({ managedBy: ['lst-two/x'], next: null });
     expect((await list(operatorA.token, { namespace: 'ls' })).body).toEqual({ managedBy: [], next: null });
+    // empty optional values are absent ones
+    expect((await list(operatorA.token, { namespace: '', after: '', limit: '' })).body).toEqual(all.body);
   });
 
   test("another cluster's operator sees none of them and may not ask for them; a caller bound to no cluster is refused", async () => {
@@ -338,7 +340,15 @@ describe("an operator's listing of its records (the sweep of records of Integrat
   });
 
   test('bad paging is refused (422) naming the field', async () => {
-    const refused: Record<string, string>[] = [{ limit: '0' }, { limit: '5001' }, { limit: 'ten' }, { namespace: 'Not_A_Namespace' }, { namespace: 'lst/%' }];
+    const refused: Record<string, string>[] = [
+      { limit: '0' },
+      { limit: '5001' },
+      { limit: 'ten' },
+      { namespace: 'Not_A_Namespace' },
+      { namespace: 'lst/%' },
+      { after: 'lst/a\u0000' },
+      { after: 'x'.repeat(318) },
+    ];
     for (const query of refused) {
       const answer = await list(operatorA.token, query);
       expect(answer.status, JSON.stringify(query)).toBe(422);

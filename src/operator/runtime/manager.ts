@@ -13,7 +13,7 @@ import { type Clock, type Requeue, WorkQueue } from './work-queue.ts';
 
 export interface ManagerOptions {
   logger: Logger;
-  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer' | 'holder' | 'holds'>;
+  status: Pick<StatusWriter, 'write' | 'condition' | 'observe' | 'forget' | 'ensureFinalizer' | 'removeFinalizer' | 'holds' | 'heldElsewhere'>;
   /** Whether this installation may reconcile the resource at all (installation-guard.ts); default: every one. */
   admits?: (kind: KindName, resource: Reconciled) => Promise<boolean>;
   /**
@@ -159,8 +159,7 @@ export class Manager {
   #noteDeparture(kind: KindName, resource: Reconciled): void {
     if (!this.#running || resource.metadata.finalizers?.includes(FINALIZER)) return;
     if (this.#options.needsFinalizer?.(kind, resource) !== false) return;
-    const holder = this.#options.status.holder(kind, resource);
-    if (holder !== undefined && !this.#options.status.holds(kind, resource)) return;
+    if (this.#options.status.heldElsewhere(kind, resource)) return;
     this.#departed.set(queueId(keyOf(kind, resource)), resource);
   }
 

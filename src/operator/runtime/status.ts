@@ -147,9 +147,9 @@ export class StatusWriter {
     return this.holder(kind, resource) === this.#installationId;
   }
 
-  #heldHereOrFree(at: StatusAt): boolean {
-    const holder = holderOf(at);
-    return holder === undefined || holder === this.#installationId;
+  /** Whether another installation manages the resource (not this one, nor none). */
+  heldElsewhere(kind: KindName, resource: StatusResource): boolean {
+    return namesAnother(this.holder(kind, resource), this.#installationId);
   }
 
   /** The status as it stands: as this writer last wrote it, else as the informer's copy shows it. */
@@ -181,7 +181,7 @@ export class StatusWriter {
     const readyBefore = base.status.conditions?.find((condition) => condition.type === 'Ready');
     for (let attempt = 1; ; attempt++) {
       // another installation claimed it since the reconcile began (the first status write claims a resource claimed by its target)
-      if (!this.#heldHereOrFree(base)) return;
+      if (namesAnother(holderOf(base), this.#installationId)) return;
       const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), ...(claims ? { installationId: this.#installationId } : {}) };
       const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
       if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
@@ -305,9 +305,13 @@ function comparable(status: Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
 }
 
-/** The installation that manages a resource as this copy of it shows (StatusWriter.holder, without this writer's own newer copy). */
-export function holderIn(object: CustomResource | StatusResource): string | undefined {
-  return holderOf(statusAt(object));
+/** Whether this copy of a resource shows it managed by an installation other than `installationId` (StatusWriter.heldElsewhere, without the writer's own newer copy). */
+export function heldElsewhereIn(object: CustomResource | StatusResource, installationId: string): boolean {
+  return namesAnother(holderOf(statusAt(object)), installationId);
+}
+
+function namesAnother(holder: string | undefined, installationId: string): boolean {
+  return holder !== undefined && holder !== installationId;
 }
 
 /** The installation its claim annotation names, else (claimed before the annotation, or by its target) the one its status names. */

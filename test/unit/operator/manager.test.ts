@@ -69,8 +69,8 @@ function harness(outcomes: (ReconcileResult | Error)[], preamble: Preamble = {})
       condition: (_kind, resource, type) => resource.status?.conditions?.find((condition) => condition.type === type),
       observe: () => {},
       forget: () => {},
-      holder: () => undefined,
       holds: () => false,
+      heldElsewhere: () => false,
       // the finalizer's writes are the cluster tier's (test/cluster/reconcile-preamble.test.ts)
       ensureFinalizer: async () => {
         steps.push('ensureFinalizer');
@@ -224,8 +224,8 @@ function departureHarness(holder: string | undefined, options: { finalizeFails?:
       condition: () => undefined,
       observe: () => {},
       forget: () => {},
-      holder: () => holder,
       holds: () => holder === 'this-installation',
+      heldElsewhere: () => holder !== undefined && holder !== 'this-installation',
       ensureFinalizer: async () => {},
       removeFinalizer: async () => {},
     },

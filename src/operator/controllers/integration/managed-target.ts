@@ -13,6 +13,7 @@ import {
   MANAGED_BY_LABEL,
   type TargetKind,
 } from '../../resources.ts';
+import type { OperatorInformers } from '../../runtime/informers.ts';
 import type { TargetObject } from '../../runtime/kube-api.ts';
 import { formatNamespacedName } from '../../runtime/object-key.ts';
 
@@ -160,6 +161,15 @@ export function isOwnTarget(object: TargetObject, integration: IntegrationResour
   if (annotations?.[ANNOTATION_INTEGRATION] === formatNamespacedName(integration.metadata)) return true;
   const uid = integration.metadata.uid;
   return uid !== undefined && (object.metadata?.ownerReferences ?? []).some((reference) => reference.uid === uid);
+}
+
+/** The Integration's target as the informers cache it (the objects labelled as Coffer's), if there is one. */
+export function cachedTarget(informers: Pick<OperatorInformers, 'managedSecrets' | 'managedConfigMaps'>, integration: IntegrationResource): TargetObject | undefined {
+  const { namespace } = integration.metadata;
+  const { name } = integration.spec.target;
+  const kind = targetKindOf(integration);
+  const cached = kind === 'Secret' ? informers.managedSecrets.get(name, namespace) : informers.managedConfigMaps.get(name, namespace);
+  return cached && { ...cached, apiVersion: 'v1', kind };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { IntegrationResource } from '../../resources.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
 import type { CustomResource } from '../../runtime/kube-api.ts';
-import { holderIn, type StatusResource } from '../../runtime/status.ts';
+import { heldElsewhereIn, type StatusResource } from '../../runtime/status.ts';
 import type { ControllerContext } from '../context.ts';
 
 /**
@@ -21,10 +21,7 @@ export async function sweepRecords(
   options: { namespace?: string; going: () => boolean },
 ): Promise<{ dropped: number; failed: number }> {
   const { port, identity } = context;
-  const stale = (resource: CustomResource | StatusResource | undefined) => {
-    const holder = resource && holderIn(resource);
-    return !resource || (holder !== undefined && holder !== identity.installationId);
-  };
+  const stale = (resource: CustomResource | StatusResource | undefined) => !resource || heldElsewhereIn(resource, identity.installationId);
   let dropped = 0;
   let failed = 0;
   let after: string | undefined;

@@ -1,7 +1,7 @@
 import type { IntegrationResource, KindName } from '../../resources.ts';
 import type { Reconciled } from '../../runtime/controller.ts';
 import type { ControllerContext } from '../context.ts';
-import { claimedElsewhere, policyOf, targetKindOf } from './managed-target.ts';
+import { cachedTarget, claimedElsewhere, policyOf } from './managed-target.ts';
 
 /**
  * Whether the resource is claimed by its target rather than by a write of its own (and so carries no finalizer): an
@@ -16,12 +16,8 @@ export function claimedByTarget(kind: KindName, resource: Reconciled): boolean {
 
 /** The other installation whose target (as cached) claims this Integration (claimedElsewhere). */
 export function targetClaimedElsewhere(context: ControllerContext, resource: IntegrationResource): string | undefined {
-  const { namespace } = resource.metadata;
-  const { name } = resource.spec.target;
-  const { managedSecrets, managedConfigMaps } = context.informers;
-  const kind = targetKindOf(resource);
-  const target = kind === 'Secret' ? managedSecrets.get(name, namespace) : managedConfigMaps.get(name, namespace);
-  return target && claimedElsewhere({ ...target, kind }, resource, context.identity.installationId);
+  const target = cachedTarget(context.informers, resource);
+  return target && claimedElsewhere(target, resource, context.identity.installationId);
 }
 
 /**

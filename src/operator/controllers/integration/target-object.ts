@@ -13,6 +13,7 @@ import { formatNamespacedName } from '../../runtime/object-key.ts';
 import type { ConditionReason } from '../../runtime/condition-reason.ts';
 import { type ControllerContext, NotReadyError } from '../context.ts';
 import {
+  cachedTarget,
   claimedElsewhere,
   describeTarget,
   desiredTarget,
@@ -132,11 +133,7 @@ export class TargetWriter {
 
   /** The labelled object of this name in the informer's cache. */
   #cached(resource: IntegrationResource): TargetObject | undefined {
-    const { informers } = this.#context;
-    const { namespace } = resource.metadata;
-    const name = resource.spec.target.name;
-    const cached = targetKindOf(resource) === 'Secret' ? informers.managedSecrets.get(name, namespace) : informers.managedConfigMaps.get(name, namespace);
-    return cached && { ...cached, apiVersion: 'v1', kind: targetKindOf(resource) };
+    return cachedTarget(this.#context.informers, resource);
   }
 
   async #own(resource: IntegrationResource, data: Record<string, string>, revision: Revision, hash: string): Promise<Written> {
