@@ -1,6 +1,9 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
-import type pg from 'pg';
+import pg from 'pg';
+import { BEGIN_STATEMENT, type BeginMessages, StatementAfterBegin } from './begin-with-statement.ts';
 import { isOutdatedPreparedStatement, PreparedStatements } from './prepared-statements.ts';
+
+const { DatabaseError } = pg;
 
 /**
  * The pool as Kysely sees it: node-postgres's, sending a transaction's BEGIN and COMMIT with the statement beside
@@ -9,9 +12,11 @@ import { isOutdatedPreparedStatement, PreparedStatements } from './prepared-stat
  * log's lock, taken by its last statement, is held while PostgreSQL commits, not across a round trip to this
  * process (ChangeFeed.recordLast).
  *
- * - BEGIN waits for the transaction's first statement: sent before it in one message when that statement has no
- *   parameters (a versions read, a savepoint), on its own before it otherwise; not at all when the transaction ends
- *   first. A BEGIN with settings (`start transaction isolation level …`) is sent as it comes.
+ * - BEGIN waits for the transaction's first statement and goes with it in one message: in front of its text when
+ *   it has no parameters (a versions read, a savepoint), as the extended protocol's messages before its own
+ *   otherwise (begin-with-statement.ts; once per connection, before the first prepared statement, on its own, to
+ *   prepare BEGIN); not at all when the transaction ends first. A BEGIN with settings (`start transaction isolation
+ *   level …`) is sent as it comes.
  * - A script answers with the result of its first statement that returns rows (Kysely reads one result per query;
  *   node-postgres answers a script with one per statement), or its first when none does.
  * - A script ending in COMMIT has ended the transaction when Kysely sends its own COMMIT. PostgreSQL answers a
@@ -57,6 +62,8 @@ class ScriptCommittingClient implements PostgresPoolClient {
   readonly #prepared: PreparedStatements | undefined;
   /** A prepared statement was outdated by a migration: the connection goes when released. */
   #outdated = false;
+  /** BEGIN is prepared on the connection (BEGIN_STATEMENT): it can go before a named statement (#queryAfterBegin). */
+  #beginPrepared = false;
 
   constructor(client: pg.PoolClient, onRoundTrip: () => void, prepare: boolean) {
     this.#client = client;
@@ -92,8 +99,7 @@ class ScriptCommittingClient implements PostgresPoolClient {
     if ((begin || this.#noTransactionOpen()) && TRANSACTION_END.test(text)) {
       return { command: /commit/i.test(text) ? 'COMMIT' : 'ROLLBACK', rowCount: 0, rows: [] };
     }
-    if (begin && parameters.length > 0) await this.#send('BEGIN', []);
-    return this.#send(begin && parameters.length === 0 ? `BEGIN;\n${text}` : text, parameters);
+    return this.#send(begin && parameters.length === 0 ? `BEGIN;\n${text}` : text, parameters, begin && parameters.length > 0);
   }
 
   /**
@@ -105,15 +111,20 @@ class ScriptCommittingClient implements PostgresPoolClient {
     return this.#statusKnown && this.#client.getTransactionStatus() === 'I';
   }
 
-  async #send<R>(text: string, parameters: readonly unknown[]): Promise<PostgresQueryResult<R>> {
+  /** `afterBegin`: the transaction's BEGIN is still to be sent, and goes with this statement (which has parameters). */
+  async #send<R>(text: string, parameters: readonly unknown[], afterBegin = false): Promise<PostgresQueryResult<R>> {
     if (parameters.length === 0) return this.#answer<R>(await this.#query({ text }));
-    const inTransaction = !this.#noTransactionOpen();
-    const { name, evict } = this.#outdated || !this.#prepared ? {} : this.#prepared.plan(text, !inTransaction);
+    const inTransaction = afterBegin || !this.#noTransactionOpen();
+    // an eviction's DEALLOCATE goes before the BEGIN still to be sent: outside the transaction
+    const { name, evict } = this.#outdated || !this.#prepared ? {} : this.#prepared.plan(text, this.#noTransactionOpen());
     if (evict !== undefined) await this.#deallocate(evict);
     const values = parameters as unknown[];
+    const query = name === undefined ? { text, values } : { name, text, values };
     try {
-      return this.#answer<R>(await this.#query(name === undefined ? { text, values } : { name, text, values }));
+      return afterBegin ? this.#answerAfterBegin<R>(await this.#queryAfterBegin(query)) : this.#answer<R>(await this.#query(query));
     } catch (error) {
+      // a value node-postgres could not send: it closed the statement on the server, but its note keeps it prepared
+      if (name !== undefined && !(error instanceof DatabaseError)) this.#outdated = true;
       if (name === undefined || !isOutdatedPreparedStatement(error)) throw error;
       // nothing is prepared on this connection any more: it is dropped when released
       this.#outdated = true;
@@ -130,9 +141,43 @@ class ScriptCommittingClient implements PostgresPoolClient {
     return result;
   }
 
+  /**
+   * BEGIN and `query` in one message (begin-with-statement.ts). BEGIN is prepared (BEGIN_STATEMENT) in front of the
+   * connection's first such unnamed statement, and runs prepared after that; a named statement before then has
+   * BEGIN go on its own, prepared. Without prepared statements, BEGIN is parsed unnamed each time.
+   */
+  async #queryAfterBegin(query: pg.QueryConfig): Promise<pg.QueryResult | pg.QueryResult[]> {
+    if (!this.#prepared) return this.#queryWithBegin(query, { name: '', parse: true });
+    if (this.#beginPrepared) return this.#queryWithBegin(query, { name: BEGIN_STATEMENT, parse: false });
+    if (query.name !== undefined) {
+      await this.#query({ name: BEGIN_STATEMENT, text: 'BEGIN', values: [] });
+      this.#beginPrepared = true;
+      return this.#query(query);
+    }
+    // a Parse this message carries is done whatever the statement after it does: PostgreSQL keeps it outside the transaction
+    this.#beginPrepared = true;
+    return this.#queryWithBegin(query, { name: BEGIN_STATEMENT, parse: true });
+  }
+
+  async #queryWithBegin(query: pg.QueryConfig, begin: BeginMessages): Promise<pg.QueryResult | pg.QueryResult[]> {
+    this.#onRoundTrip();
+    this.#statusKnown = false;
+    const result = await new Promise<pg.QueryResult | pg.QueryResult[]>((resolve, reject) => {
+      const callback = (error: Error | undefined, answer: pg.QueryResult | pg.QueryResult[]) => (error ? reject(error) : resolve(answer));
+      this.#client.query(new StatementAfterBegin({ ...query, callback }, begin));
+    });
+    this.#statusKnown = true;
+    return result;
+  }
+
   #answer<R>(result: pg.QueryResult | pg.QueryResult[]): PostgresQueryResult<R> {
     const answer = Array.isArray(result) ? (result.find((statement) => statement.fields.length > 0) ?? result[0]!) : result;
     return answer as unknown as PostgresQueryResult<R>;
+  }
+
+  /** The statement's own result: BEGIN's comes first. */
+  #answerAfterBegin<R>(result: pg.QueryResult | pg.QueryResult[]): PostgresQueryResult<R> {
+    return (Array.isArray(result) ? result.at(-1)! : result) as unknown as PostgresQueryResult<R>;
   }
 
   /**

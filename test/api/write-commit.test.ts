@@ -8,7 +8,7 @@ import { startTestApp, type TestApp } from '../support/test-app.ts';
 
 // A write ends with one statement holding its audit rows and its change rows; on PostgreSQL it is sent with the
 // COMMIT in one message, a script whose values are written into its text (db/statements.ts inlineValue), and the
-// BEGIN goes with the transaction's first statement when that has no parameters (db/postgres-pool.ts).
+// BEGIN goes with the transaction's first statement (db/postgres-pool.ts, db/begin-with-statement.ts).
 
 let app: TestApp;
 let fx: Awaited<ReturnType<typeof secretsFixture>>;
@@ -178,7 +178,7 @@ describe("a transaction's ends sent with its statements", () => {
     expect(await noted('rolled-back')).toBe(0);
     expect(await idle()).toBe(true);
     const rows = await single.db.transaction().execute(async (trx) => {
-      // a first statement with parameters: its BEGIN goes on its own before it
+      // a first statement with parameters: its BEGIN goes with it, in the extended protocol's messages
       await trx.selectFrom('projects').select('id').where('id', '=', fx.projectId).execute();
       const change: Change = { projectId: fx.projectId, environmentId: null, environmentSlug: null, secretPath: null, kind: 'access' };
       return finishTransaction(trx, [note('committed'), app.services.changes.insertion([change], { quiet: true })], { script: single.scriptCommits });

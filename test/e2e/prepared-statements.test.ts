@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterEach, beforeAll, beforeEach, expect, inject, test } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
+import { BEGIN_STATEMENT } from '../../src/db/begin-with-statement.ts';
 import { PREPARED_PER_CONNECTION } from '../../src/db/prepared-statements.ts';
 import { ServiceUnavailableError } from '../../src/errors.ts';
 import { translateDatabaseError } from '../../src/services/database-errors.ts';
@@ -28,9 +29,14 @@ afterEach(async () => {
   await database.close();
 });
 
-/** What the pool's one connection holds prepared (a statement without parameters: never prepared itself). */
+/**
+ * What the pool's one connection holds prepared (a statement without parameters: never prepared itself), but BEGIN,
+ * which a transaction prepares apart from these (begin-with-statement.test.ts).
+ */
 async function prepared(): Promise<string[]> {
-  const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements ORDER BY prepare_time`.execute(database.db);
+  const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE name <> ${sql.lit(BEGIN_STATEMENT)} ORDER BY prepare_time`.execute(
+    database.db,
+  );
   return rows.map((row) => row.statement);
 }
 
@@ -129,4 +135,21 @@ test('a prepared statement a migration outdated is sent again unnamed outside a 
   expect(await backendPid()).not.toBe(replaced);
   const again = await database.db.transaction().execute(async (trx) => sql`SELECT * FROM widgets WHERE id = ${1}`.execute(trx));
   expect(again.rows).toEqual([{ id: 1, label: 'one', size: null, colour: null }]);
+});
+
+test('a value that cannot be sent fails its statement alone, also the time the statement is prepared: the same statement runs after it', async () => {
+  const unsendable = {
+    toPostgres: () => {
+      throw new Error('this value cannot be sent');
+    },
+  };
+  const relabel = (id: number, label: unknown) => sql`UPDATE widgets SET label = ${label} WHERE id = ${id}`.execute(database.db);
+  await relabel(1, 'one');
+  // the second time it is sent: prepared, and its Bind fails (node-postgres then closes it on the server)
+  await expect(relabel(1, unsendable)).rejects.toThrow('this value cannot be sent');
+  for (const label of ['uno', 'one']) await relabel(1, label);
+  expect(await labelOf(1)).toBe('one');
+  await expect(relabel(1, unsendable)).rejects.toThrow('this value cannot be sent');
+  await relabel(2, 'two');
+  expect(await labelOf(2)).toBe('two');
 });
