@@ -99,6 +99,8 @@ interface Phase {
   seconds: number;
   apiserver: Map<string, number>;
   dbQueries: number;
+  /** Messages sent to the database and answered (coffer_db_round_trips_total): fewer than the statements on PostgreSQL. */
+  dbRoundTrips: number;
   reconciles: Map<string, number>;
   /** CPU seconds each process spent over the phase */
   cpu: Map<string, number>;
@@ -137,6 +139,7 @@ function startOperator(): Promise<Server> {
 /** What the bench reads of the operator, every half second while it waits. */
 const POLLED_METRICS = [
   'coffer_db_queries_total',
+  'coffer_db_round_trips_total',
   'coffer_operator_reconciles_total',
   'coffer_operator_queue_length',
   'coffer_operator_events_dropped_total',
@@ -148,6 +151,7 @@ const operatorCounters = async (server: Server) => {
   const text = await operatorMetrics(server, POLLED_METRICS);
   return {
     dbQueries: total(sumMetric(text, 'coffer_db_queries_total', [])),
+    dbRoundTrips: total(sumMetric(text, 'coffer_db_round_trips_total', [])),
     reconciles: sumMetric(text, 'coffer_operator_reconciles_total', ['kind', 'outcome']),
     queue: total(sumMetric(text, 'coffer_operator_queue_length', [])),
     eventsDropped: total(sumMetric(text, 'coffer_operator_events_dropped_total', [])),
@@ -232,6 +236,7 @@ try {
     seconds: coldMs / 1000,
     apiserver: difference(await apiserverRequests(cluster), before),
     dbQueries: counters.dbQueries,
+    dbRoundTrips: counters.dbRoundTrips,
     reconciles: counters.reconciles,
     cpu: await cpuSpent(operator, cpuBefore),
   });
@@ -276,6 +281,7 @@ try {
     seconds: resyncMs / 1000,
     apiserver: difference(await apiserverRequests(cluster), before),
     dbQueries: counters.dbQueries,
+    dbRoundTrips: counters.dbRoundTrips,
     reconciles: counters.reconciles,
     cpu: await cpuSpent(operator, cpuBefore),
   });
@@ -305,6 +311,8 @@ try {
     secretWrites(phase),
     phase.dbQueries,
     (phase.dbQueries / expected).toFixed(1),
+    // — : a commit without the metric
+    phase.dbRoundTrips > 0 ? (phase.dbRoundTrips / expected).toFixed(1) : '—',
     [...phase.cpu].map(([name, seconds]) => `${name} ${seconds.toFixed(0)}`).join(', '),
     describe(phase.reconciles),
   ]);
@@ -318,7 +326,7 @@ try {
           `**Measured: commit ${measured.sha}** (--commit: its server, operator and CRDs, built in a temporary worktree; the bench is the commit above).${measured.notes.length > 0 ? ` Note: ${measured.notes.join('; ')}.` : ''}`,
         ]
       : []),
-    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements: the operator's coffer_db_queries_total; CPU seconds: what each process used over the phase (/proc; PostgreSQL: the backends serving the bench database).${apiserverProfileDir ? ' The kube-apiserver ran with --profiling (BENCH_APISERVER_PROF).' : ''}`,
+    `${shape.secretsPerProject} secrets per project (dev, /); operator: one \`coffer serve\` (leader election off, concurrency ${process.env.COFFER_OPERATOR_CONCURRENCY ?? 'default'}, log level ${process.env.BENCH_LOG_LEVEL ?? 'warn'}; ${nodeSetup}${profileDir ? ', --cpu-prof' : ''}). apiserver requests: apiserver_request_total deltas over the phase (includes the bench’s own paged LISTs of Integrations); DB statements and round trips: the operator's coffer_db_queries_total and coffer_db_round_trips_total (a BEGIN or COMMIT sent with a statement is a statement, not a round trip); CPU seconds: what each process used over the phase (/proc; PostgreSQL: the backends serving the bench database).${apiserverProfileDir ? ' The kube-apiserver ran with --profiling (BENCH_APISERVER_PROF).' : ''}`,
     '',
     ...table(
       [
@@ -331,6 +339,7 @@ try {
         'Secret writes',
         'DB statements',
         'per Integration',
+        'DB round trips per Integration',
         'CPU seconds',
         'reconciles',
       ],
