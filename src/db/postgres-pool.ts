@@ -165,6 +165,15 @@ class ScriptCommittingClient implements PostgresPoolClient {
     const result = await new Promise<pg.QueryResult | pg.QueryResult[]>((resolve, reject) => {
       const callback = (error: Error | undefined, answer: pg.QueryResult | pg.QueryResult[]) => (error ? reject(error) : resolve(answer));
       this.#client.query(new StatementAfterBegin({ ...query, callback }, begin));
+    }).catch((error: unknown) => {
+      // BEGIN deallocated under it (DISCARD ALL, a pooler resetting sessions): nothing ran, so the transaction still
+      // opens with its next statement; the connection goes when released
+      if (isMissingStatement(error, BEGIN_STATEMENT)) {
+        this.#beginPrepared = false;
+        this.#beginWaiting = true;
+        this.#outdated = true;
+      }
+      throw error;
     });
     this.#statusKnown = true;
     return result;
@@ -194,4 +203,9 @@ class ScriptCommittingClient implements PostgresPoolClient {
       this.#outdated = true;
     });
   }
+}
+
+/** PostgreSQL's answer to a Bind or Execute of a prepared statement it does not have (26000, invalid_sql_statement_name). */
+function isMissingStatement(error: unknown, name: string): boolean {
+  return error instanceof DatabaseError && error.code === '26000' && error.message.includes(`"${name}"`);
 }

@@ -111,3 +111,29 @@ for (const index of [0, 1]) {
     }
   });
 }
+
+test('BEGIN deallocated under the pool (DISCARD ALL, a pooler resetting sessions): the transaction that finds it gone fails alone, and the next one runs on a new connection', async () => {
+  const { database, application } = pools[0]!;
+  const insert = (id: number) => database.db.transaction().execute((trx) => sql`INSERT INTO gadgets (id, label) VALUES (${id}, ${'after a reset'})`.execute(trx));
+  await insert(nextId++);
+  await sql`DEALLOCATE ${sql.raw(BEGIN_STATEMENT)}`.execute(database.db);
+  const lost = nextId++;
+  await expect(insert(lost)).rejects.toMatchObject({ code: '26000' });
+  expect(await idle(application)).toBe(true);
+  const next = nextId++;
+  await insert(next);
+  expect(await labelsOf([lost, next])).toEqual([{ id: next, label: 'after a reset' }]);
+});
+
+test('a transaction whose first statement found BEGIN gone and that goes on is still one transaction: its rollback keeps nothing', async () => {
+  const { database } = pools[0]!;
+  const warm = nextId++;
+  await database.db.transaction().execute((trx) => sql`INSERT INTO gadgets (id, label) VALUES (${warm}, ${'warm'})`.execute(trx));
+  await sql`DEALLOCATE ${sql.raw(BEGIN_STATEMENT)}`.execute(database.db);
+  const [first, second] = [nextId++, nextId++];
+  const trx = await database.db.startTransaction().execute();
+  await expect(sql`INSERT INTO gadgets (id, label) VALUES (${first}, ${'lost'})`.execute(trx)).rejects.toMatchObject({ code: '26000' });
+  await sql`INSERT INTO gadgets (id, label) VALUES (${second}, ${'rolled back'})`.execute(trx);
+  await trx.rollback().execute();
+  expect(await labelsOf([first, second])).toEqual([]);
+});
