@@ -21,8 +21,7 @@ import { ChangeFollower, type StreamedChange } from './change-follower.ts';
 import type { CallOptions, ServerConnection } from './server-connection.ts';
 import type { TokenKeeper } from './token-keeper.ts';
 
-/** A query string (URLSearchParams does the encoding). */
-/** A query string of the parameters given (an undefined one is left out). */
+/** A query string of the parameters given, an undefined one left out (URLSearchParams does the encoding). */
 function query(params: Record<string, string | undefined>): string {
   return new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
 }

@@ -152,13 +152,18 @@ export class Manager {
     }
   }
 
+  /** Whether the resource is to hold our finalizer (ManagerOptions.needsFinalizer; every one by default). */
+  #needsFinalizer(kind: KindName, resource: Reconciled): boolean {
+    return this.#options.needsFinalizer?.(kind, resource) ?? true;
+  }
+
   /**
    * A resource without our finalizer left the cluster while this manager runs (leads): kept to be finalized, unless
    * another installation held it. Not while it does not run: the next leader's sweep is for what nobody saw go.
    */
   #noteDeparture(kind: KindName, resource: Reconciled): void {
     if (!this.#running || resource.metadata.finalizers?.includes(FINALIZER)) return;
-    if (this.#options.needsFinalizer?.(kind, resource) !== false) return;
+    if (this.#needsFinalizer(kind, resource)) return;
     if (this.#options.status.heldElsewhere(kind, resource)) return;
     this.#departed.set(queueId(keyOf(kind, resource)), resource);
   }
@@ -247,7 +252,7 @@ export class Manager {
       await status.removeFinalizer(controller.kind, resource);
       return done();
     }
-    if (this.#options.needsFinalizer?.(controller.kind, resource) !== false) await status.ensureFinalizer(controller.kind, resource);
+    if (this.#needsFinalizer(controller.kind, resource)) await status.ensureFinalizer(controller.kind, resource);
     try {
       return await controller.reconcile(resource);
     } catch (error) {
@@ -273,10 +278,9 @@ export class Manager {
   async #markFailed(controller: Controller, resource: Reconciled, failure: Failure): Promise<void> {
     const before = this.#options.status.condition(controller.kind, resource, controller.failureConditions[0]!);
     const news = !(before?.status === 'False' && before.reason === failure.reason && before.message === failure.message);
-
     const conditions = controller.failureConditions.map((type) => ({ type, status: 'False' as const, reason: failure.reason, message: failure.message }));
     // a failure of a resource its target claims takes nothing: another installation may be creating that target
-    const claims = this.#options.needsFinalizer?.(controller.kind, resource) !== false || this.#options.status.holds(controller.kind, resource);
+    const claims = this.#needsFinalizer(controller.kind, resource) || this.#options.status.holds(controller.kind, resource);
     await this.#options.status.write(controller.kind, resource, failure.fields ?? {}, conditions, [], claims);
     if (news) this.#options.events.record(resource, 'Warning', failure.reason, failure.message);
     this.#options.metrics?.failed(controller.kind, failure.reason);

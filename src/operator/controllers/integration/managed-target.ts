@@ -159,7 +159,11 @@ export function isOwnTarget(object: TargetObject, integration: IntegrationResour
   const installation = annotations?.[ANNOTATION_INSTALLATION];
   if (installation && installation !== installationId) return false;
   if (annotations?.[ANNOTATION_INTEGRATION] === formatNamespacedName(integration.metadata)) return true;
-  const uid = integration.metadata.uid;
+  return ownedBy(object, integration.metadata.uid);
+}
+
+/** Whether `object` names the object of this uid among its ownerReferences. */
+export function ownedBy(object: TargetObject, uid: string | undefined): boolean {
   return uid !== undefined && (object.metadata?.ownerReferences ?? []).some((reference) => reference.uid === uid);
 }
 
@@ -253,7 +257,7 @@ export function isCurrent(live: TargetObject, desired: TargetObject, policy: Cre
   const { labels = {}, annotations = {}, ownerReferences = [] } = desired.metadata ?? {};
   if (Object.entries(labels).some(([key, value]) => live.metadata?.labels?.[key] !== value)) return false;
   if (Object.entries(annotations).some(([key, value]) => key !== ANNOTATION_REVISION && live.metadata?.annotations?.[key] !== value)) return false;
-  if (ownerReferences.some((owner) => !(live.metadata?.ownerReferences ?? []).some((reference) => reference.uid === owner.uid))) return false;
+  if (ownerReferences.some((owner) => !ownedBy(live, owner.uid))) return false;
   return !hasTypeChanged(live, desired);
 }
 

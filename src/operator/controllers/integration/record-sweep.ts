@@ -1,6 +1,7 @@
 import type { IntegrationResource } from '../../resources.ts';
 import type { CachedInformer } from '../../runtime/informers.ts';
 import type { CustomResource } from '../../runtime/kube-api.ts';
+import { parseNamespacedName } from '../../runtime/object-key.ts';
 import { heldElsewhereIn, type StatusResource } from '../../runtime/status.ts';
 import type { ControllerContext } from '../context.ts';
 
@@ -29,7 +30,10 @@ export async function sweepRecords(
     const page = await port.integrations.listManaged({ namespace: options.namespace, after });
     for (const managedBy of page.managedBy) {
       if (!options.going()) return { dropped, failed };
-      const [namespace, name] = splitManagedBy(managedBy);
+      const resourceName = parseNamespacedName(managedBy);
+      // a name no Integration resource can have is none of the sweep's business
+      if (!resourceName) continue;
+      const { namespace, name } = resourceName;
       if (!stale(integrations.get(name, namespace))) continue;
       try {
         if (!stale(await context.kube.readResource('Integration', namespace, name))) continue;
@@ -42,10 +46,4 @@ export async function sweepRecords(
     after = page.next ?? undefined;
   } while (after !== undefined);
   return { dropped, failed };
-}
-
-/** A record's `<namespace>/<name>` (a namespace has no slash). */
-function splitManagedBy(managedBy: string): [string, string] {
-  const slash = managedBy.indexOf('/');
-  return [managedBy.slice(0, slash), managedBy.slice(slash + 1)];
 }

@@ -26,6 +26,7 @@ import {
   liveData,
   MAX_TARGET_DATA_BYTES,
   MERGE_MANAGER_PREFIX,
+  ownedBy,
   ownValue,
   policyOf,
   targetDataBytes,
@@ -127,8 +128,7 @@ export class TargetWriter {
     }
     if (policy !== 'Owner') return;
     const live = await kube.readTarget(kind, namespace, name);
-    const ownedByIt = live?.metadata?.ownerReferences?.some((reference) => reference.uid === uid) ?? false;
-    if (live && ownedByIt && isOwnTarget(live, resource, identity.installationId)) await kube.deleteTarget(kind, namespace, name, live.metadata!.uid);
+    if (live && ownedBy(live, uid) && isOwnTarget(live, resource, identity.installationId)) await kube.deleteTarget(kind, namespace, name, live.metadata!.uid);
   }
 
   /** The labelled object of this name in the informer's cache. */
