@@ -33,6 +33,7 @@ import {
   type IntegrationRow,
   type IntegrationWithTargetKeys,
   insertIntegration,
+  insertManagedIntegrationIfAbsent,
   listIntegrationsOfProject,
   listManagedByOfCluster,
   listManagedIntegrationsOfProject,
@@ -173,8 +174,13 @@ export class IntegrationService {
    * the same reconcile decide on it (recordSyncResultAs's `read`) instead of reading it again: nothing else writes
    * what they decide on meanwhile. An updated record is not handed out.
    */
-  async upsertManagedRecord(actor: Actor, named: ManagedIntegrationInput): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
+  async upsertManagedRecord(
+    actor: Actor,
+    named: ManagedIntegrationInput,
+    options: { expectNew?: boolean } = {},
+  ): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
     const input = { ...named, cluster: actingCluster(actor, named.cluster) };
+    if (options.expectNew) return this.#createManagedRecord(actor, input);
     const { existing, unchanged } = await this.#unchangedManaged(actor, input);
     if (unchanged) return { response: unchanged, record: existing };
     return this.#deps.unitOfWork.write(
@@ -184,6 +190,28 @@ export class IntegrationService {
         const seen = tx.attempt === 1 ? existing?.row : await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
         return this.#upsertManaged(tx, input, seen);
       },
+      { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
+    );
+  }
+
+  /**
+   * upsertManagedRecord for a record that is most likely new (its Integration resource's status names none yet): the
+   * insert is tried first, with no read before it, and does nothing when the record exists after all, which is then
+   * read and updated in the same transaction; as is a first record of a project without a kubernetes integration auth.
+   */
+  async #createManagedRecord(actor: Actor, input: ActingInput): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
+    return this.#deps.unitOfWork.write(
+      actor,
+      async (tx) => {
+        const project = await lockIntegrationsOf(tx, input.projectId, 'create');
+        const source = await this.#source(tx, project, input.environment, input.secretPath);
+        const row = await insertManagedIntegrationIfAbsent(tx.db, source.environment, this.#newManagedValues(tx, input, source.path));
+        if (row) return { response: this.#created(tx, project, row), record: { row, targetKeys: null } };
+        const existing = await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
+        if (existing) await tx.authorize({ project, action: 'edit', subject: 'integrations' });
+        return this.#upsertLocked(tx, project, input, existing);
+      },
+      // a concurrent first insert of the same record (after the auth was made here): found by the next attempt's insert
       { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
     );
   }
@@ -401,27 +429,26 @@ export class IntegrationService {
     const project = await lockIntegrationsOf(tx, input.projectId, seen ? 'edit' : 'create');
     // read again under the project lock, so the comparison below sees concurrent writes
     const existing = seen && (await findIntegrationByManagedBy(tx.db, tx.actor.orgId, input.cluster, input.managedBy));
+    return this.#upsertLocked(tx, project, input, existing);
+  }
+
+  /** #upsertManaged once the project is locked and the record (if any) read under the lock. */
+  async #upsertLocked(
+    tx: WriteContext,
+    project: Project,
+    input: ActingInput,
+    existing: IntegrationRow | undefined,
+  ): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
     if (existing && existing.projectId !== project.id) {
       await tx.authorize({ project: await tx.project({ id: existing.projectId }), action: 'delete', subject: 'integrations' });
     }
     const source = await this.#source(tx, project, input.environment, input.secretPath);
     const auth = await ensureKubernetesAuthIn(tx, project);
-    const values = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, secretPath: source.path };
     if (!existing) {
-      const row = await insertIntegration(tx.db, source.environment, {
-        ...emptyTarget(),
-        ...values,
-        integrationAuthId: auth.id,
-        integration: KUBERNETES_INTEGRATION,
-        managedBy: input.managedBy,
-        cluster: input.cluster,
-        clusterOrgId: tx.actor.orgId,
-        isActive: input.isActive ?? true,
-        reloads: input.reloads ?? false,
-        metadata: input.metadata ?? {},
-      });
+      const row = await insertIntegration(tx.db, source.environment, { ...this.#newManagedValues(tx, input, source.path), integrationAuthId: auth.id });
       return { response: this.#created(tx, project, row), record: { row, targetKeys: null } };
     }
+    const values = { app: input.app, owner: input.owner, targetEnvironment: input.targetEnvironment, secretPath: source.path };
     const wanted = {
       ...values,
       envId: source.environment.id,
@@ -434,6 +461,24 @@ export class IntegrationService {
     if (!differs) return { response: toIntegrationResponse(existing) };
     await updateIntegration(tx.db, existing.id, { ...wanted, metadata: input.metadata ?? {} });
     return { response: await this.#updated(tx, project, existing) };
+  }
+
+  /** The columns of a new record an Integration resource keeps (its integration auth aside). */
+  #newManagedValues(tx: WriteContext, input: ActingInput, secretPath: string) {
+    return {
+      ...emptyTarget(),
+      app: input.app,
+      owner: input.owner,
+      targetEnvironment: input.targetEnvironment,
+      secretPath,
+      integration: KUBERNETES_INTEGRATION,
+      managedBy: input.managedBy,
+      cluster: input.cluster,
+      clusterOrgId: tx.actor.orgId,
+      isActive: input.isActive ?? true,
+      reloads: input.reloads ?? false,
+      metadata: input.metadata ?? {},
+    };
   }
 
   #created(tx: WriteContext, project: Project, row: IntegrationRow): IntegrationResponse {

@@ -134,6 +134,39 @@ export async function insertIntegration(
   return { ...row, envSlug: environment.slug, envName: environment.name, projectId: environment.projectId };
 }
 
+/**
+ * insertIntegration of a record an Integration resource keeps, unless one of its cluster and managed_by exists: its
+ * integration auth is the project's oldest of its kind, chosen in the same statement. Undefined, and nothing
+ * written, when such a record exists or the project has no such auth yet.
+ */
+export async function insertManagedIntegrationIfAbsent(
+  db: Executor,
+  environment: Environment,
+  values: Omit<Parameters<typeof insertIntegration>[2], 'integrationAuthId'>,
+): Promise<IntegrationRow | undefined> {
+  const { metadata, ...rest } = values;
+  const row: Record<string, unknown> = { ...rest, envId: environment.id, metadata: JSON.stringify(metadata ?? {}) };
+  const columns = Object.keys(row).filter((column) => row[column] !== undefined) as (keyof Integration)[];
+  const inserted = await db
+    .insertInto('integrations')
+    .columns([...columns, 'integrationAuthId'])
+    .expression((eb) =>
+      eb
+        .selectFrom('integrationAuths')
+        // the parameters take the types of the columns they are inserted into
+        .select([...columns.map((column) => eb.val(row[column]).as(column)), 'integrationAuths.id'])
+        .where('integrationAuths.projectId', '=', environment.projectId)
+        .where('integrationAuths.integration', '=', values.integration)
+        .orderBy('integrationAuths.createdAt')
+        .orderBy('integrationAuths.id')
+        .limit(1),
+    )
+    .onConflict((conflict) => conflict.constraint('integrations_cluster_managed_by_key').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  return inserted && { ...inserted, envSlug: environment.slug, envName: environment.name, projectId: environment.projectId };
+}
+
 export async function updateIntegration(
   db: Executor,
   id: string,

@@ -514,6 +514,60 @@ describe('in-process operator calls', () => {
     expect(await snapshotDatabase(app.database)).toEqual(snapshot);
   });
 
+  // expectNew: the operator's hint that the resource's status names no record yet (the insert is tried first)
+  const upsertNew = (managedBy: string, extra: Record<string, unknown> = {}) =>
+    app.services.integrations.upsertManagedRecord(actor, managed(managedBy, extra), { expectNew: true }).then(({ response }) => response);
+
+  test('expectNew makes the record an upsert makes, in a project that has no kubernetes auth yet too, audited alike', async () => {
+    const fresh = (await call('POST', '/api/v2/workspace', { body: { projectName: 'Fresh', slug: 'expect-new-fresh' } })).body.project.id;
+    const before = await revision();
+    const created = await upsertNew('fresh/web', { projectId: fresh });
+    const [auth] = await app.database.db.selectFrom('integrationAuths').select('id').where('projectId', '=', fresh).where('integration', '=', 'kubernetes').execute();
+    expect(created).toMatchObject({ integration: 'kubernetes', isActive: true, app: 'app-secret', owner: 'apps', secretPath: '/', integrationAuthId: auth!.id });
+    expect(await app.services.integrations.getById(actor, created.id)).toEqual(created);
+    expect(await changesSince(before)).toEqual([{ ...change('dev', '/'), projectId: fresh, environmentId: expect.any(String) }]);
+    expect(await auditMetadata('create-integration')).toContainEqual(expect.objectContaining({ integrationId: created.id }));
+    // the next record of the project takes that auth, in the insert's own statement
+    const second = await upsertNew('fresh/api', { projectId: fresh, app: 'api-secret' });
+    expect(second.integrationAuthId).toBe(auth!.id);
+    expect(await app.database.db.selectFrom('integrationAuths').select('id').where('projectId', '=', fresh).execute()).toHaveLength(1);
+  });
+
+  test('expectNew on a record that exists finds it: unchanged writes nothing, changed is updated, never a second record', async () => {
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/known'));
+    const snapshot = await snapshotDatabase(app.database);
+    expect(await upsertNew('apps/known')).toEqual(record);
+    expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+    const updated = await upsertNew('apps/known', { app: 'renamed-secret' });
+    expect(updated).toMatchObject({ id: record.id, app: 'renamed-secret' });
+    expect(await auditMetadata('update-integration')).toContainEqual(expect.objectContaining({ integrationId: record.id, app: 'renamed-secret' }));
+    expect(await app.database.db.selectFrom('integrations').select('id').where('managedBy', '=', 'apps/known').execute()).toHaveLength(1);
+  });
+
+  test('concurrent first upserts with expectNew make one record; a missing source is a 404 that writes nothing', async () => {
+    const results = await Promise.all(Array.from({ length: 4 }, () => upsertNew('apps/new-race')));
+    expect(new Set(results.map((result) => result.id)).size).toBe(1);
+    expect(await app.database.db.selectFrom('integrations').select('id').where('managedBy', '=', 'apps/new-race').execute()).toHaveLength(1);
+    const snapshot = await snapshotDatabase(app.database);
+    await expect(upsertNew('apps/new-missing', { secretPath: '/missing' })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(upsertNew('apps/new-missing', { environment: 'nope' })).rejects.toMatchObject({ statusCode: 404 });
+    expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('expectNew on a record kept in another project moves it there', async () => {
+    const other = (await call('POST', '/api/v2/workspace', { body: { projectName: 'Elsewhere', slug: 'expect-new-elsewhere' } })).body.project.id;
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/wanderer', { projectId: other }));
+    const moved = await upsertNew('apps/wanderer');
+    expect(moved.id).toBe(record.id);
+    const dev = await app.database.db
+      .selectFrom('projectEnvironments')
+      .select('id')
+      .where('projectId', '=', operatorProjectId)
+      .where('slug', '=', 'dev')
+      .executeTakeFirstOrThrow();
+    expect((await app.services.integrations.getById(actor, record.id)).envId).toBe(dev.id);
+  });
+
   test('recordSyncResult stores the outcome without a change row or an audit entry', async () => {
     const record = await app.services.integrations.upsertManaged(actor, managed('apps/synced'));
     const before = await revision();

@@ -169,6 +169,33 @@ test('a resync of an Integration through the in-process port reads twice and wri
   expect(app.database.queryCount() - before).toBeLessThanOrEqual(2);
 });
 
+// An Integration whose status names no record yet is most likely new: its upsert inserts with no read before it, and
+// the insert takes the project's kubernetes integration auth in its own statement. On PostgreSQL: BEGIN with the
+// project's lock, the cache versions read in the transaction, the insert, the audit and change rows with COMMIT (four
+// round trips; six without the hint: the record's read before the transaction and the auth's read in it).
+test('a first record upserted as expected new takes four round trips on PostgreSQL, two fewer than one read first', async () => {
+  const port = await operatorPort();
+  const { projectId } = await declaredProject(port, 'statements-first');
+  // the project's first record makes its kubernetes auth
+  await port.asOneRequest!(() => port.integrations.upsert(managedIntegration('first-0', projectId), { expectNew: true }));
+  const firstRecord = (name: string, expectNew: boolean) =>
+    port.asOneRequest!(async () => {
+      await port.changes.latestRevision();
+      const roundTrips = app.database.roundTrips();
+      const record = await port.integrations.upsert(managedIntegration(name, projectId), { expectNew });
+      return { id: record.id, roundTrips: app.database.roundTrips() - roundTrips };
+    });
+  const hinted = await firstRecord('first-1', true);
+  const unhinted = await firstRecord('first-2', false);
+  if (app.backend === 'postgres') {
+    expect(hinted.roundTrips).toBeLessThanOrEqual(4);
+    expect(unhinted.roundTrips - hinted.roundTrips).toBeGreaterThanOrEqual(2);
+  }
+  const rows = await app.services.db.selectFrom('integrations').select(['id', 'integrationAuthId']).where('managedBy', 'like', 'statements-ns/first-%').execute();
+  expect(rows.map((row) => row.id).sort()).toEqual(expect.arrayContaining([hinted.id, unhinted.id]));
+  expect(new Set(rows.map((row) => row.integrationAuthId)).size).toBe(1);
+});
+
 // A first sync result writes the outcome and the report of its target's keys in one statement, then the report's
 // change row, the progress NOTIFY and COMMIT in one message: on PostgreSQL BEGIN with that statement, and the closing
 // script (two round trips; five before: BEGIN, the report, the outcome and the NOTIFY each took one). A later one that

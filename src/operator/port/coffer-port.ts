@@ -183,8 +183,11 @@ export interface IntegrationRecord {
 }
 
 export interface IntegrationsPort {
-  /** Creates or updates the record of `integration.managedBy`. */
-  upsert(integration: ManagedIntegration): Promise<IntegrationRecord>;
+  /**
+   * Creates or updates the record of `integration.managedBy`. `expectNew`: the resource's status names no record yet,
+   * so its insert is tried first (a hint, for the in-process port: a record that exists is found and updated alike).
+   */
+  upsert(integration: ManagedIntegration, options?: { expectNew?: boolean }): Promise<IntegrationRecord>;
   /**
    * What the last sync did (and, after a successful one, every place it read and what its target's keys are and
    * who reads them; a failed one leaves the revision reached as it was); status text and names only, never a value.

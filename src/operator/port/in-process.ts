@@ -197,8 +197,8 @@ function integrationsPort(services: OperatorServices, actor: Actor): Integration
     secretPath: response.secretPath,
   });
   return {
-    async upsert(integration) {
-      const { response, record } = await integrations.upsertManagedRecord(actor, integration);
+    async upsert(integration, options) {
+      const { response, record } = await integrations.upsertManagedRecord(actor, integration, options);
       const slot = reconcileRead.getStore();
       if (slot) slot.record = record;
       return toRecord(response);

@@ -256,19 +256,23 @@ export class IntegrationController implements Controller<IntegrationResource> {
   #upsertRecord(resource: IntegrationResource, projectId: string): Promise<IntegrationRecord> {
     const { identity } = this.#context;
     const { namespace, name, uid } = resource.metadata;
-    return this.#context.port.integrations.upsert({
-      managedBy: formatNamespacedName(resource.metadata),
-      cluster: identity.clusterName,
-      projectId,
-      environment: resource.spec.environment,
-      secretPath: resource.spec.secretPath ?? '/',
-      app: resource.spec.target.name,
-      owner: namespace,
-      targetEnvironment: namespace,
-      isActive: resource.spec.isActive,
-      metadata: { installationId: identity.installationId, cluster: identity.clusterName, namespace, name, ...(uid ? { uid } : {}) },
-      reloads: resource.spec.reload !== undefined,
-    });
+    const expectNew = resource.status?.integrationId === undefined;
+    return this.#context.port.integrations.upsert(
+      {
+        managedBy: formatNamespacedName(resource.metadata),
+        cluster: identity.clusterName,
+        projectId,
+        environment: resource.spec.environment,
+        secretPath: resource.spec.secretPath ?? '/',
+        app: resource.spec.target.name,
+        owner: namespace,
+        targetEnvironment: namespace,
+        isActive: resource.spec.isActive,
+        metadata: { installationId: identity.installationId, cluster: identity.clusterName, namespace, name, ...(uid ? { uid } : {}) },
+        reloads: resource.spec.reload !== undefined,
+      },
+      { expectNew },
+    );
   }
 
   /** Inactive: still indexed by its own place, so the change that reactivates it wakes it up. */
