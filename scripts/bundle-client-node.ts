@@ -4,8 +4,8 @@
  *
  * Why: the package's index imports its whole generated client (every API group of Kubernetes, 25 MB of
  * JavaScript), and V8 keeps each module's source: importing it costs a process 78 MiB of RSS, the operator at
- * 10,000 Integrations a quarter of its memory. The bundle keeps the API groups Coffer calls and the models
- * (5.5 MB). Its other dependencies (undici, js-yaml, …) stay imports of node_modules.
+ * 10,000 Integrations a quarter of its memory. The bundle keeps the API groups Coffer calls and the models, without
+ * whitespace or comments (2.1 MB; 5.5 MB as written). Its other dependencies (undici, js-yaml, …) stay imports of node_modules.
  *
  *   node scripts/bundle-client-node.ts [dist directory]
  */
@@ -29,7 +29,14 @@ const bundle = await rolldown({
   external: (id) => !id.startsWith('.') && !id.startsWith('/') && id !== PACKAGE && !id.startsWith(`${PACKAGE}/`),
   logLevel: 'warn',
 });
-await bundle.write({ file: partial, format: 'esm', sourcemap: false });
+// without whitespace and comments (licences kept), names as they are: V8 keeps this source in the heap (5.5 MB → 2.1 MB)
+await bundle.write({
+  file: partial,
+  format: 'esm',
+  sourcemap: false,
+  minify: { compress: false, mangle: false, codegen: { removeWhitespace: true } },
+  comments: { legal: true, annotation: false, jsdoc: false },
+});
 await bundle.close();
 renameSync(partial, module);
 // tsc's map described the re-export, not the bundle
