@@ -18,7 +18,7 @@ export const ACCESS_CHANNEL = 'coffer_access';
 export type CacheVersionSnapshot = Readonly<Record<VersionedCacheName | 'revision', number>>;
 
 /** The caches whose tables are among `tables`. */
-function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
+export function cachesReadFrom(tables: readonly string[]): VersionedCacheName[] {
   return VERSIONED_CACHES.filter((name) => CACHE_POLICIES[name].tables.some((table) => tables.includes(table)));
 }
 

@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { type Compilable, type RawBuilder, sql } from 'kysely';
 import pg from 'pg';
 import type { Executor, ReadOnlyDb } from './database.ts';
 
@@ -34,8 +34,11 @@ export function notifyStatement(channel: string): StatementOf<unknown> {
   return () => sql`NOTIFY ${sql.id(channel)}`;
 }
 
+/** A value a statement of a script can have written into its text (inlineValue). */
+export type StatementValue = string | number | boolean | Date | null;
+
 /** Puts a value into a statement: bound as a parameter (boundValue), or written into its text (inlineValue). */
-export type ValueWriter = (value: string | number) => RawBuilder<unknown>;
+export type ValueWriter = (value: StatementValue) => RawBuilder<unknown>;
 
 /** A statement built with either way of putting its values in: a script (below) needs them written into its text. */
 export type StatementOf<Row> = (value: ValueWriter) => RawBuilder<Row>;
@@ -46,16 +49,36 @@ export const boundValue: ValueWriter = (value) => sql`${value}`;
  * `value` written into the statement's text rather than bound, for a script (several statements in one message:
  * the simple-query protocol has no parameters): a string as node-postgres's escaped literal (quotes doubled, and
  * an E'' literal with doubled backslashes when it has any, right whatever standard_conforming_strings says), a
- * number only when it is a safe integer. Callers write structured values as one JSON text (no control character
- * in it: JSON escapes them; input validation keeps NUL and lone surrogates out of every field).
+ * number only when it is a safe integer, a time as its ISO text, true, false and null as their keywords (a literal
+ * takes the type of the column it is compared with or written to, as a parameter does). Callers write structured
+ * values as one JSON text (no control character in it: JSON escapes them; input validation keeps NUL and lone
+ * surrogates out of every field).
  */
 export const inlineValue: ValueWriter = (value) => {
+  if (value === null) return sql.raw('NULL');
+  if (typeof value === 'boolean') return sql.raw(value ? 'TRUE' : 'FALSE');
+  if (value instanceof Date) return sql.raw(pg.escapeLiteral(value.toISOString()));
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value)) throw new Error(`not an integer to write into a statement: ${value}`);
     return sql.raw(String(value));
   }
+  if (typeof value !== 'string') throw new Error(`not a value to write into a statement: ${typeof value}`);
   return sql.raw(pg.escapeLiteral(value));
 };
+
+/**
+ * A query built with Kysely as a statement of either kind: its compiled text with each `$n` given back its value
+ * by the writer. Kysely puts every value in as a parameter; the query has no literal of its own with a `$` in it.
+ */
+export function statementOf(query: Compilable): StatementOf<unknown> {
+  const { sql: text, parameters } = query.compile();
+  const parts = text.split(/\$(\d+)/);
+  return (value) =>
+    sql.join(
+      parts.map((part, index) => (index % 2 === 0 ? sql.raw(part) : value(parameters[Number(part) - 1] as StatementValue))),
+      sql.raw(''),
+    );
+}
 
 /**
  * Runs `statements` as the transaction's last, in order. With `script` (Database.scriptCommits) they go with the

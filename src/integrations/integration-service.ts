@@ -23,7 +23,7 @@ import {
   readableIntegrationsOf,
   withoutEmpty,
 } from './integration-scope.ts';
-import { alreadyRecorded } from './recorded-sync.ts';
+import { alreadyRecorded, reportChanges } from './recorded-sync.ts';
 import {
   deleteIntegration,
   findIntegrationById,
@@ -40,8 +40,11 @@ import {
   setIntegrationReloadResult,
   setIntegrationSyncResult,
   setIntegrationSyncResultAndTargetKeys,
+  syncResultAtCommit,
+  type SyncOutcome,
   updateIntegration,
 } from './integration-store.ts';
+import type { TargetKeys } from './target-keys.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import { DESTINATIONS_READ_MAX, destinationsOf, type PlaceDestinations } from './place-destinations.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
@@ -251,13 +254,7 @@ export class IntegrationService {
    */
   async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean; record?: IntegrationRow } = {}): Promise<void> {
     if (!isUuid(integrationId)) return;
-    const outcome = {
-      isSynced: result.isSynced,
-      syncMessage: storedMessage(result),
-      ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
-      lastUsed: new Date(),
-      ...(result.places === undefined ? {} : { readPlaces: result.places }),
-    };
+    const outcome = syncOutcomeOf(result);
     await this.#recordProgress(async (tx) => {
       if (result.targetKeys === undefined) return setIntegrationSyncResult(tx.db, integrationId, outcome);
       const { synced, targetKeysChanged } = await setIntegrationSyncResultAndTargetKeys(tx.db, integrationId, outcome, result.targetKeys);
@@ -289,7 +286,29 @@ export class IntegrationService {
       targetKeys: async () => found?.targetKeys ?? undefined,
     };
     if (await alreadyRecorded(row, result, storedMessage(result), reads)) return;
-    await this.recordSyncResult(integrationId, result, { own: isInProcess(actor), record: row });
+    await this.#recordDecided(row, found?.targetKeys ?? null, result, { own: isInProcess(actor) });
+  }
+
+  /**
+   * recordSyncResult of a record as read before (with its stored report): whether the report changes is decided on
+   * that read, so the whole transaction is one message on PostgreSQL (BEGIN, the outcome and the report in one
+   * statement, the report's change row, the NOTIFY and COMMIT). Only the operator that keeps the record writes
+   * either, one reconcile at a time, and the statement changes nothing that already holds.
+   */
+  async #recordDecided(row: IntegrationRow, storedKeys: TargetKeys | null, result: SyncResult, options: { own: boolean }): Promise<void> {
+    const reportChanged = reportChanges(storedKeys, result.targetKeys);
+    await this.#deps.unitOfWork.write(
+      null,
+      async (tx) => {
+        tx.authorizedBy('the operator keeps its own sync bookkeeping');
+        const report = reportChanged ? result.targetKeys : undefined;
+        tx.writeAtCommit(syncResultAtCommit(tx.db, row.id, syncOutcomeOf(result), report), ['integrations', 'integrationTargetKeys']);
+        if (reportChanged) tx.change(integrationChange(row));
+        this.#progress.notify(tx);
+        tx.afterCommit(() => this.#progress.committed());
+      },
+      { own: options.own },
+    );
   }
 
   /** For the operator, after its workload reload dealt with the changes up to `reloadedRevision` (rolled, or found current), and which workloads still roll out. */
@@ -556,4 +575,15 @@ export class IntegrationService {
  */
 function isInProcess(actor: Actor): boolean {
   return actor.tokenId === null;
+}
+
+/** What a sync result stores on its record. */
+function syncOutcomeOf(result: SyncResult): SyncOutcome {
+  return {
+    isSynced: result.isSynced,
+    syncMessage: storedMessage(result),
+    ...(result.syncedRevision === undefined ? {} : { syncedRevision: result.syncedRevision }),
+    lastUsed: new Date(),
+    ...(result.places === undefined ? {} : { readPlaces: result.places }),
+  };
 }

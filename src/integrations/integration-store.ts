@@ -2,6 +2,7 @@ import { type QueryCreator, sql } from 'kysely';
 import { isUuid } from '../db/uuid.ts';
 import type { DB, Environment, Integration } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
+import { type StatementOf, statementOf } from '../db/statements.ts';
 import type { TargetKeys } from './target-keys.ts';
 import { targetKeysWrite } from './target-keys-store.ts';
 import type { WorkloadRef } from './workload-rollout.ts';
@@ -216,8 +217,24 @@ export async function setIntegrationSyncResultAndTargetKeys(
   return { synced: Number(row.synced) > 0, targetKeysChanged: Number(row.keys) > 0 };
 }
 
+/**
+ * setIntegrationSyncResult (with the report of the target's keys, when given, written in a WITH clause of it) as the
+ * statement a transaction sends with its COMMIT (WriteContext.writeAtCommit): it answers nothing, so its caller
+ * decides beforehand, on the record it read, whether it writes anything and whether the report changes.
+ */
+export function syncResultAtCommit(db: QueryCreator<DB>, id: string, result: SyncOutcome, report?: TargetKeys | null): StatementOf<unknown> {
+  if (report === undefined) return statementOf(syncResultUpdate(db, id, result));
+  // the WITH's table is not read by the UPDATE: the creator that knows it is a creator of the same tables for it
+  const withReport = db.with('keys', (creator) => targetKeysWrite(creator, id, report)) as unknown as QueryCreator<DB>;
+  return statementOf(syncResultUpdate(withReport, id, result));
+}
+
 /** A sync that changes nothing (same outcome, same revision, same places read) writes nothing; a row for the record it wrote. */
 function syncResultWrite(db: QueryCreator<DB>, id: string, result: SyncOutcome) {
+  return syncResultUpdate(db, id, result).returning('id');
+}
+
+function syncResultUpdate(db: QueryCreator<DB>, id: string, result: SyncOutcome) {
   const { readPlaces, syncedRevision, ...rest } = result;
   const places = readPlaces === undefined ? undefined : JSON.stringify(readPlaces);
   return db
@@ -231,8 +248,7 @@ function syncResultWrite(db: QueryCreator<DB>, id: string, result: SyncOutcome) 
         ...(syncedRevision === undefined ? [] : [eb('syncedRevision', 'is distinct from', syncedRevision)]),
         ...(places === undefined ? [] : [eb('readPlaces', 'is distinct from', sql<unknown>`cast(${places} as jsonb)`)]),
       ]),
-    )
-    .returning('id');
+    );
 }
 
 /** Stores how far an Integration's workload reload got, and which of its workloads are still rolling out. True when it changed. */

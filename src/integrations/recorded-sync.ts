@@ -17,7 +17,12 @@ export async function alreadyRecorded(row: IntegrationRow, result: SyncResult, s
   if (result.places !== undefined && !isDeepStrictEqual(row.readPlaces, result.places)) return false;
   if (!(await holdsRevision(row, result.syncedRevision, reads))) return false;
   // a report of the target's keys comes with the first sync of each leadership, then only when it changed
-  return result.targetKeys === undefined || isDeepStrictEqual((await reads.targetKeys()) ?? null, result.targetKeys);
+  return result.targetKeys === undefined || !reportChanges((await reads.targetKeys()) ?? null, result.targetKeys);
+}
+
+/** Whether a result's report of the target's keys (none: undefined) differs from the one stored (null: none). */
+export function reportChanges(stored: TargetKeys | null, reported: TargetKeys | null | undefined): boolean {
+  return reported !== undefined && !isDeepStrictEqual(stored, reported);
 }
 
 /** What deciding may read: the project's newest change that can alter a place, the stored report of the target's keys. */

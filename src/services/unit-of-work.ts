@@ -1,10 +1,10 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Actor, RequestOrigin } from '../actor/actor.ts';
 import { type AuditEvent, type AuditService, projectScope } from '../audit/audit-service.ts';
-import type { CacheVersions } from '../caches/cache-versions.ts';
+import { type CacheVersions, cachesReadFrom } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
-import { finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type StatementOf } from '../db/statements.ts';
+import { boundValue, finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type StatementOf } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
@@ -58,6 +58,8 @@ export class WriteContext {
   readonly #changes: Change[] = [];
   readonly #afterCommit: (() => void)[] = [];
   readonly #notifications: string[] = [];
+  /** Statements sent with the closing ones (writeAtCommit). */
+  readonly #atCommit: StatementOf<unknown>[] = [];
   #authorized = false;
 
   constructor(db: Transaction<DB>, caller: Caller, attempt: number, deps: UnitOfWorkDeps) {
@@ -123,6 +125,19 @@ export class WriteContext {
     if (!this.#notifications.includes(channel)) this.#notifications.push(channel);
   }
 
+  /**
+   * A write whose answer nobody reads, sent first of the transaction's closing statements (finish): on PostgreSQL in
+   * the COMMIT's message, and, when nothing was sent before it, with BEGIN too, so that a transaction of nothing else
+   * is one round trip. It must not answer rows (its statement has no RETURNING and is no SELECT), nor write a table a
+   * cache is read from (`writes`: the unit moves those caches' versions for the statements it sees run; this one it
+   * does not see).
+   */
+  writeAtCommit(statement: StatementOf<unknown>, writes: readonly (keyof DB)[]): void {
+    const cached = cachesReadFrom(writes);
+    if (cached.length > 0) throw new Error(`a write at commit may not write a table the caches ${cached.join(', ')} are read from`);
+    this.#atCommit.push(statement);
+  }
+
   /** Runs after the transaction committed (forgetting a deleted project's key). */
   afterCommit(action: () => void): void {
     this.#afterCommit.push(action);
@@ -138,6 +153,7 @@ export class WriteContext {
       changes: this.#changes.length,
       afterCommit: this.#afterCommit.length,
       notifications: this.#notifications.length,
+      atCommit: this.#atCommit.length,
     };
     await savepoint(this.db, 'unit_of_work');
     try {
@@ -150,6 +166,7 @@ export class WriteContext {
       this.#changes.length = collected.changes;
       this.#afterCommit.length = collected.afterCommit;
       this.#notifications.length = collected.notifications;
+      this.#atCommit.length = collected.atCommit;
       throw error;
     }
   }
@@ -165,16 +182,19 @@ export class WriteContext {
     const auditRows = this.#audit.length === 0 ? [] : [audit.insertion(this.#audit.map((entry) => this.#auditEntry(entry)))];
     const notifications = scriptCommits ? this.#notifications.map(notifyStatement) : [];
     if (!scriptCommits) for (const channel of this.#notifications) await notifyAtCommit(this.db, channel);
+    // without scripts they are statements of their own (the closing statement cannot hold one with a WITH of its own)
+    if (!scriptCommits) for (const statement of this.#atCommit) await statement(boundValue).execute(this.db);
+    const atCommit = scriptCommits ? this.#atCommit : [];
     const afterCommit = this.#afterCommit;
     if (this.#changes.length > 0) {
-      // a script answers with its first statement that returns rows: the change rows' revisions (a NOTIFY returns none)
-      const closing = [...auditRows, changes.insertion(this.#changes, { quiet }), ...notifications];
+      // a script answers with its first statement that returns rows: the change rows' revisions (a NOTIFY or a write at commit returns none)
+      const closing = [...atCommit, ...auditRows, changes.insertion(this.#changes, { quiet }), ...notifications];
       const finished = finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits }).then((rows) =>
         changes.recorded(rows as { revision: number }[], { quiet, own }),
       );
       return { revision: await (quiet || own ? changes.trackOwn(finished) : finished), afterCommit };
     }
-    const closing = [...auditRows, ...notifications];
+    const closing = [...atCommit, ...auditRows, ...notifications];
     if (closing.length > 0) await finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits });
     return { revision: undefined, afterCommit };
   }

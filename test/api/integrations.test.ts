@@ -568,6 +568,45 @@ describe('in-process operator calls', () => {
     expect((await app.services.integrations.getById(actor, record.id)).envId).toBe(dev.id);
   });
 
+  // A sync result decided on the record as read is written with its COMMIT, its values in the statement's text (a
+  // script): text that could end a literal or run a statement of its own is stored exactly as sent.
+  test('a sync result with hostile text in its message and in its report is stored exactly, its report changed once', async () => {
+    const record = await app.services.integrations.upsertManaged(actor, managed('apps/hostile'));
+    const dev = await app.database.db
+      .selectFrom('projectEnvironments')
+      .select('id')
+      .where('projectId', '=', operatorProjectId)
+      .where('slug', '=', 'dev')
+      .executeTakeFirstOrThrow();
+    const hostile = ["O'Reilly", "'); COMMIT; DELETE FROM integrations; --", "\\'; DROP TABLE change_log; --", '$$ dollar $$', 'ünïcødé ✓ 🎉', 'new\nline'];
+    const report = {
+      carried: [{ environment: 'dev', path: '/', keys: hostile.map((key) => ({ key })) }],
+      templated: 0,
+      carriedTruncated: false,
+      readers: null,
+      readersTruncated: false,
+    };
+    const syncedRevision = await revision();
+    const result = { isSynced: false, syncMessage: hostile.join(' | '), syncedRevision, places: [{ environmentId: dev.id, path: '/', recursive: false }] };
+    const before = await revision();
+    await app.services.integrations.recordSyncResultAs(actor, record.id, { ...result, targetKeys: report });
+    const stored = await app.database.db
+      .selectFrom('integrations')
+      .leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id')
+      .select(['isSynced', 'syncMessage', 'syncedRevision', 'readPlaces', 'lastUsed', 'report'])
+      .where('integrations.id', '=', record.id)
+      .executeTakeFirstOrThrow();
+    expect(stored).toMatchObject({ isSynced: false, syncMessage: result.syncMessage, readPlaces: result.places, report });
+    expect(Number(stored.syncedRevision)).toBe(syncedRevision);
+    expect(stored.lastUsed).toBeInstanceOf(Date);
+    expect(await changesSince(before)).toHaveLength(1);
+    // the same report again: no change row; a new outcome alone is stored
+    const again = await revision();
+    await app.services.integrations.recordSyncResultAs(actor, record.id, { ...result, isSynced: true, syncMessage: null, targetKeys: report });
+    expect(await changesSince(again)).toEqual([]);
+    expect(await app.services.integrations.getById(actor, record.id)).toMatchObject({ isSynced: true, syncMessage: null });
+  });
+
   test('recordSyncResult stores the outcome without a change row or an audit entry', async () => {
     const record = await app.services.integrations.upsertManaged(actor, managed('apps/synced'));
     const before = await revision();
