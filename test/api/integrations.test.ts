@@ -461,6 +461,8 @@ describe('in-process operator calls', () => {
     targetEnvironment: 'apps',
     ...extra,
   });
+  const operatorDev = () =>
+    app.database.db.selectFrom('projectEnvironments').select('id').where('projectId', '=', operatorProjectId).where('slug', '=', 'dev').executeTakeFirstOrThrow();
   const kubernetesAuths = () =>
     app.database.db.selectFrom('integrationAuths').select('id').where('projectId', '=', operatorProjectId).where('integration', '=', 'kubernetes').execute();
 
@@ -559,12 +561,7 @@ describe('in-process operator calls', () => {
     const record = await app.services.integrations.upsertManaged(actor, managed('apps/wanderer', { projectId: other }));
     const moved = await upsertNew('apps/wanderer');
     expect(moved.id).toBe(record.id);
-    const dev = await app.database.db
-      .selectFrom('projectEnvironments')
-      .select('id')
-      .where('projectId', '=', operatorProjectId)
-      .where('slug', '=', 'dev')
-      .executeTakeFirstOrThrow();
+    const dev = await operatorDev();
     expect((await app.services.integrations.getById(actor, record.id)).envId).toBe(dev.id);
   });
 
@@ -572,12 +569,7 @@ describe('in-process operator calls', () => {
   // script): text that could end a literal or run a statement of its own is stored exactly as sent.
   test('a sync result with hostile text in its message and in its report is stored exactly, its report changed once', async () => {
     const record = await app.services.integrations.upsertManaged(actor, managed('apps/hostile'));
-    const dev = await app.database.db
-      .selectFrom('projectEnvironments')
-      .select('id')
-      .where('projectId', '=', operatorProjectId)
-      .where('slug', '=', 'dev')
-      .executeTakeFirstOrThrow();
+    const dev = await operatorDev();
     const hostile = ["O'Reilly", "'); COMMIT; DELETE FROM integrations; --", "\\'; DROP TABLE change_log; --", '$$ dollar $$', 'ünïcødé ✓ 🎉', 'new\nline'];
     const report = {
       carried: [{ environment: 'dev', path: '/', keys: hostile.map((key) => ({ key })) }],

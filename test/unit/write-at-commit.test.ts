@@ -1,8 +1,8 @@
-import { CamelCasePlugin, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql } from 'kysely';
-import type { DB } from '../../src/db/schema.ts';
+import { sql } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { boundValue, inlineValue, statementOf, type StatementValue } from '../../src/db/statements.ts';
 import { type UnitOfWorkDeps, WriteContext } from '../../src/services/unit-of-work.ts';
+import { statementBuilder } from '../support/statement-builder.ts';
 
 // A write at commit is sent in the closing script, where the unit of work does not see which tables it writes: one
 // that names a table a cache is read from is refused before anything is sent (caches/README.md).
@@ -24,15 +24,7 @@ describe('WriteContext.writeAtCommit', () => {
 // written in, each is a literal of its kind, and a value no literal is made for is refused.
 describe('statementOf', () => {
   // compiled only, as Coffer's database names columns (snake case)
-  const db = new Kysely<DB>({
-    dialect: {
-      createAdapter: () => new PostgresAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (kysely) => new PostgresIntrospector(kysely),
-      createQueryCompiler: () => new PostgresQueryCompiler(),
-    },
-    plugins: [new CamelCasePlugin()],
-  });
+  const db = statementBuilder({ camelCase: true });
 
   test("a query's values are bound again, or written into its text as literals", () => {
     const at = new Date('2026-11-27T12:00:00.000Z');

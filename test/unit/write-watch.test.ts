@@ -1,17 +1,9 @@
-import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { describe, expect, test } from 'vitest';
-import type { DB } from '../../src/db/schema.ts';
 import { writtenTables } from '../../src/db/write-watch.ts';
+import { statementBuilder } from '../support/statement-builder.ts';
 
 /** Builds statements only (no connection): what the write watch is told a statement writes. */
-const builder = new Kysely<DB>({
-  dialect: {
-    createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new DummyDriver(),
-    createIntrospector: (db) => new PostgresIntrospector(db),
-    createQueryCompiler: () => new PostgresQueryCompiler(),
-  },
-});
+const builder = statementBuilder();
 
 describe('the tables a statement writes', () => {
   test('a plain write names its table; a read names none', () => {
