@@ -38,8 +38,6 @@ import {
   listManagedByOfCluster,
   listManagedIntegrationsOfProject,
   setIntegrationReloadResult,
-  setIntegrationSyncResult,
-  setIntegrationSyncResultAndTargetKeys,
   syncResultAtCommit,
   type SyncOutcome,
   updateIntegration,
@@ -249,21 +247,16 @@ export class IntegrationService {
    * For the operator, after every sync: no actor and no audit entry; a NOTIFY tells the revision barrier's waiters.
    * No change row, except when the report of its target's keys changed (the console's "Where it goes" follows the
    * change stream): then one `integration` change at the record's source, in the same transaction, marked as the
-   * in-process operator's own when `own` (it is not woken for it). An unchanged report writes nothing. Unknown ids
-   * are ignored. `record`: the record as the caller just read it, whose source names that change (else it is read).
+   * in-process operator's own when `own` (it is not woken for it). A result the record already holds exactly writes
+   * nothing. Unknown ids are ignored.
    */
-  async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean; record?: IntegrationRow } = {}): Promise<void> {
+  async recordSyncResult(integrationId: string, result: SyncResult, options: { own?: boolean } = {}): Promise<void> {
     if (!isUuid(integrationId)) return;
-    const outcome = syncOutcomeOf(result);
-    await this.#recordProgress(async (tx) => {
-      if (result.targetKeys === undefined) return setIntegrationSyncResult(tx.db, integrationId, outcome);
-      const { synced, targetKeysChanged } = await setIntegrationSyncResultAndTargetKeys(tx.db, integrationId, outcome, result.targetKeys);
-      if (targetKeysChanged) {
-        const row = options.record ?? (await findIntegrationById(tx.db, integrationId));
-        if (row) tx.change(integrationChange(row));
-      }
-      return synced;
-    }, options);
+    const found = await findIntegrationWithTargetKeys(this.#deps.db, integrationId);
+    if (!found) return;
+    const exactly = { alteredAt: async () => Number.POSITIVE_INFINITY, targetKeys: async () => found.targetKeys ?? undefined };
+    if (await alreadyRecorded(found.row, result, storedMessage(result), exactly)) return;
+    await this.#recordDecided(found.row, found.targetKeys, result, { own: options.own ?? false });
   }
 
   /**

@@ -194,33 +194,11 @@ export interface SyncOutcome {
   readPlaces?: unknown;
 }
 
-/** Stores the outcome of a sync; leaves `updatedAt` alone (the record's settings did not change). True when anything changed. */
-export async function setIntegrationSyncResult(db: Executor, id: string, result: SyncOutcome): Promise<boolean> {
-  return (await syncResultWrite(db, id, result).execute()).length > 0;
-}
-
 /**
- * setIntegrationSyncResult with the report of the target's keys (targetKeysWrite) in one statement, each a WITH
- * clause: one round trip, not two. Answers which of them wrote.
- */
-export async function setIntegrationSyncResultAndTargetKeys(
-  db: Executor,
-  id: string,
-  result: SyncOutcome,
-  report: TargetKeys | null,
-): Promise<{ synced: boolean; targetKeysChanged: boolean }> {
-  const row = await db
-    .with('keys', () => targetKeysWrite(db, id, report))
-    .with('synced', () => syncResultWrite(db, id, result))
-    .selectNoFrom([sql<number>`(select count(*) from keys)`.as('keys'), sql<number>`(select count(*) from synced)`.as('synced')])
-    .executeTakeFirstOrThrow();
-  return { synced: Number(row.synced) > 0, targetKeysChanged: Number(row.keys) > 0 };
-}
-
-/**
- * setIntegrationSyncResult (with the report of the target's keys, when given, written in a WITH clause of it) as the
- * statement a transaction sends with its COMMIT (WriteContext.writeAtCommit): it answers nothing, so its caller
- * decides beforehand, on the record it read, whether it writes anything and whether the report changes.
+ * Stores the outcome of a sync (with the report of the target's keys, when given, written in a WITH clause), leaving
+ * `updatedAt` alone (the record's settings did not change), as the statement a transaction sends with its COMMIT
+ * (WriteContext.writeAtCommit): it answers nothing, so its caller decides beforehand, on the record it read, whether
+ * it writes anything and whether the report changes.
  */
 export function syncResultAtCommit(db: QueryCreator<DB>, id: string, result: SyncOutcome, report?: TargetKeys | null): StatementOf<unknown> {
   if (report === undefined) return statementOf(syncResultUpdate(db, id, result));
@@ -229,11 +207,7 @@ export function syncResultAtCommit(db: QueryCreator<DB>, id: string, result: Syn
   return statementOf(syncResultUpdate(withReport, id, result));
 }
 
-/** A sync that changes nothing (same outcome, same revision, same places read) writes nothing; a row for the record it wrote. */
-function syncResultWrite(db: QueryCreator<DB>, id: string, result: SyncOutcome) {
-  return syncResultUpdate(db, id, result).returning('id');
-}
-
+/** A sync that changes nothing (same outcome, same revision, same places read) writes nothing. */
 function syncResultUpdate(db: QueryCreator<DB>, id: string, result: SyncOutcome) {
   const { readPlaces, syncedRevision, ...rest } = result;
   const places = readPlaces === undefined ? undefined : JSON.stringify(readPlaces);

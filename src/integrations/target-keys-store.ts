@@ -5,7 +5,7 @@ import type { KeyFacts, KeyPlace, TargetKeys } from './target-keys.ts';
 
 /**
  * Stores what an Integration's operator reported of its target's keys (null: forgets it), writing only what differs:
- * a WITH clause of setIntegrationSyncResultAndTargetKeys, answering a row for each it wrote.
+ * a WITH clause of the sync result's statement (integration-store.ts syncResultAtCommit).
  */
 export function targetKeysWrite(db: QueryCreator<DB>, integrationId: string, report: TargetKeys | null) {
   if (report === null) return db.deleteFrom('integrationTargetKeys').where('integrationId', '=', integrationId).returning('integrationId');
