@@ -244,7 +244,9 @@ export class IntegrationService {
   }
 
   /**
-   * For the operator, after every sync: no actor and no audit entry; a NOTIFY tells the revision barrier's waiters.
+   * recordSyncResultAs without its checks (no actor, no audit entry), for a caller in this process that needs none
+   * (the operator records through recordSyncResultAs; the tests set records up with this): a NOTIFY tells the revision
+   * barrier's waiters.
    * No change row, except when the report of its target's keys changed (the console's "Where it goes" follows the
    * change stream): then one `integration` change at the record's source, in the same transaction, marked as the
    * in-process operator's own when `own` (it is not woken for it). A result the record already holds exactly writes
