@@ -137,7 +137,7 @@ describe('readiness follows whether the operator can work', () => {
         return response.status === 503 && body.reason?.includes('lacks Kubernetes permissions') ? body : false;
       });
       expect(notReady.reason).toContain(`get, list, watch, patch coffer.dev/integrations in namespace ${watched.name}`);
-      expect(notReady.reason).toContain(`patch coffer.dev/integrations/status in namespace ${watched.name}`);
+      expect(notReady.reason).toContain(`update, patch coffer.dev/integrations/status in namespace ${watched.name}`);
       expect(await (await fetch(`${process.probes}/metrics`)).text()).toMatch(/^coffer_operator_ready 0$/m);
       // the positive event: every refused watch failed three times (retried after 1 s, then 2 s more); a warning per
       // retry would have been written with the second failure, seconds before the third

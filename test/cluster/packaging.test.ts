@@ -582,6 +582,7 @@ function operatorNeeds(ns: string, watchScope: string, leaseNamespace: string): 
       { verb: 'list', group: 'coffer.dev', resource, namespace: watchScope },
       { verb: 'watch', group: 'coffer.dev', resource, namespace: watchScope },
       { verb: 'patch', group: 'coffer.dev', resource, namespace: ns },
+      { verb: 'update', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
       { verb: 'patch', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
       // the status writer's re-read after a conflicting write
       { verb: 'get', group: 'coffer.dev', resource, namespace: ns },
@@ -611,7 +612,6 @@ function operatorDoesNotNeed(ns: string, leaseNamespace: string): Access[] {
       { verb: 'create', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'delete', group: 'coffer.dev', resource, namespace: ns },
       { verb: 'update', group: 'coffer.dev', resource, namespace: ns },
-      { verb: 'update', group: 'coffer.dev', resource, subresource: 'status', namespace: ns },
     ]),
     { verb: 'delete', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },
     { verb: 'list', group: 'coordination.k8s.io', resource: 'leases', namespace: leaseNamespace },

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createTestNamespace, type TestNamespace } from '../k8s/helpers.ts';
+import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
 import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
@@ -85,4 +85,66 @@ describe('status under concurrent writes that change the key count', () => {
       }
     }
   }, 300_000);
+});
+
+describe('a status write changes the status alone', () => {
+  interface ManagedFieldsEntry {
+    manager: string;
+    operation: string;
+    subresource?: string;
+    fieldsV1: { 'f:metadata'?: Record<string, Record<string, object>>; 'f:spec'?: object; 'f:status'?: Record<string, object> };
+  }
+
+  /** The fields a fieldsV1 set names (its '.' entry is the set itself). */
+  const named = (set: object | undefined) => Object.keys(set ?? {}).filter((key) => key !== '.');
+
+  const statusWrites = async (verb: string) => {
+    const metrics = await (await fetch(`${operator.probes}/metrics`)).text();
+    const line = metrics.split('\n').find((entry) => entry.startsWith(`coffer_operator_kube_requests_total{verb="${verb}",resource="integrations/status"}`));
+    return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+  };
+
+  test('labels, annotations, the spec and what each field manager owns stay; a field the status no longer has is gone', async () => {
+    const fields = { projectId, environment: 'dev', secretPath: '/fields' };
+    expect((await callCoffer(api, 'POST', '/api/v1/folders', token, { workspaceId: projectId, environment: 'dev', name: 'fields' })).status).toBe(200);
+    await putSecret(api, token, fields, 'GOOD', 'good-value');
+    await putSecret(api, token, fields, '..hidden', 'not-a-data-key');
+    const replacedBefore = await statusWrites('update');
+    await cluster.apply('integrations', namespace.name, {
+      kind: 'Integration',
+      metadata: { name: 'fields', labels: { team: 'payments' }, annotations: { 'example.com/note': 'kept' } },
+      spec: { projectRef: { name: 'shop' }, environment: 'dev', secretPath: '/fields', target: { name: 'fields-secrets' } },
+    });
+    const skipped = await cluster.waitReady('integrations', namespace.name, 'fields', 'Synced');
+    expect(skipped.status.skippedKeys).toEqual(['..hidden']);
+    // the status was replaced as a whole object (not merge-patched) at least once
+    expect(await statusWrites('update')).toBeGreaterThan(replacedBefore);
+
+    const resource = await cluster.get('integrations', namespace.name, 'fields');
+    expect(resource.metadata.labels).toEqual({ team: 'payments' });
+    expect(resource.metadata.annotations['example.com/note']).toBe('kept');
+    expect(resource.spec).toMatchObject({ secretPath: '/fields', target: { name: 'fields-secrets' } });
+    const entries = resource.metadata.managedFields as ManagedFieldsEntry[];
+    const creator = entries.find((entry) => entry.subresource === undefined && entry.fieldsV1['f:spec'] !== undefined)!;
+    expect(named(creator.fieldsV1['f:metadata']!['f:labels'])).toEqual(['f:team']);
+    expect(named(creator.fieldsV1['f:metadata']!['f:annotations'])).toContain('f:example.com/note');
+    expect(creator.fieldsV1['f:status']).toBeUndefined();
+    const statusWriter = entries.find((entry) => entry.subresource === 'status')!;
+    expect(named(statusWriter.fieldsV1)).toEqual(['f:status']);
+    expect(named(statusWriter.fieldsV1['f:status'])).toContain('f:skippedKeys');
+
+    // the key that could not be a data key goes: the next status has no skippedKeys at all
+    const removed = await callCoffer(api, 'DELETE', '/api/v3/secrets/raw/..hidden', token, { workspaceId: projectId, environment: 'dev', secretPath: '/fields' });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+    const synced = await waitFor('the Synced reason to be Synced again', async () => {
+      const current = await cluster.get('integrations', namespace.name, 'fields');
+      const condition = current.status?.conditions?.find((entry: { type: string }) => entry.type === 'Synced');
+      return condition?.reason === 'Synced' ? current : false;
+    });
+    expect(synced.status.skippedKeys).toBeUndefined();
+    expect(synced.status.secretCount).toBe(1);
+    const after = (synced.metadata.managedFields as ManagedFieldsEntry[]).find((entry) => entry.subresource === 'status')!;
+    expect(named(after.fieldsV1['f:status'])).not.toContain('f:skippedKeys');
+    expect(synced.metadata.labels).toEqual({ team: 'payments' });
+  }, 120_000);
 });

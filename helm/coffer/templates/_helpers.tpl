@@ -98,10 +98,11 @@ informers.ts). Shared by the ClusterRole (rbac.scope=cluster) and the Role (name
 - apiGroups: [coffer.dev]
   resources: [secretsprojects, secretimports, integrations]
   verbs: [get, list, watch, patch]
-# Conditions and observedGeneration (merge patch of the status subresource).
+# Conditions and observedGeneration: the status subresource replaced (update) when the informer holds the
+# resource at the version written on, else merge-patched.
 - apiGroups: [coffer.dev]
   resources: [secretsprojects/status, secretimports/status, integrations/status]
-  verbs: [patch]
+  verbs: [update, patch]
 # Managed Secrets and ConfigMaps: informer, drift checks, server-side apply (creates when missing), deletion.
 - apiGroups: [""]
   resources: [secrets, configmaps]

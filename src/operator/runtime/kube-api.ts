@@ -195,6 +195,25 @@ export class KubeApi {
     )) as CustomResource;
   }
 
+  /**
+   * Replaces the status subresource with `object`'s status, on condition that the resource is still at `object`'s
+   * resourceVersion (409 otherwise). The apiserver keeps everything else as stored, and the managedFields too when
+   * `object` has none; the rest of `object` must be the resource as stored at that version, or the field managers'
+   * ownership of what differs changes.
+   */
+  async replaceStatus(kind: KindName, object: CustomResource): Promise<CustomResource> {
+    this.#onRequest('update', `${KINDS[kind].plural}/status`);
+    const { namespace, name } = object.metadata as { namespace: string; name: string };
+    return (await this.custom.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: KINDS[kind].plural,
+      name,
+      body: object,
+    })) as CustomResource;
+  }
+
   /** One resource as the apiserver holds it now (undefined when gone): the status writer's re-read after a conflict. */
   async readResource(kind: KindName, namespace: string, name: string): Promise<CustomResource | undefined> {
     this.#onRequest('get', KINDS[kind].plural);

@@ -11,7 +11,7 @@ export function operatorPermissions(options: { watchNamespace?: string; leaseNam
   const needs: Permission[] = [];
   for (const { plural } of Object.values(KINDS)) {
     for (const verb of ['get', 'list', 'watch', 'patch']) needs.push({ verb, group: GROUP, resource: plural, namespace });
-    needs.push({ verb: 'patch', group: GROUP, resource: plural, subresource: 'status', namespace });
+    for (const verb of ['update', 'patch']) needs.push({ verb, group: GROUP, resource: plural, subresource: 'status', namespace });
   }
   for (const resource of ['secrets', 'configmaps']) {
     for (const verb of ['list', 'watch', 'get', 'create', 'patch', 'delete']) needs.push({ verb, group: '', resource, namespace });

@@ -186,8 +186,7 @@ export class StatusWriter {
       const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
       if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
       try {
-        const { namespace, name } = resource.metadata;
-        this.#note(kind, resource, await this.#kube.patchStatus(kind, namespace, name, next, base.resourceVersion));
+        this.#note(kind, resource, await this.#send(kind, resource, base, next));
         break;
       } catch (error) {
         if (isKubeNotFound(error)) return;
@@ -203,6 +202,21 @@ export class StatusWriter {
       readyBefore,
       conditions.find((condition) => condition.type === 'Ready'),
     );
+  }
+
+  /**
+   * Sends the status write, on condition that the resource is still at the base's resourceVersion: the whole object
+   * (a PUT of the status subresource) when the informer holds it at that version, which the apiserver decodes once;
+   * else a merge patch of the status, which has it encode the stored object, merge and decode the result (the base
+   * is this writer's own last answer, which the watch has not delivered yet).
+   */
+  async #send(kind: KindName, resource: StatusResource, base: StatusAt, next: Status): Promise<CustomResource> {
+    const { namespace, name } = resource.metadata;
+    const stored = this.#cached?.(kind, resource.metadata);
+    if (stored && stored.metadata.uid === base.uid && stored.metadata.resourceVersion === base.resourceVersion) {
+      return this.#kube.replaceStatus(kind, { ...stored, status: withoutRemovedFields(next) });
+    }
+    return this.#kube.patchStatus(kind, namespace, name, next, base.resourceVersion);
   }
 
   /** A condition as it stands: as this process last wrote it, else as the cached resource shows it (its reason as read, a string). */
@@ -267,6 +281,11 @@ function nextStatus(
   return { ...base, ...fields, conditions: nextConditions, observedGeneration };
 }
 
+/** The status as a whole object states it: a field set to null (removed, in a merge patch) left out. */
+function withoutRemovedFields(status: Status): Status {
+  return Object.fromEntries(Object.entries(status).filter(([, value]) => value !== null));
+}
+
 function statusAt(object: CustomResource | StatusResource): StatusAt {
   const metadata: KubernetesObject['metadata'] = object.metadata;
   return {
@@ -294,7 +313,7 @@ function isNewer(a: string | undefined, b: string | undefined): boolean {
 }
 
 /** The informers' cached copy of a resource, if any. */
-export type CachedCopy = (kind: KindName, resource: { namespace: string; name: string }) => StatusResource | undefined;
+export type CachedCopy = (kind: KindName, resource: { namespace: string; name: string }) => (StatusResource & CustomResource) | undefined;
 
 function latestKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;
