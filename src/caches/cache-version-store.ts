@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { compiledSelect } from '../db/compiled-select.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 
 /** Moves each named version by one (a missing row starts at 1), rows taken in name order; answers the new versions. */
@@ -12,10 +13,9 @@ export async function bumpCacheVersions(db: Executor, names: readonly string[]):
 }
 
 /** Every cache version, and the newest committed change-feed revision as the row named `revision`, in one statement. */
-export async function listCacheVersionsAndRevision(db: ReadOnlyDb): Promise<{ name: string; version: number }[]> {
-  return db
+export const listCacheVersionsAndRevision: (db: ReadOnlyDb) => Promise<{ name: string; version: number }[]> = compiledSelect((db) =>
+  db
     .selectFrom('cacheVersions')
     .select(['name', 'version'])
-    .unionAll(db.selectFrom('changeLog').select([sql.lit('revision').as('name'), sql<number>`coalesce(max(revision), 0)`.as('version')]))
-    .execute();
-}
+    .unionAll(db.selectFrom('changeLog').select([sql.lit('revision').as('name'), sql<number>`coalesce(max(revision), 0)`.as('version')])),
+);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Change, ChangeKind, ChangeRecord } from './change.ts';
+import { compiledSelect } from '../db/compiled-select.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
 import type { StatementOf } from '../db/statements.ts';
 
@@ -41,15 +42,17 @@ function toRow(change: Change) {
 }
 
 export async function changesAfter(db: Executor, revision: number, limit: number): Promise<ChangeRecord[]> {
-  const rows = await db
+  return (await selectChangesAfter(db, revision, limit)) as ChangeRecord[];
+}
+
+const selectChangesAfter = compiledSelect((db, revision: number, limit: number) =>
+  db
     .selectFrom('changeLog')
     .select(['revision', 'projectId', 'environmentId', 'environmentSlug', 'secretPath', 'kind', 'rotation', 'createdAt'])
     .where('revision', '>', revision)
     .orderBy('revision')
-    .limit(limit)
-    .execute();
-  return rows as ChangeRecord[];
-}
+    .limit(limit),
+);
 
 /** The newest committed revision, of one project's changes when `projectId` is given (0 before any). */
 export async function latestRevision(db: ReadOnlyDb, projectId?: string): Promise<number> {

@@ -1,3 +1,4 @@
+import { compiledSelect } from '../db/compiled-select.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { Project } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
@@ -34,8 +35,11 @@ export async function findProjectBySlug(db: ReadOnlyDb, orgId: string, slug: str
 /** Locks the project row for the rest of the transaction; serialises environment changes. */
 export async function lockProject(db: ReadOnlyDb, id: string): Promise<Project | undefined> {
   if (!isUuid(id)) return undefined;
-  return db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  const [project] = await selectProjectForUpdate(db, id);
+  return project;
 }
+
+const selectProjectForUpdate = compiledSelect((db, id: string) => db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate());
 
 /** The organization's projects; with `member`, only those it is a member of. */
 export async function listProjectsOfOrg(db: ReadOnlyDb, orgId: string, member: { kind: 'user' | 'identity'; id: string } | null): Promise<Project[]> {
