@@ -13,7 +13,7 @@ class ValueSlot {
 /**
  * A SELECT of one shape, built and compiled by Kysely the first time it runs and sent as compiled after that, with
  * the values of each call. Kysely otherwise builds a query's tree, freezes it, runs the plugins over it and compiles
- * it on every call: at a 10,000-Integration cold start that was 12% of the operator's busy time, a third of it for
+ * it on every call: at a 10,000-Integration cold start that was 12% of the operator's busy time, a fifth of it for
  * three statements of one shape each (the cache versions read, the project lock, the change log read). Hand-written
  * because Kysely keeps no such cache.
  *
