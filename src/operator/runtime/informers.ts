@@ -2,7 +2,7 @@ import type { Informer, KubernetesObject, ObjectCache, V1ConfigMap, V1DaemonSet,
 import { makeInformer } from '../../kubernetes/client-node.ts';
 import type { Logger } from 'pino';
 import { describeError, type KubeApi } from './kube-api.ts';
-import { StringPool } from './string-pool.ts';
+import { shareStrings, StringPool } from './string-pool.ts';
 import {
   GROUP,
   type IntegrationResource,
@@ -42,6 +42,8 @@ export function createWorkloadInformers(kube: KubeApi, namespace?: string): Work
         namespace ? `/apis/apps/v1/namespaces/${namespace}/${plural}` : `/apis/apps/v1/${plural}`,
         list as never,
       ) as CachedInformer<Workload>,
+      // a pod template's env may hold a literal value: none enters the pool
+      { pooled: false },
     );
   return {
     Deployment: informer('deployments', () => (namespace ? apps.listNamespacedDeployment({ namespace }) : apps.listDeploymentForAllNamespaces())),
@@ -80,9 +82,6 @@ export function createInformers(kube: KubeApi, namespace?: string): OperatorInfo
 /** One pool for every informer: the same namespace names and apiVersions recur across kinds. */
 const cachedStrings = new StringPool();
 
-/** A Secret's and a ConfigMap's values: never pooled. */
-const VALUE_KEYS: ReadonlySet<string> = new Set(['data', 'stringData', 'binaryData']);
-
 /**
  * Cached objects lose metadata.managedFields (often the largest part of an
  * object, and never read here), as client-go informers are commonly set up
@@ -92,13 +91,13 @@ const VALUE_KEYS: ReadonlySet<string> = new Set(['data', 'stringData', 'binaryDa
  * deleted: V8 turns an object that loses a property into a dictionary, four
  * times the size (9 MB at 10,000 Integrations).
  */
-function compactCached<T extends KubernetesObject>(informer: CachedInformer<T>): CachedInformer<T> {
+function compactCached<T extends KubernetesObject>(informer: CachedInformer<T>, { pooled = true } = {}): CachedInformer<T> {
   const compact = (object: T) => {
     if (object.metadata && 'managedFields' in object.metadata) {
       const { managedFields: _managedFields, ...metadata } = object.metadata;
       object.metadata = metadata;
     }
-    cachedStrings.internObject(object as Record<string, unknown>, VALUE_KEYS);
+    if (pooled) shareStrings(cachedStrings, object);
   };
   informer.on('add', compact);
   informer.on('update', compact);

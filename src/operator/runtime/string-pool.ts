@@ -63,5 +63,19 @@ export class StringPool {
   }
 }
 
+/** A Secret's and a ConfigMap's values, and the metadata (pooled on its own, without its annotations). */
+const SKIPPED_AT_TOP: ReadonlySet<string> = new Set(['data', 'stringData', 'binaryData', 'metadata']);
+/** kubectl's last-applied-configuration annotation of a small Secret holds its data. */
+const ANNOTATIONS: ReadonlySet<string> = new Set(['annotations']);
+
+/**
+ * Pools a Kubernetes object's strings, except its values (`data`, `stringData`, `binaryData`) and its
+ * annotations: nothing a Secret holds outlives the object in the pool.
+ */
+export function shareStrings(pool: StringPool, object: { metadata?: object }): void {
+  pool.internObject(object, SKIPPED_AT_TOP);
+  if (object.metadata) pool.internObject(object.metadata as Record<string, unknown>, ANNOTATIONS);
+}
+
 /** Deeper than any Kubernetes object nests; below it, strings are left as parsed. */
 const MAX_DEPTH = 32;

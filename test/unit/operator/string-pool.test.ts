@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StringPool } from '../../../src/operator/runtime/string-pool.ts';
+import { shareStrings, StringPool } from '../../../src/operator/runtime/string-pool.ts';
 
 const VALUE_KEYS = new Set(['data', 'stringData', 'binaryData']);
 
@@ -61,5 +61,17 @@ describe('StringPool', () => {
     const deep = JSON.parse(`${'{"a":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}`) as Record<string, unknown>;
     pool.internObject(deep, VALUE_KEYS);
     expect(pool.holds('bottom')).toBe(false);
+  });
+
+  it("shares a Secret's metadata, but never its values or its annotations", () => {
+    const pool = new StringPool();
+    const lastApplied = '{"apiVersion":"v1","data":{"k":"dg=="},"kind":"Secret","metadata":{"name":"s","namespace":"n"}}';
+    const secret = parsedSecret('web', 'c2VjcmV0');
+    (secret.metadata as Record<string, unknown>).annotations = { 'kubectl.kubernetes.io/last-applied-configuration': lastApplied, note: 'tiny' };
+    const before = structuredClone(secret);
+    shareStrings(pool, secret);
+    expect(secret).toEqual(before);
+    for (const value of ['team-a', 'coffer', 'web', 'Integration', 'v1', 'Secret']) expect(pool.holds(value)).toBe(true);
+    for (const value of ['c2VjcmV0', lastApplied, 'tiny']) expect(pool.holds(value)).toBe(false);
   });
 });
