@@ -38,13 +38,10 @@ export class StringPool {
 
   /**
    * Replaces, in place, every string in a parsed object by its pooled copy,
-   * except under the top-level keys given: a Secret's or ConfigMap's values
-   * never enter the pool, so none outlives its object.
+   * except under the top-level keys given (shareStrings says which).
    */
   internObject(object: Record<string, unknown>, skippedTopLevelKeys: ReadonlySet<string>): void {
-    for (const key of Object.keys(object)) {
-      if (!skippedTopLevelKeys.has(key) && key !== '__proto__') object[key] = this.#internValue(object[key], MAX_DEPTH);
-    }
+    this.#internEntries(object, MAX_DEPTH, skippedTopLevelKeys);
   }
 
   #internValue(value: unknown, depth: number): unknown {
@@ -52,16 +49,21 @@ export class StringPool {
     if (depth === 0 || value === null || typeof value !== 'object') return value;
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) value[index] = this.#internValue(value[index], depth - 1);
-      return value;
-    }
-    const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) {
-      // JSON.parse makes "__proto__" an own key; assigning it would set the prototype instead
-      if (key !== '__proto__') record[key] = this.#internValue(record[key], depth - 1);
+    } else {
+      this.#internEntries(value as Record<string, unknown>, depth - 1);
     }
     return value;
   }
+
+  #internEntries(record: Record<string, unknown>, depth: number, skipped: ReadonlySet<string> = NOTHING_SKIPPED): void {
+    for (const key of Object.keys(record)) {
+      // JSON.parse makes "__proto__" an own key; assigning it would set the prototype instead
+      if (key !== '__proto__' && !skipped.has(key)) record[key] = this.#internValue(record[key], depth);
+    }
+  }
 }
+
+const NOTHING_SKIPPED: ReadonlySet<string> = new Set();
 
 /** A Secret's and a ConfigMap's values, and the metadata (pooled on its own, without its annotations). */
 const SKIPPED_AT_TOP: ReadonlySet<string> = new Set(['data', 'stringData', 'binaryData', 'metadata']);
