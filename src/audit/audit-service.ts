@@ -2,7 +2,7 @@ import { type Actor, actorMetadata, type RequestOrigin } from '../actor/actor.ts
 import type { NewAuditLog } from '../db/schema.ts';
 import { auditLogsInsertion, insertAuditLogs } from './audit-store.ts';
 import type { Executor } from '../db/database.ts';
-import type { StatementOf } from '../db/statements.ts';
+import type { Statement } from '../db/statements.ts';
 
 export interface AuditEvent {
   type: string;
@@ -44,7 +44,7 @@ export class AuditService {
    * with the change rows and the COMMIT (finishTransaction). An author without an actor is a caller not
    * authenticated (a failed login): actor type `unknownUser`, as the reference records it.
    */
-  insertion(entries: readonly { author: Actor | RequestOrigin | null; scope: AuditScope; event: AuditEvent }[]): StatementOf<unknown> {
+  insertion(entries: readonly { author: Actor | RequestOrigin | null; scope: AuditScope; event: AuditEvent }[]): Statement {
     return auditLogsInsertion(
       entries.map(({ author, scope, event }) => {
         if (author === null) throw new Error(`the audit entry '${event.type}' names no actor`);

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { NewAuditLog } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
-import type { StatementOf } from '../db/statements.ts';
+import { type Statement, statement } from '../db/statements.ts';
 
 export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promise<void> {
   await db.insertInto('auditLogs').values(rows).execute();
@@ -11,12 +11,12 @@ export async function insertAuditLogs(db: Executor, rows: NewAuditLog[]): Promis
  * The INSERT of a write's rows (at least one), in their order, as a statement of its transaction's end
  * (finishTransaction: on PostgreSQL sent with the COMMIT): the rows travel as one JSON value.
  */
-export function auditLogsInsertion(rows: NewAuditLog[]): StatementOf<unknown> {
-  return (value) => sql`
+export function auditLogsInsertion(rows: NewAuditLog[]): Statement {
+  return statement`
     INSERT INTO audit_logs (actor, actor_metadata, ip_address, user_agent, user_agent_type, event_type, event_metadata, org_id, project_id, project_name, expires_at)
     SELECT r.actor, r.actor_metadata::jsonb, r.ip_address, r.user_agent, r.user_agent_type, r.event_type, r.event_metadata::jsonb, r.org_id, r.project_id, r.project_name, r.expires_at
     FROM ROWS FROM (
-      jsonb_to_recordset(${value(JSON.stringify(rows.map(toInsertedRow)))}::jsonb)
+      jsonb_to_recordset(${JSON.stringify(rows.map(toInsertedRow))}::jsonb)
         AS (actor text, actor_metadata text, ip_address text, user_agent text, user_agent_type text, event_type text, event_metadata text,
             org_id uuid, project_id uuid, project_name text, expires_at timestamptz)
     ) WITH ORDINALITY AS r(actor, actor_metadata, ip_address, user_agent, user_agent_type, event_type, event_metadata, org_id, project_id, project_name, expires_at, position)

@@ -6,7 +6,7 @@ import { type Change, CHANGE_KINDS, type ChangeRecord, LISTING_METADATA_KINDS } 
 import { WritesUnderWay } from './writes-under-way.ts';
 import { changeLogInsertion, changesCommittedWith, latestRevision, latestRevisionOf, latestRevisionOfKinds } from './change-store.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
-import { finishTransaction, type StatementOf } from '../db/statements.ts';
+import { finishTransaction, type Statement } from '../db/statements.ts';
 
 export {
   type Change,
@@ -63,7 +63,7 @@ export class ChangeFeed extends EventEmitter<{ committed: [] }> {
   }
 
   /** The statement that records `changes` (at least one), to be the transaction's last; then recorded() with its rows. */
-  insertion(changes: Change[], options: { quiet?: boolean }): StatementOf<{ revision: number }> {
+  insertion(changes: Change[], options: { quiet?: boolean }): Statement<{ revision: number }> {
     return changeLogInsertion(CHANGE_LOCK_KEY, options.quiet ? null : CHANGE_CHANNEL, changes);
   }
 

@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { Change, ChangeKind, ChangeRecord } from './change.ts';
 import { compiledSelect } from '../db/compiled-select.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
-import type { StatementOf } from '../db/statements.ts';
+import { type Statement, statement } from '../db/statements.ts';
 
 /**
  * Takes the change log's lock (and, with `notifyChannel`, sends a NOTIFY delivered at commit), then inserts the rows,
@@ -10,23 +9,19 @@ import type { StatementOf } from '../db/statements.ts';
  * is held from here to commit, and every writer queues behind it. The revisions are taken as the rows are
  * inserted, after the join with `locked` ran the lock.
  */
-export function changeLogInsertion(lockKey: number, notifyChannel: string | null, changes: Change[]): StatementOf<{ revision: number }> {
-  return (value) => {
-    const lock =
-      notifyChannel === null
-        ? sql`SELECT pg_advisory_xact_lock(${value(lockKey)})`
-        : sql`SELECT pg_advisory_xact_lock(${value(lockKey)}), pg_notify(${value(notifyChannel)}, '')`;
-    return sql<{ revision: number }>`
+export function changeLogInsertion(lockKey: number, notifyChannel: string | null, changes: Change[]): Statement<{ revision: number }> {
+  const lock =
+    notifyChannel === null ? statement`SELECT pg_advisory_xact_lock(${lockKey})` : statement`SELECT pg_advisory_xact_lock(${lockKey}), pg_notify(${notifyChannel}, '')`;
+  return statement<{ revision: number }>`
       WITH locked AS MATERIALIZED (${lock})
       INSERT INTO change_log (project_id, environment_id, environment_slug, secret_path, kind, rotation)
       SELECT c.project_id, c.environment_id, c.environment_slug, c.secret_path, c.kind, c.rotation
       FROM locked CROSS JOIN ROWS FROM (
-        jsonb_to_recordset(${value(JSON.stringify(changes.map(toRow)))}::jsonb)
+        jsonb_to_recordset(${JSON.stringify(changes.map(toRow))}::jsonb)
           AS (project_id uuid, environment_id uuid, environment_slug text, secret_path text, kind text, rotation jsonb)
       ) WITH ORDINALITY AS c(project_id, environment_id, environment_slug, secret_path, kind, rotation, position)
       ORDER BY c.position
       RETURNING revision`;
-  };
 }
 
 /** A change as change_log's columns name it. */

@@ -2,7 +2,7 @@ import { type QueryCreator, sql } from 'kysely';
 import { isUuid } from '../db/uuid.ts';
 import type { DB, Environment, Integration } from '../db/schema.ts';
 import type { Executor, ReadOnlyDb } from '../db/database.ts';
-import { type StatementOf, statementOf } from '../db/statements.ts';
+import { type Statement, statementOf } from '../db/statements.ts';
 import type { TargetKeys } from './target-keys.ts';
 import { targetKeysWrite } from './target-keys-store.ts';
 import type { WorkloadRef } from './workload-rollout.ts';
@@ -200,7 +200,7 @@ export interface SyncOutcome {
  * (WriteContext.writeAtCommit): it answers nothing, so its caller decides beforehand, on the record it read, whether
  * it writes anything and whether the report changes.
  */
-export function syncResultAtCommit(db: QueryCreator<DB>, id: string, result: SyncOutcome, report?: TargetKeys | null): StatementOf<unknown> {
+export function syncResultAtCommit(db: QueryCreator<DB>, id: string, result: SyncOutcome, report?: TargetKeys | null): Statement {
   if (report === undefined) return statementOf(syncResultUpdate(db, id, result));
   // the WITH's table is not read by the UPDATE: the creator that knows it is a creator of the same tables for it
   const withReport = db.with('keys', (creator) => targetKeysWrite(creator, id, report)) as unknown as QueryCreator<DB>;

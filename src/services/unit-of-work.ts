@@ -4,7 +4,7 @@ import { type AuditEvent, type AuditService, projectScope } from '../audit/audit
 import { type CacheVersions, cachesReadFrom } from '../caches/cache-versions.ts';
 import type { Change, ChangeFeed } from '../changes/change-feed.ts';
 import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
-import { boundValue, finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type StatementOf } from '../db/statements.ts';
+import { finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type Statement } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
 import type { ProjectReference } from '../projects/project-lookup.ts';
@@ -59,7 +59,7 @@ export class WriteContext {
   readonly #afterCommit: (() => void)[] = [];
   readonly #notifications: string[] = [];
   /** Statements sent with the closing ones (writeAtCommit). */
-  readonly #atCommit: StatementOf<unknown>[] = [];
+  readonly #atCommit: Statement[] = [];
   #authorized = false;
 
   constructor(db: Transaction<DB>, caller: Caller, attempt: number, deps: UnitOfWorkDeps) {
@@ -132,7 +132,7 @@ export class WriteContext {
    * cache is read from (`writes`: the unit moves those caches' versions for the statements it sees run; this one it
    * does not see).
    */
-  writeAtCommit(statement: StatementOf<unknown>, writes: readonly (keyof DB)[]): void {
+  writeAtCommit(statement: Statement, writes: readonly (keyof DB)[]): void {
     const cached = cachesReadFrom(writes);
     if (cached.length > 0) throw new Error(`a write at commit may not write a table the caches ${cached.join(', ')} are read from`);
     this.#atCommit.push(statement);
@@ -183,19 +183,19 @@ export class WriteContext {
     const notifications = scriptCommits ? this.#notifications.map(notifyStatement) : [];
     if (!scriptCommits) for (const channel of this.#notifications) await notifyAtCommit(this.db, channel);
     // without scripts they are statements of their own (the closing statement cannot hold one with a WITH of its own)
-    if (!scriptCommits) for (const statement of this.#atCommit) await statement(boundValue).execute(this.db);
+    if (!scriptCommits) for (const statement of this.#atCommit) await statement.bound().execute(this.db);
     const atCommit = scriptCommits ? this.#atCommit : [];
     const afterCommit = this.#afterCommit;
     if (this.#changes.length > 0) {
       // a script answers with its first statement that returns rows: the change rows' revisions (a NOTIFY or a write at commit returns none)
       const closing = [...atCommit, ...auditRows, changes.insertion(this.#changes, { quiet }), ...notifications];
-      const finished = finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits }).then((rows) =>
+      const finished = finishTransaction(this.db, closing as [Statement], { script: scriptCommits }).then((rows) =>
         changes.recorded(rows as { revision: number }[], { quiet, own }),
       );
       return { revision: await (quiet || own ? changes.trackOwn(finished) : finished), afterCommit };
     }
     const closing = [...atCommit, ...auditRows, ...notifications];
-    if (closing.length > 0) await finishTransaction(this.db, closing as [StatementOf<unknown>], { script: scriptCommits });
+    if (closing.length > 0) await finishTransaction(this.db, closing as [Statement], { script: scriptCommits });
     return { revision: undefined, afterCommit };
   }
 
