@@ -54,6 +54,8 @@ import {
   table,
 } from './common.ts';
 import { checkOutCommit } from './commit-checkout.ts';
+import { sampleAllocations } from './allocation-profile.ts';
+import { freePorts } from '../test/support/free-port.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -128,11 +130,18 @@ async function cpuSpent(operator: Server, before: Awaited<ReturnType<typeof cpuR
 
 // BENCH_APISERVER_PROF=<dir>: a pprof CPU profile of the kube-apiserver over the first minute of the cold start
 const apiserverProfileDir = process.env.BENCH_APISERVER_PROF;
+// BENCH_ALLOC_PROF=<dir>: what the operator allocates over the first 20 s of the cold start (allocation-profile.ts)
+const allocationProfileDir = process.env.BENCH_ALLOC_PROF;
+const inspectorPort = allocationProfileDir ? (await freePorts(1))[0]! : undefined;
 
 function startOperator(): Promise<Server> {
+  const profiling = [
+    ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    ...(inspectorPort === undefined ? [] : [`--inspect=127.0.0.1:${inspectorPort}`]),
+  ];
   return startServer(
     { ...environment, COFFER_OPERATOR: 'true', COFFER_LEADER_ELECTION: 'false', COFFER_RESYNC_INTERVAL: '1h', NODE_OPTIONS: nodeOptions },
-    { nodeArgs: [...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extraNodeArgs], checkout },
+    { nodeArgs: [...profiling, ...extraNodeArgs], checkout },
   );
 }
 
@@ -207,6 +216,11 @@ try {
     mkdirSync(apiserverProfileDir, { recursive: true });
     profiled = apiserverProfile(cluster, 60, path.join(apiserverProfileDir, `kube-apiserver-cold-start-${expected}.pprof`));
   }
+  let allocationsSampled: Promise<void> | undefined;
+  if (allocationProfileDir && inspectorPort !== undefined) {
+    mkdirSync(allocationProfileDir, { recursive: true });
+    allocationsSampled = sampleAllocations(inspectorPort, 20, path.join(allocationProfileDir, `operator-cold-start-${expected}.heapprofile`));
+  }
   let counters = await operatorCounters(operator);
   let coldMs = 0;
   let lastLog = Date.now();
@@ -241,6 +255,7 @@ try {
     cpu: await cpuSpent(operator, cpuBefore),
   });
   await profiled;
+  await allocationsSampled;
   const eventsDropped = counters.eventsDropped;
   const sizes = await storedSizes(cluster, namespaceName(0), integrationName(0, 0), targetName(0, 0));
   log(`all ${expected} Synced ${(coldMs / 1000).toFixed(1)} s after the operator started (${eventsDropped} Events dropped)`);
