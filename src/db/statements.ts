@@ -42,7 +42,7 @@ export type StatementValue = string | number | boolean | Date | null;
  * text (`written`). A value may be a statement itself, put in where it stands.
  *
  * The text is put together here, not by Kysely: built as Kysely nodes (a raw node per value) and compiled through
- * its plugins, the closing scripts of a 10,000-Integration cold start were a sixth of the operator's allocations.
+ * its plugins, the closing scripts of a 3,000-Integration cold start were a sixth of the operator's allocations.
  */
 export class Statement<Row = unknown> {
   readonly #fragments: readonly string[];
