@@ -29,7 +29,9 @@ export async function sampleAllocations(port: number, seconds: number, file: str
   const waiting = new Map<number, (message: { result?: unknown; error?: { message: string } }) => void>();
   socket.addEventListener('message', (event) => {
     const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-    if (message.id !== undefined) waiting.get(message.id)?.(message);
+    if (message.id === undefined) return;
+    waiting.get(message.id)?.(message);
+    waiting.delete(message.id);
   });
   const call = async (method: string, params: object = {}) => {
     const id = ++lastId;
