@@ -32,7 +32,7 @@ const settings = {
     env: 'COFFER_DB_PREPARED_STATEMENTS',
     flag: 'db-prepared-statements',
     group: 'storage',
-    help: 'prepare statements a PostgreSQL connection runs again (default true; false behind a pooler that does not keep them per client)',
+    help: 'run prepared the statements the database is sent again (default true; false behind a PostgreSQL pooler that does not keep them per client)',
   },
   encryptionKey: {
     env: 'COFFER_ENCRYPTION_KEY',

@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { CamelCasePlugin, Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DataDirLock } from './data-dir-lock.ts';
+import { PreparedPglite } from './pglite-prepared.ts';
 import { scriptCommittingPool } from './postgres-pool.ts';
 import type { DB } from './schema.ts';
 import { WriteWatch } from './write-watch.ts';
@@ -91,7 +92,7 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for a throwaway in-memory database. */
   dataDir: string;
   poolSize?: number;
-  /** PostgreSQL: statements a connection sends again run prepared (postgres-pool.ts; default true). */
+  /** Statements sent again run prepared (PostgreSQL: postgres-pool.ts, per connection; PGlite: pglite-prepared.ts; default true). */
   preparedStatements?: boolean;
   /** PostgreSQL application_name of the pool's connections (default `coffer`). */
   applicationName?: string;
@@ -120,7 +121,7 @@ function queryCounter() {
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options.dataDir, options.dataDirLock, options.initialDataDir);
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openPglite(options);
 }
 
 /**
@@ -231,7 +232,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   };
 }
 
-async function openPglite(dataDir: string, dataDirLock: DataDirLock | undefined, initialDataDir: Blob | undefined): Promise<Database> {
+async function openPglite({ dataDir, dataDirLock, initialDataDir, preparedStatements = true }: DatabaseOptions): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   if (initialDataDir && !inMemory) throw new Error('initialDataDir starts an in-memory database only: a data directory on disk keeps its own');
@@ -245,7 +246,8 @@ async function openPglite(dataDir: string, dataDirLock: DataDirLock | undefined,
   });
   const { log, queryCount } = queryCounter();
   const writes = new WriteWatch();
-  const db = new Kysely<DB>({ dialect: new PGliteDialect({ pglite }), plugins: [writes, new CamelCasePlugin()], log });
+  const dialect = new PGliteDialect({ pglite: preparedStatements ? new PreparedPglite(pglite) : pglite });
+  const db = new Kysely<DB>({ dialect, plugins: [writes, new CamelCasePlugin()], log });
   return {
     db,
     backend: 'pglite',

@@ -48,6 +48,11 @@ export class PreparedStatements {
     this.#prepared.set(text, created);
     return evict === undefined ? { name: created } : { name: created, evict };
   }
+
+  /** `text` was not prepared after all (PostgreSQL refused to parse it): its name is not to be used. */
+  forget(text: string): void {
+    this.#prepared.delete(text);
+  }
 }
 
 /** Prepared statements kept per connection (each holds its parse tree and plans in the backend's memory). */

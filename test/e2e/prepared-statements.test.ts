@@ -8,7 +8,7 @@ import { ServiceUnavailableError } from '../../src/errors.ts';
 import { translateDatabaseError } from '../../src/services/database-errors.ts';
 import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
 
-// PostgreSQL only (PGlite runs in-process: no protocol, nothing to prepare). A pool of one connection, so every
+// PostgreSQL (PGlite: pglite-prepared-statements.test.ts). A pool of one connection, so every
 // statement below runs on the same one, and pg_prepared_statements shows what it holds.
 let url: string;
 /** A new pool of one connection per test: nothing prepared. */

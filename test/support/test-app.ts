@@ -61,12 +61,14 @@ async function openTestDatabase(backend: Backend): Promise<{ database: Database;
     const initialDataDir = template ? new Blob([readFileSync(template)]) : undefined;
     const database = await openDatabase({ dataDir: 'memory://', initialDataDir });
     await migrate(database);
+    // as on PostgreSQL below (PGlite's one session does not take a database's settings)
+    await database.execScript(database.db, 'SET plan_cache_mode = force_generic_plan');
     return { database };
   }
   const adminUrl = inject('postgresAdminUrl');
   const name = `${inject('postgresRunPrefix')}_${randomBytes(6).toString('hex')}`;
   await adminQuery(adminUrl, `CREATE DATABASE ${name} TEMPLATE ${inject('postgresTemplate')}`);
-  // every statement prepared (the second time a connection sends it) runs its generic plan at once, where production
+  // every statement prepared (the second time a connection sends it; on PGlite too, pglite-prepared.ts) runs its generic plan at once, where production
   // may switch to it after five runs: a statement that cannot run so (a parameter where planning needs a value)
   // fails here, not in a long-running server
   await adminQuery(adminUrl, `ALTER DATABASE ${name} SET plan_cache_mode = force_generic_plan`);
