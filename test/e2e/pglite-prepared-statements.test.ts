@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { PREPARED_PER_CONNECTION } from '../../src/db/prepared-statements.ts';
+import { expectBoundAndEviction, expectNothingFreedInTransaction } from '../support/prepared-statement-cases.ts';
 import { ServiceUnavailableError } from '../../src/errors.ts';
 import { translateDatabaseError, violatedConstraint } from '../../src/services/database-errors.ts';
 
@@ -88,18 +89,7 @@ test('values are written as PGlite writes them (json, bytea, dates, arrays, null
 });
 
 test(`at most ${PREPARED_PER_CONNECTION} are kept: the least recently used is freed, and runs again when sent again`, async () => {
-  const distinct = (n: number) => sql<{ n: number }>`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
-  for (let n = 0; n <= PREPARED_PER_CONNECTION; n++) {
-    await distinct(n);
-    expect((await distinct(n)).rows).toEqual([{ n: 2 * n }]);
-  }
-  const held = await prepared();
-  expect(held).toHaveLength(PREPARED_PER_CONNECTION);
-  expect(held).not.toContain('SELECT $1::int + 0 AS n');
-  expect(held).toContain(`SELECT $1::int + ${PREPARED_PER_CONNECTION} AS n`);
-  for (const _ of [1, 2]) expect((await distinct(0)).rows).toEqual([{ n: 0 }]);
-  expect(await prepared()).toContain('SELECT $1::int + 0 AS n');
-  expect(await prepared()).toHaveLength(PREPARED_PER_CONNECTION);
+  await expectBoundAndEviction(database, prepared);
 });
 
 test('a statement PGlite refused to parse fails the same way each time, and takes none of the places', async () => {
@@ -143,17 +133,7 @@ test('a statement that fails when run keeps its error code and constraint, and r
 });
 
 test('inside a transaction at capacity a new statement goes unprepared: nothing is freed while a transaction is open', async () => {
-  for (let n = 0; n < PREPARED_PER_CONNECTION; n++) for (const _ of [1, 2]) await sql`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
-  const before = await prepared();
-  expect(before).toHaveLength(PREPARED_PER_CONNECTION);
-  const products = await database.db.transaction().execute(async (trx) => {
-    const product = (n: number) => sql<{ n: number }>`SELECT ${n}::int * ${sql.lit(n)} AS n`.execute(trx);
-    const answers = [];
-    for (let n = 1; n <= 3; n++) answers.push((await product(n)).rows[0]!.n, (await product(n)).rows[0]!.n);
-    return answers;
-  });
-  expect(products).toEqual([1, 1, 4, 4, 9, 9]);
-  expect(await prepared()).toEqual(before);
+  await expectNothingFreedInTransaction(database, prepared);
 });
 
 test('a prepared statement a migration outdated runs again unprepared outside a transaction; inside one it fails with a 503, and nothing stays outdated', async () => {

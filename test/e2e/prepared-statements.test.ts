@@ -4,6 +4,7 @@ import { afterEach, beforeAll, beforeEach, expect, inject, test } from 'vitest';
 import { type Database, openDatabase } from '../../src/db/database.ts';
 import { BEGIN_STATEMENT } from '../../src/db/begin-with-statement.ts';
 import { PREPARED_PER_CONNECTION } from '../../src/db/prepared-statements.ts';
+import { expectBoundAndEviction, expectNothingFreedInTransaction } from '../support/prepared-statement-cases.ts';
 import { ServiceUnavailableError } from '../../src/errors.ts';
 import { translateDatabaseError } from '../../src/services/database-errors.ts';
 import { adminQuery, databaseUrl } from '../support/postgres-server.ts';
@@ -66,20 +67,7 @@ test('with preparedStatements false (COFFER_DB_PREPARED_STATEMENTS=false, for a 
 });
 
 test(`at most ${PREPARED_PER_CONNECTION} are kept: the least recently used is deallocated, and runs again when sent again`, async () => {
-  const distinct = (n: number) => sql<{ n: number }>`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
-  for (let n = 0; n <= PREPARED_PER_CONNECTION; n++) {
-    await distinct(n);
-    expect((await distinct(n)).rows).toEqual([{ n: 2 * n }]);
-  }
-  const held = await prepared();
-  expect(held).toHaveLength(PREPARED_PER_CONNECTION);
-  expect(held).not.toContain('SELECT $1::int + 0 AS n');
-  expect(held).toContain(`SELECT $1::int + ${PREPARED_PER_CONNECTION} AS n`);
-  // the evicted one is sent again, twice: unnamed, then prepared anew
-  expect((await distinct(0)).rows).toEqual([{ n: 0 }]);
-  expect((await distinct(0)).rows).toEqual([{ n: 0 }]);
-  expect(await prepared()).toContain('SELECT $1::int + 0 AS n');
-  expect(await prepared()).toHaveLength(PREPARED_PER_CONNECTION);
+  await expectBoundAndEviction(database, prepared);
 });
 
 test('a statement PostgreSQL refused to parse is evicted like any other, and the statements after it run', async () => {
@@ -94,17 +82,7 @@ test('a statement PostgreSQL refused to parse is evicted like any other, and the
 });
 
 test('inside a transaction at capacity a new statement goes unnamed: nothing is deallocated while a transaction is open', async () => {
-  for (let n = 0; n < PREPARED_PER_CONNECTION; n++) for (const _ of [1, 2]) await sql`SELECT ${n}::int + ${sql.lit(n)} AS n`.execute(database.db);
-  const before = await prepared();
-  expect(before).toHaveLength(PREPARED_PER_CONNECTION);
-  const sums = await database.db.transaction().execute(async (trx) => {
-    const sum = (n: number) => sql<{ n: number }>`SELECT ${n}::int * ${sql.lit(n)} AS n`.execute(trx);
-    const answers = [];
-    for (let n = 1; n <= 3; n++) answers.push((await sum(n)).rows[0]!.n, (await sum(n)).rows[0]!.n);
-    return answers;
-  });
-  expect(sums).toEqual([1, 1, 4, 4, 9, 9]);
-  expect(await prepared()).toEqual(before);
+  await expectNothingFreedInTransaction(database, prepared);
 });
 
 test('a prepared statement a migration outdated is sent again unnamed outside a transaction; inside one it fails with a 503, and the connection is replaced', async () => {
