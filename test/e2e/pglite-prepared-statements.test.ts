@@ -11,7 +11,8 @@ import { translateDatabaseError, violatedConstraint } from '../../src/services/d
 // against.
 let seeded: Blob;
 let database: Database;
-let plain: Database;
+/** Opened by the tests that answer against it. */
+let plain: Database | undefined;
 
 beforeAll(async () => {
   const seeding = await openDatabase({ dataDir: 'memory://' });
@@ -28,15 +29,20 @@ beforeAll(async () => {
 });
 beforeEach(async () => {
   database = await openDatabase({ dataDir: 'memory://', initialDataDir: seeded });
-  plain = await openDatabase({ dataDir: 'memory://', initialDataDir: seeded, preparedStatements: false });
 });
 afterEach(async () => {
   await database.close();
-  await plain.close();
+  await plain?.close();
+  plain = undefined;
 });
 
 let looks = 0;
 /** What the database holds prepared; the look itself never is (its text is new each time). */
+async function openPlain(): Promise<Database> {
+  plain = await openDatabase({ dataDir: 'memory://', initialDataDir: seeded, preparedStatements: false });
+  return plain;
+}
+
 async function prepared(on: Database = database): Promise<string[]> {
   const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE ${sql.lit(++looks)} > 0 ORDER BY prepare_time, name`.execute(
     on.db,
@@ -47,6 +53,7 @@ async function prepared(on: Database = database): Promise<string[]> {
 const widget = (on: Database, id: number) => sql<Record<string, unknown>>`SELECT * FROM widgets WHERE id = ${id}`.execute(on.db);
 
 test('a statement is prepared the second time it is sent, and every type answers as PGlite itself answers it', async () => {
+  const plain = await openPlain();
   for (const id of [1, 2, 3, 4]) {
     const expected = (await widget(plain, id)).rows;
     // first unnamed, then prepared, then run prepared
@@ -70,6 +77,7 @@ test('values are written as PGlite writes them (json, bytea, dates, arrays, null
     made: new Date('2026-01-02T03:04:05.006Z'),
     ok: null,
   };
+  const plain = await openPlain();
   for (const on of [database, plain]) {
     for (const id of [4, 5, 6]) {
       const inserted = await on.db
