@@ -179,16 +179,6 @@ export class PreparedPglite implements KyselyPglite {
 
   /** One call into the engine; its error (after the Sync's answer) is thrown, as PGlite's query() throws it. */
   async #send(messages: Uint8Array[]): Promise<BackendMessage[]> {
-    return this.#pglite.execProtocolStream(concatenated(messages), { syncToFs: false });
+    return this.#pglite.execProtocolStream(Buffer.concat(messages), { syncToFs: false });
   }
-}
-
-function concatenated(parts: Uint8Array[]): Uint8Array {
-  const whole = new Uint8Array(parts.reduce((length, part) => length + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    whole.set(part, offset);
-    offset += part.length;
-  }
-  return whole;
 }
