@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
 import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-process.ts';
-import { type Cluster, clusterClients, cofferEnvironment, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
+import { type Cluster, clusterClients, cofferEnvironment, operatorMetric, putSecret, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
  * A cold start reconciles each Integration once (issue 34: at 10,000, 16 % were reconciled twice). Many
@@ -20,15 +20,7 @@ let operator: CofferProcess | undefined;
 let token: string;
 let environment: Record<string, string>;
 
-async function metric(name: string, labels: Record<string, string>): Promise<number> {
-  const text = await (await fetch(`${operator!.probes}/metrics`)).text();
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if ((line.startsWith(`${name}{`) || line.startsWith(`${name} `)) && wanted.every((pair) => line.includes(pair))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+const metric = (name: string, labels: Record<string, string>) => operatorMetric(operator!, name, labels);
 
 beforeAll(async () => {
   cluster = clusterClients();

@@ -9,7 +9,7 @@ import { type CofferProcess, callCoffer, stopCoffer } from '../support/coffer-pr
 import { Keyring } from '../../src/crypto/keyring.ts';
 import type { Project } from '../../src/db/schema.ts';
 import { SecretCipher } from '../../src/secrets/secret-cipher.ts';
-import { type Cluster, clusterClients, cofferEnvironment, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
+import { type Cluster, clusterClients, cofferEnvironment, operatorMetric, startApi, startOperatorProcess } from '../support/operator-fixture.ts';
 
 /**
  * The operator at its edges, each failure class on the real control plane:
@@ -94,16 +94,7 @@ async function events(ns: string, object: string, reason?: string) {
   return list.items.filter((event) => event.involvedObject.name === object && (reason === undefined || event.reason === reason));
 }
 
-async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {
-  const text = await (await fetch(`${operator.probes}/metrics`)).text();
-  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (wanted.every((pair) => line.includes(pair))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return sum;
-}
+const metric = (name: string, labels: Record<string, string> = {}) => operatorMetric(operator, name, labels);
 
 /** A new value sealed as Coffer seals it and written straight into the row: no version, no change-feed row, no revision. */
 async function writeBehindTheChangeLog(key: string, value: string) {

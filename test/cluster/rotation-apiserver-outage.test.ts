@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, logLines, stopCoffer } from '../support/coffer-process.ts';
+import { type CofferProcess, stopCoffer } from '../support/coffer-process.ts';
 import { ManualClock } from '../support/manual-clock.ts';
-import { type Cluster, clusterClients, startOperatorProcess } from '../support/operator-fixture.ts';
+import { type Cluster, clusterClients, operatorMetric, startOperatorProcess } from '../support/operator-fixture.ts';
 import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
 import { bootstrap, startTestApp, type TestApp } from '../support/test-app.ts';
 
@@ -62,11 +62,26 @@ async function integrationRecord() {
   return app.database.db.selectFrom('integrations').select(['isSynced', 'syncMessage']).where('managedBy', '=', `${namespace.name}/db`).executeTakeFirstOrThrow();
 }
 
-/** Resolves once the operator has said, from log chunk `from` on, that it could not sync the Integration (it retries with backoff). */
-const waitForSyncRefused = (from: number) =>
+/** Failed syncs of an Integration for a reason no condition names (the apiserver unreachable), as the operator counts them. */
+const unnamedFailures = () => operatorMetric(operator, 'coffer_operator_reconcile_errors_total', { kind: 'Integration', reason: 'Error' });
+
+/**
+ * Resolves once the operator has failed a sync of the Integration since it had failed `before` of them: it tried, and
+ * could not write. Counted, not read from the log: the log's warning is the first of a spell of failures only, and a
+ * spell can begin before the outage (a status write the restarting apiserver refused after the last one).
+ */
+const waitForSyncRefused = (before: number) =>
   waitFor(
-    'the operator to say it could not sync the Integration',
-    () => logLines(operator.output, from).some((line) => line.msg === `reconcile of Integration ${namespace.name}/db failed; retrying with backoff`),
+    'the operator to fail a sync of the Integration',
+    async () => {
+      const [failures, leading, queued] = await Promise.all([
+        unnamedFailures(),
+        operatorMetric(operator, 'coffer_operator_leader'),
+        operatorMetric(operator, 'coffer_operator_queue_length'),
+      ]);
+      if (failures > before) return true;
+      throw new Error(`${failures} failed syncs (${before} before the outage); leading ${leading}; ${queued} keys queued`);
+    },
     { timeoutMs: 60_000 },
   );
 
@@ -82,14 +97,14 @@ const secretHolds = (credential: Credential, what: string) =>
 
 /**
  * Runs `body` with the apiserver stopped; before it is started again (however `body` ends), the operator must have
- * said it could not sync the Integration: it tried, and the outage is what held it.
+ * failed a sync of the Integration and its record must say so: it tried, and the outage is what held it.
  */
 async function duringOutage<T>(body: () => Promise<T>): Promise<T> {
-  const from = operator.output.length;
+  const before = await unnamedFailures();
   await plane.stopApiserver();
   try {
     const result = await body();
-    await waitForSyncRefused(from);
+    await waitForSyncRefused(before);
     // the integration record says the sync failed (a fixed sentence), not the last success
     expect(await integrationRecord()).toEqual({ isSynced: false, syncMessage: expect.stringMatching(/^The last sync failed \(the Kubernetes API server unreachable/) });
     return result;

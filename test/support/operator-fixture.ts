@@ -53,6 +53,17 @@ export async function startApi(environment: Record<string, string>) {
   return { api, token: boot.body.identity.credentials.token as string };
 }
 
+/** The sum of an operator metric's samples whose labels include `labels` (its /metrics, on the probe port). */
+export async function operatorMetric(operator: Pick<CofferProcess, 'probes'>, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const text = await (await fetch(`${operator.probes}/metrics`)).text();
+  const wanted = Object.entries(labels).map(([key, value]) => `${key}="${value}"`);
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if ((line.startsWith(`${name}{`) || line.startsWith(`${name} `)) && wanted.every((pair) => line.includes(pair))) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
 export function startOperatorProcess(
   environment: Record<string, string>,
   extra: Record<string, string> = {},
