@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type ControlPlane, ensureTestBinaries, startControlPlane } from '../k8s/controlplane.ts';
 import { createTestNamespace, type TestNamespace, waitFor } from '../k8s/helpers.ts';
-import { type CofferProcess, stopCoffer } from '../support/coffer-process.ts';
+import { type CofferProcess, logLines, stopCoffer } from '../support/coffer-process.ts';
 import { ManualClock } from '../support/manual-clock.ts';
 import { type Cluster, clusterClients, operatorMetric, startOperatorProcess } from '../support/operator-fixture.ts';
 import { type RotatedPostgres, startRotatedPostgres } from '../support/rotated-postgres.ts';
@@ -68,7 +68,7 @@ const unnamedFailures = () => operatorMetric(operator, 'coffer_operator_reconcil
 /**
  * Resolves once the operator has failed a sync of the Integration since it had failed `before` of them: it tried, and
  * could not write. Counted, not read from the log: the log's warning is the first of a spell of failures only, and a
- * spell can begin before the outage (a status write the restarting apiserver refused after the last one).
+ * spell can begin before the outage. On a timeout it quotes the operator's log.
  */
 const waitForSyncRefused = (before: number) =>
   waitFor(
@@ -80,7 +80,8 @@ const waitForSyncRefused = (before: number) =>
         operatorMetric(operator, 'coffer_operator_queue_length'),
       ]);
       if (failures > before) return true;
-      throw new Error(`${failures} failed syncs (${before} before the outage); leading ${leading}; ${queued} keys queued`);
+      const said = logLines(operator.output).map((line) => `${new Date(line.time).toISOString().slice(11, 23)} ${line.msg}`);
+      throw new Error(`${failures} failed syncs (${before} before the outage); leading ${leading}; ${queued} keys queued; the operator's log: ${said.join(' | ')}`);
     },
     { timeoutMs: 60_000 },
   );

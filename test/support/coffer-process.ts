@@ -55,13 +55,13 @@ export async function callCoffer(server: CofferProcess, method: string, path: st
 }
 
 /** The JSON log lines in `output` from chunk `from` on (a non-JSON line fails the caller's JSON.parse: the log is JSON only). */
-export function logLines(output: string[], from = 0): { level: number; msg: string }[] {
+export function logLines(output: string[], from = 0): { level: number; msg: string; time: number }[] {
   return output
     .slice(from)
     .join('')
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { level: number; msg: string });
+    .map((line) => JSON.parse(line) as { level: number; msg: string; time: number });
 }
 
 /** Stops a process as Ctrl-C does; resolves with its exit code and the log lines it wrote from the signal on. */
