@@ -101,6 +101,8 @@ const secretHolds = (credential: Credential, what: string) =>
  * failed a sync of the Integration and its record must say so: it tried, and the outage is what held it.
  */
 async function duringOutage<T>(body: () => Promise<T>): Promise<T> {
+  // the operator leads before the apiserver goes (after the last outage it may be taking the Lease again)
+  await waitFor('the operator to lead', async () => (await operatorMetric(operator, 'coffer_operator_leader')) === 1, { timeoutMs: 30_000 });
   const before = await unnamedFailures();
   await plane.stopApiserver();
   try {
