@@ -36,13 +36,14 @@ afterEach(async () => {
   plain = undefined;
 });
 
-let looks = 0;
-/** What the database holds prepared; the look itself never is (its text is new each time). */
+/** The same seeded database with prepared statements off: what PGlite itself answers. */
 async function openPlain(): Promise<Database> {
   plain = await openDatabase({ dataDir: 'memory://', initialDataDir: seeded, preparedStatements: false });
   return plain;
 }
 
+let looks = 0;
+/** What the database holds prepared; the look itself never is (its text is new each time). */
 async function prepared(on: Database = database): Promise<string[]> {
   const { rows } = await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements WHERE ${sql.lit(++looks)} > 0 ORDER BY prepare_time, name`.execute(
     on.db,
