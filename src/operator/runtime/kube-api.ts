@@ -14,6 +14,7 @@ import {
 import { ANNOTATION_INSTALLATION, FIELD_MANAGER, GROUP, KINDS, type KindName, type TargetKind, VERSION, type WorkloadKind } from '../resources.ts';
 import { AppError } from '../../errors.ts';
 import { TargetObjectApi } from './target-object-api.ts';
+import { makeApiClient } from '../../kubernetes/api-client.ts';
 
 /** The HTTP status of a failed request: an ApiException's code, or a watch error's statusCode. */
 export function apiStatus(error: unknown): number | undefined {
@@ -155,13 +156,14 @@ export class KubeApi {
     this.config = config;
     shareConnections(config);
     this.#onRequest = onRequest;
-    this.core = config.makeApiClient(CoreV1Api);
-    this.custom = config.makeApiClient(CustomObjectsApi);
-    this.coordination = config.makeApiClient(CoordinationV1Api);
-    this.authorization = config.makeApiClient(AuthorizationV1Api);
-    this.objects = KubernetesObjectApi.makeApiClient(config);
+    this.core = makeApiClient(config, CoreV1Api);
+    this.custom = makeApiClient(config, CustomObjectsApi);
+    this.coordination = makeApiClient(config, CoordinationV1Api);
+    this.authorization = makeApiClient(config, AuthorizationV1Api);
     this.targets = TargetObjectApi.forConfig(config);
-    this.apps = config.makeApiClient(AppsV1Api);
+    // a KubernetesObjectApi with the JSON methods of targets on top: one client for objects addressed by their kind
+    this.objects = this.targets;
+    this.apps = makeApiClient(config, AppsV1Api);
   }
 
   /**

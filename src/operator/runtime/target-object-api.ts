@@ -1,6 +1,7 @@
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { KubernetesObjectApi, PatchStrategy } from '../../kubernetes/client-node.ts';
 import type { TargetKind } from '../resources.ts';
+import { makeApiClient } from '../../kubernetes/api-client.ts';
 
 const TARGET_PLURALS: Record<TargetKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
@@ -14,7 +15,7 @@ const TARGET_PLURALS: Record<TargetKind, string> = { Secret: 'secrets', ConfigMa
  */
 export class TargetObjectApi extends KubernetesObjectApi {
   static forConfig(config: KubeConfig): TargetObjectApi {
-    const api = config.makeApiClient(TargetObjectApi);
+    const api = makeApiClient(config, TargetObjectApi);
     api.setDefaultNamespace(config);
     return api;
   }
