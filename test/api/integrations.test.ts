@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Actor } from '../../src/actor/actor.ts';
 import { latestRevision } from '../../src/changes/change-store.ts';
 import { AppError } from '../../src/errors.ts';
 import { IntegrationAuthCipher } from '../../src/integrations/integration-auth-cipher.ts';
-import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { bootstrap, currentBackend, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
+import { waitFor } from '../k8s/helpers.ts';
+import { lockProject } from '../../src/projects/project-store.ts';
+import type { IntegrationResponse } from '../../src/integrations/integration-schema.ts';
 
 const UNKNOWN_ID = '0b4a3c2d-3333-4333-8333-333333333333';
 /** Credentials sent to the API; none may come back in a response, the audit log or a log line. */
@@ -84,6 +88,20 @@ async function auditMetadata(eventType: string): Promise<Record<string, unknown>
 }
 
 const revision = () => latestRevision(app.database.db);
+
+const onPostgres = test.skipIf(currentBackend() !== 'postgres');
+
+/** A session of the test database waits for a lock (pg_stat_activity). */
+const waitForLockWait = () =>
+  waitFor(
+    'a session to wait for the lock the test holds',
+    async () => {
+      const { rows } = await sql<{ waiting: number }>`
+        SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`.execute(app.database.db);
+      return rows[0]!.waiting > 0;
+    },
+    { intervalMs: 20 },
+  );
 async function changesSince(after: number) {
   const rows = await app.database.db.selectFrom('changeLog').selectAll().where('revision', '>', after).orderBy('revision').execute();
   return rows.map((row) => ({
@@ -554,6 +572,39 @@ describe('in-process operator calls', () => {
     await expect(upsertNew('apps/new-missing', { secretPath: '/missing' })).rejects.toMatchObject({ statusCode: 404 });
     await expect(upsertNew('apps/new-missing', { environment: 'nope' })).rejects.toMatchObject({ statusCode: 404 });
     expect(await snapshotDatabase(app.database)).toEqual(snapshot);
+  });
+
+  test('concurrent first upserts with expectNew of many resources, in a project without a kubernetes auth: one auth, every record on it', async () => {
+    const fresh = (await call('POST', '/api/v2/workspace', { body: { projectName: 'Crowd', slug: 'expect-new-crowd' } })).body.project.id;
+    const names = Array.from({ length: 8 }, (_, index) => `crowd/app-${index}`);
+    const created = await Promise.all(names.map((name) => upsertNew(name, { projectId: fresh })));
+    const auths = await app.database.db.selectFrom('integrationAuths').select('id').where('projectId', '=', fresh).execute();
+    expect(auths).toHaveLength(1);
+    expect(new Set(created.map((record) => record.integrationAuthId))).toEqual(new Set([auths[0]!.id]));
+    const stored = await app.database.db.selectFrom('integrations').select('managedBy').where('managedBy', 'in', names).execute();
+    expect(stored.map((row) => row.managedBy).sort()).toEqual(names);
+    expect((await auditMetadata('create-integration')).filter((entry) => created.some((record) => record.id === entry.integrationId))).toHaveLength(8);
+  });
+
+  // the first inserts of a project's records hold it FOR SHARE: beside each other, and behind its other writers
+  onPostgres('a first insert goes on while another holds the project for a first insert, and waits while a writer holds it', async () => {
+    const holdProject = async (mode: 'share' | 'update', work: () => Promise<void>) =>
+      app.database.db.transaction().execute(async (trx) => {
+        await lockProject(trx, operatorProjectId, mode);
+        await work();
+      });
+    // answered while the other first insert is still open
+    await holdProject('share', async () => {
+      expect((await upsertNew('apps/beside')).app).toBe('app-secret');
+    });
+    // a writer of the project's integrations holds it: the insert waits on the lock, and is made once the writer commits
+    let waiting: Promise<IntegrationResponse> | undefined;
+    await holdProject('update', async () => {
+      waiting = upsertNew('apps/behind');
+      await waitForLockWait();
+      expect(await app.database.db.selectFrom('integrations').select('id').where('managedBy', '=', 'apps/behind').execute()).toEqual([]);
+    });
+    expect((await waiting!).app).toBe('app-secret');
   });
 
   test('expectNew on a record kept in another project moves it there', async () => {
