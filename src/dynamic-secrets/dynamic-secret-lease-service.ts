@@ -161,7 +161,7 @@ export class DynamicSecretLeaseService {
   /** The lease row and its audit entry, with the caps counted again under the project's lock. */
   #record(actor: Actor, at: ResolvedPlace, config: DynamicSecret, lease: { externalEntityId: string; expireAt: Date; createdAt: Date }) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await tx.project({ id: at.project.id }, { lock: 'update' });
+      const project = await tx.project({ id: at.project.id }, { lock: true });
       await tx.authorize({ project, action: 'create', subject: 'dynamic-secret-leases' });
       await this.#checkCaps(tx.db, project, actor);
       const created = await insertLease(tx.db, { ...lease, dynamicSecretId: config.id, projectId: project.id, createdBy: actor.id });

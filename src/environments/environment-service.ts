@@ -107,7 +107,7 @@ export class EnvironmentService {
   /** Environment writes lock the project row: positions and slugs of one project change one write at a time. */
   #write<T>(actor: Actor, projectId: string, action: 'create' | 'edit' | 'delete', work: (tx: WriteContext, project: Project) => Promise<T>): Promise<T> {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await tx.project({ id: projectId }, { lock: 'update' });
+      const project = await tx.project({ id: projectId }, { lock: true });
       await tx.authorize({ project, action, subject: 'environments' });
       return work(tx, project);
     });

@@ -59,7 +59,7 @@ export class NamespaceGrantService {
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
-        const project = await tx.project({ orgId: actor.orgId, idOrSlug: projectIdOrSlug }, { lock: 'update' });
+        const project = await tx.project({ orgId: actor.orgId, idOrSlug: projectIdOrSlug }, { lock: true });
         await tx.authorize({ project, action, subject: 'namespace-grants' });
         const written = await change(tx, project);
         recordGrant(tx, project, written, action === 'create' ? 'create-namespace-grant' : 'delete-namespace-grant');

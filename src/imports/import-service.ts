@@ -208,7 +208,7 @@ export class ImportService {
 
   /** The destination folder; writes lock the project row, so import changes in a project are serialized. */
   async #destination(tx: WriteContext, location: ImportLocation, action: Exclude<Action, 'read'>): Promise<Destination> {
-    const project = await tx.project({ id: location.projectId }, { lock: 'update' });
+    const project = await tx.project({ id: location.projectId }, { lock: true });
     const path = normalizeSecretPath(location.path);
     await tx.authorize({ project, action, subject: 'secrets', where: { environment: location.environment, secretPath: path } });
     return this.#folderOf(tx.db, project, location.environment, path);

@@ -2,18 +2,14 @@ import type { Actor } from '../actor/actor.ts';
 import type { Change } from '../changes/change-feed.ts';
 import type { Project } from '../db/schema.ts';
 import type { Action } from '../permissions/permission-service.ts';
-import type { ProjectLock } from '../projects/project-lookup.ts';
 import type { ServiceDeps } from '../services/deps.ts';
 import type { WriteContext } from '../services/unit-of-work.ts';
 import type { Target } from './integration-inputs.ts';
 import type { IntegrationRow } from './integration-store.ts';
 
-/**
- * The project, locked, after the permission check on integrations: writes on its integrations and their auths are
- * serialized (`update`), except that first inserts of records (`share`) go side by side, each alone in what it writes.
- */
-export async function lockIntegrationsOf(tx: WriteContext, projectId: string, action: Action, lock: ProjectLock = 'update'): Promise<Project> {
-  const project = await tx.project({ id: projectId }, { lock });
+/** The project, locked (writes on its integrations and their auths are serialized), after the permission check on integrations. */
+export async function lockIntegrationsOf(tx: WriteContext, projectId: string, action: Action): Promise<Project> {
+  const project = await tx.project({ id: projectId }, { lock: true });
   await tx.authorize({ project, action, subject: 'integrations' });
   return project;
 }

@@ -197,35 +197,23 @@ export class IntegrationService {
 
   /**
    * upsertManagedRecord for a record that is most likely new (its Integration resource's status names none yet): the
-   * insert is tried first, with no read before it, holding the project FOR SHARE, so that the first inserts of one
-   * project's records go side by side (a cold start reconciles every Integration of a project at once; each waited
-   * for the one before it to commit). The insert does nothing when the record exists after all, or when the project
-   * has no kubernetes integration auth yet: then a second transaction, holding the project FOR UPDATE as every other
-   * write of its integrations does, reads the record and updates it, or makes the auth and the record.
+   * insert is tried first, with no read before it, and does nothing when the record exists after all, which is then
+   * read and updated in the same transaction; as is a first record of a project without a kubernetes integration auth.
    */
   async #createManagedRecord(actor: Actor, input: ActingInput): Promise<{ response: IntegrationResponse; record?: IntegrationWithTargetKeys }> {
-    // a concurrent first insert of the same record (after the auth was made here): found by the next attempt's insert
-    const options = { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } };
-    const inserted = await this.#deps.unitOfWork.write(
-      actor,
-      async (tx) => {
-        const project = await lockIntegrationsOf(tx, input.projectId, 'create', 'share');
-        const source = await this.#source(tx, project, input.environment, input.secretPath);
-        const row = await insertManagedIntegrationIfAbsent(tx.db, source.environment, this.#newManagedValues(tx, input, source.path));
-        return row && { response: this.#created(tx, project, row), record: { row, targetKeys: null } };
-      },
-      options,
-    );
-    if (inserted) return inserted;
     return this.#deps.unitOfWork.write(
       actor,
       async (tx) => {
         const project = await lockIntegrationsOf(tx, input.projectId, 'create');
+        const source = await this.#source(tx, project, input.environment, input.secretPath);
+        const row = await insertManagedIntegrationIfAbsent(tx.db, source.environment, this.#newManagedValues(tx, input, source.path));
+        if (row) return { response: this.#created(tx, project, row), record: { row, targetKeys: null } };
         const existing = await findIntegrationByManagedBy(tx.db, actor.orgId, input.cluster, input.managedBy);
         if (existing) await tx.authorize({ project, action: 'edit', subject: 'integrations' });
         return this.#upsertLocked(tx, project, input, existing);
       },
-      options,
+      // a concurrent first insert of the same record (after the auth was made here): found by the next attempt's insert
+      { quiet: isInProcess(actor), retry: { on: ['integrations_cluster_managed_by_key'], attempts: 3 } },
     );
   }
 

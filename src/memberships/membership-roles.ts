@@ -49,7 +49,7 @@ export function writeMembership<T>(
   return unitOfWork.write(
     target.actor,
     async (tx) => {
-      const project = await tx.project({ id: target.projectId }, { lock: 'update' });
+      const project = await tx.project({ id: target.projectId }, { lock: true });
       return work(tx, project, await tx.authorize({ project, action: target.action, subject: target.subject }));
     },
     { conflicts },

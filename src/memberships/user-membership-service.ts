@@ -44,7 +44,7 @@ export async function syncSsoGrantedRoles(tx: WriteContext, target: { orgId: str
   const stale = held.filter((role) => !wantedKeys.has(keyOf(role)));
   const missing = wanted.filter((role) => !heldKeys.has(keyOf(role)));
   for (const projectId of [...new Set([...stale, ...missing].map((role) => role.projectId))].sort()) {
-    const project = await tx.project({ id: projectId }, { lock: 'update' });
+    const project = await tx.project({ id: projectId }, { lock: true });
     tx.audit({
       project,
       type: 'update-user-workspace-role',

@@ -37,21 +37,15 @@ export async function findProject(db: Executor, reference: ProjectReference): Pr
 }
 
 /**
- * How a transaction holds the project row until it ends: `update` (FOR UPDATE) alone, `share` (FOR SHARE) beside
- * other sharers, each excluding the other.
- */
-export type ProjectLock = 'update' | 'share';
-
-/**
  * The one way to get a project: by any reference, 404 when missing (the
  * same 404 the permission check answers a caller who may not see it); `lock`
- * holds the row until the transaction ends. Callers use it
+ * holds the row (FOR UPDATE) until the transaction ends. Callers use it
  * through Lookups (services/lookups.ts), which caches reads outside transactions.
  */
-export async function requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: ProjectLock } = {}): Promise<Project> {
+export async function requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
   const named = normalize(reference);
   if ('id' in named) {
-    const project = options.lock ? await lockProject(db, named.id, options.lock) : await findProjectById(db, named.id);
+    const project = options.lock ? await lockProject(db, named.id) : await findProjectById(db, named.id);
     if (!project) throw new ProjectNotFoundError();
     return project;
   }

@@ -98,7 +98,7 @@ export class ProjectService {
 
   async update(actor: Actor, projectId: string, changes: { name?: string; autoCapitalization?: boolean }) {
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await tx.project({ id: projectId }, { lock: 'update' });
+      const project = await tx.project({ id: projectId }, { lock: true });
       await tx.authorize({ project, action: 'edit', subject: 'settings' });
       const updated = await updateProject(tx.db, project.id, changes);
       tx.audit({
@@ -119,7 +119,7 @@ export class ProjectService {
   async delete(actor: Actor, projectId: string) {
     const { keyring } = this.#deps;
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await tx.project({ id: projectId }, { lock: 'update' });
+      const project = await tx.project({ id: projectId }, { lock: true });
       await tx.authorize({ project, action: 'delete', subject: 'workspace' });
       await deleteProject(tx.db, project.id);
       tx.audit({ project, type: 'delete-project', metadata: { projectId: project.id, name: project.name, slug: project.slug } });

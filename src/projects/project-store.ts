@@ -32,15 +32,14 @@ export async function findProjectBySlug(db: ReadOnlyDb, orgId: string, slug: str
   return db.selectFrom('projects').selectAll().where('orgId', '=', orgId).where('slug', '=', slug).executeTakeFirst();
 }
 
-/** Locks the project row for the rest of the transaction (FOR UPDATE, or FOR SHARE); serialises environment changes. */
-export async function lockProject(db: ReadOnlyDb, id: string, mode: 'update' | 'share'): Promise<Project | undefined> {
+/** Locks the project row for the rest of the transaction; serialises environment changes. */
+export async function lockProject(db: ReadOnlyDb, id: string): Promise<Project | undefined> {
   if (!isUuid(id)) return undefined;
-  const [project] = await (mode === 'update' ? selectProjectForUpdate : selectProjectForShare)(db, id);
+  const [project] = await selectProjectForUpdate(db, id);
   return project;
 }
 
 const selectProjectForUpdate = compiledSelect((db, id: string) => db.selectFrom('projects').selectAll().where('id', '=', id).forUpdate());
-const selectProjectForShare = compiledSelect((db, id: string) => db.selectFrom('projects').selectAll().where('id', '=', id).forShare());
 
 /** The organization's projects; with `member`, only those it is a member of. */
 export async function listProjectsOfOrg(db: ReadOnlyDb, orgId: string, member: { kind: 'user' | 'identity'; id: string } | null): Promise<Project[]> {

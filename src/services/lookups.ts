@@ -5,7 +5,7 @@ import { type ClaimWithGrants, findClaimWithGrants, type Place } from '../grants
 import type { Environment, Folder, Project, SecretApprovalPolicy } from '../db/schema.ts';
 import { listEnvironments, requireEnvironment } from '../environments/environment-lookup.ts';
 import { requireFolder } from '../folders/folder-lookup.ts';
-import { type ProjectLock, type ProjectReference, projectCacheKey, requireProject } from '../projects/project-lookup.ts';
+import { type ProjectReference, projectCacheKey, requireProject } from '../projects/project-lookup.ts';
 import type { ReadOnlyDb } from '../db/database.ts';
 
 /** A SecretsProject as its claim names it. */
@@ -36,7 +36,7 @@ export class Lookups {
   }
 
   /** The one way to get a project (projects/project-lookup.ts); 404 when missing, `lock` only inside a transaction. */
-  requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: ProjectLock } = {}): Promise<Project> {
+  requireProject(db: ReadOnlyDb, reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
     const load = () => requireProject(db, reference, options);
     if (!this.#projects || options.lock) return load();
     return this.#projects.get(db, projectCacheKey(reference), async () => ({ value: await load() }));

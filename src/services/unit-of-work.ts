@@ -7,7 +7,7 @@ import type { DB, Project, SecretApprovalPolicy } from '../db/schema.ts';
 import { finishTransaction, notifyAtCommit, notifyStatement, releaseSavepoint, rollbackToSavepoint, savepoint, type Statement } from '../db/statements.ts';
 import type { AppError } from '../errors.ts';
 import type { OrgSubject, PermissionService, PermissionSet, ProjectPermission } from '../permissions/permission-service.ts';
-import type { ProjectLock, ProjectReference } from '../projects/project-lookup.ts';
+import type { ProjectReference } from '../projects/project-lookup.ts';
 import { noteCommittedRevision } from './committed-revisions.ts';
 import { translateDatabaseError, violatedConstraint } from './database-errors.ts';
 import type { Lookups } from './lookups.ts';
@@ -76,7 +76,7 @@ export class WriteContext {
   }
 
   /** The project, read in this transaction; `lock` holds its row until the transaction ends (writes in one project serialized). */
-  project(reference: ProjectReference, options: { lock?: ProjectLock } = {}): Promise<Project> {
+  project(reference: ProjectReference, options: { lock?: boolean } = {}): Promise<Project> {
     return this.#deps.lookups.requireProject(this.db, reference, options);
   }
 

@@ -101,7 +101,7 @@ export class SnapshotService {
   async restore(actor: Actor, projectId: string, input: RestoreInput) {
     const path = normalizeSecretPath(input.secretPath);
     return this.#deps.unitOfWork.write(actor, async (tx) => {
-      const project = await tx.project({ id: projectId }, { lock: 'update' });
+      const project = await tx.project({ id: projectId }, { lock: true });
       await tx.authorize({ project, action: 'create', subject: 'secret-rollback' });
       const where = { environment: input.environment, secretPath: path };
       await tx.authorize({ project, action: 'edit', subject: 'secrets', where });

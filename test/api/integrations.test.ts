@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Actor } from '../../src/actor/actor.ts';
 import { latestRevision } from '../../src/changes/change-store.ts';
 import { AppError } from '../../src/errors.ts';
 import { IntegrationAuthCipher } from '../../src/integrations/integration-auth-cipher.ts';
-import { bootstrap, currentBackend, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
-import { waitFor } from '../k8s/helpers.ts';
-import { lockProject } from '../../src/projects/project-store.ts';
-import type { IntegrationResponse } from '../../src/integrations/integration-schema.ts';
+import { bootstrap, snapshotDatabase, startTestApp, type TestApp } from '../support/test-app.ts';
 
 const UNKNOWN_ID = '0b4a3c2d-3333-4333-8333-333333333333';
 /** Credentials sent to the API; none may come back in a response, the audit log or a log line. */
@@ -88,20 +84,6 @@ async function auditMetadata(eventType: string): Promise<Record<string, unknown>
 }
 
 const revision = () => latestRevision(app.database.db);
-
-const onPostgres = test.skipIf(currentBackend() !== 'postgres');
-
-/** A session of the test database waits for a lock (pg_stat_activity). */
-const waitForLockWait = () =>
-  waitFor(
-    'a session to wait for the lock the test holds',
-    async () => {
-      const { rows } = await sql<{ waiting: number }>`
-        SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`.execute(app.database.db);
-      return rows[0]!.waiting > 0;
-    },
-    { intervalMs: 20 },
-  );
 async function changesSince(after: number) {
   const rows = await app.database.db.selectFrom('changeLog').selectAll().where('revision', '>', after).orderBy('revision').execute();
   return rows.map((row) => ({
@@ -584,27 +566,6 @@ describe('in-process operator calls', () => {
     const stored = await app.database.db.selectFrom('integrations').select('managedBy').where('managedBy', 'in', names).execute();
     expect(stored.map((row) => row.managedBy).sort()).toEqual(names);
     expect((await auditMetadata('create-integration')).filter((entry) => created.some((record) => record.id === entry.integrationId))).toHaveLength(8);
-  });
-
-  // the first inserts of a project's records hold it FOR SHARE: beside each other, and behind its other writers
-  onPostgres('a first insert goes on while another holds the project for a first insert, and waits while a writer holds it', async () => {
-    const holdProject = async (mode: 'share' | 'update', work: () => Promise<void>) =>
-      app.database.db.transaction().execute(async (trx) => {
-        await lockProject(trx, operatorProjectId, mode);
-        await work();
-      });
-    // answered while the other first insert is still open
-    await holdProject('share', async () => {
-      expect((await upsertNew('apps/beside')).app).toBe('app-secret');
-    });
-    // a writer of the project's integrations holds it: the insert waits on the lock, and is made once the writer commits
-    let waiting: Promise<IntegrationResponse> | undefined;
-    await holdProject('update', async () => {
-      waiting = upsertNew('apps/behind');
-      await waitForLockWait();
-      expect(await app.database.db.selectFrom('integrations').select('id').where('managedBy', '=', 'apps/behind').execute()).toEqual([]);
-    });
-    expect((await waiting!).app).toBe('app-secret');
   });
 
   test('expectNew on a record kept in another project moves it there', async () => {

@@ -42,13 +42,13 @@ const freshlyCompiled = {
 };
 
 describe('compiled once, sent with each call’s values', () => {
-  test.each(['update', 'share'] as const)('each project’s lock (for %s) answers that project, as a fresh query does; an unknown one answers nothing', async (mode) => {
+  test('each project’s lock answers that project, as a fresh query does; an unknown one answers nothing', async () => {
     for (const id of [...projectIds, ...[...projectIds].reverse()]) {
-      const locked = await app.database.db.transaction().execute((trx) => lockProject(trx, id, mode));
+      const locked = await app.database.db.transaction().execute((trx) => lockProject(trx, id));
       expect(locked).toEqual(await freshlyCompiled.project(id));
       expect(locked!.id).toBe(id);
     }
-    expect(await app.database.db.transaction().execute((trx) => lockProject(trx, '00000000-0000-4000-8000-000000000000', mode))).toBeUndefined();
+    expect(await app.database.db.transaction().execute((trx) => lockProject(trx, '00000000-0000-4000-8000-000000000000'))).toBeUndefined();
   });
 
   test('the change log after each revision, each limit, as a fresh query reads it', async () => {
