@@ -1,6 +1,7 @@
 import { createSecureServer, type Http2SecureServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import type { V1Secret } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, expect, test } from 'vitest';
 import { KubeConfig } from '../../../src/kubernetes/client-node.ts';
 import { apiRefusal, describeError, isConflict, isKubeNotFound, KubeApi } from '../../../src/operator/runtime/kube-api.ts';
@@ -100,7 +101,7 @@ test('a write goes with its method, path, query, content type, body and the user
     const resources = { kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'secrets', namespaced: true, kind: 'Secret', verbs: ['patch'] }] };
     response.end(received.method === 'GET' ? JSON.stringify(resources) : received.body);
   };
-  const secret = JSON.parse('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"app","namespace":"team"},"data":{"__proto__":"eA=="}}') as never;
+  const secret = JSON.parse('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"app","namespace":"team"},"data":{"__proto__":"eA=="}}') as V1Secret;
   const applied = await kube.applyTarget(secret, { fieldManager: 'coffer-team-app', force: false });
   expect(Object.keys(applied.data!)).toEqual(['__proto__']);
   const apply = seen.at(-1)!;
