@@ -55,11 +55,11 @@ beforeEach(() => {
   answer = answerIntegration;
 });
 
-function kubeApiFor(server: string, token = 'operator-token'): KubeApi {
+function kubeApiFor(server: string): KubeApi {
   const config = new KubeConfig();
   config.loadFromOptions({
     clusters: [{ name: 'test', server, caData: Buffer.from(ca).toString('base64') }],
-    users: [{ name: 'operator', token }],
+    users: [{ name: 'operator', token: 'operator-token' }],
     contexts: [{ name: 'test', cluster: 'test', user: 'operator' }],
     currentContext: 'test',
   });
