@@ -66,6 +66,8 @@ export class ProjectClaims {
    */
   async declare(actor: Actor, named: NamedClaimant, wanted: { slug: string; name: string }): Promise<{ projectId: string; created: boolean }> {
     const claimant = { ...named, cluster: actingCluster(actor, named.cluster) };
+    const standing = await this.#standingClaim(actor, claimant);
+    if (standing) return standing;
     // two claimants at once: the loser tries again and finds what the winner made
     const raced = () => new AccessRefusedError('ProjectClaimed', `project '${wanted.slug}' was declared at the same time by another SecretsProject; trying again`);
     return this.#deps.unitOfWork.write(
@@ -99,6 +101,18 @@ export class ProjectClaims {
       },
       { conflicts: { projects_slug_key: raced, project_claims_resource_key: raced, project_claims_project_cluster_key: raced } },
     );
+  }
+
+  /**
+   * The claimant's claim when it stands as recorded (its uid, its own namespace's grant), as every resync of a
+   * SecretsProject finds it: read without a transaction, through the claims' versioned cache that its Integrations
+   * read it from too. Anything else (no claim, another uid, a revoked grant) goes the locked way, which decides and
+   * names it. The permission is checked first, as there.
+   */
+  async #standingClaim(actor: Actor, claimant: Claimant): Promise<{ projectId: string; created: boolean } | undefined> {
+    await this.#deps.permissions.assertOrg({ actor, orgId: actor.orgId, action: 'create', subject: 'workspace' });
+    const found = await this.#deps.lookups.claimWithGrants(this.#deps.db, actor.orgId, claimant, claimant);
+    return found?.ownGrantId ? { projectId: found.projectId, created: found.createdProject } : undefined;
   }
 
   /** A new project for the claimant, its claim, and its namespace's grant (origin `created`). */

@@ -1,4 +1,5 @@
 import type { SyncProgress } from './sync-progress.ts';
+import { ManagedRecordReads } from './managed-record-reads.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project } from '../db/schema.ts';
@@ -29,7 +30,6 @@ import {
   findIntegrationById,
   findIntegrationWithTargetKeys,
   findIntegrationByManagedBy,
-  findIntegrationByManagedByWithTargetKeys,
   type IntegrationRow,
   type IntegrationWithTargetKeys,
   insertIntegration,
@@ -68,10 +68,12 @@ function storedMessage(result: SyncResult): string | null {
 export class IntegrationService {
   readonly #deps: ServiceDeps;
   readonly #progress: SyncProgress;
+  readonly #managedReads: ManagedRecordReads;
 
   constructor(deps: ServiceDeps, progress: SyncProgress) {
     this.#deps = deps;
     this.#progress = progress;
+    this.#managedReads = new ManagedRecordReads(deps.db);
   }
 
   async create(actor: Actor, input: CreateIntegrationInput): Promise<IntegrationResponse> {
@@ -411,7 +413,7 @@ export class IntegrationService {
    */
   async #unchangedManaged(actor: Actor, input: ActingInput): Promise<{ existing?: IntegrationWithTargetKeys; unchanged?: IntegrationResponse }> {
     const { db, lookups, permissions } = this.#deps;
-    const found = await findIntegrationByManagedByWithTargetKeys(db, actor.orgId, input.cluster, input.managedBy);
+    const found = await this.#managedReads.read(actor.orgId, input.cluster, input.managedBy);
     const existing = found?.row;
     if (!existing || existing.projectId !== input.projectId || existing.integration !== KUBERNETES_INTEGRATION) return { existing: found };
     const project = await lookups.requireProject(db, { id: input.projectId });

@@ -57,11 +57,8 @@ function withTargetKeys(query: IntegrationRowQuery) {
   return query.leftJoin('integrationTargetKeys', 'integrationTargetKeys.integrationId', 'integrations.id').select('integrationTargetKeys.report as targetKeysReport');
 }
 
-// compiled once: every reconcile reads its record so, and building it each time was 4 % of a resync's CPU
+// compiled once, as the read by managed_by below: every sync result reads its record so, and building it each time was 4 % of a resync's CPU
 const selectWithTargetKeysById = compiledSelect((db, id: string) => withTargetKeys(selectIntegrationRows(db).where('integrations.id', '=', id)));
-const selectWithTargetKeysByManagedBy = compiledSelect((db, orgId: string, cluster: string, managedBy: string) =>
-  withTargetKeys(byManagedBy(selectIntegrationRows(db), orgId, cluster, managedBy)),
-);
 
 function withTargetKeysOf(found: (IntegrationRow & { targetKeysReport: unknown }) | undefined): IntegrationWithTargetKeys | undefined {
   if (!found) return undefined;
@@ -75,14 +72,25 @@ export async function findIntegrationWithTargetKeys(db: ReadOnlyDb, id: string):
   return withTargetKeysOf((await selectWithTargetKeysById(db, id))[0]);
 }
 
-/** findIntegrationByManagedBy with the stored report of its target's keys (one record at most: a unique key). */
-export async function findIntegrationByManagedByWithTargetKeys(
+// `any` of one array parameter: one statement shape (prepared once) for any number of records
+const selectWithTargetKeysByManagedByIn = compiledSelect((db, orgId: string, cluster: string, managedBy: readonly string[]) =>
+  withTargetKeys(
+    selectIntegrationRows(db)
+      .where('integrations.clusterOrgId', '=', orgId)
+      .where('integrations.cluster', '=', cluster)
+      .where('integrations.managedBy', '=', sql<string>`any(${managedBy})`),
+  ),
+);
+
+/** findIntegrationByManagedBy with the stored report of each record's target's keys, for many records of one cluster in one statement. */
+export async function findIntegrationsByManagedByWithTargetKeys(
   db: ReadOnlyDb,
   orgId: string,
   cluster: string,
-  managedBy: string,
-): Promise<IntegrationWithTargetKeys | undefined> {
-  return withTargetKeysOf((await selectWithTargetKeysByManagedBy(db, orgId, cluster, managedBy))[0]);
+  managedBy: readonly string[],
+): Promise<Map<string, IntegrationWithTargetKeys>> {
+  const rows = await selectWithTargetKeysByManagedByIn(db, orgId, cluster, managedBy);
+  return new Map(rows.map((found) => [found.managedBy!, withTargetKeysOf(found)!]));
 }
 
 function byManagedBy(query: IntegrationRowQuery, orgId: string, cluster: string, managedBy: string): IntegrationRowQuery {

@@ -673,6 +673,48 @@ describe('in-process operator calls', () => {
     expect((await getIntegration(local.id)).status).toBe(200);
   });
 
+  // a reconcile's read of its record goes with the reads of the reconciles under way at the same time (one statement;
+  // statements-per-request.test.ts counts them)
+  test('concurrent upserts of many records, in two clusters, each answer their own record, names with array-literal characters too', async () => {
+    const clusterB = { ...actor, cluster: 'cluster-b' };
+    const names = ['batch/a', 'batch/quote"d', 'batch/{brace,comma}', 'batch/back\\slash', 'batch/NULL', 'batch/ spaced ', 'batch/ünï'];
+    for (const name of names) {
+      await app.services.integrations.upsertManaged(actor, managed(name, { app: `local-${name}` }));
+      await app.services.integrations.upsertManaged(clusterB, managed(name, { app: `b-${name}` }));
+    }
+    const calls = (list: string[]) =>
+      list.flatMap((name) => [
+        { caller: actor, name, app: `local-${name}` },
+        { caller: clusterB, name, app: `b-${name}` },
+      ]);
+    const upsertAll = (all: ReturnType<typeof calls>) =>
+      Promise.all(all.map(({ caller, name, app: secret }) => app.services.integrations.upsertManagedRecord(caller, managed(name, { app: secret }))));
+    const expectOwn = async (all: ReturnType<typeof calls>, answers: Awaited<ReturnType<typeof upsertAll>>) => {
+      for (const [index, { caller, name, app: secret }] of all.entries()) {
+        const { response, record } = answers[index]!;
+        expect(response.app).toBe(secret);
+        expect(response.kubernetes).toMatchObject({ cluster: caller.cluster ?? 'local', namespace: 'batch', name: name.slice('batch/'.length) });
+        expect((await getIntegration(response.id)).body.integration.app).toBe(secret);
+        // found unchanged, or made now: the record is handed out
+        expect(record?.row.id).toBe(response.id);
+      }
+    };
+    const unchanged = calls(names);
+    await expectOwn(unchanged, await upsertAll(unchanged));
+    const mixed = calls(['batch/a', 'batch/never-made', 'batch/NULL']);
+    await expectOwn(mixed, await upsertAll(mixed));
+  });
+
+  test('an upsert made after a change of its record sees the change and sets the record back', async () => {
+    const first = await app.services.integrations.upsertManaged(actor, managed('batch/seen', { app: 'before' }));
+    expect((await app.services.integrations.upsertManaged(actor, managed('batch/seen', { app: 'changed' }))).app).toBe('changed');
+    // the change is committed; an upsert asking for 'before' again finds the record changed and sets it back
+    const again = await app.services.integrations.upsertManagedRecord(actor, managed('batch/seen', { app: 'before' }));
+    expect(again.response.app).toBe('before');
+    expect(again.record).toBeUndefined();
+    expect((await getIntegration(first.id)).body.integration.app).toBe('before');
+  });
+
   test('the operator calls are audited as k8-operator', async () => {
     const rows = await app.database.db.selectFrom('auditLogs').select(['userAgentType', 'eventType']).where('projectId', '=', operatorProjectId).execute();
     const operated = rows.filter((row) => row.userAgentType === 'k8-operator').map((row) => row.eventType);

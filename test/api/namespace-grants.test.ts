@@ -159,6 +159,8 @@ describe('claims (what the operator does with grants)', () => {
     const own = { cluster: 'local', namespace: 'fresh-ns', name: 'app', uid: 'uid-3' };
     const { projectId, created } = await app.services.projectClaims.declare(operator, own, { slug: 'made-by-cluster', name: 'Made' });
     expect(created).toBe(true);
+    // declared again (every resync): the same answer, from the claim as recorded
+    expect(await app.services.projectClaims.declare(operator, own, { slug: 'made-by-cluster', name: 'Made' })).toEqual({ projectId, created: true });
     const grants = await app.request('GET', url(projectId), { token: fx.token });
     expect(grants.body.grants).toEqual([
       expect.objectContaining({ cluster: 'local', namespace: 'fresh-ns', origin: 'created', grantedBy: expect.objectContaining({ name: 'claims-operator' }) }),

@@ -169,6 +169,46 @@ test('a resync of an Integration through the in-process port reads twice and wri
   expect(app.database.queryCount() - before).toBeLessThanOrEqual(2);
 });
 
+// A SecretsProject's resync declares its project again: a claim that stands (its uid, its namespace's grant) is read
+// through the claims' cache its Integrations read too, with no transaction (BEGIN, the claim locked, its grant, COMMIT before).
+test('a SecretsProject declaring its standing claim again reads at most the cache versions and writes nothing', async () => {
+  const port = await operatorPort();
+  const claimant = { cluster, namespace: 'statements-ns', name: 'statements-redeclare', uid: 'uid-statements-redeclare' };
+  const declare = () => port.asOneRequest!(() => port.projects.declare(claimant, { slug: 'statements-redeclare', name: 'Redeclared' }));
+  const first = await declare();
+  await declare();
+  const before = app.database.queryCount();
+  expect((await declare()).id).toBe(first.id);
+  // PostgreSQL: the versions; PGlite: none
+  expect(app.database.queryCount() - before).toBeLessThanOrEqual(app.backend === 'postgres' ? 1 : 0);
+});
+
+// A fleet's resync: the reconciles under way at once share the read of the cache versions and read their records in
+// one statement (integrations/managed-record-reads.ts); one statement each before.
+test('16 concurrent resyncs of Integrations through the in-process port run fewer statements than 16', async () => {
+  const port = await operatorPort();
+  const { projectId, dev } = await declaredProject(port, 'statements-fleet');
+  const names = Array.from({ length: 16 }, (_, index) => `fleet-${index}`);
+  const resync = (name: string) =>
+    port.asOneRequest!(async () => {
+      const readAt = await port.changes.latestRevision();
+      const record = await port.integrations.upsert(managedIntegration(name, projectId));
+      const places = [{ environmentId: dev.id, path: '/', recursive: false }];
+      await port.integrations.recordSyncResult(record.id, { isSynced: true, syncMessage: null, syncedRevision: readAt, places, targetKeys: KEY_1_REPORT });
+      return record;
+    });
+  const made: string[] = [];
+  for (const name of names) made.push((await resync(name)).id);
+  const before = app.database.queryCount();
+  const records = await Promise.all(names.map(resync));
+  const statements = app.database.queryCount() - before;
+  // each its own record
+  expect(records.map((record) => record.id)).toEqual(made);
+  // PostgreSQL: the versions read by one or two reads that the reconciles share, the records by a few (one each was 18
+  // statements in all); PGlite reads the change log's newest revision once per reconcile (16), then the records alike
+  expect(statements).toBeLessThanOrEqual(app.backend === 'postgres' ? 7 : 16 + 4);
+});
+
 // An Integration whose status names no record yet is most likely new: its upsert inserts with no read before it, and
 // the insert takes the project's kubernetes integration auth in its own statement. On PostgreSQL: BEGIN with the
 // project's lock, the cache versions read in the transaction, the insert, the audit and change rows with COMMIT (four
