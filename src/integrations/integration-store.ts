@@ -1,4 +1,4 @@
-import { type QueryCreator, sql } from 'kysely';
+import { type QueryCreator, type RawBuilder, sql } from 'kysely';
 import { compiledSelect } from '../db/compiled-select.ts';
 import { isUuid } from '../db/uuid.ts';
 import type { DB, Environment, Integration } from '../db/schema.ts';
@@ -72,14 +72,22 @@ export async function findIntegrationWithTargetKeys(db: ReadOnlyDb, id: string):
   return withTargetKeysOf((await selectWithTargetKeysById(db, id))[0]);
 }
 
-// `any` of one array parameter: one statement shape (prepared once) for any number of records
+/**
+ * Each wanted managed_by looked up by the unique key (organization, cluster, managed_by), one array parameter for any
+ * number of them. A plain `managed_by = any($3)` let the planner scan the cluster's every record and filter them
+ * (11 ms for 16 of 10,000 before the table's first ANALYZE, PostgreSQL's CPU 4× on a resync); the lateral lookup
+ * with its LIMIT cannot be flattened into a join, so it stays a lookup of the key whatever the statistics say.
+ */
 const selectWithTargetKeysByManagedByIn = compiledSelect((db, orgId: string, cluster: string, managedBy: readonly string[]) =>
-  withTargetKeys(
-    selectIntegrationRows(db)
-      .where('integrations.clusterOrgId', '=', orgId)
-      .where('integrations.cluster', '=', cluster)
-      .where('integrations.managedBy', '=', sql<string>`any(${managedBy})`),
-  ),
+  db
+    .selectFrom(sql<{ wanted: string }>`unnest(${managedBy}::text[])`.as('wanted'))
+    .innerJoinLateral(
+      withTargetKeys(byManagedBy(selectIntegrationRows(db), orgId, cluster, sql.ref<string>('wanted.wanted')))
+        .limit(1)
+        .as('found'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('found'),
 );
 
 /** findIntegrationByManagedBy with the stored report of each record's target's keys, for many records of one cluster in one statement. */
@@ -93,7 +101,7 @@ export async function findIntegrationsByManagedByWithTargetKeys(
   return new Map(rows.map((found) => [found.managedBy!, withTargetKeysOf(found)!]));
 }
 
-function byManagedBy(query: IntegrationRowQuery, orgId: string, cluster: string, managedBy: string): IntegrationRowQuery {
+function byManagedBy(query: IntegrationRowQuery, orgId: string, cluster: string, managedBy: string | RawBuilder<string>): IntegrationRowQuery {
   return query.where('integrations.clusterOrgId', '=', orgId).where('integrations.cluster', '=', cluster).where('integrations.managedBy', '=', managedBy);
 }
 
