@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { isDeepStrictEqual } from 'node:util';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { ANNOTATION_INSTALLATION, type Condition, FINALIZER, type KindName, setCondition } from '../resources.ts';
 import { type CustomResource, isConflict, isKubeNotFound, type KubeApi } from './kube-api.ts';
 import type { OperatorMetrics } from './metrics.ts';
+import { sameStatus } from './status-equality.ts';
 
 /** What the status writer needs of a resource. */
 export interface StatusResource {
@@ -184,7 +184,7 @@ export class StatusWriter {
       if (namesAnother(holderOf(base), this.#installationId)) return;
       const set = { ...(typeof fields === 'function' ? fields(base.status) : fields), ...(claims ? { installationId: this.#installationId } : {}) };
       const next = nextStatus(base.status, set, conditions, remove, resource.metadata.generation);
-      if (isDeepStrictEqual(comparable(next), comparable(base.status))) return;
+      if (sameStatus(next, base.status)) return;
       try {
         this.#note(kind, resource, await this.#send(kind, resource, base, next));
         break;
@@ -317,11 +317,6 @@ export type CachedCopy = (kind: KindName, resource: { namespace: string; name: s
 
 function latestKey(kind: KindName, { namespace, name }: { namespace: string; name: string }): string {
   return `${kind}/${namespace}/${name}`;
-}
-
-/** A status as compared: a field set to null (removed) is one that is absent. */
-function comparable(status: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(status, (_key, value: unknown) => (value === null ? undefined : value))) as Record<string, unknown>;
 }
 
 /** Whether this copy of a resource shows it managed by an installation other than `installationId` (StatusWriter.heldElsewhere, without the writer's own newer copy). */
