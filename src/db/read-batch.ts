@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /**
  * Reads by key, many keys to one statement: the calls made while a read of the batch is under way, and those of the
  * same turn of the event loop, go into the next read together (at most `maxKeys` keys each; the same key once).
@@ -6,7 +8,11 @@
  * call, as a read of its own would. One read of a batch is under way at a time: a batch takes one connection.
  *
  * For the operator's resync, where each of 16 concurrent reconciles reads one row: one statement per row was a
- * tenth of its CPU in socket writes alone. Hand-written: a DataLoader would answer a call from a read already sent.
+ * tenth of its CPU in socket writes alone. Hand-written: DataLoader sends a batch whenever its turn of the event loop
+ * ends, several at once, where this one has one read in flight and gathers the calls meanwhile into the next.
+ *
+ * A read serves many callers, so it runs in none's async context (a caller's request scope would give it that
+ * caller's cache versions, for instance).
  */
 export class ReadBatch<Key, Value> {
   readonly #read: (keys: Key[]) => Promise<Map<Key, Value>>;
@@ -40,10 +46,12 @@ export class ReadBatch<Key, Value> {
     if (this.#reading || this.#scheduled) return;
     this.#scheduled = true;
     // the calls of this turn of the event loop join the read
-    setImmediate(() => {
-      this.#scheduled = false;
-      void this.#readNext();
-    });
+    setImmediate(() =>
+      inNoCallersContext(() => {
+        this.#scheduled = false;
+        void this.#readNext();
+      }),
+    );
   }
 
   /** Reads batch after batch until nothing waits: what comes while one is read waits for a read that starts after it. */
@@ -77,6 +85,9 @@ export class ReadBatch<Key, Value> {
     return batch;
   }
 }
+
+/** Runs a function in the async context of this module's loading: no request's, no reconcile's. */
+const inNoCallersContext = AsyncLocalStorage.snapshot();
 
 interface Waiter<Value> {
   resolve: (value: Value | undefined) => void;

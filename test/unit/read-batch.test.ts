@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { expect, test } from 'vitest';
 import { ReadBatch } from '../../src/db/read-batch.ts';
 
@@ -96,4 +97,18 @@ test('a failed read fails its own calls only; the calls that waited for the next
   await turn();
   started[2]!.finish();
   expect(await again).toBe(1);
+});
+
+test("a read runs in no caller's async context", async () => {
+  const scope = new AsyncLocalStorage<string>();
+  const seen: (string | undefined)[] = [];
+  const batch = new ReadBatch<string, number>(
+    async (keys) => {
+      seen.push(scope.getStore());
+      return new Map(keys.map((key) => [key, 1]));
+    },
+    { maxKeys: 10 },
+  );
+  expect(await scope.run('first caller', () => Promise.all([batch.get('a'), scope.run('second caller', () => batch.get('b'))]))).toEqual([1, 1]);
+  expect(seen).toEqual([undefined]);
 });

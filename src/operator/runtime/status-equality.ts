@@ -1,6 +1,8 @@
 /**
  * Whether two statuses say the same, as their JSON says it: a field set to null (removed, in a merge patch) is one
- * that is absent, and the order of an object's keys does not matter; an array's elements compare in order.
+ * that is absent, and the order of an object's keys does not matter; an array's elements compare in order. For plain
+ * JSON values (what the apiserver answers and the controllers set): any other object (a Date, a Map) is the same only
+ * as itself.
  *
  * Every status write asks this first (an unchanged status is not written). Serialising both to JSON with a replacer
  * and comparing the parsed copies was 3–4% of the operator's busy time on a resync of 10,000 Integrations.
@@ -9,6 +11,7 @@ export function sameStatus(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && sameElements(a, b);
+  if (!isPlain(a) || !isPlain(b)) return false;
   return sameFields(a as Record<string, unknown>, b as Record<string, unknown>);
 }
 
@@ -28,4 +31,9 @@ function sameFields(a: Record<string, unknown>, b: Record<string, unknown>): boo
   }
   for (const key in b) if (Object.hasOwn(b, key) && b[key] !== null && b[key] !== undefined) stated--;
   return stated === 0;
+}
+
+function isPlain(value: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }

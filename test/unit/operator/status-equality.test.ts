@@ -34,6 +34,13 @@ test.each([
   expect(sameAsJson(a, b)).toBe(same);
 });
 
+test('an object that is not plain JSON (a Date) is the same only as itself', () => {
+  const at = new Date('2026-11-28T00:00:00Z');
+  expect(sameStatus({ at }, { at })).toBe(true);
+  expect(sameStatus({ at }, { at: new Date('2026-11-29T00:00:00Z') })).toBe(false);
+  expect(sameStatus({ at }, { at: new Date(at) })).toBe(false);
+});
+
 /** A status-like value: objects, arrays, strings, numbers, booleans and nulls, a few levels deep. */
 function randomValue(random: () => number, depth: number): unknown {
   const pick = Math.floor(random() * (depth > 2 ? 5 : 7));
