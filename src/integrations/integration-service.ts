@@ -1,5 +1,4 @@
 import type { SyncProgress } from './sync-progress.ts';
-import { ManagedRecordReads } from './managed-record-reads.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Actor } from '../actor/actor.ts';
 import type { Environment, Project } from '../db/schema.ts';
@@ -42,6 +41,7 @@ import {
   type SyncOutcome,
   updateIntegration,
 } from './integration-store.ts';
+import { ManagedRecordReads } from './managed-record-reads.ts';
 import type { TargetKeys } from './target-keys.ts';
 import { mayKnowProject } from '../services/project-visibility.ts';
 import { DESTINATIONS_READ_MAX, destinationsOf, type PlaceDestinations } from './place-destinations.ts';
